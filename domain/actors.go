@@ -1,0 +1,122 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// RootUser is a login account. It owns personas (Avatars) and groups.
+type RootUser struct {
+	ID           string
+	UserName     string // normalized; unique
+	PasswordHash string // bcrypt; never the password
+	CreatedAt    time.Time
+}
+
+// KeyPair is an actor's RSA-2048 key pair, PEM-encoded (PKIX public key,
+// PKCS#8 private key). The private half never leaves the store except to sign.
+type KeyPair struct {
+	PublicPEM  string
+	PrivatePEM string
+}
+
+// Valid reports whether both halves are present.
+func (k KeyPair) Valid() bool {
+	return strings.Contains(k.PublicPEM, "PUBLIC KEY") && strings.Contains(k.PrivatePEM, "PRIVATE KEY")
+}
+
+// Avatar is a local actor (persona) owned by a RootUser. The instance actor
+// is an Avatar without an owner.
+type Avatar struct {
+	ID          string
+	RootUserID  string // empty only for the instance actor
+	Name        string // normalized, reserved first
+	DisplayName string
+	Keys        KeyPair
+	CreatedAt   time.Time
+}
+
+// Group is a local group actor: posts addressed to it are announced to its
+// followers.
+type Group struct {
+	ID          string
+	OwnerID     string // the RootUser that created it
+	Name        string // normalized, reserved first
+	DisplayName string
+	Keys        KeyPair
+	CreatedAt   time.Time
+}
+
+// NewAvatar validates a persona. name must already be normalized.
+func NewAvatar(id, rootUserID, name string, keys KeyPair, now time.Time) (Avatar, error) {
+	if err := checkLocalActor(id, name, keys); err != nil {
+		return Avatar{}, err
+	}
+	return Avatar{ID: id, RootUserID: rootUserID, Name: name, Keys: keys, CreatedAt: now.UTC()}, nil
+}
+
+// NewGroup validates a group. name must already be normalized.
+func NewGroup(id, ownerID, name string, keys KeyPair, now time.Time) (Group, error) {
+	if err := checkLocalActor(id, name, keys); err != nil {
+		return Group{}, err
+	}
+	if ownerID == "" {
+		return Group{}, fmt.Errorf("%w: a group needs an owner", ErrInvalidInput)
+	}
+	return Group{ID: id, OwnerID: ownerID, Name: name, Keys: keys, CreatedAt: now.UTC()}, nil
+}
+
+func checkLocalActor(id, name string, keys KeyPair) error {
+	if id == "" {
+		return fmt.Errorf("%w: actor id is empty", ErrInvalidInput)
+	}
+	if n, err := NormalizeName(name); err != nil {
+		return err
+	} else if n != name {
+		return fmt.Errorf("%w: %q is not normalized", ErrInvalidName, name)
+	}
+	if !keys.Valid() {
+		return fmt.Errorf("%w: actor %q has no key pair", ErrInvalidInput, name)
+	}
+	return nil
+}
+
+// ForeignAvatar is a cached remote actor, found by ActorURI or by the id of
+// its public key (the keyId of the signatures it sends).
+type ForeignAvatar struct {
+	ActorURI          string // unique
+	PublicKeyID       string // indexed
+	PublicKeyPEM      string
+	Inbox             string
+	SharedInbox       string // empty when the actor offers none
+	PreferredUsername string
+	Host              string
+	FetchedAt         time.Time
+}
+
+// ForeignAvatarTTL is how long a cached remote actor is trusted before it is
+// fetched again (Mastodon refreshes remote accounts about daily).
+const ForeignAvatarTTL = 24 * time.Hour
+
+// Stale reports whether the cached copy should be fetched again.
+func (f ForeignAvatar) Stale(now time.Time) bool {
+	return now.Sub(f.FetchedAt) > ForeignAvatarTTL
+}
+
+// DeliveryInbox is where activities for this actor go: the shared inbox when
+// the actor offers one, so one job serves every follower on that server.
+func (f ForeignAvatar) DeliveryInbox() string {
+	if f.SharedInbox != "" {
+		return f.SharedInbox
+	}
+	return f.Inbox
+}
+
+// Token is an opaque bearer token of a RootUser, stored as a hash so a copy
+// of the database does not hand out sessions.
+type Token struct {
+	Hash      string // hex SHA-256 of the token
+	UserID    string
+	CreatedAt time.Time
+}

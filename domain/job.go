@@ -1,0 +1,138 @@
+package domain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// JobState is where a job is in its life. The only transitions are
+//
+//	queued → leased            (Lease)
+//	leased → queued            (Retry, Release, Reap)
+//	leased → succeeded | dead  (Complete, Fail, Reap at the last attempt)
+//	dead   → queued            (an operator's retry)
+type JobState string
+
+const (
+	JobQueued    JobState = "queued"
+	JobLeased    JobState = "leased"
+	JobSucceeded JobState = "succeeded"
+	JobDead      JobState = "dead"
+)
+
+// JobStates lists every state, in life order, for counts and validation.
+var jobStates = [...]JobState{JobQueued, JobLeased, JobSucceeded, JobDead}
+
+// JobStates returns every state in life order.
+func JobStates() []JobState { return jobStates[:] }
+
+// Valid reports whether s is a known state.
+func (s JobState) Valid() bool {
+	for _, k := range jobStates {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Finished reports whether s is terminal (and so subject to retention).
+func (s JobState) Finished() bool { return s == JobSucceeded || s == JobDead }
+
+// Job is one unit of durable work: deliver one activity to one inbox.
+//
+// Invariants (kept by NewJob and by the stores' conditional updates): a leased
+// job has a LeaseToken and a LeaseUntil; a finished job has FinishedAt and no
+// lease; Attempts counts attempts that ended (delivered, failed or reaped),
+// never one that was deferred by a quarantine or released at shutdown.
+type Job struct {
+	ID         string
+	DedupeKey  string
+	ActivityID string
+	Inbox      string
+	Host       string // lower-case host[:port] of Inbox; the per-host cap and breaker key
+	SenderID   string // local actor whose key signs the request
+	KeyID      string // that actor's public key URL, the signature's keyId
+	Payload    []byte // the activity JSON, sent as is
+
+	State      JobState
+	Attempts   int
+	RunAt      time.Time
+	LeaseOwner string
+	LeaseToken string
+	LeaseUntil time.Time
+	LastError  string
+	CreatedAt  time.Time
+	FinishedAt time.Time // zero until succeeded or dead
+}
+
+// NewJob validates a delivery and returns it queued to run at now.
+func NewJob(id, activityID, inbox, senderID, keyID string, payload []byte, now time.Time) (Job, error) {
+	if id == "" {
+		return Job{}, fmt.Errorf("%w: job id is empty", ErrInvalidInput)
+	}
+	if activityID == "" {
+		return Job{}, fmt.Errorf("%w: activity id is empty", ErrInvalidInput)
+	}
+	host, err := InboxHost(inbox)
+	if err != nil {
+		return Job{}, err
+	}
+	if senderID == "" || keyID == "" {
+		return Job{}, fmt.Errorf("%w: a delivery needs a sender and a key id", ErrInvalidInput)
+	}
+	if len(payload) == 0 {
+		return Job{}, fmt.Errorf("%w: empty payload", ErrInvalidInput)
+	}
+	now = now.UTC()
+	return Job{
+		ID:         id,
+		DedupeKey:  DedupeKey(activityID, inbox),
+		ActivityID: activityID,
+		Inbox:      inbox,
+		Host:       host,
+		SenderID:   senderID,
+		KeyID:      keyID,
+		Payload:    payload,
+		State:      JobQueued,
+		RunAt:      now,
+		CreatedAt:  now,
+	}, nil
+}
+
+// InboxHost checks that inbox is an absolute http(s) URL and returns its
+// lower-cased host (with port when one is given), the key of the per-host cap
+// and of the circuit breaker.
+func InboxHost(inbox string) (string, error) {
+	u, err := url.Parse(inbox)
+	if err != nil {
+		return "", fmt.Errorf("%w: inbox %q: %v", ErrInvalidInput, inbox, err)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return "", fmt.Errorf("%w: inbox %q is not an http(s) URL", ErrInvalidInput, inbox)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return "", fmt.Errorf("%w: inbox %q has no host", ErrInvalidInput, inbox)
+	}
+	return strings.ToLower(u.Host), nil
+}
+
+// DedupeKey identifies "this activity to this inbox". It is a hash so that the
+// unique index stays small and fixed-size whatever the length of the URLs; the
+// NUL separator keeps ("a", "bc") and ("ab", "c") apart.
+func DedupeKey(activityID, inbox string) string {
+	h := sha256.New()
+	h.Write([]byte(activityID))
+	h.Write([]byte{0})
+	h.Write([]byte(inbox))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Leasable reports whether the job may be leased at now: queued and due.
+func (j Job) Leasable(now time.Time) bool {
+	return j.State == JobQueued && !j.RunAt.After(now)
+}

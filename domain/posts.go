@@ -1,0 +1,115 @@
+package domain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Visibility of a post.
+type Visibility string
+
+const (
+	VisibilityPublic    Visibility = "public"    // to followers and the public collection
+	VisibilityFollowers Visibility = "followers" // to followers only
+	VisibilityDirect    Visibility = "direct"    // to the listed participants only (a DmPost)
+)
+
+// Valid reports whether v is known.
+func (v Visibility) Valid() bool {
+	return v == VisibilityPublic || v == VisibilityFollowers || v == VisibilityDirect
+}
+
+// Post is a note, local or remote, unique by ObjectURI.
+type Post struct {
+	ID         string
+	ObjectURI  string
+	AuthorURI  string
+	GroupURI   string // the group it was addressed to, if any
+	Content    string
+	Visibility Visibility
+	InReplyTo  string
+	Published  time.Time
+	Local      bool
+}
+
+// DmPost is a note addressed to listed participants, threaded by
+// ParticipantsKey.
+type DmPost struct {
+	ID              string
+	ObjectURI       string
+	AuthorURI       string
+	Participants    []string // sorted, including the author
+	ParticipantsKey string
+	Content         string
+	Published       time.Time
+	Local           bool
+}
+
+// MaxPostLength bounds a post's content (Mastodon's default is 500
+// characters; we allow HTML markup around them).
+const MaxPostLength = 5000
+
+// NewPost validates a post.
+func NewPost(id, objectURI, authorURI, content string, vis Visibility, published time.Time) (Post, error) {
+	if id == "" || objectURI == "" || authorURI == "" {
+		return Post{}, fmt.Errorf("%w: a post needs an id, an object URI and an author", ErrInvalidInput)
+	}
+	if !vis.Valid() || vis == VisibilityDirect {
+		return Post{}, fmt.Errorf("%w: visibility %q is not one of public, followers", ErrInvalidInput, vis)
+	}
+	if err := checkContent(content); err != nil {
+		return Post{}, err
+	}
+	return Post{ID: id, ObjectURI: objectURI, AuthorURI: authorURI, Content: content,
+		Visibility: vis, Published: published.UTC()}, nil
+}
+
+// NewDmPost validates a direct post; the author is always a participant.
+func NewDmPost(id, objectURI, authorURI, content string, to []string, published time.Time) (DmPost, error) {
+	if id == "" || objectURI == "" || authorURI == "" {
+		return DmPost{}, fmt.Errorf("%w: a post needs an id, an object URI and an author", ErrInvalidInput)
+	}
+	if len(to) == 0 {
+		return DmPost{}, fmt.Errorf("%w: a direct post needs at least one recipient", ErrInvalidInput)
+	}
+	if err := checkContent(content); err != nil {
+		return DmPost{}, err
+	}
+	parts := normalizeParticipants(append([]string{authorURI}, to...))
+	return DmPost{ID: id, ObjectURI: objectURI, AuthorURI: authorURI, Participants: parts,
+		ParticipantsKey: ParticipantsKey(parts), Content: content, Published: published.UTC()}, nil
+}
+
+func checkContent(content string) error {
+	if strings.TrimSpace(content) == "" {
+		return fmt.Errorf("%w: empty content", ErrInvalidInput)
+	}
+	if len(content) > MaxPostLength {
+		return fmt.Errorf("%w: content longer than %d bytes", ErrInvalidInput, MaxPostLength)
+	}
+	return nil
+}
+
+func normalizeParticipants(uris []string) []string {
+	out := make([]string, 0, len(uris))
+	for _, u := range uris {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// ParticipantsKey identifies a DM thread by its participants whatever their
+// order or repetition: the hex SHA-256 of the sorted, distinct URIs joined by
+// newlines (a newline cannot appear in a URI).
+func ParticipantsKey(participants []string) string {
+	parts := normalizeParticipants(participants)
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\n")))
+	return hex.EncodeToString(sum[:])
+}

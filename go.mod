@@ -1,0 +1,3 @@
+module github.com/heraldfed/herald
+
+go 1.26
