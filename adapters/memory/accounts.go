@@ -1,0 +1,245 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+var (
+	_ ports.UserStore  = (*AccountStore)(nil)
+	_ ports.TokenStore = (*AccountStore)(nil)
+	_ ports.ActorStore = (*AccountStore)(nil)
+)
+
+// AccountStore keeps users, their tokens and local actors. One type serves
+// three ports because they share nothing but a mutex; each port is still
+// satisfied and tested on its own.
+type AccountStore struct {
+	mu      sync.Mutex
+	users   map[string]domain.RootUser // by id
+	byName  map[string]string          // user name → id
+	tokens  map[string]domain.Token    // by hash
+	avatars map[string]domain.Avatar   // by id
+	groups  map[string]domain.Group    // by id
+}
+
+// NewAccountStore returns an empty store.
+func NewAccountStore() *AccountStore {
+	return &AccountStore{
+		users:   make(map[string]domain.RootUser),
+		byName:  make(map[string]string),
+		tokens:  make(map[string]domain.Token),
+		avatars: make(map[string]domain.Avatar),
+		groups:  make(map[string]domain.Group),
+	}
+}
+
+// CreateUser implements ports.UserStore.
+func (s *AccountStore) CreateUser(ctx context.Context, u domain.RootUser) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byName[u.UserName]; ok {
+		return fmt.Errorf("user %q: %w", u.UserName, domain.ErrNameTaken)
+	}
+	if _, ok := s.users[u.ID]; ok {
+		return fmt.Errorf("user id %q: %w", u.ID, domain.ErrAlreadyExists)
+	}
+	s.users[u.ID] = u
+	s.byName[u.UserName] = u.ID
+	return nil
+}
+
+// UserByName implements ports.UserStore.
+func (s *AccountStore) UserByName(ctx context.Context, name string) (domain.RootUser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.byName[name]; ok {
+		return s.users[id], nil
+	}
+	return domain.RootUser{}, fmt.Errorf("user %q: %w", name, domain.ErrNotFound)
+}
+
+// UserByID implements ports.UserStore.
+func (s *AccountStore) UserByID(ctx context.Context, id string) (domain.RootUser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u, ok := s.users[id]; ok {
+		return u, nil
+	}
+	return domain.RootUser{}, fmt.Errorf("user %q: %w", id, domain.ErrNotFound)
+}
+
+// DeleteUser implements ports.UserStore.
+func (s *AccountStore) DeleteUser(ctx context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.users[id]
+	if !ok {
+		return fmt.Errorf("user %q: %w", id, domain.ErrNotFound)
+	}
+	delete(s.users, id)
+	delete(s.byName, u.UserName)
+	return nil
+}
+
+// CreateToken implements ports.TokenStore.
+func (s *AccountStore) CreateToken(ctx context.Context, t domain.Token) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tokens[t.Hash]; ok {
+		return fmt.Errorf("token: %w", domain.ErrAlreadyExists)
+	}
+	s.tokens[t.Hash] = t
+	return nil
+}
+
+// TokenByHash implements ports.TokenStore.
+func (s *AccountStore) TokenByHash(ctx context.Context, hash string) (domain.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.tokens[hash]; ok {
+		return t, nil
+	}
+	return domain.Token{}, fmt.Errorf("token: %w", domain.ErrNotFound)
+}
+
+// RevokeToken implements ports.TokenStore.
+func (s *AccountStore) RevokeToken(ctx context.Context, hash string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tokens[hash]; !ok {
+		return fmt.Errorf("token: %w", domain.ErrNotFound)
+	}
+	delete(s.tokens, hash)
+	return nil
+}
+
+// CreateAvatar implements ports.ActorStore.
+func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.avatars[a.ID]; ok {
+		return fmt.Errorf("avatar %q: %w", a.ID, domain.ErrAlreadyExists)
+	}
+	for _, o := range s.avatars {
+		if o.Name == a.Name {
+			return fmt.Errorf("avatar %q: %w", a.Name, domain.ErrNameTaken)
+		}
+	}
+	s.avatars[a.ID] = a
+	return nil
+}
+
+// AvatarByName implements ports.ActorStore.
+func (s *AccountStore) AvatarByName(ctx context.Context, name string) (domain.Avatar, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range s.avatars {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	return domain.Avatar{}, fmt.Errorf("avatar %q: %w", name, domain.ErrNotFound)
+}
+
+// AvatarByID implements ports.ActorStore.
+func (s *AccountStore) AvatarByID(ctx context.Context, id string) (domain.Avatar, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.avatars[id]; ok {
+		return a, nil
+	}
+	return domain.Avatar{}, fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
+}
+
+// AvatarsOf implements ports.ActorStore.
+func (s *AccountStore) AvatarsOf(ctx context.Context, rootUserID string) ([]domain.Avatar, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Avatar
+	for _, a := range s.avatars {
+		if a.RootUserID == rootUserID && rootUserID != "" {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Avatar) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// DeleteAvatar implements ports.ActorStore.
+func (s *AccountStore) DeleteAvatar(ctx context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.avatars[id]; !ok {
+		return fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
+	}
+	delete(s.avatars, id)
+	return nil
+}
+
+// CreateGroup implements ports.ActorStore.
+func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.groups[g.ID]; ok {
+		return fmt.Errorf("group %q: %w", g.ID, domain.ErrAlreadyExists)
+	}
+	for _, o := range s.groups {
+		if o.Name == g.Name {
+			return fmt.Errorf("group %q: %w", g.Name, domain.ErrNameTaken)
+		}
+	}
+	s.groups[g.ID] = g
+	return nil
+}
+
+// GroupByName implements ports.ActorStore.
+func (s *AccountStore) GroupByName(ctx context.Context, name string) (domain.Group, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range s.groups {
+		if g.Name == name {
+			return g, nil
+		}
+	}
+	return domain.Group{}, fmt.Errorf("group %q: %w", name, domain.ErrNotFound)
+}
+
+// GroupByID implements ports.ActorStore.
+func (s *AccountStore) GroupByID(ctx context.Context, id string) (domain.Group, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.groups[id]; ok {
+		return g, nil
+	}
+	return domain.Group{}, fmt.Errorf("group %q: %w", id, domain.ErrNotFound)
+}
+
+// DeleteGroup implements ports.ActorStore.
+func (s *AccountStore) DeleteGroup(ctx context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.groups[id]; !ok {
+		return fmt.Errorf("group %q: %w", id, domain.ErrNotFound)
+	}
+	delete(s.groups, id)
+	return nil
+}

@@ -1,0 +1,219 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+var (
+	_ ports.ForeignActorStore = (*ContentStore)(nil)
+	_ ports.PostStore         = (*ContentStore)(nil)
+)
+
+// ContentStore keeps what comes from and goes to the fediverse: cached
+// remote actors, posts and direct posts.
+type ContentStore struct {
+	mu      sync.Mutex
+	foreign map[string]domain.ForeignAvatar // by actor URI
+	posts   map[string]domain.Post          // by object URI
+	dms     map[string]domain.DmPost        // by object URI
+}
+
+// NewContentStore returns an empty store.
+func NewContentStore() *ContentStore {
+	return &ContentStore{
+		foreign: make(map[string]domain.ForeignAvatar),
+		posts:   make(map[string]domain.Post),
+		dms:     make(map[string]domain.DmPost),
+	}
+}
+
+// Upsert implements ports.ForeignActorStore.
+func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f.ActorURI == "" {
+		return fmt.Errorf("%w: foreign actor without URI", domain.ErrInvalidInput)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.foreign[f.ActorURI] = f
+	return nil
+}
+
+// ByActorURI implements ports.ForeignActorStore.
+func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.ForeignAvatar, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.foreign[uri]; ok {
+		return f, nil
+	}
+	return domain.ForeignAvatar{}, fmt.Errorf("foreign actor %q: %w", uri, domain.ErrNotFound)
+}
+
+// ByKeyID implements ports.ForeignActorStore.
+func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.foreign {
+		if f.PublicKeyID == keyID && keyID != "" {
+			return f, nil
+		}
+	}
+	return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, domain.ErrNotFound)
+}
+
+// ByActorURIs implements ports.ForeignActorStore.
+func (s *ContentStore) ByActorURIs(ctx context.Context, uris []string) ([]domain.ForeignAvatar, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]domain.ForeignAvatar, 0, len(uris))
+	seen := make(map[string]bool, len(uris))
+	for _, u := range uris {
+		if f, ok := s.foreign[u]; ok && !seen[u] {
+			seen[u] = true
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// Delete implements ports.ForeignActorStore.
+func (s *ContentStore) Delete(ctx context.Context, uri string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.foreign[uri]; !ok {
+		return fmt.Errorf("foreign actor %q: %w", uri, domain.ErrNotFound)
+	}
+	delete(s.foreign, uri)
+	return nil
+}
+
+// CreatePost implements ports.PostStore.
+func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.posts[p.ObjectURI]; ok {
+		return false, nil
+	}
+	s.posts[p.ObjectURI] = p
+	return true, nil
+}
+
+// PostByObjectURI implements ports.PostStore.
+func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.Post, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.posts[uri]; ok {
+		return p, nil
+	}
+	return domain.Post{}, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+}
+
+// PostsByAuthor implements ports.PostStore.
+func (s *ContentStore) PostsByAuthor(ctx context.Context, author string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.listPosts(func(p domain.Post) bool { return p.AuthorURI == author }, before, limit), nil
+}
+
+// PostsByGroup implements ports.PostStore.
+func (s *ContentStore) PostsByGroup(ctx context.Context, group string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.listPosts(func(p domain.Post) bool { return p.GroupURI == group && group != "" }, before, limit), nil
+}
+
+func (s *ContentStore) listPosts(match func(domain.Post) bool, before time.Time, limit int) []domain.Post {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Post
+	for _, p := range s.posts {
+		if match(p) && (before.IsZero() || p.Published.Before(before)) {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Post) int { return newestFirst(a.Published, b.Published, a.ObjectURI, b.ObjectURI) })
+	return limitSlice(out, limit)
+}
+
+// DeletePost implements ports.PostStore.
+func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, p := s.posts[uri]
+	_, d := s.dms[uri]
+	if !p && !d {
+		return fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+	}
+	delete(s.posts, uri)
+	delete(s.dms, uri)
+	return nil
+}
+
+// CreateDm implements ports.PostStore.
+func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.dms[p.ObjectURI]; ok {
+		return false, nil
+	}
+	p.Participants = slices.Clone(p.Participants)
+	s.dms[p.ObjectURI] = p
+	return true, nil
+}
+
+// DmByObjectURI implements ports.PostStore.
+func (s *ContentStore) DmByObjectURI(ctx context.Context, uri string) (domain.DmPost, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.dms[uri]; ok {
+		p.Participants = slices.Clone(p.Participants)
+		return p, nil
+	}
+	return domain.DmPost{}, fmt.Errorf("direct post %q: %w", uri, domain.ErrNotFound)
+}
+
+// DmThread implements ports.PostStore.
+func (s *ContentStore) DmThread(ctx context.Context, key string, before time.Time, limit int) ([]domain.DmPost, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.DmPost
+	for _, p := range s.dms {
+		if p.ParticipantsKey == key && (before.IsZero() || p.Published.Before(before)) {
+			p.Participants = slices.Clone(p.Participants)
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.DmPost) int { return newestFirst(a.Published, b.Published, a.ObjectURI, b.ObjectURI) })
+	return limitSlice(out, limit), nil
+}
+
+func newestFirst(a, b time.Time, au, bu string) int {
+	if c := b.Compare(a); c != 0 {
+		return c
+	}
+	if au < bu {
+		return -1
+	}
+	if au > bu {
+		return 1
+	}
+	return 0
+}
+
+func limitSlice[T any](s []T, limit int) []T {
+	if limit > 0 && len(s) > limit {
+		return s[:limit]
+	}
+	return s
+}

@@ -1,0 +1,45 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
+)
+
+func TestJobStore(t *testing.T) {
+	contract.JobStore(t, func(t *testing.T) contract.Jobs { return memory.NewJobStore() })
+}
+
+func TestNameRegistry(t *testing.T) {
+	contract.NameRegistry(t, func(t *testing.T) ports.NameRegistry { return memory.NewNameRegistry() })
+}
+
+func TestInstanceStore(t *testing.T) {
+	contract.InstanceStore(t, func(t *testing.T) ports.InstanceStore { return memory.NewInstanceStore() })
+}
+
+func TestFollowerStore(t *testing.T) {
+	contract.FollowerStore(t, func(t *testing.T) ports.FollowerStore { return memory.NewFollowerStore() })
+}
+
+func TestUserStore(t *testing.T) {
+	contract.UserStore(t, func(t *testing.T) ports.UserStore { return memory.NewAccountStore() })
+}
+
+func TestTokenStore(t *testing.T) {
+	contract.TokenStore(t, func(t *testing.T) ports.TokenStore { return memory.NewAccountStore() })
+}
+
+func TestActorStore(t *testing.T) {
+	contract.ActorStore(t, func(t *testing.T) ports.ActorStore { return memory.NewAccountStore() })
+}
+
+func TestForeignActorStore(t *testing.T) {
+	contract.ForeignActorStore(t, func(t *testing.T) ports.ForeignActorStore { return memory.NewContentStore() })
+}
+
+func TestPostStore(t *testing.T) {
+	contract.PostStore(t, func(t *testing.T) ports.PostStore { return memory.NewContentStore() })
+}

@@ -1,0 +1,132 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldfed/herald/domain"
+)
+
+// NameRegistry is the single username space of personas, groups, the
+// instance actor and system names.
+type NameRegistry interface {
+	// Reserve inserts the name; domain.ErrNameTaken if it is taken. Of two
+	// simultaneous reservations of one name exactly one succeeds.
+	Reserve(ctx context.Context, n domain.ReservedName) error
+	// Release deletes the reservation if it is held by ownerID (empty for a
+	// system name); domain.ErrNotFound otherwise.
+	Release(ctx context.Context, name, ownerID string) error
+	// Get returns the reservation or domain.ErrNotFound.
+	Get(ctx context.Context, name string) (domain.ReservedName, error)
+	// List returns the reservations of one kind (every kind when empty), by
+	// name.
+	List(ctx context.Context, kind domain.NameKind) ([]domain.ReservedName, error)
+}
+
+// InstanceStore keeps the circuit breaker state of remote hosts.
+type InstanceStore interface {
+	// Get returns the host's state, or domain.ErrNotFound if it was never
+	// recorded.
+	Get(ctx context.Context, host string) (domain.RemoteInstance, error)
+	// Update applies fn to the host's state (starting from
+	// domain.NewRemoteInstance when none is stored) and stores the result
+	// atomically with respect to other Updates of the same host, so
+	// concurrent failures are all counted. fn may be called more than once.
+	Update(ctx context.Context, host string, fn func(*domain.RemoteInstance)) (domain.RemoteInstance, error)
+	// List returns hosts by name; only quarantined ones (at now) if
+	// quarantinedAt is not zero.
+	List(ctx context.Context, quarantinedAt time.Time) ([]domain.RemoteInstance, error)
+}
+
+// FollowerStore keeps follow relations, unique by (follower, followed).
+type FollowerStore interface {
+	// Add inserts the relation; if one exists for the pair it is kept as it
+	// is and created is false.
+	Add(ctx context.Context, f domain.Follower) (created bool, err error)
+	// Get returns the relation or domain.ErrNotFound.
+	Get(ctx context.Context, followerURI, followedURI string) (domain.Follower, error)
+	// SetState changes the state; domain.ErrNotFound if there is no such
+	// relation.
+	SetState(ctx context.Context, followerURI, followedURI string, s domain.FollowState, at time.Time) error
+	// Remove deletes the relation; domain.ErrNotFound if there was none.
+	Remove(ctx context.Context, followerURI, followedURI string) error
+	// RemoveActor deletes every relation the actor is on either side of.
+	RemoveActor(ctx context.Context, actorURI string) (int, error)
+	// Followers lists who follows followedURI in state s, ordered by
+	// follower URI, after the given URI (for paging), at most limit.
+	Followers(ctx context.Context, followedURI string, s domain.FollowState, afterURI string, limit int) ([]domain.Follower, error)
+	// CountFollowers counts who follows followedURI in state s.
+	CountFollowers(ctx context.Context, followedURI string, s domain.FollowState) (int, error)
+}
+
+// UserStore keeps login accounts.
+type UserStore interface {
+	// CreateUser inserts; domain.ErrNameTaken if the user name exists.
+	CreateUser(ctx context.Context, u domain.RootUser) error
+	UserByName(ctx context.Context, userName string) (domain.RootUser, error)
+	UserByID(ctx context.Context, id string) (domain.RootUser, error)
+	// DeleteUser removes a user (undoing a sign-up that failed half way).
+	DeleteUser(ctx context.Context, id string) error
+}
+
+// TokenStore keeps bearer tokens, by hash.
+type TokenStore interface {
+	CreateToken(ctx context.Context, t domain.Token) error
+	// TokenByHash returns the token or domain.ErrNotFound.
+	TokenByHash(ctx context.Context, hash string) (domain.Token, error)
+	// RevokeToken deletes it; domain.ErrNotFound if there was none.
+	RevokeToken(ctx context.Context, hash string) error
+}
+
+// ActorStore keeps local actors: personas (and the instance actor) and
+// groups. Names were reserved in the NameRegistry before.
+type ActorStore interface {
+	CreateAvatar(ctx context.Context, a domain.Avatar) error
+	AvatarByName(ctx context.Context, name string) (domain.Avatar, error)
+	AvatarByID(ctx context.Context, id string) (domain.Avatar, error)
+	// AvatarsOf lists a user's personas by name.
+	AvatarsOf(ctx context.Context, rootUserID string) ([]domain.Avatar, error)
+	DeleteAvatar(ctx context.Context, id string) error
+	CreateGroup(ctx context.Context, g domain.Group) error
+	GroupByName(ctx context.Context, name string) (domain.Group, error)
+	GroupByID(ctx context.Context, id string) (domain.Group, error)
+	DeleteGroup(ctx context.Context, id string) error
+}
+
+// ForeignActorStore caches remote actors.
+type ForeignActorStore interface {
+	// Upsert stores the actor, replacing any copy with the same ActorURI.
+	Upsert(ctx context.Context, f domain.ForeignAvatar) error
+	ByActorURI(ctx context.Context, actorURI string) (domain.ForeignAvatar, error)
+	// ByKeyID finds the actor whose public key has this id.
+	ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error)
+	// ByActorURIs returns the cached actors among uris (missing ones are
+	// left out), in one round trip, for fan-out.
+	ByActorURIs(ctx context.Context, uris []string) ([]domain.ForeignAvatar, error)
+	Delete(ctx context.Context, actorURI string) error
+}
+
+// PostStore keeps notes, unique by ObjectURI.
+type PostStore interface {
+	// CreatePost inserts; if a post with that ObjectURI exists it is kept
+	// and created is false (an inbox may receive the same Create twice).
+	CreatePost(ctx context.Context, p domain.Post) (created bool, err error)
+	PostByObjectURI(ctx context.Context, objectURI string) (domain.Post, error)
+	// PostsByAuthor lists newest first, published before `before` (zero:
+	// no bound), at most limit.
+	PostsByAuthor(ctx context.Context, authorURI string, before time.Time, limit int) ([]domain.Post, error)
+	PostsByGroup(ctx context.Context, groupURI string, before time.Time, limit int) ([]domain.Post, error)
+	// DeletePost removes a post or a DM by ObjectURI; domain.ErrNotFound
+	// if neither exists.
+	DeletePost(ctx context.Context, objectURI string) error
+	// CreateDm is CreatePost for direct posts.
+	CreateDm(ctx context.Context, p domain.DmPost) (created bool, err error)
+	DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error)
+	// DmThread lists a thread newest first, as PostsByAuthor.
+	DmThread(ctx context.Context, participantsKey string, before time.Time, limit int) ([]domain.DmPost, error)
+}
+
+// Pinger reports whether the store answers; /readyz uses it.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}

@@ -1,0 +1,117 @@
+package contract
+
+import (
+	"testing"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// Keys is a syntactically valid key pair for stores that do not parse keys.
+var Keys = domain.KeyPair{
+	PublicPEM:  "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----\n",
+	PrivatePEM: "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n",
+}
+
+// UserStore runs the contract of ports.UserStore.
+func UserStore(t *testing.T, newStore func(t *testing.T) ports.UserStore, opts ...Option) {
+	runCases(t, newStore, opts, []testCase[ports.UserStore]{
+		{"CreateFindDelete", func(t *testing.T, s ports.UserStore) {
+			u := domain.RootUser{ID: "u1", UserName: "alice", PasswordHash: "$2a$hash", CreatedAt: base}
+			mustNil(t, s.CreateUser(ctx(t), u), "create")
+			byName, err := s.UserByName(ctx(t), "alice")
+			mustNil(t, err, "by name")
+			byID, err := s.UserByID(ctx(t), "u1")
+			mustNil(t, err, "by id")
+			for _, got := range []domain.RootUser{byName, byID} {
+				if got.ID != "u1" || got.UserName != "alice" || got.PasswordHash != "$2a$hash" {
+					t.Fatalf("got %+v", got)
+				}
+				sameTime(t, got.CreatedAt, base, "createdAt")
+			}
+			mustIs(t, s.CreateUser(ctx(t), domain.RootUser{ID: "u2", UserName: "alice", CreatedAt: base}), domain.ErrNameTaken, "duplicate user name")
+			_, err = s.UserByName(ctx(t), "bob")
+			mustIs(t, err, domain.ErrNotFound, "unknown name")
+			mustNil(t, s.DeleteUser(ctx(t), "u1"), "delete")
+			_, err = s.UserByID(ctx(t), "u1")
+			mustIs(t, err, domain.ErrNotFound, "deleted")
+			mustIs(t, s.DeleteUser(ctx(t), "u1"), domain.ErrNotFound, "delete twice")
+			mustNil(t, s.CreateUser(ctx(t), domain.RootUser{ID: "u3", UserName: "alice", CreatedAt: base}), "name free after delete")
+		}},
+	})
+}
+
+// TokenStore runs the contract of ports.TokenStore.
+func TokenStore(t *testing.T, newStore func(t *testing.T) ports.TokenStore, opts ...Option) {
+	runCases(t, newStore, opts, []testCase[ports.TokenStore]{
+		{"CreateFindRevoke", func(t *testing.T, s ports.TokenStore) {
+			tok := domain.Token{Hash: "abc123", UserID: "u1", CreatedAt: base}
+			mustNil(t, s.CreateToken(ctx(t), tok), "create")
+			got, err := s.TokenByHash(ctx(t), "abc123")
+			mustNil(t, err, "find")
+			if got.UserID != "u1" {
+				t.Fatalf("got %+v", got)
+			}
+			mustIs(t, s.CreateToken(ctx(t), tok), domain.ErrAlreadyExists, "duplicate hash")
+			mustNil(t, s.RevokeToken(ctx(t), "abc123"), "revoke")
+			_, err = s.TokenByHash(ctx(t), "abc123")
+			mustIs(t, err, domain.ErrNotFound, "revoked")
+			mustIs(t, s.RevokeToken(ctx(t), "abc123"), domain.ErrNotFound, "revoke twice")
+		}},
+	})
+}
+
+// ActorStore runs the contract of ports.ActorStore.
+func ActorStore(t *testing.T, newStore func(t *testing.T) ports.ActorStore, opts ...Option) {
+	runCases(t, newStore, opts, []testCase[ports.ActorStore]{
+		{"Avatars", func(t *testing.T, s ports.ActorStore) {
+			for _, a := range []domain.Avatar{
+				{ID: "a2", RootUserID: "u1", Name: "zed", Keys: Keys, CreatedAt: base},
+				{ID: "a1", RootUserID: "u1", Name: "alice", DisplayName: "Alice", Keys: Keys, CreatedAt: base},
+				{ID: "a3", RootUserID: "u2", Name: "bob", Keys: Keys, CreatedAt: base},
+				{ID: "inst", Name: "instance", Keys: Keys, CreatedAt: base},
+			} {
+				mustNil(t, s.CreateAvatar(ctx(t), a), "create "+a.Name)
+			}
+			got, err := s.AvatarByName(ctx(t), "alice")
+			mustNil(t, err, "by name")
+			if got.ID != "a1" || got.DisplayName != "Alice" || got.Keys != Keys || got.RootUserID != "u1" {
+				t.Fatalf("got %+v", got)
+			}
+			if got, err := s.AvatarByID(ctx(t), "inst"); err != nil || got.RootUserID != "" {
+				t.Fatalf("instance actor %+v %v", got, err)
+			}
+			mine, err := s.AvatarsOf(ctx(t), "u1")
+			mustNil(t, err, "avatars of")
+			if len(mine) != 2 || mine[0].Name != "alice" || mine[1].Name != "zed" {
+				t.Fatalf("avatars of u1: %+v", mine)
+			}
+			if none, _ := s.AvatarsOf(ctx(t), ""); len(none) != 0 {
+				t.Fatalf("ownerless avatars listed as someone's: %+v", none)
+			}
+			mustIs(t, s.CreateAvatar(ctx(t), domain.Avatar{ID: "a1", RootUserID: "u9", Name: "other", Keys: Keys}), domain.ErrAlreadyExists, "duplicate id")
+			mustNil(t, s.DeleteAvatar(ctx(t), "a2"), "delete")
+			_, err = s.AvatarByID(ctx(t), "a2")
+			mustIs(t, err, domain.ErrNotFound, "deleted")
+			mustIs(t, s.DeleteAvatar(ctx(t), "a2"), domain.ErrNotFound, "delete twice")
+			_, err = s.AvatarByName(ctx(t), "nobody")
+			mustIs(t, err, domain.ErrNotFound, "unknown")
+		}},
+		{"Groups", func(t *testing.T, s ports.ActorStore) {
+			mustNil(t, s.CreateGroup(ctx(t), domain.Group{ID: "g1", OwnerID: "u1", Name: "club", Keys: Keys, CreatedAt: base}), "create")
+			got, err := s.GroupByName(ctx(t), "club")
+			mustNil(t, err, "by name")
+			if got.ID != "g1" || got.OwnerID != "u1" || got.Keys != Keys {
+				t.Fatalf("got %+v", got)
+			}
+			if _, err := s.GroupByID(ctx(t), "g1"); err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.AvatarByName(ctx(t), "club")
+			mustIs(t, err, domain.ErrNotFound, "a group is not an avatar")
+			mustNil(t, s.DeleteGroup(ctx(t), "g1"), "delete")
+			_, err = s.GroupByID(ctx(t), "g1")
+			mustIs(t, err, domain.ErrNotFound, "deleted")
+		}},
+	})
+}

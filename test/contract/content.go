@@ -1,0 +1,188 @@
+package contract
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// ForeignActorStore runs the contract of ports.ForeignActorStore.
+func ForeignActorStore(t *testing.T, newStore func(t *testing.T) ports.ForeignActorStore, opts ...Option) {
+	bob := domain.ForeignAvatar{
+		ActorURI: "https://r.example/users/bob", PublicKeyID: "https://r.example/users/bob#main-key",
+		PublicKeyPEM: Keys.PublicPEM, Inbox: "https://r.example/users/bob/inbox", SharedInbox: "https://r.example/inbox",
+		PreferredUsername: "bob", Host: "r.example", FetchedAt: base,
+	}
+	runCases(t, newStore, opts, []testCase[ports.ForeignActorStore]{
+		{"UpsertAndFind", func(t *testing.T, s ports.ForeignActorStore) {
+			mustNil(t, s.Upsert(ctx(t), bob), "upsert")
+			byURI, err := s.ByActorURI(ctx(t), bob.ActorURI)
+			mustNil(t, err, "by uri")
+			byKey, err := s.ByKeyID(ctx(t), bob.PublicKeyID)
+			mustNil(t, err, "by key")
+			for _, got := range []domain.ForeignAvatar{byURI, byKey} {
+				if got.ActorURI != bob.ActorURI || got.Inbox != bob.Inbox || got.SharedInbox != bob.SharedInbox ||
+					got.PublicKeyPEM != bob.PublicKeyPEM || got.PreferredUsername != "bob" || got.Host != "r.example" {
+					t.Fatalf("got %+v", got)
+				}
+				sameTime(t, got.FetchedAt, base, "fetchedAt")
+			}
+			_, err = s.ByKeyID(ctx(t), "https://r.example/users/bob#other-key")
+			mustIs(t, err, domain.ErrNotFound, "unknown key")
+		}},
+		{"UpsertReplacesOnRotation", func(t *testing.T, s ports.ForeignActorStore) {
+			mustNil(t, s.Upsert(ctx(t), bob), "upsert")
+			rotated := bob
+			rotated.PublicKeyID = bob.ActorURI + "#key-2"
+			rotated.FetchedAt = base.Add(time.Hour)
+			mustNil(t, s.Upsert(ctx(t), rotated), "upsert rotated")
+			_, err := s.ByKeyID(ctx(t), bob.PublicKeyID)
+			mustIs(t, err, domain.ErrNotFound, "old key still found")
+			got, err := s.ByKeyID(ctx(t), rotated.PublicKeyID)
+			mustNil(t, err, "new key")
+			sameTime(t, got.FetchedAt, base.Add(time.Hour), "fetchedAt")
+		}},
+		{"ByActorURIsInOneCall", func(t *testing.T, s ports.ForeignActorStore) {
+			for i := 0; i < 5; i++ {
+				f := bob
+				f.ActorURI = fmt.Sprintf("https://r.example/users/u%d", i)
+				f.PublicKeyID = f.ActorURI + "#main-key"
+				mustNil(t, s.Upsert(ctx(t), f), "upsert")
+			}
+			got, err := s.ByActorURIs(ctx(t), []string{"https://r.example/users/u1", "https://r.example/users/u3", "https://r.example/users/missing", "https://r.example/users/u1"})
+			mustNil(t, err, "by uris")
+			if len(got) != 2 {
+				t.Fatalf("got %d actors: %+v", len(got), got)
+			}
+			if none, err := s.ByActorURIs(ctx(t), nil); err != nil || len(none) != 0 {
+				t.Fatalf("empty lookup: %v %v", none, err)
+			}
+		}},
+		{"Delete", func(t *testing.T, s ports.ForeignActorStore) {
+			mustNil(t, s.Upsert(ctx(t), bob), "upsert")
+			mustNil(t, s.Delete(ctx(t), bob.ActorURI), "delete")
+			_, err := s.ByActorURI(ctx(t), bob.ActorURI)
+			mustIs(t, err, domain.ErrNotFound, "deleted")
+			mustIs(t, s.Delete(ctx(t), bob.ActorURI), domain.ErrNotFound, "delete twice")
+		}},
+	})
+}
+
+func post(t *testing.T, n int, author, group string, published time.Time) domain.Post {
+	t.Helper()
+	p, err := domain.NewPost(fmt.Sprintf("p%03d", n), fmt.Sprintf("https://h.example/notes/%03d", n), author,
+		fmt.Sprintf("note %d", n), domain.VisibilityPublic, published)
+	mustNil(t, err, "post")
+	p.GroupURI = group
+	return p
+}
+
+// PostStore runs the contract of ports.PostStore.
+func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts ...Option) {
+	const alice, bob, club = "https://h.example/users/alice", "https://h.example/users/bob", "https://h.example/groups/club"
+	runCases(t, newStore, opts, []testCase[ports.PostStore]{
+		{"CreateIsIdempotentByObjectURI", func(t *testing.T, s ports.PostStore) {
+			p := post(t, 1, alice, "", base)
+			created, err := s.CreatePost(ctx(t), p)
+			mustNil(t, err, "create")
+			if !created {
+				t.Fatal("not created")
+			}
+			dup := p
+			dup.ID, dup.Content = "other", "changed"
+			created, err = s.CreatePost(ctx(t), dup)
+			mustNil(t, err, "create again")
+			if created {
+				t.Fatal("duplicate ObjectURI created")
+			}
+			got, err := s.PostByObjectURI(ctx(t), p.ObjectURI)
+			mustNil(t, err, "get")
+			if got.ID != p.ID || got.Content != "note 1" || got.AuthorURI != alice || got.Visibility != domain.VisibilityPublic {
+				t.Fatalf("got %+v", got)
+			}
+			sameTime(t, got.Published, base, "published")
+			_, err = s.PostByObjectURI(ctx(t), "https://h.example/notes/none")
+			mustIs(t, err, domain.ErrNotFound, "unknown")
+		}},
+		{"ListsNewestFirst", func(t *testing.T, s ports.PostStore) {
+			for i := 0; i < 10; i++ {
+				author, group := alice, ""
+				if i%2 == 1 {
+					author, group = bob, club
+				}
+				_, err := s.CreatePost(ctx(t), post(t, i, author, group, base.Add(time.Duration(i)*time.Minute)))
+				mustNil(t, err, "create")
+			}
+			got, err := s.PostsByAuthor(ctx(t), alice, time.Time{}, 3)
+			mustNil(t, err, "by author")
+			if len(got) != 3 || got[0].ID != "p008" || got[1].ID != "p006" || got[2].ID != "p004" {
+				t.Fatalf("by author %v", ids(got))
+			}
+			got, _ = s.PostsByAuthor(ctx(t), alice, got[2].Published, 10)
+			if len(got) != 2 || got[0].ID != "p002" || got[1].ID != "p000" {
+				t.Fatalf("by author, before: %v", ids(got))
+			}
+			got, _ = s.PostsByGroup(ctx(t), club, time.Time{}, 0)
+			if len(got) != 5 || got[0].ID != "p009" || got[0].GroupURI != club {
+				t.Fatalf("by group %v", ids(got))
+			}
+		}},
+		{"DirectPostsThreadByParticipants", func(t *testing.T, s ports.PostStore) {
+			mk := func(n int, author string, to []string, at time.Time) domain.DmPost {
+				dm, err := domain.NewDmPost(fmt.Sprintf("d%d", n), fmt.Sprintf("https://h.example/dm/%d", n), author, "psst", to, at)
+				mustNil(t, err, "dm")
+				return dm
+			}
+			d1 := mk(1, alice, []string{bob}, base)
+			d2 := mk(2, bob, []string{alice}, base.Add(time.Minute))
+			d3 := mk(3, alice, []string{bob, club}, base.Add(2*time.Minute))
+			for _, d := range []domain.DmPost{d1, d2, d3} {
+				created, err := s.CreateDm(ctx(t), d)
+				mustNil(t, err, "create dm")
+				if !created {
+					t.Fatal("not created")
+				}
+			}
+			if created, _ := s.CreateDm(ctx(t), d1); created {
+				t.Fatal("duplicate dm created")
+			}
+			thread, err := s.DmThread(ctx(t), d1.ParticipantsKey, time.Time{}, 10)
+			mustNil(t, err, "thread")
+			if len(thread) != 2 || thread[0].ID != "d2" || thread[1].ID != "d1" {
+				t.Fatalf("thread %+v", thread)
+			}
+			if len(thread[1].Participants) != 2 || thread[1].ParticipantsKey != d1.ParticipantsKey {
+				t.Fatalf("participants lost: %+v", thread[1])
+			}
+			got, err := s.DmByObjectURI(ctx(t), d3.ObjectURI)
+			mustNil(t, err, "dm by uri")
+			if len(got.Participants) != 3 {
+				t.Fatalf("%+v", got)
+			}
+		}},
+		{"DeletePostOrDm", func(t *testing.T, s ports.PostStore) {
+			p := post(t, 1, alice, "", base)
+			_, _ = s.CreatePost(ctx(t), p)
+			dm, _ := domain.NewDmPost("d1", "https://h.example/dm/1", alice, "x", []string{bob}, base)
+			_, _ = s.CreateDm(ctx(t), dm)
+			mustNil(t, s.DeletePost(ctx(t), p.ObjectURI), "delete post")
+			mustNil(t, s.DeletePost(ctx(t), dm.ObjectURI), "delete dm")
+			_, err := s.PostByObjectURI(ctx(t), p.ObjectURI)
+			mustIs(t, err, domain.ErrNotFound, "post deleted")
+			_, err = s.DmByObjectURI(ctx(t), dm.ObjectURI)
+			mustIs(t, err, domain.ErrNotFound, "dm deleted")
+			mustIs(t, s.DeletePost(ctx(t), p.ObjectURI), domain.ErrNotFound, "delete twice")
+		}},
+	})
+}
+
+func ids(ps []domain.Post) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.ID
+	}
+	return out
+}

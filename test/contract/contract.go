@@ -1,0 +1,80 @@
+package contract
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// Option adjusts how a suite runs.
+type Option func(*options)
+
+type options struct {
+	skip map[string]string
+}
+
+// Skip marks one case (by its subtest name) as not verifiable on this store,
+// with the reason printed when it is skipped.
+func Skip(caseName, reason string) Option {
+	return func(o *options) {
+		if o.skip == nil {
+			o.skip = make(map[string]string)
+		}
+		o.skip[caseName] = reason
+	}
+}
+
+type testCase[S any] struct {
+	name string
+	run  func(t *testing.T, s S)
+}
+
+// runCases runs each case on a fresh store from newStore.
+func runCases[S any](t *testing.T, newStore func(t *testing.T) S, opts []Option, cases []testCase[S]) {
+	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if why, ok := o.skip[c.name]; ok {
+				t.Skipf("UNVERIFIED on this store: %s", why)
+			}
+			c.run(t, newStore(t))
+		})
+	}
+}
+
+// base is the suite's "now": whole milliseconds, because Mongo stores
+// milliseconds and a suite must not fail on an adapter's precision.
+var base = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func ctx(t *testing.T) context.Context {
+	t.Helper()
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+func mustNil(t *testing.T, err error, what string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func mustIs(t *testing.T, err, target error, what string) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("%s: got error %v, want %v", what, err, target)
+	}
+}
+
+func sameTime(t *testing.T, got, want time.Time, what string) {
+	t.Helper()
+	if !got.Equal(want) {
+		t.Fatalf("%s: got %v, want %v", what, got, want)
+	}
+}
