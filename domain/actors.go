@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -119,4 +121,12 @@ type Token struct {
 	Hash      string // hex SHA-256 of the token
 	UserID    string
 	CreatedAt time.Time
+}
+
+// HashToken is how a bearer token is stored and looked up: hex SHA-256.
+// Tokens carry 128 random bits, so a fast hash is enough (no salt or
+// stretching is needed against guessing).
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
 }

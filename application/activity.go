@@ -1,0 +1,61 @@
+package application
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/heraldfed/herald/domain"
+)
+
+// ActivityStreams constants.
+const (
+	ASContext = "https://www.w3.org/ns/activitystreams"
+	ASPublic  = "https://www.w3.org/ns/activitystreams#Public"
+)
+
+// Note is the ActivityStreams form of a post.
+type Note struct {
+	ID           string   `json:"id"`
+	Type         string   `json:"type"`
+	AttributedTo string   `json:"attributedTo"`
+	Content      string   `json:"content"`
+	Published    string   `json:"published"`
+	To           []string `json:"to"`
+	CC           []string `json:"cc,omitempty"`
+	InReplyTo    string   `json:"inReplyTo,omitempty"`
+}
+
+// Activity is an outgoing activity wrapping an object or a URI.
+type Activity struct {
+	Context   any      `json:"@context,omitempty"`
+	ID        string   `json:"id"`
+	Type      string   `json:"type"`
+	Actor     string   `json:"actor"`
+	Published string   `json:"published,omitempty"`
+	To        []string `json:"to,omitempty"`
+	CC        []string `json:"cc,omitempty"`
+	Object    any      `json:"object"`
+}
+
+// Marshal renders the activity as it is sent.
+func (a Activity) Marshal() ([]byte, error) {
+	if a.Context == nil {
+		a.Context = ASContext
+	}
+	return json.Marshal(a)
+}
+
+func asTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// addressing returns to and cc of a post by visibility (as Mastodon sends
+// them: public posts to Public with followers in cc).
+func addressing(vis domain.Visibility, followers string, direct []string) (to, cc []string) {
+	switch vis {
+	case domain.VisibilityPublic:
+		return []string{ASPublic}, []string{followers}
+	case domain.VisibilityFollowers:
+		return []string{followers}, nil
+	default:
+		return direct, nil
+	}
+}

@@ -1,0 +1,62 @@
+package application
+
+import (
+	"log/slog"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// Deps are the ports the use cases need. bootstrap fills it from the
+// configured adapters.
+type Deps struct {
+	Users     ports.UserStore
+	Tokens    ports.TokenStore
+	Actors    ports.ActorStore
+	Names     ports.NameRegistry
+	Followers ports.FollowerStore
+	Foreign   ports.ForeignActorStore
+	Posts     ports.PostStore
+	Jobs      ports.JobStore
+	Passwords ports.PasswordHasher
+	Keys      ports.KeyGenerator
+	Clock     ports.Clock
+	IDs       ports.IDs
+	Log       *slog.Logger
+}
+
+// Waker is told when jobs were enqueued; the Engine is one.
+type Waker interface{ Wake() }
+
+// Application gathers the use cases the inbound adapters call.
+type Application struct {
+	SignUp        SignUpHandler
+	Login         LoginHandler
+	Authenticate  AuthenticateHandler
+	CreatePersona CreatePersonaHandler
+	CreateGroup   CreateGroupHandler
+	InstanceActor InstanceActorHandler
+	Publish       PublishHandler
+	Enqueue       EnqueueHandler
+	URLs          URLs
+}
+
+// New builds every use case over deps.
+func New(deps Deps, policy domain.NamePolicy, instanceActorName string, urls URLs, waker Waker) *Application {
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	id := identity{deps: deps, policy: policy}
+	enq := EnqueueHandler{jobs: deps.Jobs, waker: waker}
+	return &Application{
+		SignUp:        SignUpHandler{identity: id},
+		Login:         LoginHandler{deps: deps},
+		Authenticate:  AuthenticateHandler{deps: deps},
+		CreatePersona: CreatePersonaHandler{identity: id},
+		CreateGroup:   CreateGroupHandler{identity: id},
+		InstanceActor: InstanceActorHandler{identity: id, name: instanceActorName},
+		Publish:       PublishHandler{deps: deps, urls: urls, enqueue: enq},
+		Enqueue:       enq,
+		URLs:          urls,
+	}
+}

@@ -1,0 +1,695 @@
+package application_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/fake"
+)
+
+var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// idleWaiters is how many clock waits a running, idle engine holds: the
+// dispatcher's poll, the reaper and the purge loop.
+const idleWaiters = 3
+
+type bundle struct {
+	t         *testing.T
+	clock     *fake.Clock
+	jobs      *memory.JobStore
+	instances *memory.InstanceStore
+	deliverer *fake.Deliverer
+	engine    *application.Engine
+	enqueuer  application.EnqueueHandler
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+func setup(t *testing.T, cfg application.EngineConfig, respond func(context.Context, ports.Delivery) domain.Outcome) *bundle {
+	t.Helper()
+	b := &bundle{
+		t:         t,
+		clock:     fake.NewClock(t0),
+		jobs:      memory.NewJobStore(),
+		instances: memory.NewInstanceStore(),
+		deliverer: &fake.Deliverer{Respond: respond},
+	}
+	actors := memory.NewAccountStore()
+	keys, _ := (&fake.Keys{}).GenerateKeyPair()
+	if err := actors.CreateAvatar(context.Background(), domain.Avatar{ID: "sender-1", RootUserID: "u1", Name: "alice", Keys: keys}); err != nil {
+		t.Fatal(err)
+	}
+	b.engine = application.NewEngine(application.EngineDeps{
+		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer,
+		Keys: application.ActorKeys{Actors: actors}, Clock: b.clock, Random: fake.Random(0), IDs: fake.NewIDs("lease"),
+	}, cfg)
+	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+	return b
+}
+
+// start runs the engine and waits until it is idle.
+func (b *bundle) start() {
+	b.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel, b.done = cancel, make(chan struct{})
+	go func() { defer close(b.done); _ = b.engine.Run(ctx) }()
+	b.t.Cleanup(b.stop)
+	b.settleIdle()
+}
+
+// stop cancels the engine and drives the fake clock through its grace.
+func (b *bundle) stop() {
+	if b.cancel == nil {
+		return
+	}
+	b.cancel()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case <-b.done:
+			b.cancel = nil
+			return
+		case <-deadline:
+			b.t.Fatal("engine did not stop")
+		case <-time.After(time.Millisecond):
+			b.clock.Advance(time.Second)
+		}
+	}
+}
+
+func (b *bundle) settleIdle() {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !b.clock.BlockUntil(ctx, idleWaiters) {
+		b.t.Fatal("engine never went idle")
+	}
+}
+
+// advance moves the clock and waits for the engine's loops to re-arm.
+func (b *bundle) advance(d time.Duration) {
+	b.t.Helper()
+	b.clock.Advance(d)
+	b.settleIdle()
+}
+
+func (b *bundle) job(id, host string) domain.Job {
+	b.t.Helper()
+	j, err := domain.NewJob(id, "https://local.example/activities/"+id, "https://"+host+"/inbox", "sender-1",
+		"https://local.example/users/alice#main-key", []byte(`{"type":"Create"}`), b.clock.Now())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return j
+}
+
+func (b *bundle) enqueue(jobs ...domain.Job) {
+	b.t.Helper()
+	if _, err := b.enqueuer.Handle(context.Background(), jobs); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// enqueueSilently inserts without waking the engine, as another process's
+// enqueue would look to a store without notifications.
+func (b *bundle) enqueueSilently(jobs ...domain.Job) {
+	b.t.Helper()
+	if _, err := b.jobs.Enqueue(context.Background(), jobs); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *bundle) get(id string) domain.Job {
+	b.t.Helper()
+	j, err := b.jobs.Get(context.Background(), id)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return j
+}
+
+// eventually waits (bounded in real time, for liveness only) for cond.
+func (b *bundle) eventually(what string, cond func() bool) {
+	b.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (b *bundle) waitState(id string, st domain.JobState) domain.Job {
+	b.t.Helper()
+	var j domain.Job
+	b.eventually(fmt.Sprintf("job %s %s", id, st), func() bool { j = b.get(id); return j.State == st })
+	return j
+}
+
+func status(code int) func(context.Context, ports.Delivery) domain.Outcome {
+	return func(context.Context, ports.Delivery) domain.Outcome { return domain.Classify(code, "", time.Time{}) }
+}
+
+func TestEngineWakesOnEnqueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, nil)
+	b.start()
+	b.enqueue(b.job("j1", "a.example"))
+	b.waitState("j1", domain.JobSucceeded)
+	if got := b.clock.Now(); !got.Equal(t0) {
+		t.Fatalf("delivery needed the clock to move to %v; the wake-up did not work", got)
+	}
+}
+
+func TestEnginePollsEveryFiveSeconds(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, nil)
+	b.start()
+	b.enqueueSilently(b.job("j1", "a.example"))
+	b.advance(5*time.Second - time.Millisecond)
+	if n := len(b.deliverer.Calls()); n != 0 {
+		t.Fatalf("delivered %d before the 5 s poll", n)
+	}
+	b.clock.Advance(time.Millisecond)
+	b.waitState("j1", domain.JobSucceeded)
+}
+
+func TestEngineLeasesForTwoMinutes(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		<-release
+		return domain.Classify(202, "", time.Time{})
+	})
+	b.start()
+	b.enqueue(b.job("j1", "a.example"))
+	j := b.waitState("j1", domain.JobLeased)
+	close(release)
+	if !j.LeaseUntil.Equal(t0.Add(2*time.Minute)) || j.LeaseToken == "" {
+		t.Fatalf("lease until %v token %q; want %v", j.LeaseUntil, j.LeaseToken, t0.Add(2*time.Minute))
+	}
+}
+
+func TestEngineDeliversOldestFirst(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{Workers: 1}, nil)
+	var jobs []domain.Job
+	for i, off := range []int{3, 1, 4, 2} {
+		j := b.job(fmt.Sprintf("j%d", i), fmt.Sprintf("h%d.example", i))
+		j.RunAt = t0.Add(-time.Duration(off) * time.Second)
+		jobs = append(jobs, j)
+	}
+	b.enqueueSilently(jobs...)
+	b.start()
+	b.eventually("4 deliveries", func() bool { return len(b.deliverer.Calls()) == 4 })
+	var order []string
+	for _, c := range b.deliverer.Calls() {
+		order = append(order, c.Inbox)
+	}
+	want := []string{"https://h2.example/inbox", "https://h0.example/inbox", "https://h3.example/inbox", "https://h1.example/inbox"}
+	if fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
+}
+
+func TestEngineRunsEightAtATimeTwoPerHost(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		<-release
+		return domain.Classify(202, "", time.Time{})
+	})
+	b.start()
+	var jobs []domain.Job
+	for h := 0; h < 10; h++ {
+		for i := 0; i < 5; i++ {
+			jobs = append(jobs, b.job(fmt.Sprintf("h%d-%d", h, i), fmt.Sprintf("h%d.example", h)))
+		}
+	}
+	b.enqueue(jobs...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !b.deliverer.WaitFor(ctx, func(_, inFlight int) bool { return inFlight == 8 }) {
+		t.Fatal("never reached 8 deliveries in flight")
+	}
+	b.settleIdle()
+	total, perHost := b.deliverer.MaxInFlight()
+	if total != 8 {
+		t.Fatalf("max in flight %d, want 8", total)
+	}
+	for h, n := range perHost {
+		if n > 2 {
+			t.Fatalf("host %s had %d deliveries at once", h, n)
+		}
+	}
+	close(release)
+	b.eventually("all 50 delivered", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobSucceeded] == 50
+	})
+	total, perHost = b.deliverer.MaxInFlight()
+	if total > 8 {
+		t.Fatalf("max in flight %d", total)
+	}
+	for h, n := range perHost {
+		if n > 2 {
+			t.Fatalf("host %s had %d deliveries at once", h, n)
+		}
+	}
+}
+
+// A dead host with many jobs holds two slots; every other host's jobs flow.
+func TestEngineDeadHostHoldsTwoSlotsOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		if d.Inbox == "https://dead.example/inbox" {
+			<-ctx.Done() // a server that never answers
+			return domain.NetworkFailure(ctx.Err())
+		}
+		return domain.Classify(202, "", time.Time{})
+	})
+	var jobs []domain.Job
+	for i := 0; i < 200; i++ {
+		jobs = append(jobs, b.job(fmt.Sprintf("dead-%03d", i), "dead.example"))
+	}
+	for i := 0; i < 300; i++ {
+		j := b.job(fmt.Sprintf("ok-%03d", i), fmt.Sprintf("ok%d.example", i%30))
+		j.RunAt = t0.Add(time.Millisecond) // behind every dead-host job in the queue
+		jobs = append(jobs, j)
+	}
+	b.enqueueSilently(jobs...)
+	b.clock.Set(t0.Add(time.Millisecond))
+	b.start()
+	b.eventually("every healthy job delivered", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobSucceeded] == 300
+	})
+	_, perHost := b.deliverer.MaxInFlight()
+	if perHost["dead.example"] != 2 {
+		t.Fatalf("dead host held %d slots at most, want exactly 2", perHost["dead.example"])
+	}
+	if n := b.deliverer.CallsTo("https://dead.example/inbox"); n != 2 {
+		t.Fatalf("%d dead-host deliveries started, want 2 (both still hanging)", n)
+	}
+}
+
+func TestEngineRetriesOnTheCurve(t *testing.T) {
+	t.Parallel()
+	var b *bundle
+	var mu sync.Mutex
+	var attemptAt []time.Time
+	b = setup(t, application.EngineConfig{}, func(context.Context, ports.Delivery) domain.Outcome {
+		mu.Lock()
+		attemptAt = append(attemptAt, b.clock.Now())
+		mu.Unlock()
+		return domain.Classify(503, "", time.Time{})
+	})
+	b.start()
+	b.enqueue(b.job("j1", "a.example"))
+	for n := 1; n <= 4; n++ {
+		var j domain.Job
+		b.eventually(fmt.Sprintf("attempt %d recorded", n), func() bool {
+			j = b.get("j1")
+			return j.State == domain.JobQueued && j.Attempts == n
+		})
+		mu.Lock()
+		want := attemptAt[n-1].Add(domain.RetryDelay(n, 0))
+		mu.Unlock()
+		if !j.RunAt.Equal(want) || j.LastError == "" {
+			t.Fatalf("after attempt %d: runAt %v (want %v), error %q", n, j.RunAt, want, j.LastError)
+		}
+		b.advance(j.RunAt.Sub(b.clock.Now()) - time.Millisecond)
+		if got := len(b.deliverer.Calls()); got != n {
+			t.Fatalf("attempt %d ran before its time (%d calls)", n+1, got)
+		}
+		// Due now; the next 5 s poll takes it.
+		b.clock.Advance(5 * time.Second)
+	}
+}
+
+func TestEngineRetryJitter(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, status(500))
+	b.engine = application.NewEngine(application.EngineDeps{
+		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
+		Random: fake.Random(0.5), IDs: fake.NewIDs("lease"),
+	}, application.EngineConfig{})
+	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+	b.start()
+	b.enqueue(b.job("j1", "a.example"))
+	var j domain.Job
+	b.eventually("first attempt", func() bool { j = b.get("j1"); return j.Attempts == 1 })
+	if want := t0.Add(domain.RetryDelay(1, 0.5)); !j.RunAt.Equal(want) {
+		t.Fatalf("runAt %v, want %v (jitter from the injected source)", j.RunAt, want)
+	}
+}
+
+func keysOf(t *testing.T) application.SigningKeys {
+	actors := memory.NewAccountStore()
+	keys, _ := (&fake.Keys{}).GenerateKeyPair()
+	if err := actors.CreateAvatar(context.Background(), domain.Avatar{ID: "sender-1", RootUserID: "u1", Name: "alice", Keys: keys}); err != nil {
+		t.Fatal(err)
+	}
+	return application.ActorKeys{Actors: actors}
+}
+
+// 429 proves the host is up, so the breaker stays out of this test and the
+// job meets the attempt limit alone.
+func TestEngineDeadAfterSixteenAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, status(429))
+	b.start()
+	b.enqueue(b.job("j1", "a.example"))
+	for n := 1; n < domain.MaxAttempts; n++ {
+		var j domain.Job
+		b.eventually(fmt.Sprintf("attempt %d", n), func() bool { j = b.get("j1"); return j.Attempts == n && j.State == domain.JobQueued })
+		b.clock.Set(j.RunAt)
+	}
+	j := b.waitState("j1", domain.JobDead)
+	if j.Attempts != domain.MaxAttempts || len(b.deliverer.Calls()) != domain.MaxAttempts || j.FinishedAt.IsZero() || j.LastError == "" {
+		t.Fatalf("dead job %+v after %d calls", j, len(b.deliverer.Calls()))
+	}
+}
+
+func TestEngineFinal4xxIsDeadAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int{400, 401, 403, 404, 410, 422} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, application.EngineConfig{}, status(code))
+			b.start()
+			b.enqueue(b.job("j1", "a.example"))
+			j := b.waitState("j1", domain.JobDead)
+			if j.Attempts != 1 || j.LastError == "" || len(b.deliverer.Calls()) != 1 {
+				t.Fatalf("%d: %+v", code, j)
+			}
+		})
+	}
+}
+
+func TestEngineRetryableStatuses(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int{408, 429, 500, 502, 503, 504} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, application.EngineConfig{}, status(code))
+			b.start()
+			b.enqueue(b.job("j1", "a.example"))
+			j := b.waitState("j1", domain.JobQueued)
+			b.eventually("attempt recorded", func() bool { j = b.get("j1"); return j.Attempts == 1 })
+			if !j.RunAt.Equal(t0.Add(domain.RetryDelay(1, 0))) {
+				t.Fatalf("%d: runAt %v", code, j.RunAt)
+			}
+		})
+	}
+}
+
+func TestEngineNetworkErrorRetries(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, func(context.Context, ports.Delivery) domain.Outcome {
+		return domain.NetworkFailure(fmt.Errorf("dial tcp: connection refused"))
+	})
+	b.start()
+	b.enqueue(b.job("j1", "a.example"))
+	var j domain.Job
+	b.eventually("retry", func() bool { j = b.get("j1"); return j.Attempts == 1 && j.State == domain.JobQueued })
+	if j.LastError != "dial tcp: connection refused" {
+		t.Fatalf("reason %q", j.LastError)
+	}
+}
+
+func TestEngine429WaitsRetryAfter(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		retryAfter string
+		want       time.Duration
+	}{
+		{"delta-seconds longer than the curve", "600", 600 * time.Second},
+		{"HTTP-date", t0.Add(time.Hour).Format(http1123), time.Hour},
+		{"shorter than the curve waits the curve", "1", domain.RetryDelay(1, 0)},
+		{"absurd value is bounded", "99999999", domain.MaxRetryAfter},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var b *bundle
+			b = setup(t, application.EngineConfig{}, func(context.Context, ports.Delivery) domain.Outcome {
+				return domain.Classify(429, tt.retryAfter, b.clock.Now())
+			})
+			b.start()
+			b.enqueue(b.job("j1", "a.example"))
+			var j domain.Job
+			b.eventually("retry", func() bool { j = b.get("j1"); return j.Attempts == 1 && j.State == domain.JobQueued })
+			if got := j.RunAt.Sub(t0); got != tt.want {
+				t.Fatalf("waits %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+const http1123 = "Mon, 02 Jan 2006 15:04:05 GMT"
+
+func TestEngineBreakerQuarantinesAfterTenFailures(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	healthy := false
+	b := setup(t, application.EngineConfig{PerHost: 1}, func(context.Context, ports.Delivery) domain.Outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		if healthy {
+			return domain.Classify(202, "", time.Time{})
+		}
+		return domain.Classify(503, "", time.Time{})
+	})
+	b.start()
+	var jobs []domain.Job
+	for i := 0; i < 30; i++ {
+		jobs = append(jobs, b.job(fmt.Sprintf("j%02d", i), "sick.example"))
+	}
+	b.enqueue(jobs...)
+	b.eventually("quarantine", func() bool {
+		r, err := b.instances.Get(context.Background(), "sick.example")
+		return err == nil && r.Quarantined(b.clock.Now())
+	})
+	b.eventually("the 10th failure settled", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobLeased] == 0
+	})
+	if n := len(b.deliverer.Calls()); n != domain.BreakerThreshold {
+		t.Fatalf("%d attempts before the quarantine, want %d", n, domain.BreakerThreshold)
+	}
+	r, _ := b.instances.Get(context.Background(), "sick.example")
+	if !r.QuarantinedUntil.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("quarantined until %v, want %v", r.QuarantinedUntil, t0.Add(time.Hour))
+	}
+	// While quarantined, nothing is attempted and no attempt is spent.
+	b.advance(59 * time.Minute)
+	if n := len(b.deliverer.Calls()); n != domain.BreakerThreshold {
+		t.Fatalf("%d attempts during the quarantine", n)
+	}
+	all, _ := b.jobs.List(context.Background(), ports.JobFilter{})
+	untouched := 0
+	for _, j := range all {
+		if j.Attempts == 0 {
+			untouched++
+			if j.RunAt.Before(r.QuarantinedUntil) {
+				t.Fatalf("job %s due %v inside the quarantine", j.ID, j.RunAt)
+			}
+		}
+	}
+	if untouched != 20 {
+		t.Fatalf("%d jobs kept attempts=0, want 20", untouched)
+	}
+	// The host recovers; after the quarantine every job is delivered.
+	mu.Lock()
+	healthy = true
+	mu.Unlock()
+	b.clock.Set(t0.Add(time.Hour + 5*time.Minute)) // past the quarantine and every retry of the failed ten
+	b.eventually("all delivered after the quarantine", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobSucceeded] == 30
+	})
+	r, _ = b.instances.Get(context.Background(), "sick.example")
+	if !r.Healthy() {
+		t.Fatalf("success did not reset the breaker: %+v", r)
+	}
+}
+
+func TestEngineQuarantinedHostJobsKeepAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, nil)
+	until := t0.Add(time.Hour)
+	if _, err := b.instances.Update(context.Background(), "q.example", func(r *domain.RemoteInstance) {
+		r.ConsecutiveFailures, r.QuarantineLevel, r.QuarantinedUntil = 10, 1, until
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b.start()
+	j := b.job("j1", "q.example")
+	j.Attempts = 3
+	b.enqueue(j, b.job("ok", "ok.example"))
+	b.waitState("ok", domain.JobSucceeded)
+	var got domain.Job
+	b.eventually("deferred", func() bool { got = b.get("j1"); return got.State == domain.JobQueued && got.RunAt.Equal(until) })
+	if got.Attempts != 3 || b.deliverer.CallsTo("https://q.example/inbox") != 0 {
+		t.Fatalf("quarantined job attempted or charged: %+v", got)
+	}
+	b.clock.Set(until)
+	got = b.waitState("j1", domain.JobSucceeded)
+	if got.Attempts != 4 {
+		t.Fatalf("attempts %d after one real attempt, want 4", got.Attempts)
+	}
+}
+
+func TestLiftQuarantineRunsJobsNow(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, nil)
+	until := t0.Add(4 * time.Hour)
+	if _, err := b.instances.Update(context.Background(), "q.example", func(r *domain.RemoteInstance) {
+		r.ConsecutiveFailures, r.QuarantineLevel, r.QuarantinedUntil = 12, 3, until
+	}); err != nil {
+		t.Fatal(err)
+	}
+	j := b.job("j1", "q.example")
+	j.RunAt = until
+	b.enqueueSilently(j)
+	b.start()
+	lift := application.LiftQuarantineHandler{Instances: b.instances, Jobs: b.jobs, Clock: b.clock, Waker: b.engine}
+	res, err := lift.Handle(context.Background(), "Q.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != 1 || res.Instance.Quarantined(b.clock.Now()) {
+		t.Fatalf("lift: %+v", res)
+	}
+	b.waitState("j1", domain.JobSucceeded)
+	if _, err := lift.Handle(context.Background(), "never.example"); err == nil {
+		t.Fatal("lifting an unknown host succeeded")
+	}
+}
+
+func TestEngineReaperRecoversExpiredLeases(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, nil)
+	b.enqueueSilently(b.job("j1", "a.example"))
+	// A worker of a process that then died took the job.
+	if _, err := b.jobs.Lease(context.Background(), ports.LeaseRequest{Owner: "dead", Token: "dead-token", Now: t0, Until: t0.Add(2 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	b.start()
+	for i := 0; i < 4; i++ { // reaper passes at 30, 60, 90 and 120 s: the lease still holds
+		b.advance(30 * time.Second)
+	}
+	if j := b.get("j1"); j.State != domain.JobLeased || len(b.deliverer.Calls()) != 0 {
+		t.Fatalf("reaped before the lease expired: %+v", j)
+	}
+	b.clock.Advance(30 * time.Second) // the pass at 150 s finds it expired
+	j := b.waitState("j1", domain.JobSucceeded)
+	if j.Attempts != 2 {
+		t.Fatalf("attempts %d: the reap must count as one", j.Attempts)
+	}
+}
+
+func TestEngineRetentionPurge(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, nil)
+	b.start()
+	b.enqueue(b.job("j1", "a.example"))
+	b.waitState("j1", domain.JobSucceeded)
+	b.advance(7 * 24 * time.Hour) // the purge of this hour sees FinishedAt exactly 7 days old: kept
+	if _, err := b.jobs.Get(context.Background(), "j1"); err != nil {
+		t.Fatalf("purged at exactly 7 days: %v", err)
+	}
+	b.advance(time.Hour)
+	b.eventually("purged after 7 days", func() bool {
+		_, err := b.jobs.Get(context.Background(), "j1")
+		return err != nil
+	})
+}
+
+func TestEngineStaleResultIsDropped(t *testing.T) {
+	t.Parallel()
+	var b *bundle
+	b = setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		// While this delivery hangs, its lease expires, the reaper requeues
+		// the job and another process takes it.
+		later := t0.Add(3 * time.Minute)
+		if _, err := b.jobs.Reap(ctx, later, domain.MaxAttempts); err != nil {
+			panic(err)
+		}
+		if _, err := b.jobs.Lease(ctx, ports.LeaseRequest{Owner: "other", Token: "other-token", Now: later, Until: later.Add(2 * time.Minute)}); err != nil {
+			panic(err)
+		}
+		return domain.Classify(410, "", time.Time{})
+	})
+	b.start()
+	b.enqueue(b.job("j1", "a.example"))
+	b.eventually("delivery returned", func() bool { return len(b.deliverer.Calls()) == 1 && b.deliverer.InFlight() == 0 })
+	b.eventually("slot freed", func() bool { return b.engine.InFlight() == 0 })
+	j := b.get("j1")
+	if j.State != domain.JobLeased || j.LeaseToken != "other-token" {
+		t.Fatalf("a stale holder overwrote the next holder: %+v", j)
+	}
+}
+
+func TestEngineSenderGoneIsDead(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, nil)
+	b.start()
+	j := b.job("j1", "a.example")
+	j.SenderID = "deleted-actor"
+	b.enqueue(j)
+	got := b.waitState("j1", domain.JobDead)
+	if len(b.deliverer.Calls()) != 0 || got.LastError == "" {
+		t.Fatalf("%+v", got)
+	}
+}
+
+func TestEngineGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	finish := make(chan struct{})
+	b := setup(t, application.EngineConfig{Grace: 30 * time.Second}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		if d.Inbox == "https://quick.example/inbox" {
+			<-finish
+			return domain.Classify(202, "", time.Time{})
+		}
+		<-ctx.Done() // never answers within the grace period
+		return domain.NetworkFailure(ctx.Err())
+	})
+	b.start()
+	b.enqueue(b.job("quick", "quick.example"), b.job("slow", "slow.example"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b.deliverer.WaitFor(ctx, func(calls, inFlight int) bool { return inFlight == 2 })
+	b.cancel()
+	// Leasing stopped: a job enqueued now is not taken.
+	b.enqueue(b.job("late", "late.example"))
+	close(finish)
+	b.waitState("quick", domain.JobSucceeded)
+	if !b.clock.BlockUntil(ctx, 1) { // the grace timer
+		t.Fatal("no grace timer")
+	}
+	b.clock.Advance(30 * time.Second)
+	select {
+	case <-b.done:
+		b.cancel = nil
+	case <-ctx.Done():
+		t.Fatal("engine did not stop after the grace period")
+	}
+	slow := b.get("slow")
+	if slow.State != domain.JobQueued || slow.Attempts != 0 || slow.LeaseToken != "" {
+		t.Fatalf("cut-off delivery not released cleanly: %+v", slow)
+	}
+	if late := b.get("late"); late.State != domain.JobQueued || b.deliverer.CallsTo("https://late.example/inbox") != 0 {
+		t.Fatalf("leased after shutdown began: %+v", late)
+	}
+}

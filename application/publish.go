@@ -1,0 +1,216 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// Publish asks to post a note as one of the account's personas.
+type Publish struct {
+	UserID     string
+	As         string // persona name
+	Content    string
+	Visibility domain.Visibility
+	To         []string // direct recipients (actor URIs), or extra addressees
+}
+
+// Published says what was posted and how many deliveries were queued.
+type Published struct {
+	ObjectURI  string
+	ActivityID string
+	Inboxes    int // distinct inboxes the activity goes to
+	EnqueueResult
+}
+
+// Resolver finds a remote actor by URI, fetching it when it is not cached
+// (the ActivityPub adapter's job); CacheResolver only reads the cache.
+type Resolver interface {
+	Resolve(ctx context.Context, actorURI string) (domain.ForeignAvatar, error)
+}
+
+// CacheResolver resolves actors from the ForeignActorStore only.
+type CacheResolver struct{ Foreign ports.ForeignActorStore }
+
+// Resolve implements Resolver.
+func (r CacheResolver) Resolve(ctx context.Context, uri string) (domain.ForeignAvatar, error) {
+	return r.Foreign.ByActorURI(ctx, uri)
+}
+
+// followerPage is how many followers are read per store call during
+// fan-out.
+const followerPage = 1000
+
+// PublishHandler stores a post and fans its Create out to every inbox.
+type PublishHandler struct {
+	deps     Deps
+	urls     URLs
+	enqueue  EnqueueHandler
+	Resolver Resolver // nil: the cache only
+}
+
+// Handle checks that the persona is the account's, stores the post, and
+// enqueues one delivery per distinct inbox (shared inboxes preferred), in
+// batches.
+func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, error) {
+	d := h.deps
+	a, err := d.Actors.AvatarByName(ctx, strings.ToLower(strings.TrimSpace(cmd.As)))
+	if errors.Is(err, domain.ErrNotFound) {
+		return Published{}, fmt.Errorf("%w: no persona %q", domain.ErrInvalidInput, cmd.As)
+	}
+	if err != nil {
+		return Published{}, err
+	}
+	if a.RootUserID == "" || a.RootUserID != cmd.UserID {
+		return Published{}, fmt.Errorf("%w: persona %q is not yours", domain.ErrForbidden, cmd.As)
+	}
+	if cmd.Visibility == "" {
+		cmd.Visibility = domain.VisibilityPublic
+	}
+	if !cmd.Visibility.Valid() {
+		return Published{}, fmt.Errorf("%w: visibility %q is not public, followers or direct", domain.ErrInvalidInput, cmd.Visibility)
+	}
+	actor := h.urls.Persona(a.Name)
+	id := d.IDs.NewID()
+	now := d.Clock.Now()
+	noteURI := h.urls.Note(actor, id)
+	to, cc := addressing(cmd.Visibility, h.urls.Followers(actor), cmd.To)
+
+	var inboxes []string
+	if cmd.Visibility == domain.VisibilityDirect {
+		dm, err := domain.NewDmPost(id, noteURI, actor, cmd.Content, cmd.To, now)
+		if err != nil {
+			return Published{}, err
+		}
+		if inboxes, err = h.recipientInboxes(ctx, cmd.To); err != nil {
+			return Published{}, err
+		}
+		dm.Local = true
+		if _, err := d.Posts.CreateDm(ctx, dm); err != nil {
+			return Published{}, err
+		}
+	} else {
+		p, err := domain.NewPost(id, noteURI, actor, cmd.Content, cmd.Visibility, now)
+		if err != nil {
+			return Published{}, err
+		}
+		if inboxes, err = h.followerInboxes(ctx, actor); err != nil {
+			return Published{}, err
+		}
+		if len(cmd.To) > 0 {
+			extra, err := h.recipientInboxes(ctx, cmd.To)
+			if err != nil {
+				return Published{}, err
+			}
+			inboxes = distinct(append(inboxes, extra...))
+			to = append(to, cmd.To...)
+		}
+		p.Local = true
+		if _, err := d.Posts.CreatePost(ctx, p); err != nil {
+			return Published{}, err
+		}
+	}
+
+	act := Activity{
+		ID: h.urls.Activity(actor, id), Type: "Create", Actor: actor, Published: asTime(now), To: to, CC: cc,
+		Object: Note{ID: noteURI, Type: "Note", AttributedTo: actor, Content: cmd.Content, Published: asTime(now), To: to, CC: cc},
+	}
+	res, err := h.fanOut(ctx, act, a.ID, h.urls.Key(actor), inboxes)
+	if err != nil {
+		return Published{}, err
+	}
+	d.Log.Info("post published", "object", noteURI, "inboxes", len(inboxes), "queued", res.Queued)
+	return Published{ObjectURI: noteURI, ActivityID: act.ID, Inboxes: len(inboxes), EnqueueResult: res}, nil
+}
+
+// fanOut enqueues one job per inbox for the activity.
+func (h PublishHandler) fanOut(ctx context.Context, act Activity, senderID, keyID string, inboxes []string) (EnqueueResult, error) {
+	payload, err := act.Marshal()
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	now := h.deps.Clock.Now()
+	jobs := make([]domain.Job, 0, len(inboxes))
+	for _, inbox := range inboxes {
+		j, err := domain.NewJob(h.deps.IDs.NewID(), act.ID, inbox, senderID, keyID, payload, now)
+		if err != nil {
+			h.deps.Log.Warn("skipping an inbox that is not a valid URL", "inbox", inbox, "err", err)
+			continue
+		}
+		jobs = append(jobs, j)
+	}
+	return h.enqueue.Handle(ctx, jobs)
+}
+
+// followerInboxes pages through accepted followers and returns their
+// distinct delivery inboxes, one store call per page.
+func (h PublishHandler) followerInboxes(ctx context.Context, actor string) ([]string, error) {
+	var inboxes []string
+	after := ""
+	for {
+		page, err := h.deps.Followers.Followers(ctx, actor, domain.FollowAccepted, after, followerPage)
+		if err != nil {
+			return nil, err
+		}
+		uris := make([]string, 0, len(page))
+		for _, f := range page {
+			if !h.local(f.FollowerURI) {
+				uris = append(uris, f.FollowerURI)
+			}
+		}
+		actors, err := h.deps.Foreign.ByActorURIs(ctx, uris)
+		if err != nil {
+			return nil, err
+		}
+		for _, fa := range actors {
+			inboxes = append(inboxes, fa.DeliveryInbox())
+		}
+		if len(page) < followerPage {
+			return distinct(inboxes), nil
+		}
+		after = page[len(page)-1].FollowerURI
+	}
+}
+
+// recipientInboxes resolves addressed actors to their inboxes.
+func (h PublishHandler) recipientInboxes(ctx context.Context, uris []string) ([]string, error) {
+	r := h.Resolver
+	if r == nil {
+		r = CacheResolver{Foreign: h.deps.Foreign}
+	}
+	var inboxes []string
+	for _, u := range uris {
+		if h.local(u) {
+			continue
+		}
+		fa, err := r.Resolve(ctx, u)
+		if errors.Is(err, domain.ErrNotFound) {
+			return nil, fmt.Errorf("%w: unknown recipient %q", domain.ErrInvalidInput, u)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("recipient %q: %w", u, err)
+		}
+		inboxes = append(inboxes, fa.DeliveryInbox())
+	}
+	return distinct(inboxes), nil
+}
+
+func (h PublishHandler) local(uri string) bool {
+	return strings.HasPrefix(uri, h.urls.Base()+"/")
+}
+
+func distinct(s []string) []string {
+	seen := make(map[string]struct{}, len(s))
+	out := s[:0]
+	for _, v := range s {
+		if _, ok := seen[v]; !ok && v != "" {
+			seen[v] = struct{}{}
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,16 @@
+package ports
+
+import "github.com/heraldfed/herald/domain"
+
+// PasswordHasher hashes and checks login passwords.
+type PasswordHasher interface {
+	Hash(password string) (string, error)
+	// Verify returns domain.ErrUnauthorized when password does not match.
+	Verify(hash, password string) error
+}
+
+// KeyGenerator makes an actor's RSA-2048 key pair. Injected because a real
+// key takes tens of milliseconds and tests make hundreds.
+type KeyGenerator interface {
+	GenerateKeyPair() (domain.KeyPair, error)
+}
