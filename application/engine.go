@@ -367,7 +367,9 @@ func (e *Engine) Process(ctx context.Context, job domain.Job) {
 		}
 	default:
 		log = log.With("reason", d.Reason)
-		apply = func(c context.Context) error { return e.jobs.Fail(c, job.ID, job.LeaseToken, d.Attempts, d.Reason, now) }
+		apply = func(c context.Context) error {
+			return e.jobs.Fail(c, job.ID, job.LeaseToken, d.Attempts, d.Reason, now)
+		}
 	}
 	if e.settle(ctx, log, job, string(d.State), apply) {
 		e.obs.Settled(d.State)
