@@ -1,0 +1,137 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+)
+
+// authed resolves the bearer token before next runs; 401 otherwise.
+func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, domain.RootUser)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, err := h.app.Authenticate.Handle(r.Context(), bearer(r))
+		if err != nil {
+			writeError(w, r, h.log, err)
+			return
+		}
+		next(w, r, u)
+	})
+}
+
+type credentials struct {
+	UserName string `json:"username"`
+	Password string `json:"password"`
+}
+
+type actorJSON struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	URI       string    `json:"uri"`
+	Kind      string    `json:"kind"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+type sessionJSON struct {
+	Token    string     `json:"token"`
+	UserID   string     `json:"user_id"`
+	UserName string     `json:"username"`
+	Persona  *actorJSON `json:"persona,omitempty"`
+}
+
+func (h *Handler) persona(a domain.Avatar) *actorJSON {
+	return &actorJSON{ID: a.ID, Name: a.Name, URI: h.app.URLs.Persona(a.Name), Kind: string(domain.NameKindPersona), CreatedAt: a.CreatedAt}
+}
+
+func (h *Handler) signUp(w http.ResponseWriter, r *http.Request) {
+	var in credentials
+	if err := decodeJSON(w, r, &in); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	s, err := h.app.SignUp.Handle(r.Context(), application.SignUp{UserName: in.UserName, Password: in.Password})
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, sessionJSON{Token: s.Token, UserID: s.User.ID, UserName: s.User.UserName, Persona: h.persona(s.Avatar)})
+}
+
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+	var in credentials
+	if err := decodeJSON(w, r, &in); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	s, err := h.app.Login.Handle(r.Context(), application.Login{UserName: in.UserName, Password: in.Password})
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, sessionJSON{Token: s.Token, UserID: s.User.ID, UserName: s.User.UserName})
+}
+
+type nameJSON struct {
+	Name string `json:"name"`
+}
+
+func (h *Handler) createPersona(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
+	var in nameJSON
+	if err := decodeJSON(w, r, &in); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	a, err := h.app.CreatePersona.Handle(r.Context(), application.CreatePersona{UserID: u.ID, Name: in.Name})
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, h.persona(a))
+}
+
+func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
+	var in nameJSON
+	if err := decodeJSON(w, r, &in); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	g, err := h.app.CreateGroup.Handle(r.Context(), application.CreateGroup{UserID: u.ID, Name: in.Name})
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, actorJSON{ID: g.ID, Name: g.Name, URI: h.app.URLs.Group(g.Name), Kind: string(domain.NameKindGroup), CreatedAt: g.CreatedAt})
+}
+
+type postJSON struct {
+	As         string   `json:"as"`
+	Content    string   `json:"content"`
+	Visibility string   `json:"visibility"`
+	To         []string `json:"to"`
+}
+
+type publishedJSON struct {
+	URI           string `json:"uri"`
+	Activity      string `json:"activity"`
+	Inboxes       int    `json:"inboxes"`
+	Queued        int    `json:"queued"`
+	AlreadyQueued int    `json:"already_queued"`
+}
+
+func (h *Handler) publish(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
+	var in postJSON
+	if err := decodeJSON(w, r, &in); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	res, err := h.app.Publish.Handle(r.Context(), application.Publish{
+		UserID: u.ID, As: in.As, Content: in.Content, Visibility: domain.Visibility(in.Visibility), To: in.To,
+	})
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, publishedJSON{URI: res.ObjectURI, Activity: res.ActivityID, Inboxes: res.Inboxes,
+		Queued: res.Queued, AlreadyQueued: res.AlreadyQueued})
+}

@@ -1,0 +1,120 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/heraldfed/herald/application"
+)
+
+// Readiness reports whether the server should receive traffic: storage
+// reachable, migrations done, not shutting down.
+type Readiness interface {
+	Ready(ctx context.Context) error
+}
+
+// Handler serves Herald's HTTP surface.
+type Handler struct {
+	app    *application.Application
+	ready  Readiness
+	log    *slog.Logger
+	router *mux.Router
+}
+
+// New builds the router. Every route is registered here, so the whole
+// surface reads in one place.
+func New(app *application.Application, ready Readiness, log *slog.Logger) *Handler {
+	h := &Handler{app: app, ready: ready, log: log.With("component", "http"), router: mux.NewRouter()}
+	r := h.router
+	r.HandleFunc("/healthz", h.healthz).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/readyz", h.readyz).Methods(http.MethodGet, http.MethodHead)
+
+	// Full paths rather than a PathPrefix subrouter: mux answers 404
+	// instead of 405 for a wrong method on a subrouter's route.
+	r.HandleFunc("/api/v1/accounts", h.signUp).Methods(http.MethodPost)
+	r.HandleFunc("/api/v1/sessions", h.login).Methods(http.MethodPost)
+	r.Handle("/api/v1/personas", h.authed(h.createPersona)).Methods(http.MethodPost)
+	r.Handle("/api/v1/groups", h.authed(h.createGroup)).Methods(http.MethodPost)
+	r.Handle("/api/v1/posts", h.authed(h.publish)).Methods(http.MethodPost)
+
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, errorBody{Error: "no such endpoint"})
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method not allowed"})
+	})
+	return h
+}
+
+// Router exposes the router so other surfaces (ActivityPub, operator) can
+// register their routes on it before the server starts.
+func (h *Handler) Router() *mux.Router { return h.router }
+
+// ServeHTTP implements http.Handler with access logging and a last-resort
+// recover, so a bug answers 500 instead of killing the process.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	defer func() {
+		if p := recover(); p != nil {
+			h.log.Error("handler panicked", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+			if !rec.wrote {
+				writeJSON(rec, http.StatusInternalServerError, errorBody{Error: "internal error"})
+			}
+		}
+		level := slog.LevelDebug
+		if rec.status >= 500 {
+			level = slog.LevelWarn
+		}
+		h.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
+			"status", rec.status, "duration", time.Since(start))
+	}()
+	h.router.ServeHTTP(rec, r)
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := h.ready.Ready(ctx); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// bearer extracts the token of "Authorization: Bearer <token>".
+func bearer(r *http.Request) string {
+	v := r.Header.Get("Authorization")
+	if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		return strings.TrimSpace(v[7:])
+	}
+	return ""
+}
