@@ -1,0 +1,29 @@
+// Package postgres holds Herald's PostgreSQL schema migrations as ordered
+// golang-migrate SQL files (NNN_name.up.sql / NNN_name.down.sql), embedded so
+// the binary carries its schema. adapters/postgres runs them (MigrateUp) under
+// golang-migrate's advisory lock and then ensures the indexes every start.
+//
+// What each step does, and what its down step can and cannot undo:
+//
+//   - 001_dedupe_and_reserve_names: creates the legacy tables when absent (so
+//     a fresh database and one the old server left behind both work), removes
+//     the duplicates races left in them, creates their unique indexes, and
+//     fills reserved_names from every avatar, group and the fixed list. Down
+//     drops reserved_names and those unique indexes; the deleted duplicates
+//     cannot be restored (they were copies of rows that remain).
+//   - 002_delivery_queue: jobs and remote_instances. Down drops both (and so
+//     the queue: only for a rollback to the old serial worker).
+//   - 003_tokens: bearer tokens. Down drops them (every session ends).
+//   - 004_move_legacy_deliveries: moves pending rows of the legacy deliveries
+//     table into jobs and marks them abandoned. Down gives back to the old
+//     worker only what the new engine has not touched yet.
+//
+// Each file runs in one transaction, so a failed step changes nothing.
+package postgres
+
+import "embed"
+
+// FS holds the migration files at its root, for golang-migrate's iofs source.
+//
+//go:embed *.sql
+var FS embed.FS
