@@ -1,0 +1,256 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	pgx "github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+var (
+	_ ports.ForeignActorStore = (*ContentStore)(nil)
+	_ ports.PostStore         = (*ContentStore)(nil)
+)
+
+// ContentStore keeps cached remote actors (foreign_avatars), posts and
+// direct posts (posts, dm_posts).
+type ContentStore struct{ pool *pgxpool.Pool }
+
+// NewContentStore returns the store on pool.
+func NewContentStore(pool *pgxpool.Pool) *ContentStore { return &ContentStore{pool: pool} }
+
+const foreignColumns = `actor_uri, public_key_id, public_key_pem, inbox, shared_inbox, preferred_username, host, fetched_at`
+
+func scanForeign(row pgx.Row) (domain.ForeignAvatar, error) {
+	var f domain.ForeignAvatar
+	err := row.Scan(&f.ActorURI, &f.PublicKeyID, &f.PublicKeyPEM, &f.Inbox, &f.SharedInbox, &f.PreferredUsername, &f.Host, &f.FetchedAt)
+	if err != nil {
+		return domain.ForeignAvatar{}, err
+	}
+	f.FetchedAt = f.FetchedAt.UTC()
+	return f, nil
+}
+
+// Upsert implements ports.ForeignActorStore: one INSERT ... ON CONFLICT DO
+// UPDATE on foreign_avatars_actor_uri_key, so concurrent fetches of one
+// actor leave one row, the last written.
+func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
+	if f.ActorURI == "" {
+		return fmt.Errorf("%w: foreign actor without URI", domain.ErrInvalidInput)
+	}
+	_, err := s.pool.Exec(ctx, `
+INSERT INTO foreign_avatars (`+foreignColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (actor_uri) DO UPDATE SET
+	public_key_id = EXCLUDED.public_key_id, public_key_pem = EXCLUDED.public_key_pem,
+	inbox = EXCLUDED.inbox, shared_inbox = EXCLUDED.shared_inbox,
+	preferred_username = EXCLUDED.preferred_username, host = EXCLUDED.host, fetched_at = EXCLUDED.fetched_at`,
+		f.ActorURI, f.PublicKeyID, f.PublicKeyPEM, f.Inbox, f.SharedInbox, f.PreferredUsername, f.Host, f.FetchedAt)
+	if err != nil {
+		return fmt.Errorf("foreign actor %q: %w", f.ActorURI, interpretError(err))
+	}
+	return nil
+}
+
+// ByActorURI implements ports.ForeignActorStore.
+func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.ForeignAvatar, error) {
+	f, err := scanForeign(s.pool.QueryRow(ctx, `SELECT `+foreignColumns+` FROM foreign_avatars WHERE actor_uri = $1`, uri))
+	if err != nil {
+		return domain.ForeignAvatar{}, fmt.Errorf("foreign actor %q: %w", uri, interpretError(err))
+	}
+	return f, nil
+}
+
+// ByKeyID implements ports.ForeignActorStore. Should two cached actors
+// claim one key id (a stale copy), the most recently fetched answers.
+func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
+	f, err := scanForeign(s.pool.QueryRow(ctx, `
+SELECT `+foreignColumns+` FROM foreign_avatars WHERE public_key_id = $1 AND $1 <> ''
+ORDER BY fetched_at DESC LIMIT 1`, keyID))
+	if err != nil {
+		return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, interpretError(err))
+	}
+	return f, nil
+}
+
+// ByActorURIs implements ports.ForeignActorStore in one query, returning
+// the actors in the order of uris, each once.
+func (s *ContentStore) ByActorURIs(ctx context.Context, uris []string) ([]domain.ForeignAvatar, error) {
+	if len(uris) == 0 {
+		return []domain.ForeignAvatar{}, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+foreignColumns+` FROM foreign_avatars WHERE actor_uri = ANY($1::text[])`, uris)
+	if err != nil {
+		return nil, fmt.Errorf("foreign actors: %w", interpretError(err))
+	}
+	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.ForeignAvatar, error) { return scanForeign(row) })
+	if err != nil {
+		return nil, fmt.Errorf("foreign actors: %w", interpretError(err))
+	}
+	byURI := make(map[string]domain.ForeignAvatar, len(found))
+	for _, f := range found {
+		byURI[f.ActorURI] = f
+	}
+	out := make([]domain.ForeignAvatar, 0, len(found))
+	for _, u := range uris {
+		if f, ok := byURI[u]; ok {
+			out = append(out, f)
+			delete(byURI, u)
+		}
+	}
+	return out, nil
+}
+
+// Delete implements ports.ForeignActorStore.
+func (s *ContentStore) Delete(ctx context.Context, uri string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM foreign_avatars WHERE actor_uri = $1`, uri)
+	if err != nil {
+		return fmt.Errorf("delete foreign actor %q: %w", uri, interpretError(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("foreign actor %q: %w", uri, domain.ErrNotFound)
+	}
+	return nil
+}
+
+const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local`
+
+func scanPost(row pgx.Row) (domain.Post, error) {
+	var p domain.Post
+	var vis string
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &p.Published, &p.Local)
+	if err != nil {
+		return domain.Post{}, err
+	}
+	p.Visibility = domain.Visibility(vis)
+	p.Published = p.Published.UTC()
+	return p, nil
+}
+
+// CreatePost implements ports.PostStore: ON CONFLICT (object_uri) DO
+// NOTHING keeps the first copy when an inbox gets the same Create twice.
+func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `
+INSERT INTO posts (`+postColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT (object_uri) DO NOTHING`,
+		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, p.Published, p.Local)
+	if err != nil {
+		return false, fmt.Errorf("post %q: %w", p.ObjectURI, interpretError(err))
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// PostByObjectURI implements ports.PostStore.
+func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.Post, error) {
+	p, err := scanPost(s.pool.QueryRow(ctx, `SELECT `+postColumns+` FROM posts WHERE object_uri = $1`, uri))
+	if err != nil {
+		return domain.Post{}, fmt.Errorf("post %q: %w", uri, interpretError(err))
+	}
+	return p, nil
+}
+
+// PostsByAuthor implements ports.PostStore on posts_author_published_idx.
+func (s *ContentStore) PostsByAuthor(ctx context.Context, author string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.listPosts(ctx, "author_uri", author, before, limit)
+}
+
+// PostsByGroup implements ports.PostStore on posts_group_published_idx. An
+// empty group matches nothing: it is not a group.
+func (s *ContentStore) PostsByGroup(ctx context.Context, group string, before time.Time, limit int) ([]domain.Post, error) {
+	if group == "" {
+		return nil, nil
+	}
+	return s.listPosts(ctx, "group_uri", group, before, limit)
+}
+
+// listPosts lists newest first; ties (one instant) in object URI byte order,
+// as the memory adapter does. column is one of two constants, never input.
+func (s *ContentStore) listPosts(ctx context.Context, column, value string, b time.Time, limit int) ([]domain.Post, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT `+postColumns+` FROM posts
+WHERE `+column+` = $1 AND published < $2
+ORDER BY published DESC, object_uri COLLATE "C"
+LIMIT $3`, value, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("posts by %s %q: %w", column, value, interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Post, error) { return scanPost(row) })
+	if err != nil {
+		return nil, fmt.Errorf("posts by %s %q: %w", column, value, interpretError(err))
+	}
+	return out, nil
+}
+
+// DeletePost implements ports.PostStore: one statement over both tables.
+func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
+	var n int
+	err := s.pool.QueryRow(ctx, `
+WITH p AS (DELETE FROM posts WHERE object_uri = $1 RETURNING 1),
+     d AS (DELETE FROM dm_posts WHERE object_uri = $1 RETURNING 1)
+SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d)`, uri).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("delete post %q: %w", uri, interpretError(err))
+	}
+	if n == 0 {
+		return fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+	}
+	return nil
+}
+
+const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local`
+
+func scanDm(row pgx.Row) (domain.DmPost, error) {
+	var p domain.DmPost
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.Participants, &p.ParticipantsKey, &p.Content, &p.Published, &p.Local)
+	if err != nil {
+		return domain.DmPost{}, err
+	}
+	p.Published = p.Published.UTC()
+	return p, nil
+}
+
+// CreateDm implements ports.PostStore.
+func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, error) {
+	parts := p.Participants
+	if parts == nil {
+		parts = []string{}
+	}
+	tag, err := s.pool.Exec(ctx, `
+INSERT INTO dm_posts (`+dmColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (object_uri) DO NOTHING`,
+		p.ID, p.ObjectURI, p.AuthorURI, parts, p.ParticipantsKey, p.Content, p.Published, p.Local)
+	if err != nil {
+		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, interpretError(err))
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// DmByObjectURI implements ports.PostStore.
+func (s *ContentStore) DmByObjectURI(ctx context.Context, uri string) (domain.DmPost, error) {
+	p, err := scanDm(s.pool.QueryRow(ctx, `SELECT `+dmColumns+` FROM dm_posts WHERE object_uri = $1`, uri))
+	if err != nil {
+		return domain.DmPost{}, fmt.Errorf("direct post %q: %w", uri, interpretError(err))
+	}
+	return p, nil
+}
+
+// DmThread implements ports.PostStore on dm_posts_participants_key_idx.
+func (s *ContentStore) DmThread(ctx context.Context, key string, b time.Time, limit int) ([]domain.DmPost, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT `+dmColumns+` FROM dm_posts
+WHERE participants_key = $1 AND published < $2
+ORDER BY published DESC, object_uri COLLATE "C"
+LIMIT $3`, key, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("direct thread %q: %w", key, interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.DmPost, error) { return scanDm(row) })
+	if err != nil {
+		return nil, fmt.Errorf("direct thread %q: %w", key, interpretError(err))
+	}
+	return out, nil
+}

@@ -1,0 +1,6 @@
+package postgres
+
+// Hooks for the black-box tests in package postgres_test.
+var InterpretError = interpretError
+
+const LeaseSQL = leaseSQL

@@ -1,0 +1,103 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	pgx "github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+var _ ports.InstanceStore = (*InstanceStore)(nil)
+
+// InstanceStore keeps the circuit breakers in remote_instances.
+type InstanceStore struct{ pool *pgxpool.Pool }
+
+// NewInstanceStore returns the store on pool.
+func NewInstanceStore(pool *pgxpool.Pool) *InstanceStore { return &InstanceStore{pool: pool} }
+
+const instanceColumns = `host, consecutive_failures, quarantine_level, quarantined_until, last_success_at, last_failure_at, last_error`
+
+func scanInstance(row pgx.Row) (domain.RemoteInstance, error) {
+	var r domain.RemoteInstance
+	var until, success, failure pgtype.Timestamptz
+	if err := row.Scan(&r.Host, &r.ConsecutiveFailures, &r.QuarantineLevel, &until, &success, &failure, &r.LastError); err != nil {
+		return domain.RemoteInstance{}, err
+	}
+	r.QuarantinedUntil, r.LastSuccessAt, r.LastFailureAt = fromOpt(until), fromOpt(success), fromOpt(failure)
+	return r, nil
+}
+
+// Get implements ports.InstanceStore.
+func (s *InstanceStore) Get(ctx context.Context, host string) (domain.RemoteInstance, error) {
+	r, err := scanInstance(s.pool.QueryRow(ctx, `SELECT `+instanceColumns+` FROM remote_instances WHERE host = $1`,
+		strings.ToLower(host)))
+	if err != nil {
+		return domain.RemoteInstance{}, fmt.Errorf("instance %q: %w", host, interpretError(err))
+	}
+	return r, nil
+}
+
+// Update implements ports.InstanceStore as a read-modify-write in one
+// transaction: the row is created if missing (ON CONFLICT DO NOTHING, so two
+// first failures do not collide), locked with FOR UPDATE, changed by fn and
+// written back. Concurrent Updates of one host queue on the row lock, so
+// each sees the previous one's result and every failure is counted. fn runs
+// once per call.
+func (s *InstanceStore) Update(ctx context.Context, host string, fn func(*domain.RemoteInstance)) (domain.RemoteInstance, error) {
+	if err := ctx.Err(); err != nil {
+		return domain.RemoteInstance{}, err
+	}
+	host = strings.ToLower(host)
+	if host == "" {
+		return domain.RemoteInstance{}, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
+	}
+	var out domain.RemoteInstance
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO remote_instances (host) VALUES ($1) ON CONFLICT (host) DO NOTHING`, host); err != nil {
+			return err
+		}
+		r, err := scanInstance(tx.QueryRow(ctx, `SELECT `+instanceColumns+` FROM remote_instances WHERE host = $1 FOR UPDATE`, host))
+		if err != nil {
+			return err
+		}
+		fn(&r)
+		r.Host = host
+		// RETURNING: hand back what is stored (microseconds), not what fn
+		// made (nanoseconds), so Update and Get agree.
+		out, err = scanInstance(tx.QueryRow(ctx, `
+UPDATE remote_instances SET consecutive_failures = $2, quarantine_level = $3, quarantined_until = $4,
+	last_success_at = $5, last_failure_at = $6, last_error = $7
+WHERE host = $1
+RETURNING `+instanceColumns,
+			host, r.ConsecutiveFailures, r.QuarantineLevel, optTime(r.QuarantinedUntil),
+			optTime(r.LastSuccessAt), optTime(r.LastFailureAt), r.LastError))
+		return err
+	})
+	if err != nil {
+		return domain.RemoteInstance{}, fmt.Errorf("update instance %q: %w", host, interpretError(err))
+	}
+	return out, nil
+}
+
+// List implements ports.InstanceStore.
+func (s *InstanceStore) List(ctx context.Context, quarantinedAt time.Time) ([]domain.RemoteInstance, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT `+instanceColumns+` FROM remote_instances
+WHERE $1::timestamptz IS NULL OR quarantined_until > $1
+ORDER BY host`, optTime(quarantinedAt))
+	if err != nil {
+		return nil, fmt.Errorf("list instances: %w", interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.RemoteInstance, error) { return scanInstance(row) })
+	if err != nil {
+		return nil, fmt.Errorf("list instances: %w", interpretError(err))
+	}
+	return out, nil
+}

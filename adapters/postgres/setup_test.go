@@ -1,0 +1,134 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	pgx "github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/heraldfed/herald/adapters/postgres"
+)
+
+const defaultURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+func databaseURL() string {
+	if u := os.Getenv("DATABASE_URL"); u != "" {
+		return u
+	}
+	return defaultURL
+}
+
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func testLog(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// tWriter sends log lines to t.Log, so they show with the failing test.
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+// schema is one test's private corner of the database: a schema of its own,
+// named at random, that every connection opened from cfg uses (search_path
+// and application_name are set to it), dropped when the test ends. Tests and
+// packages can so run in parallel, and twice, without seeing each other.
+type schema struct {
+	name string
+	cfg  *pgxpool.Config
+}
+
+// newSchema creates a fresh, empty schema, or skips the test naming what
+// stays unverified when no PostgreSQL answers.
+func newSchema(t *testing.T) schema {
+	t.Helper()
+	ctx := testCtx(t)
+	cfg, err := pgxpool.ParseConfig(databaseURL())
+	if err != nil {
+		t.Fatalf("DATABASE_URL: %v", err)
+	}
+	connectCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	admin, err := pgx.ConnectConfig(connectCtx, cfg.ConnConfig.Copy())
+	if err != nil {
+		t.Skipf("UNVERIFIED: no PostgreSQL at %s:%d (%v); the PostgreSQL adapter, its migrations and every contract suite against it were not run",
+			cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	defer admin.Close(ctx)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "herald_test_" + hex.EncodeToString(b)
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
+		if err != nil {
+			t.Errorf("drop schema %s: %v", name, err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", name, err)
+		}
+	})
+	cfg.ConnConfig.RuntimeParams["search_path"] = name
+	cfg.ConnConfig.RuntimeParams["application_name"] = name
+	return schema{name: name, cfg: cfg}
+}
+
+// pool opens a pool on the schema, closed when the test ends. Several pools
+// on one schema stand for several processes sharing one database.
+func (s schema) pool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	p, err := pgxpool.NewWithConfig(testCtx(t), s.cfg.Copy())
+	if err != nil {
+		t.Fatalf("pool: %v", err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// migrated is what bootstrap does before anything runs: migrations, then
+// indexes, on a fresh schema.
+func migrated(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	p := newSchema(t).pool(t)
+	mustMigrate(t, p)
+	return p
+}
+
+func mustMigrate(t *testing.T, p *pgxpool.Pool) {
+	t.Helper()
+	ctx := testCtx(t)
+	if err := postgres.MigrateUp(ctx, p, testLog(t)); err != nil {
+		t.Fatalf("migrate up: %v", err)
+	}
+	if err := postgres.EnsureIndexes(ctx, p); err != nil {
+		t.Fatalf("ensure indexes: %v", err)
+	}
+}
+
+func mustExec(t *testing.T, p *pgxpool.Pool, sql string, args ...any) {
+	t.Helper()
+	if _, err := p.Exec(testCtx(t), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
