@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
@@ -155,7 +156,8 @@ func runMigrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger, run f
 	start := time.Now()
 	err = run(m)
 	if errors.Is(err, migrate.ErrNoChange) {
-		log.Debug("postgres schema is current", "version", from)
+		v, _, _ := MigrationVersion(ctx, pool)
+		log.Debug("postgres schema is current", "version", v)
 		return nil
 	}
 	if err != nil {
@@ -192,7 +194,7 @@ func reportLeftovers(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) 
 type migrateLogger struct{ log *slog.Logger }
 
 func (l migrateLogger) Printf(format string, v ...any) {
-	l.log.Info("postgres migration", "msg_detail", fmt.Sprintf(format, v...))
+	l.log.Info("postgres migration step", "step", strings.TrimSpace(fmt.Sprintf(format, v...)))
 }
 
 func (l migrateLogger) Verbose() bool { return false }

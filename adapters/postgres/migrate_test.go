@@ -1,0 +1,537 @@
+package postgres_test
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/domain"
+	pgmigrations "github.com/heraldfed/herald/migrations/postgres"
+	"github.com/heraldfed/herald/ports"
+)
+
+// legacyDDL is the schema the old server left: no unique index where races
+// made duplicates, and deliveries with the activity in a text column and a
+// text id (001 creates jsonb and bigint; 004 must read both).
+const legacyDDL = `
+CREATE TABLE root_users (id text PRIMARY KEY, user_name text NOT NULL, password_hash text NOT NULL,
+	created_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE avatars (id text PRIMARY KEY, root_user_id text, name text NOT NULL,
+	display_name text NOT NULL DEFAULT '', public_key_pem text NOT NULL DEFAULT '',
+	private_key_pem text NOT NULL DEFAULT '', created_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE groups (id text PRIMARY KEY, owner_id text NOT NULL, name text NOT NULL,
+	display_name text NOT NULL DEFAULT '', public_key_pem text NOT NULL DEFAULT '',
+	private_key_pem text NOT NULL DEFAULT '', created_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE foreign_avatars (actor_uri text NOT NULL, public_key_id text NOT NULL DEFAULT '',
+	public_key_pem text NOT NULL DEFAULT '', inbox text NOT NULL DEFAULT '', shared_inbox text NOT NULL DEFAULT '',
+	preferred_username text NOT NULL DEFAULT '', host text NOT NULL DEFAULT '', fetched_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE posts (id text PRIMARY KEY, object_uri text NOT NULL, author_uri text NOT NULL,
+	group_uri text NOT NULL DEFAULT '', content text NOT NULL, visibility text NOT NULL,
+	in_reply_to text NOT NULL DEFAULT '', published timestamptz NOT NULL, local boolean NOT NULL DEFAULT false,
+	created_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE dm_posts (id text PRIMARY KEY, object_uri text NOT NULL, author_uri text NOT NULL,
+	participants text[] NOT NULL DEFAULT '{}', participants_key text NOT NULL, content text NOT NULL,
+	published timestamptz NOT NULL, local boolean NOT NULL DEFAULT false, created_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE followers (follower_uri text NOT NULL, followed_uri text NOT NULL, state text NOT NULL,
+	activity_id text NOT NULL DEFAULT '', created_at timestamptz NOT NULL DEFAULT now(),
+	updated_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE deliveries (id text PRIMARY KEY, activity text NOT NULL, inbox text NOT NULL, actor text NOT NULL,
+	attempts integer NOT NULL DEFAULT 0, created timestamptz NOT NULL DEFAULT now(), state text NOT NULL DEFAULT 'pending');
+`
+
+var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+const (
+	follower1, follower2, follower3, follower4 = "https://r.example/u/f1", "https://r.example/u/f2", "https://r.example/u/f3", "https://r.example/u/f4"
+	localAlice                                 = "https://h.example/users/alice"
+)
+
+// seedLegacy fills the legacy tables with what races and the old worker
+// left: duplicates of every kind 001 removes, names 001 reserves, and
+// deliveries 004 moves or must leave alone.
+func seedLegacy(t *testing.T, p *pgxpool.Pool) {
+	t.Helper()
+	mustExec(t, p, legacyDDL)
+	h := func(d time.Duration) time.Time { return t0.Add(d) }
+	for _, r := range []struct {
+		uri, key string
+		at       time.Time
+	}{
+		{"https://r.example/users/bob", "https://r.example/users/bob#old", h(0)},
+		{"https://r.example/users/bob", "https://r.example/users/bob#new", h(time.Hour)},
+		{"https://r.example/users/bob", "https://r.example/users/bob#older", h(-time.Hour)},
+		{"https://r.example/users/carol", "https://r.example/users/carol#k", h(0)},
+	} {
+		mustExec(t, p, `INSERT INTO foreign_avatars (actor_uri, public_key_id, inbox, fetched_at) VALUES ($1, $2, $1 || '/inbox', $3)`, r.uri, r.key, r.at)
+	}
+	for _, r := range []struct {
+		id, uri string
+		stored  time.Time
+	}{
+		{"p-third", "https://r.example/notes/1", h(2 * time.Minute)},
+		{"p-first", "https://r.example/notes/1", h(0)},
+		{"p-second", "https://r.example/notes/1", h(time.Minute)},
+		{"p-other", "https://r.example/notes/2", h(0)},
+	} {
+		mustExec(t, p, `INSERT INTO posts (id, object_uri, author_uri, content, visibility, published, created_at)
+			VALUES ($1, $2, 'https://r.example/users/bob', $1, 'public', $3, $4)`, r.id, r.uri, t0, r.stored)
+	}
+	mustExec(t, p, `INSERT INTO dm_posts (id, object_uri, author_uri, participants, participants_key, content, published, created_at) VALUES
+		('d-late', 'https://r.example/dm/1', 'https://r.example/users/bob', '{a,b}', 'k', 'x', $1, $2),
+		('d-early', 'https://r.example/dm/1', 'https://r.example/users/bob', '{a,b}', 'k', 'x', $1, $1)`, t0, h(time.Minute))
+	for _, r := range []struct {
+		follower, state, activity string
+		at                        time.Time
+	}{
+		{follower1, "pending", "f1-pending", h(0)},
+		{follower1, "accepted", "f1-accepted", h(time.Hour)},
+		{follower2, "pending", "f2-late", h(time.Hour)},
+		{follower2, "pending", "f2-early", h(0)},
+		{follower3, "accepted", "f3", h(0)},
+		{follower3, "accepted", "f3", h(0)}, // exact copies
+		{follower4, "accepted", "f4-late", h(time.Hour)},
+		{follower4, "pending", "f4-pending", h(-time.Hour)},
+		{follower4, "accepted", "f4-early", h(0)},
+	} {
+		mustExec(t, p, `INSERT INTO followers (follower_uri, followed_uri, state, activity_id, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $5)`, r.follower, localAlice, r.state, r.activity, r.at)
+	}
+	mustExec(t, p, `INSERT INTO root_users (id, user_name, password_hash, created_at) VALUES ('u1', 'alice', 'x', $1)`, t0)
+	mustExec(t, p, `INSERT INTO avatars (id, root_user_id, name, created_at) VALUES
+		('a-alice', 'u1', 'alice', $1), ('a-admin', 'u1', 'admin', $1), ('a-zed', 'u1', 'Zed', $1), ('inst', NULL, 'herald', $1)`, t0)
+	mustExec(t, p, `INSERT INTO groups (id, owner_id, name, created_at) VALUES
+		('g-club', 'u1', 'club', $1), ('g-alice', 'u1', 'alice', $2)`, t0, h(time.Hour))
+	for _, d := range legacyDeliveries {
+		mustExec(t, p, `INSERT INTO deliveries (id, activity, inbox, actor, attempts, created, state) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			d.id, d.activity, d.inbox, d.actor, d.attempts, d.created, d.state)
+	}
+}
+
+type legacyDelivery struct {
+	id, activity, inbox, actor string
+	attempts                   int
+	created                    time.Time
+	state                      string
+	// what 004 must make of it
+	wantState  string
+	wantSender string // "" when no job comes of it
+	wantKeyID  string
+}
+
+var legacyDeliveries = []legacyDelivery{
+	{"d1", `{"id":"https://h.example/act/1","type":"Create"}`, "https://Remote.Example:8443/inbox", "https://h.example/users/alice",
+		3, t0, "pending", "abandoned", "a-alice", "https://h.example/users/alice#main-key"},
+	// The same activity to the same inbox again: one job, both rows handed over.
+	{"d2", `{"id":"https://h.example/act/1","type":"Create"}`, "https://Remote.Example:8443/inbox", "https://h.example/users/alice",
+		1, t0.Add(time.Second), "pending", "abandoned", "", ""},
+	{"d3", `{"type":"Announce","id":"https://h.example/act/ü✓"}`, "https://r.example/users/bob/inbox?x=ä", "https://h.example/groups/club#key-1",
+		0, t0.Add(2 * time.Second), "pending", "abandoned", "g-club", "https://h.example/groups/club#key-1"},
+	{"d4", `{"id":"https://h.example/act/4"}`, "http://user@other.example/inbox", "https://h.example/actor",
+		15, t0.Add(3 * time.Second), "pending", "abandoned", "inst", "https://h.example/actor#main-key"},
+	{"d5", `not json`, "https://r.example/inbox", "https://h.example/users/alice", 0, t0, "pending", "pending", "", ""},
+	{"d6", `{"id":"https://h.example/act/6"}`, "https://r.example/inbox", "https://h.example/users/nobody", 0, t0, "pending", "pending", "", ""},
+	{"d7", `{"id":"https://h.example/act/7"}`, "https://r.example/inbox", "https://h.example/users/alice", 1, t0, "sent", "sent", "", ""},
+	{"d8", `{"id":"https://h.example/act/8"}`, "ftp://r.example/inbox", "https://h.example/users/alice", 0, t0, "pending", "pending", "", ""},
+	{"d9", `{"type":"Create"}`, "https://r.example/inbox", "https://h.example/users/alice", 0, t0, "pending", "pending", "", ""},
+}
+
+func TestMigrationsOnLegacyData(t *testing.T) {
+	t.Parallel()
+	p := newSchema(t).pool(t)
+	ctx := testCtx(t)
+	seedLegacy(t, p)
+	mustMigrate(t, p)
+
+	t.Run("001 keeps the newest foreign avatar", func(t *testing.T) {
+		bob, err := postgres.NewContentStore(p).ByActorURI(ctx, "https://r.example/users/bob")
+		if err != nil || bob.PublicKeyID != "https://r.example/users/bob#new" {
+			t.Fatalf("bob = %+v, %v", bob, err)
+		}
+		if n := count(t, p, `SELECT count(*) FROM foreign_avatars`); n != 2 {
+			t.Fatalf("%d foreign avatars, want 2", n)
+		}
+	})
+	t.Run("001 keeps the oldest post and dm", func(t *testing.T) {
+		got := strings.Join(column(t, p, `SELECT id FROM posts ORDER BY id`), ",")
+		if got != "p-first,p-other" {
+			t.Fatalf("posts left: %s", got)
+		}
+		if got := strings.Join(column(t, p, `SELECT id FROM dm_posts`), ","); got != "d-early" {
+			t.Fatalf("dm posts left: %s", got)
+		}
+	})
+	t.Run("001 keeps the accepted follow, else the oldest", func(t *testing.T) {
+		fs := postgres.NewFollowerStore(p)
+		for follower, want := range map[string]string{follower1: "f1-accepted", follower2: "f2-early", follower3: "f3", follower4: "f4-early"} {
+			f, err := fs.Get(ctx, follower, localAlice)
+			if err != nil || f.ActivityID != want {
+				t.Errorf("%s: kept %+v (%v), want %s", follower, f, err, want)
+			}
+		}
+		if n := count(t, p, `SELECT count(*) FROM followers`); n != 4 {
+			t.Fatalf("%d follow rows, want 4", n)
+		}
+	})
+	t.Run("001 fills the username space", func(t *testing.T) {
+		names, err := postgres.NewNameRegistry(p).List(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(map[string]string, len(names))
+		for _, n := range names {
+			got[n.Name] = string(n.Kind) + ":" + n.OwnerID
+		}
+		for name, want := range map[string]string{
+			"alice":  "persona:a-alice", // the persona wins over the group of the same name
+			"admin":  "persona:a-admin", // it existed before the list: it keeps its name
+			"zed":    "persona:a-zed",   // folded to lower case
+			"herald": "instance:inst",
+			"club":   "group:g-club",
+			"root":   "system:",
+			"www":    "system:",
+		} {
+			if got[name] != want {
+				t.Errorf("%s = %q, want %q", name, got[name], want)
+			}
+		}
+		if n := count(t, p, `SELECT count(*) FROM reserved_names WHERE kind = 'system'`); n != len(validFixedNames())-1 {
+			t.Errorf("%d system names, want %d (the fixed list but admin)", n, len(validFixedNames())-1)
+		}
+		if err := postgres.NewNameRegistry(p).Reserve(ctx, domain.ReservedName{Name: "club", Kind: domain.NameKindPersona, OwnerID: "x"}); !errors.Is(err, domain.ErrNameTaken) {
+			t.Errorf("legacy group name not reserved: %v", err)
+		}
+	})
+	t.Run("the unique indexes hold", func(t *testing.T) {
+		_, err := p.Exec(ctx, `INSERT INTO posts (id, object_uri, author_uri, content, visibility, published) VALUES ('p-new', 'https://r.example/notes/1', 'a', 'x', 'public', now())`)
+		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.ConstraintName != "posts_object_uri_key" {
+			t.Fatalf("duplicate object URI: %v", err)
+		}
+		_, err = p.Exec(ctx, `INSERT INTO followers (follower_uri, followed_uri, state) VALUES ($1, $2, 'pending')`, follower1, localAlice)
+		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.ConstraintName != "followers_pair_key" {
+			t.Fatalf("duplicate follow: %v", err)
+		}
+		have := column(t, p, `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()`)
+		for _, ix := range postgres.IndexNames() {
+			if !slices.Contains(have, ix) {
+				t.Errorf("index %s missing", ix)
+			}
+		}
+	})
+	t.Run("004 moves pending deliveries", func(t *testing.T) {
+		checkDeliveries(t, p, legacyDeliveries)
+		if n := count(t, p, `SELECT count(*) FROM jobs`); n != 3 {
+			t.Fatalf("%d jobs, want 3", n)
+		}
+	})
+	t.Run("004 twice moves nothing twice", func(t *testing.T) {
+		// More pending rows arrive (an old worker ran a little longer): a copy
+		// of a moved activity, and a new one.
+		mustExec(t, p, `INSERT INTO deliveries (id, activity, inbox, actor, attempts, created, state) VALUES
+			('d10', '{"id":"https://h.example/act/ü✓"}', 'https://r.example/users/bob/inbox?x=ä', 'https://h.example/users/alice', 0, $1, 'pending'),
+			('d11', '{"id":"https://h.example/act/11"}', 'https://r.example/inbox', 'https://h.example/users/alice', 2, $1, 'pending')`, t0)
+		up := readMigration(t, "004_move_legacy_deliveries.up.sql")
+		for run := 1; run <= 2; run++ {
+			mustExec(t, p, up)
+			if n := count(t, p, `SELECT count(*) FROM jobs`); n != 4 {
+				t.Fatalf("run %d: %d jobs, want 4", run, n)
+			}
+			if n := count(t, p, `SELECT count(*) FROM deliveries WHERE id IN ('d10', 'd11') AND state = 'abandoned'`); n != 2 {
+				t.Fatalf("run %d: %d of d10, d11 abandoned", run, n)
+			}
+		}
+	})
+	t.Run("004 down hands back what was not attempted", func(t *testing.T) {
+		jobs := postgres.NewJobStore(p)
+		now := time.Now()
+		lease := func(token string) domain.Job {
+			t.Helper()
+			j, err := jobs.Lease(ctx, ports.LeaseRequest{Owner: "w", Token: token, Now: now, Until: now.Add(time.Minute)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j
+		}
+		moved := func(j domain.Job) string {
+			t.Helper()
+			return column(t, p, `SELECT delivery_id FROM legacy_delivery_moves WHERE job_id = $1`, j.ID)[0]
+		}
+		// The queue runs in delivery order: d1 is delivered, d3 fails once
+		// and waits, d4 is being sent when the rollback comes, d11 waits.
+		delivered := lease("t1")
+		if err := jobs.Complete(ctx, delivered.ID, "t1", now); err != nil {
+			t.Fatal(err)
+		}
+		failed := lease("t2")
+		if err := jobs.Retry(ctx, failed.ID, "t2", ports.RetryUpdate{Attempts: 7, RunAt: now, LastError: "HTTP 503"}); err != nil {
+			t.Fatal(err)
+		}
+		inFlight := lease("t3")
+		if got := []string{moved(delivered), moved(failed), moved(inFlight)}; !slices.Equal(got, []string{"d1", "d3", "d4"}) {
+			t.Fatalf("leased %v; the test expects delivery order", got)
+		}
+		if err := postgres.MigrateDown(ctx, p, 1, testLog(t)); err != nil {
+			t.Fatal(err)
+		}
+		if v, dirty, err := postgres.MigrationVersion(ctx, p); v != 3 || dirty || err != nil {
+			t.Fatalf("version %d dirty %v err %v", v, dirty, err)
+		}
+		states := make(map[string]string)
+		for _, id := range []string{"d1", "d3", "d4", "d11"} {
+			states[id] = column(t, p, `SELECT state || ':' || attempts FROM deliveries WHERE id = $1`, id)[0]
+		}
+		want := map[string]string{
+			"d1":  "abandoned:3",  // delivered by the new engine: never again
+			"d3":  "pending:7",    // failed once since: back, with its attempts
+			"d4":  "abandoned:15", // being sent: stays with the new engine
+			"d11": "pending:2",    // never touched: back
+		}
+		if !maps.Equal(states, want) {
+			t.Fatalf("deliveries after down\n got %v\nwant %v", states, want)
+		}
+		if got := strings.Join(column(t, p, `SELECT state FROM jobs ORDER BY state`), ","); got != "leased,succeeded" {
+			t.Fatalf("jobs left after down: %s", got)
+		}
+		// And up again: the handed-back rows move again, the delivered one not.
+		mustMigrate(t, p)
+		if got := strings.Join(column(t, p, `SELECT state FROM jobs ORDER BY state`), ","); got != "leased,queued,queued,succeeded" {
+			t.Fatalf("jobs after up again: %s", got)
+		}
+		if n := count(t, p, `SELECT count(*) FROM deliveries WHERE id IN ('d3', 'd11') AND state = 'abandoned'`); n != 2 {
+			t.Fatalf("handed-back rows not moved again: %d", n)
+		}
+	})
+}
+
+// checkDeliveries holds every legacy row to what 004 must make of it, and
+// every job made to domain.NewJob's rules (the dedupe key by domain's own
+// formula, the host by domain.InboxHost).
+func checkDeliveries(t *testing.T, p *pgxpool.Pool, want []legacyDelivery) {
+	t.Helper()
+	ctx := testCtx(t)
+	jobs := postgres.NewJobStore(p)
+	for _, d := range want {
+		if got := column(t, p, `SELECT state FROM deliveries WHERE id = $1`, d.id); got[0] != d.wantState {
+			t.Errorf("delivery %s is %s, want %s", d.id, got[0], d.wantState)
+		}
+		ids := column(t, p, `SELECT job_id FROM legacy_delivery_moves WHERE delivery_id = $1`, d.id)
+		if d.wantSender == "" {
+			if len(ids) != 0 {
+				t.Errorf("delivery %s became job %v", d.id, ids)
+			}
+			continue
+		}
+		if len(ids) != 1 {
+			t.Errorf("delivery %s: jobs %v", d.id, ids)
+			continue
+		}
+		j, err := jobs.Get(ctx, ids[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var act struct{ ID string }
+		if err := json.Unmarshal(j.Payload, &act); err != nil {
+			t.Fatalf("payload %q: %v", j.Payload, err)
+		}
+		host, _ := domain.InboxHost(d.inbox)
+		if j.ActivityID != act.ID || j.Inbox != d.inbox || j.Host != host || j.SenderID != d.wantSender || j.KeyID != d.wantKeyID ||
+			j.Attempts != d.attempts || j.State != domain.JobQueued || !j.CreatedAt.Equal(d.created) {
+			t.Errorf("delivery %s became %+v", d.id, j)
+		}
+		if j.DedupeKey != domain.DedupeKey(j.ActivityID, j.Inbox) {
+			t.Errorf("delivery %s: SQL dedupe key %s, Go %s", d.id, j.DedupeKey, domain.DedupeKey(j.ActivityID, j.Inbox))
+		}
+		u, err := uuid.Parse(j.ID)
+		if err != nil || u.Version() != 7 || u.Variant() != uuid.RFC4122 {
+			t.Errorf("job id %s is not a UUIDv7: %v", j.ID, err)
+		} else if sec, nsec := u.Time().UnixTime(); !time.Unix(sec, nsec).Equal(d.created.Truncate(time.Millisecond)) {
+			t.Errorf("job id %s carries %v, want %v", j.ID, time.Unix(sec, nsec).UTC(), d.created)
+		}
+	}
+}
+
+func TestMigrationsOnFreshDatabase(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	latest, err := postgres.LatestMigration()
+	if err != nil || latest != 4 {
+		t.Fatalf("latest migration %d, %v", latest, err)
+	}
+	v, dirty, err := postgres.MigrationVersion(ctx, p)
+	if v != latest || dirty || err != nil {
+		t.Fatalf("version %d dirty %v err %v", v, dirty, err)
+	}
+	// The SQL copy of the fixed list is the list.
+	got := column(t, p, `SELECT name FROM reserved_names WHERE kind = 'system' ORDER BY name`)
+	if want := validFixedNames(); !slices.Equal(got, want) {
+		t.Fatalf("system names\n got %v\nwant %v", got, want)
+	}
+	// Running again changes nothing and says so.
+	mustMigrate(t, p)
+	if v2, _, _ := postgres.MigrationVersion(ctx, p); v2 != v {
+		t.Fatalf("version moved to %d", v2)
+	}
+}
+
+func TestMigrationVersionBeforeAnyMigration(t *testing.T) {
+	t.Parallel()
+	p := newSchema(t).pool(t)
+	v, dirty, err := postgres.MigrationVersion(testCtx(t), p)
+	if v != 0 || dirty || err != nil {
+		t.Fatalf("version %d dirty %v err %v", v, dirty, err)
+	}
+}
+
+func TestMigrateDownToZeroAndUpAgain(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	j, err := domain.NewJob("j1", "https://h.example/act/1", "https://r.example/inbox", "a", "k", []byte(`{}`), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.NewJobStore(p).Enqueue(ctx, []domain.Job{j}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.NewContentStore(p).CreatePost(ctx, domain.Post{ID: "p1", ObjectURI: "https://h.example/p/1", AuthorURI: "a", Content: "x", Visibility: "public", Published: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.MigrateDown(ctx, p, 0, testLog(t)); err == nil {
+		t.Fatal("zero steps accepted")
+	}
+	if err := postgres.MigrateDown(ctx, p, 100, testLog(t)); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	if v, dirty, err := postgres.MigrationVersion(ctx, p); v != 0 || dirty || err != nil {
+		t.Fatalf("after down: version %d dirty %v err %v", v, dirty, err)
+	}
+	tables := column(t, p, `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`)
+	want := []string{"avatars", "deliveries", "dm_posts", "followers", "foreign_avatars", "groups", "posts", "root_users", "schema_migrations"}
+	if !slices.Equal(tables, want) {
+		t.Fatalf("tables after down\n got %v\nwant %v (the legacy tables and their data stay)", tables, want)
+	}
+	if n := count(t, p, `SELECT count(*) FROM posts`); n != 1 {
+		t.Fatalf("down lost legacy data: %d posts", n)
+	}
+	mustMigrate(t, p)
+	if v, dirty, err := postgres.MigrationVersion(ctx, p); v != 4 || dirty || err != nil {
+		t.Fatalf("up again: version %d dirty %v err %v", v, dirty, err)
+	}
+	if err := postgres.NewNameRegistry(p).Reserve(ctx, domain.ReservedName{Name: "admin", Kind: domain.NameKindPersona, OwnerID: "x"}); !errors.Is(err, domain.ErrNameTaken) {
+		t.Fatalf("system names not seeded again: %v", err)
+	}
+	if n, err := postgres.NewJobStore(p).Enqueue(ctx, []domain.Job{j}); n != 1 || err != nil {
+		t.Fatalf("queue after up again: %d %v", n, err)
+	}
+}
+
+// Four processes' worth of pools start at once: the advisory lock lets one
+// migrate; the others wait and find nothing to do. Without the lock they
+// would collide (CREATE TABLE of an existing table, two version rows).
+func TestMigrateUpConcurrently(t *testing.T) {
+	t.Parallel()
+	s := newSchema(t)
+	const n = 4
+	pools := make([]*pgxpool.Pool, n)
+	for i := range pools {
+		pools[i] = s.pool(t)
+	}
+	start := make(chan struct{})
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			ctx := testCtx(t)
+			if errs[i] = postgres.MigrateUp(ctx, pools[i], testLog(t)); errs[i] == nil {
+				errs[i] = postgres.EnsureIndexes(ctx, pools[i])
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("process %d: %v", i, err)
+		}
+	}
+	checkMigratedOnce(t, pools[0])
+}
+
+func checkMigratedOnce(t *testing.T, p *pgxpool.Pool) {
+	t.Helper()
+	if v, dirty, err := postgres.MigrationVersion(testCtx(t), p); v != 4 || dirty || err != nil {
+		t.Fatalf("version %d dirty %v err %v", v, dirty, err)
+	}
+	if n := count(t, p, `SELECT count(*) FROM schema_migrations`); n != 1 {
+		t.Fatalf("%d version rows", n)
+	}
+	if n := count(t, p, `SELECT count(*) FROM reserved_names WHERE kind = 'system'`); n != len(validFixedNames()) {
+		t.Fatalf("%d system names", n)
+	}
+}
+
+func validFixedNames() []string {
+	var out []string
+	for _, n := range domain.FixedReservedNames() {
+		if norm, err := domain.NormalizeName(n); err == nil {
+			out = append(out, norm)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func readMigration(t *testing.T, name string) string {
+	t.Helper()
+	b, err := pgmigrations.FS.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func count(t *testing.T, p *pgxpool.Pool, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := p.QueryRow(testCtx(t), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+func column(t *testing.T, p *pgxpool.Pool, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := p.Query(testCtx(t), sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 && strings.Contains(sql, "WHERE id = $1") {
+		t.Fatalf("%s %v: no row", sql, args)
+	}
+	return out
+}
