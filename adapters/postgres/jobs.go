@@ -67,7 +67,10 @@ func scanJob(row pgx.Row) (domain.Job, error) {
 // the ORDER BY keep the batch's order in seq, the lease's tie-break. ON
 // CONFLICT (dedupe_key) DO NOTHING also skips a repeat of a key inside the
 // same chunk. The NOTIFY is evaluated only when a row went in, and is
-// delivered at commit, once per transaction whatever the number of chunks.
+// delivered at commit, once per transaction whatever the number of chunks
+// (PostgreSQL folds equal notifications of one transaction). Its payload is
+// the schema, so deployments sharing a database in different schemas do not
+// wake each other (the channel is database-wide).
 const enqueueSQL = `
 WITH inserted AS (
 	INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, attempts,
@@ -85,7 +88,7 @@ WITH inserted AS (
 ), counted AS (
 	SELECT count(*) AS n FROM inserted
 )
-SELECT n, CASE WHEN n > 0 THEN (SELECT true FROM pg_notify('` + NotifyChannel + `', '')) END FROM counted`
+SELECT n, CASE WHEN n > 0 THEN (SELECT true FROM pg_notify('` + NotifyChannel + `', current_schema())) END FROM counted`
 
 // Enqueue implements ports.JobStore. The batch goes in one transaction: its
 // chunks are pipelined in one round trip between BEGIN and COMMIT, so a

@@ -29,7 +29,9 @@ const (
 // logging each loss; after every (re)connection it wakes the workers once,
 // since jobs may have been enqueued while nobody listened. Notifications are
 // coalesced: the channel has room for one, and a wake-up that finds it full
-// is dropped, because the worker it would wake is already awake.
+// is dropped, because the worker it would wake is already awake. A
+// notification whose payload names another schema (another deployment on
+// the same database) is ignored; an empty payload wakes.
 type Waker struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
@@ -86,16 +88,23 @@ func (w *Waker) listen(ctx context.Context, ch chan<- struct{}) (listened bool, 
 		defer cancel()
 		_ = conn.Close(closeCtx)
 	}()
+	var schema string
+	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return false, err
+	}
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{NotifyChannel}.Sanitize()); err != nil {
 		return false, err
 	}
-	w.log.Info("postgres listener ready")
+	w.log.Info("postgres listener ready", "schema", schema)
 	wake(ch) // jobs may have come while nobody listened
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return true, err
 		}
-		wake(ch)
+		if n.Payload == "" || n.Payload == schema {
+			wake(ch)
+		}
 	}
 }
 

@@ -1,0 +1,442 @@
+package postgres_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pgx "github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
+	t.Helper()
+	j, err := domain.NewJob(id, "https://local.example/act/"+id, "https://"+host+"/inbox", "actor-1",
+		"https://local.example/users/alice#main-key", []byte(`{"id":"`+id+`"}`), runAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// The lease is an index scan on the queue index that stops at the first
+// row, not a scan or a sort of the queue (see leaseSQL's comment for the
+// numbers on a million jobs).
+func TestLeasePlanUsesQueueIndex(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	// 200,000 jobs: 10% queued in groups of 500 sharing one run_at (as a
+	// fan-out makes them), the rest finished.
+	mustExec(t, p, `
+INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at, finished_at)
+SELECT 'j' || lpad(g::text, 8, '0'), md5(g::text), 'a' || g, 'https://h' || (g % 500) || '.example/inbox',
+	'h' || (g % 500) || '.example', 's', 'k', '\x7b7d'::bytea,
+	CASE WHEN g % 10 = 0 THEN 'queued' ELSE 'succeeded' END,
+	timestamptz '2026-01-01' + ((g / 5000) || ' seconds')::interval, now(),
+	CASE WHEN g % 10 <> 0 THEN now() END
+FROM generate_series(1, 200000) g`)
+	mustExec(t, p, `ANALYZE jobs`)
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	var raw []byte
+	err := p.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+postgres.LeaseSQL,
+		"w", "tok", now.Add(time.Minute), now, []string{"h0.example", "h10.example"}).Scan(&raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []struct{ Plan planNode }
+	if err := json.Unmarshal(raw, &plan); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []planNode
+	plan[0].Plan.walk(func(n planNode) { nodes = append(nodes, n) })
+	usesQueueIndex := false
+	for _, n := range nodes {
+		switch {
+		case n.NodeType == "Index Scan" && n.IndexName == "jobs_state_run_at_idx":
+			usesQueueIndex = true
+		case n.NodeType == "Seq Scan", strings.Contains(n.NodeType, "Sort"), n.NodeType == "Bitmap Heap Scan":
+			t.Errorf("lease plan has a %s: %s", n.NodeType, raw)
+		}
+	}
+	if !usesQueueIndex {
+		t.Fatalf("lease plan does not scan jobs_state_run_at_idx: %s", raw)
+	}
+	// And it does lease the oldest due job of a host not skipped.
+	j, err := postgres.NewJobStore(p).Lease(ctx, ports.LeaseRequest{Owner: "w", Token: "tok", Now: now, Until: now.Add(time.Minute),
+		SkipHosts: []string{"h0.example", "h10.example"}})
+	if err != nil || j.ID != "j00000020" {
+		t.Fatalf("leased %s, %v; want j00000020", j.ID, err)
+	}
+}
+
+type planNode struct {
+	NodeType  string     `json:"Node Type"`
+	IndexName string     `json:"Index Name"`
+	Plans     []planNode `json:"Plans"`
+}
+
+func (n planNode) walk(f func(planNode)) {
+	f(n)
+	for _, c := range n.Plans {
+		c.walk(f)
+	}
+}
+
+// roundTrips counts what the pool sends: one per query, one per batch.
+type roundTrips struct{ queries, batches atomic.Int64 }
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	r.queries.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.batches.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+func TestEnqueueLargeBatchInFewRoundTrips(t *testing.T) {
+	t.Parallel()
+	s := newSchema(t)
+	mustMigrate(t, s.pool(t))
+	trips := &roundTrips{}
+	cfg := s.cfg.Copy()
+	cfg.ConnConfig.Tracer = trips
+	p, err := pgxpool.NewWithConfig(testCtx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	if err := p.Ping(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	jobs := make([]domain.Job, 10_000)
+	for i := range jobs {
+		jobs[i] = newJob(t, fmt.Sprintf("j%05d", i), fmt.Sprintf("h%03d.example", i%100), base)
+	}
+	trips.queries.Store(0)
+	n, err := postgres.NewJobStore(p).Enqueue(testCtx(t), jobs)
+	if err != nil || n != len(jobs) {
+		t.Fatalf("enqueue: %d, %v", n, err)
+	}
+	// BEGIN, one pipelined batch of ten chunks, COMMIT.
+	if q, b := trips.queries.Load(), trips.batches.Load(); q+b > 3 {
+		t.Fatalf("10,000 jobs took %d queries and %d batches", q, b)
+	}
+	// The batch order is the lease order between jobs due at one instant.
+	store := postgres.NewJobStore(p)
+	for _, want := range []string{"j00000", "j00001", "j00002"} {
+		j, err := store.Lease(testCtx(t), ports.LeaseRequest{Owner: "w", Token: "t" + want, Now: base, Until: base.Add(time.Minute)})
+		if err != nil || j.ID != want {
+			t.Fatalf("leased %s, %v; want %s", j.ID, err, want)
+		}
+	}
+}
+
+func TestEnqueueRefusesTakenIDAndInvalidJobs(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	s := postgres.NewJobStore(p)
+	now := time.Now()
+	if _, err := s.Enqueue(ctx, []domain.Job{newJob(t, "j1", "a.example", now)}); err != nil {
+		t.Fatal(err)
+	}
+	clash := newJob(t, "j1", "b.example", now) // same id, other dedupe key
+	n, err := s.Enqueue(ctx, []domain.Job{newJob(t, "j2", "a.example", now), clash})
+	if !errors.Is(err, domain.ErrAlreadyExists) || n != 0 {
+		t.Fatalf("taken id: %d, %v", n, err)
+	}
+	if _, err := s.Get(ctx, "j2"); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("a failed batch left j2 behind: %v", err)
+	}
+	if _, err := s.Enqueue(ctx, []domain.Job{{ID: "x"}}); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("invalid job: %v", err)
+	}
+	if n, err := s.Enqueue(ctx, nil); n != 0 || err != nil {
+		t.Fatalf("empty batch: %d %v", n, err)
+	}
+	if _, err := s.Lease(ctx, ports.LeaseRequest{Now: now}); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("lease without token: %v", err)
+	}
+}
+
+// Enqueue in one process wakes the Waker of another; a batch of dedupe
+// no-ops wakes nobody; another schema's enqueue is not ours. (The waker
+// coalesces, so each silence is checked on its own.)
+func TestEnqueueWakesOtherProcesses(t *testing.T) {
+	t.Parallel()
+	s := newSchema(t)
+	producer, consumer := s.pool(t), s.pool(t)
+	mustMigrate(t, producer)
+	other := migrated(t) // another deployment on the same database
+	ctx := testCtx(t)
+	wakeups := postgres.NewWaker(consumer, testLog(t)).Wakeups(ctx)
+	mustWake(t, wakeups, "the wake-up after LISTEN")
+
+	j := newJob(t, "j1", "a.example", time.Now())
+	if n, err := postgres.NewJobStore(other).Enqueue(ctx, []domain.Job{j}); n != 1 || err != nil {
+		t.Fatalf("enqueue in the other schema: %d %v", n, err)
+	}
+	mustNotWake(t, wakeups, "an enqueue in another schema")
+	if n, err := postgres.NewJobStore(producer).Enqueue(ctx, []domain.Job{j}); n != 1 || err != nil {
+		t.Fatalf("enqueue: %d %v", n, err)
+	}
+	mustWake(t, wakeups, "enqueue in another process")
+	if n, err := postgres.NewJobStore(producer).Enqueue(ctx, []domain.Job{j}); n != 0 || err != nil {
+		t.Fatalf("re-enqueue: %d %v", n, err)
+	}
+	mustNotWake(t, wakeups, "a batch that inserted nothing")
+}
+
+// mustNotWake fails if a wake-up comes within half a second. A slow
+// notification could make it pass wrongly, never fail wrongly.
+func mustNotWake(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+		t.Fatalf("woken by %s", what)
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+func mustWake(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no wake-up: %s", what)
+	}
+}
+
+// recorder keeps log records for assertions.
+type recorder struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = append(r.records, rec.Clone())
+	return nil
+}
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *recorder) WithGroup(string) slog.Handler      { return r }
+
+func (r *recorder) warned(msgPart string, keys ...string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if rec.Level != slog.LevelWarn || !strings.Contains(rec.Message, msgPart) {
+			continue
+		}
+		have := map[string]bool{}
+		rec.Attrs(func(a slog.Attr) bool { have[a.Key] = true; return true })
+		if slices.ContainsFunc(keys, func(k string) bool { return !have[k] }) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// The listener's connection is killed; it logs, reconnects, wakes the
+// workers (jobs may have come meanwhile) and hears enqueues again.
+func TestWakerReconnects(t *testing.T) {
+	t.Parallel()
+	s := newSchema(t)
+	p := s.pool(t)
+	mustMigrate(t, p)
+	ctx := testCtx(t)
+	rec := &recorder{}
+	wakeups := postgres.NewWaker(p, slog.New(rec)).Wakeups(ctx)
+	mustWake(t, wakeups, "the wake-up after LISTEN")
+	listener := func() []string {
+		return column(t, p, `SELECT pid::text FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`, s.name)
+	}
+	first := waitFor(t, listener)
+	mustExec(t, p, `SELECT pg_terminate_backend($1::int)`, first[0])
+	mustWake(t, wakeups, "the wake-up after reconnecting")
+	second := waitFor(t, listener)
+	if second[0] == first[0] {
+		t.Fatalf("still the killed backend %s", first[0])
+	}
+	if !rec.warned("listener is down", "err", "failures", "retry_in") {
+		t.Fatalf("the lost connection was not logged: %+v", rec.records)
+	}
+	if _, err := postgres.NewJobStore(p).Enqueue(ctx, []domain.Job{newJob(t, "j1", "a.example", time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	mustWake(t, wakeups, "enqueue after the reconnect")
+}
+
+func waitFor(t *testing.T, f func() []string) []string {
+	t.Helper()
+	for i := 0; i < 300; i++ {
+		if got := f(); len(got) > 0 {
+			return got
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("condition not met in 30 s")
+	return nil
+}
+
+// Several OS processes (this test binary, run again) share one queue: no
+// job is leased twice and every job is done.
+func TestLeaseFromSeveralProcesses(t *testing.T) {
+	t.Parallel()
+	s := newSchema(t)
+	p := s.pool(t)
+	mustMigrate(t, p)
+	base := time.Now().Add(-time.Minute)
+	jobs := make([]domain.Job, 300)
+	for i := range jobs {
+		jobs[i] = newJob(t, fmt.Sprintf("j%04d", i), fmt.Sprintf("h%02d.example", i%30), base)
+	}
+	if _, err := postgres.NewJobStore(p).Enqueue(testCtx(t), jobs); err != nil {
+		t.Fatal(err)
+	}
+	outputs := runHelpers(t, s, "lease", 3)
+	seen := map[string]int{}
+	for i, out := range outputs {
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for sc.Scan() {
+			if id, ok := strings.CutPrefix(sc.Text(), "leased "); ok {
+				if prev, dup := seen[id]; dup {
+					t.Errorf("job %s leased by process %d and %d", id, prev, i)
+				}
+				seen[id] = i
+			}
+		}
+	}
+	if len(seen) != len(jobs) {
+		t.Fatalf("%d of %d jobs leased", len(seen), len(jobs))
+	}
+	if n := count(t, p, `SELECT count(*) FROM jobs WHERE state = 'succeeded'`); n != len(jobs) {
+		t.Fatalf("%d succeeded", n)
+	}
+	per := map[int]int{}
+	for _, i := range seen {
+		per[i]++
+	}
+	t.Logf("jobs per process: %v", per)
+}
+
+// Several OS processes start at once on an empty schema: one migrates.
+func TestMigrateUpFromSeveralProcesses(t *testing.T) {
+	t.Parallel()
+	s := newSchema(t)
+	runHelpers(t, s, "migrate", 3)
+	checkMigratedOnce(t, s.pool(t))
+}
+
+// runHelpers runs n copies of this test binary as helper processes doing
+// role on schema s, at once, and returns their outputs.
+func runHelpers(t *testing.T, s schema, role string, n int) [][]byte {
+	t.Helper()
+	outs := make([][]byte, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), "HERALD_PG_HELPER="+role, "HERALD_PG_SCHEMA="+s.name, "DATABASE_URL="+databaseURL())
+			outs[i], errs[i] = cmd.CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("helper %d (%s): %v\n%s", i, role, err, outs[i])
+		}
+	}
+	return outs
+}
+
+// TestHelperProcess is the body of a helper process; run by itself it does
+// nothing.
+func TestHelperProcess(t *testing.T) {
+	role := os.Getenv("HERALD_PG_HELPER")
+	if role == "" {
+		return
+	}
+	cfg, err := pgxpool.ParseConfig(os.Getenv("DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = os.Getenv("HERALD_PG_SCHEMA")
+	ctx := testCtx(t)
+	p, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	switch role {
+	case "migrate":
+		if err := postgres.MigrateUp(ctx, p, testLog(t)); err != nil {
+			t.Fatal(err)
+		}
+		if err := postgres.EnsureIndexes(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	case "lease":
+		store := postgres.NewJobStore(p)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					tok := fmt.Sprintf("%d-%d-%d", os.Getpid(), w, i)
+					now := time.Now()
+					j, err := store.Lease(ctx, ports.LeaseRequest{Owner: "p", Token: tok, Now: now, Until: now.Add(time.Minute)})
+					if errors.Is(err, domain.ErrNoJob) {
+						return
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					fmt.Printf("leased %s\n", j.ID)
+					mu.Unlock()
+					if err := store.Complete(ctx, j.ID, tok, time.Now()); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	default:
+		t.Fatalf("unknown helper role %q", role)
+	}
+}
