@@ -1,0 +1,290 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/bson"
+	mongodrv "go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+var (
+	_ ports.UserStore  = (*AccountStore)(nil)
+	_ ports.TokenStore = (*AccountStore)(nil)
+	_ ports.ActorStore = (*AccountStore)(nil)
+)
+
+// AccountStore keeps root users, their tokens and local actors (avatars and
+// groups), one collection each.
+type AccountStore struct {
+	users, tokens, avatars, groups *mongodrv.Collection
+}
+
+// NewAccountStore returns the store of db.
+func NewAccountStore(db *mongodrv.Database) *AccountStore {
+	return &AccountStore{
+		users:   collection(db, collRootUsers),
+		tokens:  collection(db, collTokens),
+		avatars: collection(db, collAvatars),
+		groups:  collection(db, collGroups),
+	}
+}
+
+type userDoc struct {
+	ID           string    `bson:"_id"`
+	UserName     string    `bson:"userName"`
+	PasswordHash string    `bson:"passwordHash"`
+	CreatedAt    time.Time `bson:"createdAt,omitempty"`
+}
+
+type tokenDoc struct {
+	Hash      string    `bson:"_id"`
+	UserID    string    `bson:"userId"`
+	CreatedAt time.Time `bson:"createdAt,omitempty"`
+}
+
+// avatarDoc has no rootUserId for the instance actor, which is nobody's.
+type avatarDoc struct {
+	ID            string    `bson:"_id"`
+	RootUserID    string    `bson:"rootUserId,omitempty"`
+	Name          string    `bson:"name"`
+	DisplayName   string    `bson:"displayName,omitempty"`
+	PublicKeyPEM  string    `bson:"publicKeyPem"`
+	PrivateKeyPEM string    `bson:"privateKeyPem"`
+	CreatedAt     time.Time `bson:"createdAt,omitempty"`
+}
+
+type groupDoc struct {
+	ID            string    `bson:"_id"`
+	OwnerID       string    `bson:"ownerId"`
+	Name          string    `bson:"name"`
+	DisplayName   string    `bson:"displayName,omitempty"`
+	PublicKeyPEM  string    `bson:"publicKeyPem"`
+	PrivateKeyPEM string    `bson:"privateKeyPem"`
+	CreatedAt     time.Time `bson:"createdAt,omitempty"`
+}
+
+func (d userDoc) user() domain.RootUser {
+	return domain.RootUser{ID: d.ID, UserName: d.UserName, PasswordHash: d.PasswordHash, CreatedAt: d.CreatedAt}
+}
+
+func (d avatarDoc) avatar() domain.Avatar {
+	return domain.Avatar{ID: d.ID, RootUserID: d.RootUserID, Name: d.Name, DisplayName: d.DisplayName,
+		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt}
+}
+
+func (d groupDoc) group() domain.Group {
+	return domain.Group{ID: d.ID, OwnerID: d.OwnerID, Name: d.Name, DisplayName: d.DisplayName,
+		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt}
+}
+
+// What a duplicate key means in each collection. A duplicate user name is
+// ErrNameTaken; a duplicate id is ErrAlreadyExists. Where the server names
+// no index (FerretDB), or names one that does not settle it, the store looks
+// it up, checking in the memory adapter's order: the user name before the
+// id for users, the id before the name for avatars and groups.
+var (
+	userDups  = &dupRules{byIndex: map[string]error{idxRootUsersUserName: domain.ErrNameTaken}, other: errDupUnnamed}
+	actorDups = &dupRules{byIndex: map[string]error{"_id_": domain.ErrAlreadyExists}, other: errDupUnnamed}
+	tokenDups = &dupRules{other: domain.ErrAlreadyExists}
+)
+
+// settleDup settles an errDupUnnamed by a lookup: ifFound when a document
+// matches lookup, otherwise otherwise. Any other error passes unchanged.
+func settleDup(ctx context.Context, err error, c *mongodrv.Collection, lookup bson.D, ifFound, otherwise error) error {
+	if !errors.Is(err, errDupUnnamed) {
+		return err
+	}
+	n, cerr := c.CountDocuments(ctx, lookup, options.Count().SetLimit(1))
+	if cerr != nil {
+		return fmt.Errorf("%w (and the lookup that would say which key failed: %v)", err, interpretError(cerr, nil))
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: %w", ifFound, err)
+	}
+	return fmt.Errorf("%w: %w", otherwise, err)
+}
+
+// CreateUser implements ports.UserStore.
+func (s *AccountStore) CreateUser(ctx context.Context, u domain.RootUser) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_, err := s.users.InsertOne(ctx, userDoc{ID: u.ID, UserName: u.UserName, PasswordHash: u.PasswordHash, CreatedAt: utc(u.CreatedAt)})
+	if err == nil {
+		return nil
+	}
+	err = settleDup(ctx, interpretError(err, userDups), s.users,
+		bson.D{{Key: "userName", Value: u.UserName}}, domain.ErrNameTaken, domain.ErrAlreadyExists)
+	return fmt.Errorf("user %q (%s): %w", u.UserName, u.ID, err)
+}
+
+// UserByName implements ports.UserStore.
+func (s *AccountStore) UserByName(ctx context.Context, name string) (domain.RootUser, error) {
+	return s.findUser(ctx, bson.D{{Key: "userName", Value: name}}, name)
+}
+
+// UserByID implements ports.UserStore.
+func (s *AccountStore) UserByID(ctx context.Context, id string) (domain.RootUser, error) {
+	return s.findUser(ctx, bson.D{{Key: "_id", Value: id}}, id)
+}
+
+func (s *AccountStore) findUser(ctx context.Context, filter bson.D, what string) (domain.RootUser, error) {
+	var d userDoc
+	if err := s.users.FindOne(ctx, filter).Decode(&d); err != nil {
+		return domain.RootUser{}, fmt.Errorf("user %q: %w", what, interpretError(err, nil))
+	}
+	return d.user(), nil
+}
+
+// DeleteUser implements ports.UserStore.
+func (s *AccountStore) DeleteUser(ctx context.Context, id string) error {
+	return deleteByID(ctx, s.users, "user", id)
+}
+
+func deleteByID(ctx context.Context, c *mongodrv.Collection, what, id string) error {
+	res, err := c.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", what, id, interpretError(err, nil))
+	}
+	if res.DeletedCount == 0 {
+		return fmt.Errorf("%s %q: %w", what, id, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// CreateToken implements ports.TokenStore.
+func (s *AccountStore) CreateToken(ctx context.Context, t domain.Token) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_, err := s.tokens.InsertOne(ctx, tokenDoc{Hash: t.Hash, UserID: t.UserID, CreatedAt: utc(t.CreatedAt)})
+	if err != nil {
+		return fmt.Errorf("token: %w", interpretError(err, tokenDups))
+	}
+	return nil
+}
+
+// TokenByHash implements ports.TokenStore.
+func (s *AccountStore) TokenByHash(ctx context.Context, hash string) (domain.Token, error) {
+	var d tokenDoc
+	if err := s.tokens.FindOne(ctx, bson.D{{Key: "_id", Value: hash}}).Decode(&d); err != nil {
+		return domain.Token{}, fmt.Errorf("token: %w", interpretError(err, nil))
+	}
+	return domain.Token{Hash: d.Hash, UserID: d.UserID, CreatedAt: d.CreatedAt}, nil
+}
+
+// RevokeToken implements ports.TokenStore.
+func (s *AccountStore) RevokeToken(ctx context.Context, hash string) error {
+	res, err := s.tokens.DeleteOne(ctx, bson.D{{Key: "_id", Value: hash}})
+	if err != nil {
+		return fmt.Errorf("token: %w", interpretError(err, nil))
+	}
+	if res.DeletedCount == 0 {
+		return fmt.Errorf("token: %w", domain.ErrNotFound)
+	}
+	return nil
+}
+
+// CreateAvatar implements ports.ActorStore.
+func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_, err := s.avatars.InsertOne(ctx, avatarDoc{ID: a.ID, RootUserID: a.RootUserID, Name: a.Name, DisplayName: a.DisplayName,
+		PublicKeyPEM: a.Keys.PublicPEM, PrivateKeyPEM: a.Keys.PrivatePEM, CreatedAt: utc(a.CreatedAt)})
+	if err == nil {
+		return nil
+	}
+	err = settleDup(ctx, interpretError(err, actorDups), s.avatars,
+		bson.D{{Key: "_id", Value: a.ID}}, domain.ErrAlreadyExists, domain.ErrNameTaken)
+	return fmt.Errorf("avatar %q (%s): %w", a.Name, a.ID, err)
+}
+
+// AvatarByName implements ports.ActorStore.
+func (s *AccountStore) AvatarByName(ctx context.Context, name string) (domain.Avatar, error) {
+	return s.findAvatar(ctx, bson.D{{Key: "name", Value: name}}, name)
+}
+
+// AvatarByID implements ports.ActorStore.
+func (s *AccountStore) AvatarByID(ctx context.Context, id string) (domain.Avatar, error) {
+	return s.findAvatar(ctx, bson.D{{Key: "_id", Value: id}}, id)
+}
+
+func (s *AccountStore) findAvatar(ctx context.Context, filter bson.D, what string) (domain.Avatar, error) {
+	var d avatarDoc
+	if err := s.avatars.FindOne(ctx, filter).Decode(&d); err != nil {
+		return domain.Avatar{}, fmt.Errorf("avatar %q: %w", what, interpretError(err, nil))
+	}
+	return d.avatar(), nil
+}
+
+// AvatarsOf implements ports.ActorStore, along avatars_root_to_avatar.
+func (s *AccountStore) AvatarsOf(ctx context.Context, rootUserID string) ([]domain.Avatar, error) {
+	if rootUserID == "" {
+		return nil, nil // the instance actor is nobody's
+	}
+	cur, err := s.avatars.Find(ctx, bson.D{{Key: "rootUserId", Value: rootUserID}},
+		options.Find().SetSort(bson.D{{Key: "name", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("avatars of %q: %w", rootUserID, interpretError(err, nil))
+	}
+	var docs []avatarDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("avatars of %q: %w", rootUserID, interpretError(err, nil))
+	}
+	out := make([]domain.Avatar, len(docs))
+	for i, d := range docs {
+		out[i] = d.avatar()
+	}
+	return out, nil
+}
+
+// DeleteAvatar implements ports.ActorStore.
+func (s *AccountStore) DeleteAvatar(ctx context.Context, id string) error {
+	return deleteByID(ctx, s.avatars, "avatar", id)
+}
+
+// CreateGroup implements ports.ActorStore.
+func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_, err := s.groups.InsertOne(ctx, groupDoc{ID: g.ID, OwnerID: g.OwnerID, Name: g.Name, DisplayName: g.DisplayName,
+		PublicKeyPEM: g.Keys.PublicPEM, PrivateKeyPEM: g.Keys.PrivatePEM, CreatedAt: utc(g.CreatedAt)})
+	if err == nil {
+		return nil
+	}
+	err = settleDup(ctx, interpretError(err, actorDups), s.groups,
+		bson.D{{Key: "_id", Value: g.ID}}, domain.ErrAlreadyExists, domain.ErrNameTaken)
+	return fmt.Errorf("group %q (%s): %w", g.Name, g.ID, err)
+}
+
+// GroupByName implements ports.ActorStore.
+func (s *AccountStore) GroupByName(ctx context.Context, name string) (domain.Group, error) {
+	return s.findGroup(ctx, bson.D{{Key: "name", Value: name}}, name)
+}
+
+// GroupByID implements ports.ActorStore.
+func (s *AccountStore) GroupByID(ctx context.Context, id string) (domain.Group, error) {
+	return s.findGroup(ctx, bson.D{{Key: "_id", Value: id}}, id)
+}
+
+func (s *AccountStore) findGroup(ctx context.Context, filter bson.D, what string) (domain.Group, error) {
+	var d groupDoc
+	if err := s.groups.FindOne(ctx, filter).Decode(&d); err != nil {
+		return domain.Group{}, fmt.Errorf("group %q: %w", what, interpretError(err, nil))
+	}
+	return d.group(), nil
+}
+
+// DeleteGroup implements ports.ActorStore.
+func (s *AccountStore) DeleteGroup(ctx context.Context, id string) error {
+	return deleteByID(ctx, s.groups, "group", id)
+}

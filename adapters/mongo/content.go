@@ -1,0 +1,316 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/bson"
+	mongodrv "go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+var (
+	_ ports.ForeignActorStore = (*ContentStore)(nil)
+	_ ports.PostStore         = (*ContentStore)(nil)
+)
+
+// ContentStore keeps cached remote actors (foreign_avatars), posts (posts)
+// and direct posts (dm_posts).
+type ContentStore struct {
+	foreign, posts, dms *mongodrv.Collection
+}
+
+// NewContentStore returns the store of db.
+func NewContentStore(db *mongodrv.Database) *ContentStore {
+	return &ContentStore{
+		foreign: collection(db, collForeignAvatars),
+		posts:   collection(db, collPosts),
+		dms:     collection(db, collDmPosts),
+	}
+}
+
+// foreignDoc has no _id: legacy rows have ObjectIds, new rows get one from
+// the server, and the key is actorUri (unique).
+type foreignDoc struct {
+	ActorURI          string    `bson:"actorUri"`
+	PublicKeyID       string    `bson:"publicKeyId,omitempty"`
+	PublicKeyPEM      string    `bson:"publicKeyPem,omitempty"`
+	Inbox             string    `bson:"inbox,omitempty"`
+	SharedInbox       string    `bson:"sharedInbox,omitempty"`
+	PreferredUsername string    `bson:"preferredUsername,omitempty"`
+	Host              string    `bson:"host,omitempty"`
+	FetchedAt         time.Time `bson:"fetchedAt,omitempty"`
+}
+
+func (d foreignDoc) actor() domain.ForeignAvatar {
+	return domain.ForeignAvatar{ActorURI: d.ActorURI, PublicKeyID: d.PublicKeyID, PublicKeyPEM: d.PublicKeyPEM,
+		Inbox: d.Inbox, SharedInbox: d.SharedInbox, PreferredUsername: d.PreferredUsername, Host: d.Host, FetchedAt: d.FetchedAt}
+}
+
+type postDoc struct {
+	ID         string    `bson:"_id"`
+	ObjectURI  string    `bson:"objectUri"`
+	AuthorURI  string    `bson:"authorUri"`
+	GroupURI   string    `bson:"groupUri,omitempty"`
+	Content    string    `bson:"content"`
+	Visibility string    `bson:"visibility"`
+	InReplyTo  string    `bson:"inReplyTo,omitempty"`
+	Published  time.Time `bson:"published"`
+	Local      bool      `bson:"local"`
+}
+
+func (d postDoc) post() domain.Post {
+	return domain.Post{ID: d.ID, ObjectURI: d.ObjectURI, AuthorURI: d.AuthorURI, GroupURI: d.GroupURI, Content: d.Content,
+		Visibility: domain.Visibility(d.Visibility), InReplyTo: d.InReplyTo, Published: d.Published, Local: d.Local}
+}
+
+type dmDoc struct {
+	ID              string    `bson:"_id"`
+	ObjectURI       string    `bson:"objectUri"`
+	AuthorURI       string    `bson:"authorUri"`
+	Participants    []string  `bson:"participants"`
+	ParticipantsKey string    `bson:"participantsKey"`
+	Content         string    `bson:"content"`
+	Published       time.Time `bson:"published"`
+	Local           bool      `bson:"local"`
+}
+
+func (d dmDoc) dm() domain.DmPost {
+	return domain.DmPost{ID: d.ID, ObjectURI: d.ObjectURI, AuthorURI: d.AuthorURI, Participants: d.Participants,
+		ParticipantsKey: d.ParticipantsKey, Content: d.Content, Published: d.Published, Local: d.Local}
+}
+
+// Upsert implements ports.ForeignActorStore with a replace-upsert on
+// actorUri. Two simultaneous first upserts of one actor can both try to
+// insert; the unique index lets one win and the other is retried once,
+// when it finds the document and replaces it.
+func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f.ActorURI == "" {
+		return fmt.Errorf("%w: foreign actor without URI", domain.ErrInvalidInput)
+	}
+	doc := foreignDoc{ActorURI: f.ActorURI, PublicKeyID: f.PublicKeyID, PublicKeyPEM: f.PublicKeyPEM, Inbox: f.Inbox,
+		SharedInbox: f.SharedInbox, PreferredUsername: f.PreferredUsername, Host: f.Host, FetchedAt: utc(f.FetchedAt)}
+	var err error
+	for try := 0; try < 2; try++ {
+		_, err = s.foreign.ReplaceOne(ctx, bson.D{{Key: "actorUri", Value: f.ActorURI}}, doc, options.Replace().SetUpsert(true))
+		if !mongodrv.IsDuplicateKeyError(err) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("foreign actor %q: %w", f.ActorURI, interpretError(err, nil))
+	}
+	return nil
+}
+
+// ByActorURI implements ports.ForeignActorStore.
+func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.ForeignAvatar, error) {
+	return s.findForeign(ctx, bson.D{{Key: "actorUri", Value: uri}}, uri)
+}
+
+// ByKeyID implements ports.ForeignActorStore, along
+// foreign_avatars_public_key_id.
+func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
+	if keyID == "" {
+		return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, domain.ErrNotFound)
+	}
+	return s.findForeign(ctx, bson.D{{Key: "publicKeyId", Value: keyID}}, keyID)
+}
+
+func (s *ContentStore) findForeign(ctx context.Context, filter bson.D, what string) (domain.ForeignAvatar, error) {
+	var d foreignDoc
+	if err := s.foreign.FindOne(ctx, filter).Decode(&d); err != nil {
+		return domain.ForeignAvatar{}, fmt.Errorf("foreign actor %q: %w", what, interpretError(err, nil))
+	}
+	return d.actor(), nil
+}
+
+// ByActorURIs implements ports.ForeignActorStore with one $in query; the
+// result follows the order of uris, each actor once.
+func (s *ContentStore) ByActorURIs(ctx context.Context, uris []string) ([]domain.ForeignAvatar, error) {
+	if len(uris) == 0 {
+		return []domain.ForeignAvatar{}, nil
+	}
+	cur, err := s.foreign.Find(ctx, bson.D{{Key: "actorUri", Value: bson.D{{Key: "$in", Value: uris}}}})
+	if err != nil {
+		return nil, fmt.Errorf("foreign actors: %w", interpretError(err, nil))
+	}
+	var docs []foreignDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("foreign actors: %w", interpretError(err, nil))
+	}
+	byURI := make(map[string]domain.ForeignAvatar, len(docs))
+	for _, d := range docs {
+		byURI[d.ActorURI] = d.actor()
+	}
+	out := make([]domain.ForeignAvatar, 0, len(byURI))
+	for _, u := range uris {
+		if f, ok := byURI[u]; ok {
+			out = append(out, f)
+			delete(byURI, u)
+		}
+	}
+	return out, nil
+}
+
+// Delete implements ports.ForeignActorStore.
+func (s *ContentStore) Delete(ctx context.Context, uri string) error {
+	res, err := s.foreign.DeleteOne(ctx, bson.D{{Key: "actorUri", Value: uri}})
+	if err != nil {
+		return fmt.Errorf("foreign actor %q: %w", uri, interpretError(err, nil))
+	}
+	if res.DeletedCount == 0 {
+		return fmt.Errorf("foreign actor %q: %w", uri, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// postDups: a duplicate objectUri is the idempotent "already stored"; a
+// duplicate id with a new objectUri is a real conflict. Unnamed duplicates
+// are settled by looking the objectUri up.
+var postDups = &dupRules{byIndex: map[string]error{"_id_": errDupUnnamed}, other: errDupUnnamed}
+
+// createOnce inserts doc; a duplicate objectUri (the same Create received
+// twice, maybe at once) is created=false and no error.
+func createOnce(ctx context.Context, c *mongodrv.Collection, doc any, objectURI string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	_, err := c.InsertOne(ctx, doc)
+	if err == nil {
+		return true, nil
+	}
+	err = settleDup(ctx, interpretError(err, postDups), c,
+		bson.D{{Key: "objectUri", Value: objectURI}}, errAlreadyStored, domain.ErrAlreadyExists)
+	if errors.Is(err, errAlreadyStored) {
+		return false, nil
+	}
+	return false, fmt.Errorf("post %q: %w", objectURI, err)
+}
+
+// errAlreadyStored marks the idempotent duplicate inside createOnce.
+var errAlreadyStored = errors.New("post already stored")
+
+// CreatePost implements ports.PostStore.
+func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
+	return createOnce(ctx, s.posts, postDoc{ID: p.ID, ObjectURI: p.ObjectURI, AuthorURI: p.AuthorURI, GroupURI: p.GroupURI,
+		Content: p.Content, Visibility: string(p.Visibility), InReplyTo: p.InReplyTo, Published: utc(p.Published), Local: p.Local}, p.ObjectURI)
+}
+
+// PostByObjectURI implements ports.PostStore.
+func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.Post, error) {
+	var d postDoc
+	if err := s.posts.FindOne(ctx, bson.D{{Key: "objectUri", Value: uri}}).Decode(&d); err != nil {
+		return domain.Post{}, fmt.Errorf("post %q: %w", uri, interpretError(err, nil))
+	}
+	return d.post(), nil
+}
+
+// PostsByAuthor implements ports.PostStore along posts_author_published.
+func (s *ContentStore) PostsByAuthor(ctx context.Context, author string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.listPosts(ctx, bson.D{{Key: "authorUri", Value: author}}, before, limit)
+}
+
+// PostsByGroup implements ports.PostStore along posts_group_published.
+func (s *ContentStore) PostsByGroup(ctx context.Context, group string, before time.Time, limit int) ([]domain.Post, error) {
+	if group == "" {
+		return nil, nil
+	}
+	return s.listPosts(ctx, bson.D{{Key: "groupUri", Value: group}}, before, limit)
+}
+
+// newestFirst is the listing order of the memory adapter: published
+// descending, then object URI ascending.
+var newestFirst = bson.D{{Key: "published", Value: -1}, {Key: "objectUri", Value: 1}}
+
+func listOptions(limit int) *options.FindOptions {
+	opts := options.Find().SetSort(newestFirst)
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	return opts
+}
+
+func withBefore(filter bson.D, before time.Time) bson.D {
+	if !before.IsZero() {
+		filter = append(filter, bson.E{Key: "published", Value: bson.D{{Key: "$lt", Value: before.UTC()}}})
+	}
+	return filter
+}
+
+func (s *ContentStore) listPosts(ctx context.Context, filter bson.D, before time.Time, limit int) ([]domain.Post, error) {
+	cur, err := s.posts.Find(ctx, withBefore(filter, before), listOptions(limit))
+	if err != nil {
+		return nil, fmt.Errorf("list posts: %w", interpretError(err, nil))
+	}
+	var docs []postDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("list posts: %w", interpretError(err, nil))
+	}
+	out := make([]domain.Post, len(docs))
+	for i, d := range docs {
+		out[i] = d.post()
+	}
+	return out, nil
+}
+
+// DeletePost implements ports.PostStore.
+func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
+	filter := bson.D{{Key: "objectUri", Value: uri}}
+	p, err := s.posts.DeleteOne(ctx, filter)
+	if err != nil {
+		return fmt.Errorf("post %q: %w", uri, interpretError(err, nil))
+	}
+	d, err := s.dms.DeleteOne(ctx, filter)
+	if err != nil {
+		return fmt.Errorf("direct post %q: %w", uri, interpretError(err, nil))
+	}
+	if p.DeletedCount+d.DeletedCount == 0 {
+		return fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// CreateDm implements ports.PostStore.
+func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, error) {
+	parts := p.Participants
+	if parts == nil {
+		parts = []string{}
+	}
+	return createOnce(ctx, s.dms, dmDoc{ID: p.ID, ObjectURI: p.ObjectURI, AuthorURI: p.AuthorURI, Participants: parts,
+		ParticipantsKey: p.ParticipantsKey, Content: p.Content, Published: utc(p.Published), Local: p.Local}, p.ObjectURI)
+}
+
+// DmByObjectURI implements ports.PostStore.
+func (s *ContentStore) DmByObjectURI(ctx context.Context, uri string) (domain.DmPost, error) {
+	var d dmDoc
+	if err := s.dms.FindOne(ctx, bson.D{{Key: "objectUri", Value: uri}}).Decode(&d); err != nil {
+		return domain.DmPost{}, fmt.Errorf("direct post %q: %w", uri, interpretError(err, nil))
+	}
+	return d.dm(), nil
+}
+
+// DmThread implements ports.PostStore along dm_posts_participants_key.
+func (s *ContentStore) DmThread(ctx context.Context, key string, before time.Time, limit int) ([]domain.DmPost, error) {
+	cur, err := s.dms.Find(ctx, withBefore(bson.D{{Key: "participantsKey", Value: key}}, before), listOptions(limit))
+	if err != nil {
+		return nil, fmt.Errorf("direct thread: %w", interpretError(err, nil))
+	}
+	var docs []dmDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("direct thread: %w", interpretError(err, nil))
+	}
+	out := make([]domain.DmPost, len(docs))
+	for i, d := range docs {
+		out[i] = d.dm()
+	}
+	return out, nil
+}

@@ -1,0 +1,156 @@
+package mongo
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+
+	"go.mongodb.org/mongo-driver/bson"
+	mongodrv "go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/x/mongo/driver/topology"
+
+	"github.com/heraldfed/herald/domain"
+)
+
+// dupRules says what a duplicate key means in one collection: byIndex maps
+// the name of a unique index to the sentinel a duplicate in it is; other is
+// the sentinel when the index is not listed, or when the server does not say
+// which index it was (FerretDB's E11000 names no index).
+// A nil *dupRules means every duplicate is domain.ErrAlreadyExists.
+type dupRules struct {
+	byIndex map[string]error
+	other   error
+}
+
+// errDupUnnamed is returned (wrapped) when a collection has unique indexes
+// of different meanings and the server did not say which one a duplicate
+// hit; the store then looks the answer up (see AccountStore.dupMeaning).
+var errDupUnnamed = errors.New("duplicate key in an index the server did not name")
+
+// Server error codes that mean "the primary is not there right now": the
+// operation may succeed on a retry, so they are domain.ErrUnavailable.
+var unavailableCodes = map[int32]bool{
+	6:     true, // HostUnreachable
+	7:     true, // HostNotFound
+	89:    true, // NetworkTimeout
+	91:    true, // ShutdownInProgress
+	189:   true, // PrimarySteppedDown
+	262:   true, // ExceededTimeLimit
+	9001:  true, // SocketException
+	10107: true, // NotWritablePrimary
+	11600: true, // InterruptedAtShutdown
+	11602: true, // InterruptedDueToReplStateChange
+	13435: true, // NotPrimaryNoSecondaryOk
+	13436: true, // NotPrimaryOrSecondary
+}
+
+// interpretError is the one place the driver's errors become domain
+// sentinels (River's interpretError, GoToSocial's processPostgresError). The
+// driver error stays in the chain behind the sentinel, so logs keep the
+// server's message and errors.Is works for both.
+//
+//   - nil → nil
+//   - mongodrv.ErrNoDocuments → domain.ErrNotFound
+//   - duplicate key (E11000 and its relatives) → the sentinel dups gives for
+//     the index; domain.ErrAlreadyExists when dups is nil
+//   - network errors, server selection failures, timeouts, a disconnected
+//     client, "not primary" and shutdown codes → domain.ErrUnavailable
+//   - anything else is returned unchanged.
+func interpretError(err error, dups *dupRules) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, mongodrv.ErrNoDocuments):
+		return fmt.Errorf("%w: %w", domain.ErrNotFound, err)
+	case mongodrv.IsDuplicateKeyError(err):
+		sentinel := error(domain.ErrAlreadyExists)
+		if dups != nil {
+			sentinel = dups.other
+			if idx, ok := dupIndex(err); ok {
+				if s, listed := dups.byIndex[idx]; listed {
+					sentinel = s
+				}
+			}
+		}
+		return fmt.Errorf("%w: %w", sentinel, err)
+	case isUnavailable(err):
+		return fmt.Errorf("%w: %w", domain.ErrUnavailable, err)
+	}
+	return err
+}
+
+func isUnavailable(err error) bool {
+	var sse topology.ServerSelectionError
+	if mongodrv.IsNetworkError(err) || mongodrv.IsTimeout(err) || errors.As(err, &sse) ||
+		errors.Is(err, mongodrv.ErrClientDisconnected) || errors.Is(err, topology.ErrServerSelectionTimeout) {
+		return true
+	}
+	var se mongodrv.ServerError
+	if errors.As(err, &se) {
+		for code := range unavailableCodes {
+			if se.HasErrorCode(int(code)) {
+				return true
+			}
+		}
+		if se.HasErrorLabel("RetryableWriteError") || se.HasErrorLabel("NetworkError") {
+			return true
+		}
+	}
+	return false
+}
+
+// indexInMessage finds the index name in MongoDB's E11000 message:
+// "E11000 duplicate key error collection: db.c index: name_1 dup key: …".
+var indexInMessage = regexp.MustCompile(`index: (\S+)`)
+
+// dupIndex names the unique index a duplicate key error is about, when the
+// server says: from the message (every MongoDB version) of the write error,
+// write exception or command error.
+func dupIndex(err error) (string, bool) {
+	var msgs []string
+	var we mongodrv.WriteException
+	var bwe mongodrv.BulkWriteException
+	var ce mongodrv.CommandError
+	switch {
+	case errors.As(err, &we):
+		for _, e := range we.WriteErrors {
+			if e.Code == 11000 || e.Code == 11001 {
+				msgs = append(msgs, e.Message)
+				if name, ok := keyPatternIndex(e.Raw); ok {
+					return name, true
+				}
+			}
+		}
+	case errors.As(err, &bwe):
+		for _, e := range bwe.WriteErrors {
+			if e.Code == 11000 || e.Code == 11001 {
+				msgs = append(msgs, e.Message)
+			}
+		}
+	case errors.As(err, &ce):
+		msgs = append(msgs, ce.Message)
+	}
+	for _, m := range msgs {
+		if sm := indexInMessage.FindStringSubmatch(m); sm != nil {
+			return sm[1], true
+		}
+	}
+	return "", false
+}
+
+// keyPatternIndex recognises the _id index from the keyPattern a MongoDB
+// write error carries, for a message that was cut short.
+func keyPatternIndex(raw bson.Raw) (string, bool) {
+	if raw == nil {
+		return "", false
+	}
+	kp, ok := raw.Lookup("keyPattern").DocumentOK()
+	if !ok {
+		return "", false
+	}
+	elems, err := kp.Elements()
+	if err == nil && len(elems) == 1 && elems[0].Key() == "_id" {
+		return "_id_", true
+	}
+	return "", false
+}

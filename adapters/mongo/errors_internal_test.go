@@ -1,0 +1,94 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/bson"
+	mongodrv "go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/x/mongo/driver/topology"
+
+	"github.com/heraldfed/herald/domain"
+)
+
+func dupWrite(msg string, raw bson.Raw) error {
+	return mongodrv.WriteException{WriteErrors: []mongodrv.WriteError{{Code: 11000, Message: msg, Raw: raw}}}
+}
+
+func TestInterpretError(t *testing.T) {
+	t.Parallel()
+	const (
+		mongoMsg  = `E11000 duplicate key error collection: herald.%s index: %s dup key: { x: "y" }`
+		ferretMsg = `E11000 duplicate key error collection: herald.reserved_names` // FerretDB names no index
+	)
+	idKeyPattern, _ := bson.Marshal(bson.D{{Key: "index", Value: 0}, {Key: "code", Value: 11000},
+		{Key: "keyPattern", Value: bson.D{{Key: "_id", Value: 1}}}, {Key: "errmsg", Value: "E11000 duplicate key error"}})
+	other := errors.New("something else")
+	tests := []struct {
+		name  string
+		err   error
+		dups  *dupRules
+		want  error // nil: the error must come back unchanged
+		isNil bool
+	}{
+		{name: "nil stays nil", err: nil, isNil: true},
+		{name: "no documents is not found", err: mongodrv.ErrNoDocuments, want: domain.ErrNotFound},
+		{name: "wrapped no documents", err: fmt.Errorf("find: %w", mongodrv.ErrNoDocuments), want: domain.ErrNotFound},
+		{name: "reserved name duplicate is taken", err: dupWrite(fmt.Sprintf(mongoMsg, "reserved_names", "_id_"), nil), dups: nameDups, want: domain.ErrNameTaken},
+		{name: "reserved name duplicate on FerretDB is taken", err: dupWrite(ferretMsg, nil), dups: nameDups, want: domain.ErrNameTaken},
+		{name: "duplicate without rules already exists", err: dupWrite(fmt.Sprintf(mongoMsg, "tokens", "_id_"), nil), want: domain.ErrAlreadyExists},
+		{name: "token duplicate already exists", err: dupWrite(fmt.Sprintf(mongoMsg, "tokens", "_id_"), nil), dups: tokenDups, want: domain.ErrAlreadyExists},
+		{name: "user name index is taken", err: dupWrite(fmt.Sprintf(mongoMsg, "root_users", idxRootUsersUserName), nil), dups: userDups, want: domain.ErrNameTaken},
+		{name: "user id needs a lookup", err: dupWrite(fmt.Sprintf(mongoMsg, "root_users", "_id_"), nil), dups: userDups, want: errDupUnnamed},
+		{name: "user duplicate on FerretDB needs a lookup", err: dupWrite(ferretMsg, nil), dups: userDups, want: errDupUnnamed},
+		{name: "avatar id already exists", err: dupWrite(fmt.Sprintf(mongoMsg, "avatars", "_id_"), nil), dups: actorDups, want: domain.ErrAlreadyExists},
+		{name: "avatar id from keyPattern", err: dupWrite("E11000 duplicate key error", idKeyPattern), dups: actorDups, want: domain.ErrAlreadyExists},
+		{name: "avatar name needs a lookup", err: dupWrite(fmt.Sprintf(mongoMsg, "avatars", idxAvatarsName), nil), dups: actorDups, want: errDupUnnamed},
+		{name: "post object uri needs a lookup", err: dupWrite(fmt.Sprintf(mongoMsg, "posts", idxPostsObjectURI), nil), dups: postDups, want: errDupUnnamed},
+		{name: "duplicate as a command error", err: mongodrv.CommandError{Code: 11000, Message: fmt.Sprintf(mongoMsg, "root_users", idxRootUsersUserName)}, dups: userDups, want: domain.ErrNameTaken},
+		{name: "duplicate in a bulk write", err: mongodrv.BulkWriteException{WriteErrors: []mongodrv.BulkWriteError{{WriteError: mongodrv.WriteError{Code: 11000, Message: fmt.Sprintf(mongoMsg, "reserved_names", idxReservedNamesName)}}}}, dups: nameDups, want: domain.ErrNameTaken},
+		{name: "duplicate on update (11001)", err: mongodrv.WriteException{WriteErrors: []mongodrv.WriteError{{Code: 11001, Message: "E11001 duplicate key on update"}}}, want: domain.ErrAlreadyExists},
+		{name: "server selection is unavailable", err: topology.ServerSelectionError{Wrapped: errors.New("server selection timeout")}, want: domain.ErrUnavailable},
+		{name: "server selection timeout is unavailable", err: fmt.Errorf("ping: %w", topology.ErrServerSelectionTimeout), want: domain.ErrUnavailable},
+		{name: "network error label is unavailable", err: mongodrv.CommandError{Code: 0, Labels: []string{"NetworkError"}, Message: "connection reset"}, want: domain.ErrUnavailable},
+		{name: "not writable primary is unavailable", err: mongodrv.CommandError{Code: 10107, Name: "NotWritablePrimary"}, want: domain.ErrUnavailable},
+		{name: "primary stepped down is unavailable", err: mongodrv.WriteException{WriteConcernError: &mongodrv.WriteConcernError{Code: 189, Name: "PrimarySteppedDown"}}, want: domain.ErrUnavailable},
+		{name: "disconnected client is unavailable", err: mongodrv.ErrClientDisconnected, want: domain.ErrUnavailable},
+		{name: "deadline is unavailable", err: context.DeadlineExceeded, want: domain.ErrUnavailable},
+		{name: "cancel passes unchanged", err: context.Canceled},
+		{name: "bad value passes unchanged", err: mongodrv.CommandError{Code: 2, Name: "BadValue", Message: "hint provided does not correspond to an existing index"}},
+		{name: "unknown passes unchanged", err: other},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := interpretError(tt.err, tt.dups)
+			switch {
+			case tt.isNil:
+				if got != nil {
+					t.Fatalf("got %v, want nil", got)
+				}
+			case tt.want == nil:
+				if !reflect.DeepEqual(got, tt.err) {
+					t.Fatalf("got %v, want the error unchanged", got)
+				}
+			default:
+				if !errors.Is(got, tt.want) {
+					t.Fatalf("got %v, want %v", got, tt.want)
+				}
+				if !strings.Contains(got.Error(), tt.err.Error()) {
+					t.Fatalf("the driver error is lost: %v", got)
+				}
+				for _, s := range []error{domain.ErrNotFound, domain.ErrNameTaken, domain.ErrAlreadyExists, domain.ErrUnavailable, errDupUnnamed} {
+					if s != tt.want && errors.Is(got, s) {
+						t.Fatalf("%v also matches %v", got, s)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,346 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/bson"
+	mongodrv "go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+)
+
+// JobRetention is how long succeeded and dead jobs are kept (SPEC §2): the
+// TTL of the jobs_finished_at index, and the purge loop's cutoff where the
+// server has no TTL indexes.
+const JobRetention = 7 * 24 * time.Hour
+
+// Index names. They are stable: EnsureIndexes finds an index by its name,
+// migrations 002 and 003 create some of them with exactly these names and
+// options, and the lease query hints jobs_lease by name.
+const (
+	idxPostsObjectURI      = "posts_object_uri"
+	idxDmPostsObjectURI    = "dm_posts_object_uri"
+	idxForeignActorURI     = "foreign_avatars_actor_uri"
+	idxForeignPublicKeyID  = "foreign_avatars_public_key_id"
+	idxFollowersPair       = "followers_pair"
+	idxFollowersFollowed   = "followers_followed_state"
+	idxAvatarsRootToAvatar = "avatars_root_to_avatar"
+	idxAvatarsName         = "avatars_name"
+	idxGroupsName          = "groups_name"
+	idxRootUsersUserName   = "root_users_user_name"
+	idxReservedNamesName   = "reserved_names_name"
+	idxJobsDedupeKey       = "jobs_dedupe_key"
+	idxJobsLease           = "jobs_lease"
+	idxJobsHostState       = "jobs_host_state"
+	idxJobsFinishedAt      = "jobs_finished_at"
+	idxInstancesHost       = "remote_instances_host"
+	idxPostsAuthor         = "posts_author_published"
+	idxPostsGroup          = "posts_group_published"
+	idxDmPostsParticipants = "dm_posts_participants_key"
+	idxTokensUser          = "tokens_user"
+	idxDeliveriesState     = "deliveries_state" // created by migration 003 for 004
+)
+
+// indexSpec is one index EnsureIndexes keeps.
+type indexSpec struct {
+	coll   string
+	name   string
+	keys   bson.D
+	unique bool
+	ttl    time.Duration // > 0: a TTL index
+}
+
+func keys(kv ...any) bson.D {
+	d := make(bson.D, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		d = append(d, bson.E{Key: kv[i].(string), Value: kv[i+1]})
+	}
+	return d
+}
+
+// indexSpecs is every index of SPEC §4, plus the few the stores' queries
+// need to stay index scans. Where a listing sorts by a tie-breaker, the
+// tie-breaker is the index's last key so the whole sort comes from the
+// index and never from an in-memory sort.
+var indexSpecs = []indexSpec{
+	// unique (SPEC §4)
+	{coll: collPosts, name: idxPostsObjectURI, keys: keys("objectUri", 1), unique: true},
+	{coll: collDmPosts, name: idxDmPostsObjectURI, keys: keys("objectUri", 1), unique: true},
+	{coll: collForeignAvatars, name: idxForeignActorURI, keys: keys("actorUri", 1), unique: true},
+	{coll: collFollowers, name: idxFollowersPair, keys: keys("follower", 1, "followed", 1), unique: true},
+	// RootToAvatar: an avatar's link to its root user is its rootUserId
+	// field; the unique (rootUserId, name) pair keeps each link once and
+	// serves AvatarsOf's listing by name.
+	{coll: collAvatars, name: idxAvatarsRootToAvatar, keys: keys("rootUserId", 1, "name", 1), unique: true},
+	{coll: collRootUsers, name: idxRootUsersUserName, keys: keys("userName", 1), unique: true},
+	{coll: collReservedNames, name: idxReservedNamesName, keys: keys("name", 1), unique: true},
+	{coll: collJobs, name: idxJobsDedupeKey, keys: keys("dedupeKey", 1), unique: true},
+	{coll: collRemoteInstances, name: idxInstancesHost, keys: keys("host", 1), unique: true},
+	// unique, as the memory adapter has it: one avatar, one group per name
+	{coll: collAvatars, name: idxAvatarsName, keys: keys("name", 1), unique: true},
+	{coll: collGroups, name: idxGroupsName, keys: keys("name", 1), unique: true},
+	// plain (SPEC §4)
+	{coll: collForeignAvatars, name: idxForeignPublicKeyID, keys: keys("publicKeyId", 1)},
+	{coll: collPosts, name: idxPostsAuthor, keys: keys("authorUri", 1, "published", -1, "objectUri", 1)},
+	{coll: collPosts, name: idxPostsGroup, keys: keys("groupUri", 1, "published", -1, "objectUri", 1)},
+	{coll: collDmPosts, name: idxDmPostsParticipants, keys: keys("participantsKey", 1, "published", -1, "objectUri", 1)},
+	// The lease index: equality on state, range on runAt, and the sort
+	// (runAt, _id) all from the index, so a lease is one short index scan
+	// whatever the queue's size.
+	{coll: collJobs, name: idxJobsLease, keys: keys("state", 1, "runAt", 1, "_id", 1)},
+	{coll: collJobs, name: idxJobsHostState, keys: keys("host", 1, "state", 1, "runAt", 1)},
+	{coll: collJobs, name: idxJobsFinishedAt, keys: keys("finishedAt", 1), ttl: JobRetention},
+	// plain, for the stores' own queries
+	{coll: collFollowers, name: idxFollowersFollowed, keys: keys("followed", 1, "state", 1, "follower", 1)},
+	{coll: collTokens, name: idxTokensUser, keys: keys("userId", 1)},
+}
+
+// Server answers that mean "this server has no TTL indexes" (FerretDB).
+const (
+	codeCommandNotFound     = 59
+	codeCommandNotSupported = 115
+	codeNotImplemented      = 238
+)
+
+// EnsureIndexes creates every index that is missing, on every start after
+// the migrations (SPEC §4 step 3); it is idempotent. An index that exists
+// under one of these names with other keys or options is an error naming
+// it, so a hand-made or older index never silently changes what the stores
+// rely on.
+//
+// ttl reports whether jobs_finished_at expires finished jobs. A server that
+// answers NotImplemented or CommandNotSupported to the TTL option (FerretDB)
+// gets the index without it, one warning is logged, and ttl is false: the
+// caller then runs the purge loop with JobRetention instead.
+func EnsureIndexes(ctx context.Context, db *mongodrv.Database, log *slog.Logger) (ttl bool, err error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ttl = true
+	existing := make(map[string]map[string]indexInfo)
+	for _, spec := range indexSpecs {
+		have, ok := existing[spec.coll]
+		if !ok {
+			if have, err = listIndexes(ctx, collection(db, spec.coll)); err != nil {
+				return false, err
+			}
+			existing[spec.coll] = have
+		}
+		got, ok := have[spec.name]
+		if !ok {
+			if other, clash := sameKeys(have, spec.keys); clash {
+				return false, fmt.Errorf("index %s.%s: an index with the same keys exists as %q; drop it so %s can be created",
+					spec.coll, spec.name, other, spec.name)
+			}
+			supported, err := createIndex(ctx, db, spec)
+			if err != nil {
+				return false, err
+			}
+			if !supported {
+				ttl = false
+				log.Warn("mongo: the server has no TTL indexes; finished jobs are purged by the purge loop instead",
+					slog.String("index", spec.coll+"."+spec.name))
+			}
+			continue
+		}
+		if diff := got.differs(spec); diff != "" {
+			if diff == "no TTL" && spec.ttl > 0 {
+				// Present without the TTL option: either this server has
+				// none (FerretDB, second start), or the index was made on
+				// one that had none. Try to add it; an unsupporting server
+				// keeps the plain index and the purge loop.
+				supported, err := addTTL(ctx, db, spec)
+				if err != nil {
+					return false, err
+				}
+				if !supported {
+					ttl = false
+					log.Warn("mongo: the server has no TTL indexes; finished jobs are purged by the purge loop instead",
+						slog.String("index", spec.coll+"."+spec.name))
+				}
+				continue
+			}
+			return false, fmt.Errorf("index %s.%s exists with different options (%s); drop it and restart so it is rebuilt as Herald needs it",
+				spec.coll, spec.name, diff)
+		}
+	}
+	return ttl, nil
+}
+
+// indexInfo is what listIndexes tells of one index.
+type indexInfo struct {
+	Name               string   `bson:"name"`
+	Key                bson.Raw `bson:"key"`
+	Unique             bool     `bson:"unique"`
+	Sparse             bool     `bson:"sparse"`
+	Partial            bson.Raw `bson:"partialFilterExpression"`
+	ExpireAfterSeconds *int64   `bson:"-"`
+}
+
+func listIndexes(ctx context.Context, c *mongodrv.Collection) (map[string]indexInfo, error) {
+	cur, err := c.Indexes().List(ctx)
+	if err != nil {
+		// A collection that does not exist has no indexes; servers answer
+		// NamespaceNotFound (26) for it.
+		var ce mongodrv.CommandError
+		if errors.As(err, &ce) && ce.Code == 26 {
+			return map[string]indexInfo{}, nil
+		}
+		return nil, fmt.Errorf("list indexes of %s: %w", c.Name(), interpretError(err, nil))
+	}
+	var raw []bson.Raw
+	if err := cur.All(ctx, &raw); err != nil {
+		return nil, fmt.Errorf("list indexes of %s: %w", c.Name(), interpretError(err, nil))
+	}
+	out := make(map[string]indexInfo, len(raw))
+	for _, r := range raw {
+		var info indexInfo
+		if err := bson.Unmarshal(r, &info); err != nil {
+			return nil, fmt.Errorf("list indexes of %s: %w", c.Name(), err)
+		}
+		// expireAfterSeconds may come back as int32, int64 or double.
+		if v, err := r.LookupErr("expireAfterSeconds"); err == nil {
+			if n, ok := numberOf(v); ok {
+				info.ExpireAfterSeconds = &n
+			}
+		}
+		out[info.Name] = info
+	}
+	return out, nil
+}
+
+// differs describes how the stored index differs from spec, or "" if it
+// does not.
+func (i indexInfo) differs(spec indexSpec) string {
+	var diffs []string
+	if !sameKeyDoc(i.Key, spec.keys) {
+		diffs = append(diffs, fmt.Sprintf("keys %s, want %s", i.Key, describeKeys(spec.keys)))
+	}
+	if i.Unique != spec.unique {
+		diffs = append(diffs, fmt.Sprintf("unique %v, want %v", i.Unique, spec.unique))
+	}
+	if i.Sparse {
+		diffs = append(diffs, "sparse, want not sparse")
+	}
+	if i.Partial != nil {
+		diffs = append(diffs, fmt.Sprintf("partialFilterExpression %s, want none", i.Partial))
+	}
+	want := int64(spec.ttl / time.Second)
+	switch {
+	case spec.ttl > 0 && i.ExpireAfterSeconds == nil && len(diffs) == 0:
+		return "no TTL"
+	case spec.ttl > 0 && i.ExpireAfterSeconds == nil:
+		diffs = append(diffs, fmt.Sprintf("no TTL, want expireAfterSeconds %d", want))
+	case spec.ttl > 0 && *i.ExpireAfterSeconds != want:
+		diffs = append(diffs, fmt.Sprintf("expireAfterSeconds %d, want %d", *i.ExpireAfterSeconds, want))
+	case spec.ttl == 0 && i.ExpireAfterSeconds != nil:
+		diffs = append(diffs, fmt.Sprintf("expireAfterSeconds %d, want none", *i.ExpireAfterSeconds))
+	}
+	return strings.Join(diffs, "; ")
+}
+
+func describeKeys(d bson.D) string {
+	b, err := bson.MarshalExtJSON(d, false, false)
+	if err != nil {
+		return fmt.Sprint(d)
+	}
+	return string(b)
+}
+
+// sameKeyDoc compares key patterns field by field, in order, with 1, 1.0
+// and int64(1) all equal.
+func sameKeyDoc(raw bson.Raw, want bson.D) bool {
+	elems, err := raw.Elements()
+	if err != nil || len(elems) != len(want) {
+		return false
+	}
+	for i, e := range elems {
+		if e.Key() != want[i].Key {
+			return false
+		}
+		got, ok := numberOf(e.Value())
+		w, _ := want[i].Value.(int)
+		if !ok || got != int64(w) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameKeys(have map[string]indexInfo, want bson.D) (string, bool) {
+	for name, info := range have {
+		if sameKeyDoc(info.Key, want) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+func numberOf(v bson.RawValue) (int64, bool) {
+	switch v.Type {
+	case bson.TypeInt32:
+		return int64(v.Int32()), true
+	case bson.TypeInt64:
+		return v.Int64(), true
+	case bson.TypeDouble:
+		return int64(v.Double()), true
+	}
+	return 0, false
+}
+
+// createIndex creates spec. For a TTL index on a server without TTL it
+// creates the plain index instead and reports supported=false.
+func createIndex(ctx context.Context, db *mongodrv.Database, spec indexSpec) (supported bool, err error) {
+	opts := options.Index().SetName(spec.name)
+	if spec.unique {
+		opts.SetUnique(true)
+	}
+	if spec.ttl > 0 {
+		opts.SetExpireAfterSeconds(int32(spec.ttl / time.Second))
+	}
+	c := collection(db, spec.coll)
+	_, err = c.Indexes().CreateOne(ctx, mongodrv.IndexModel{Keys: spec.keys, Options: opts})
+	if err != nil && spec.ttl > 0 && ttlUnsupported(err) {
+		plain := options.Index().SetName(spec.name)
+		if _, err := c.Indexes().CreateOne(ctx, mongodrv.IndexModel{Keys: spec.keys, Options: plain}); err != nil {
+			return false, fmt.Errorf("create index %s.%s: %w", spec.coll, spec.name, interpretError(err, nil))
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("create index %s.%s (does existing data violate it?): %w", spec.coll, spec.name, interpretError(err, nil))
+	}
+	return true, nil
+}
+
+// addTTL turns an existing plain index into the TTL index spec asks for.
+func addTTL(ctx context.Context, db *mongodrv.Database, spec indexSpec) (supported bool, err error) {
+	cmd := bson.D{
+		{Key: "collMod", Value: spec.coll},
+		{Key: "index", Value: bson.D{
+			{Key: "name", Value: spec.name},
+			{Key: "expireAfterSeconds", Value: int64(spec.ttl / time.Second)},
+		}},
+	}
+	err = db.RunCommand(ctx, cmd).Err()
+	if err != nil && ttlUnsupported(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("index %s.%s exists without the TTL option and collMod could not add it; drop it and restart: %w",
+			spec.coll, spec.name, interpretError(err, nil))
+	}
+	return true, nil
+}
+
+func ttlUnsupported(err error) bool {
+	var se mongodrv.ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.HasErrorCode(codeNotImplemented) || se.HasErrorCode(codeCommandNotSupported) || se.HasErrorCode(codeCommandNotFound)
+}

@@ -1,0 +1,493 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/bson"
+	mongodrv "go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+var (
+	_ ports.JobStore = (*JobStore)(nil)
+	_ ports.JobAdmin = (*JobStore)(nil)
+)
+
+// enqueueChunk is how many jobs one InsertMany carries: a fan-out to tens
+// of thousands of inboxes is a few round trips (SPEC §9), each well under
+// the 48 MB message limit for activity-sized payloads.
+const enqueueChunk = 1000
+
+// reapReason is the LastError of a job the reaper took back.
+const reapReason = "lease expired (worker died or stalled)"
+
+// JobStore is the delivery queue in the jobs collection.
+type JobStore struct {
+	jobs *mongodrv.Collection
+}
+
+// NewJobStore returns the queue of db. EnsureIndexes must have run: the
+// lease query hints the jobs_lease index by name and fails loudly without it.
+func NewJobStore(db *mongodrv.Database) *JobStore {
+	return &JobStore{jobs: collection(db, collJobs)}
+}
+
+type jobDoc struct {
+	ID         string    `bson:"_id"`
+	DedupeKey  string    `bson:"dedupeKey"`
+	ActivityID string    `bson:"activityId"`
+	Inbox      string    `bson:"inbox"`
+	Host       string    `bson:"host"`
+	SenderID   string    `bson:"senderId"`
+	KeyID      string    `bson:"keyId"`
+	Payload    []byte    `bson:"payload"`
+	State      string    `bson:"state"`
+	Attempts   int       `bson:"attempts"`
+	RunAt      time.Time `bson:"runAt"`
+	LeaseOwner string    `bson:"leaseOwner,omitempty"`
+	LeaseToken string    `bson:"leaseToken,omitempty"`
+	LeaseUntil time.Time `bson:"leaseUntil,omitempty"`
+	LastError  string    `bson:"lastError,omitempty"`
+	CreatedAt  time.Time `bson:"createdAt"`
+	FinishedAt time.Time `bson:"finishedAt,omitempty"`
+	// LegacyDeliveryID is set on jobs migration 004 made from a legacy
+	// delivery, so its down step can give them back.
+	LegacyDeliveryID any `bson:"legacyDeliveryId,omitempty"`
+}
+
+func toJobDoc(j domain.Job) jobDoc {
+	return jobDoc{
+		ID: j.ID, DedupeKey: j.DedupeKey, ActivityID: j.ActivityID, Inbox: j.Inbox, Host: j.Host,
+		SenderID: j.SenderID, KeyID: j.KeyID, Payload: j.Payload, State: string(j.State),
+		Attempts: j.Attempts, RunAt: utc(j.RunAt), LeaseOwner: j.LeaseOwner, LeaseToken: j.LeaseToken,
+		LeaseUntil: utc(j.LeaseUntil), LastError: j.LastError, CreatedAt: utc(j.CreatedAt), FinishedAt: utc(j.FinishedAt),
+	}
+}
+
+func (d jobDoc) job() domain.Job {
+	return domain.Job{
+		ID: d.ID, DedupeKey: d.DedupeKey, ActivityID: d.ActivityID, Inbox: d.Inbox, Host: d.Host,
+		SenderID: d.SenderID, KeyID: d.KeyID, Payload: d.Payload, State: domain.JobState(d.State),
+		Attempts: d.Attempts, RunAt: d.RunAt, LeaseOwner: d.LeaseOwner, LeaseToken: d.LeaseToken,
+		LeaseUntil: d.LeaseUntil, LastError: d.LastError, CreatedAt: d.CreatedAt, FinishedAt: d.FinishedAt,
+	}
+}
+
+// utc keeps a zero time zero (so omitempty drops it) and puts others in UTC.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}
+
+// unsetLease is the $unset that ends a lease.
+var unsetLease = bson.D{{Key: "leaseToken", Value: ""}, {Key: "leaseOwner", Value: ""}, {Key: "leaseUntil", Value: ""}}
+
+// Enqueue implements ports.JobStore. Jobs go in with InsertMany, unordered,
+// enqueueChunk at a time. A duplicate key is the dedupe no-op when a job
+// with that DedupeKey is stored (inserted before, or earlier in the same
+// batch); a duplicate id under a new DedupeKey is domain.ErrAlreadyExists,
+// as in the memory adapter. The check is by lookup rather than by the index
+// named in the error because FerretDB's E11000 names none.
+func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	for _, j := range jobs {
+		if j.ID == "" || j.DedupeKey == "" || j.Host == "" || !j.State.Valid() {
+			return 0, fmt.Errorf("%w: job %q is not valid; build it with domain.NewJob", domain.ErrInvalidInput, j.ID)
+		}
+	}
+	inserted := 0
+	for start := 0; start < len(jobs); start += enqueueChunk {
+		chunk := jobs[start:min(start+enqueueChunk, len(jobs))]
+		n, err := s.insertChunk(ctx, chunk)
+		inserted += n
+		if err != nil {
+			return inserted, err
+		}
+	}
+	return inserted, nil
+}
+
+func (s *JobStore) insertChunk(ctx context.Context, chunk []domain.Job) (int, error) {
+	docs := make([]any, len(chunk))
+	for i, j := range chunk {
+		docs[i] = toJobDoc(j)
+	}
+	_, err := s.jobs.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	if err == nil {
+		return len(chunk), nil
+	}
+	var bwe mongodrv.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil {
+		// Nothing, or not everything, is known to have been written.
+		return 0, fmt.Errorf("enqueue: %w", interpretError(err, nil))
+	}
+	var dupKeys []string
+	dupJobs := make(map[int]bool, len(bwe.WriteErrors))
+	for _, we := range bwe.WriteErrors {
+		if we.Code != 11000 && we.Code != 11001 {
+			return len(chunk) - len(bwe.WriteErrors), fmt.Errorf("enqueue job %s: %w", chunk[we.Index].ID, interpretError(err, nil))
+		}
+		dupJobs[we.Index] = true
+		dupKeys = append(dupKeys, chunk[we.Index].DedupeKey)
+	}
+	stored, err := s.storedKeys(ctx, dupKeys)
+	if err != nil {
+		return len(chunk) - len(dupJobs), err
+	}
+	for i := range dupJobs {
+		if !stored[chunk[i].DedupeKey] {
+			return len(chunk) - len(dupJobs), fmt.Errorf("%w: job id %q", domain.ErrAlreadyExists, chunk[i].ID)
+		}
+	}
+	return len(chunk) - len(dupJobs), nil
+}
+
+// storedKeys reports which of keys some stored job has.
+func (s *JobStore) storedKeys(ctx context.Context, keys []string) (map[string]bool, error) {
+	cur, err := s.jobs.Find(ctx, bson.D{{Key: "dedupeKey", Value: bson.D{{Key: "$in", Value: keys}}}},
+		options.Find().SetProjection(bson.D{{Key: "dedupeKey", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: look up dedupe keys: %w", interpretError(err, nil))
+	}
+	var found []struct {
+		DedupeKey string `bson:"dedupeKey"`
+	}
+	if err := cur.All(ctx, &found); err != nil {
+		return nil, fmt.Errorf("enqueue: look up dedupe keys: %w", interpretError(err, nil))
+	}
+	out := make(map[string]bool, len(found))
+	for _, f := range found {
+		out[f.DedupeKey] = true
+	}
+	return out, nil
+}
+
+// Lease implements ports.JobStore with one FindOneAndUpdate: the filter
+// picks queued jobs due by now outside the skipped hosts, the sort takes
+// the oldest RunAt (then the smallest id: ids are UUIDv7, so that is the
+// oldest insert, as the memory adapter's insertion order), and the update
+// sets the lease in the same atomic step, so two workers can never take one
+// job. The hint pins the jobs_lease index (state, runAt, _id): the query is
+// an index scan with the sort from the index and a limit of one, never a
+// collection scan or an in-memory sort, at any queue size. Verify it on a
+// real server with
+//
+//	db.runCommand({explain: {findAndModify: "jobs", query: {state: "queued",
+//	  runAt: {$lte: new Date()}}, sort: {runAt: 1, _id: 1}, hint: "jobs_lease",
+//	  update: {$set: {state: "leased"}}}, verbosity: "executionStats"})
+//
+// which must show IXSCAN on jobs_lease and no SORT stage; FerretDB's
+// explain says nothing about its SQLite plan. The skip list is a filter on
+// the fetched documents: the scan passes over the runnable jobs of skipped
+// hosts (at most the per-host cap's hosts), not over the queue.
+func (s *JobStore) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Job, error) {
+	if err := ctx.Err(); err != nil {
+		return domain.Job{}, err
+	}
+	if req.Token == "" {
+		return domain.Job{}, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+	}
+	filter := bson.D{
+		{Key: "state", Value: string(domain.JobQueued)},
+		{Key: "runAt", Value: bson.D{{Key: "$lte", Value: req.Now.UTC()}}},
+	}
+	if len(req.SkipHosts) > 0 {
+		filter = append(filter, bson.E{Key: "host", Value: bson.D{{Key: "$nin", Value: req.SkipHosts}}})
+	}
+	update := bson.D{{Key: "$set", Value: bson.D{
+		{Key: "state", Value: string(domain.JobLeased)},
+		{Key: "leaseToken", Value: req.Token},
+		{Key: "leaseOwner", Value: req.Owner},
+		{Key: "leaseUntil", Value: req.Until.UTC()},
+	}}}
+	opts := options.FindOneAndUpdate().
+		SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
+		SetHint(idxJobsLease).
+		SetReturnDocument(options.After)
+	var d jobDoc
+	err := s.jobs.FindOneAndUpdate(ctx, filter, update, opts).Decode(&d)
+	if errors.Is(err, mongodrv.ErrNoDocuments) {
+		return domain.Job{}, domain.ErrNoJob
+	}
+	if err != nil {
+		return domain.Job{}, fmt.Errorf("lease: %w", interpretError(err, nil))
+	}
+	return d.job(), nil
+}
+
+// held updates the job if token still holds its lease; ErrLeaseLost, with
+// nothing changed, otherwise.
+func (s *JobStore) held(ctx context.Context, id, token string, update bson.D) error {
+	if token == "" {
+		return fmt.Errorf("job %s: %w", id, domain.ErrLeaseLost)
+	}
+	filter := bson.D{
+		{Key: "_id", Value: id},
+		{Key: "leaseToken", Value: token},
+		{Key: "state", Value: string(domain.JobLeased)},
+	}
+	res, err := s.jobs.UpdateOne(ctx, filter, update)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", id, interpretError(err, nil))
+	}
+	if res.MatchedCount == 0 {
+		return fmt.Errorf("job %s: %w", id, domain.ErrLeaseLost)
+	}
+	return nil
+}
+
+// Complete implements ports.JobStore.
+func (s *JobStore) Complete(ctx context.Context, id, token string, at time.Time) error {
+	return s.held(ctx, id, token, bson.D{
+		{Key: "$set", Value: bson.D{
+			{Key: "state", Value: string(domain.JobSucceeded)},
+			{Key: "finishedAt", Value: at.UTC()},
+		}},
+		{Key: "$inc", Value: bson.D{{Key: "attempts", Value: 1}}},
+		{Key: "$unset", Value: append(bson.D{{Key: "lastError", Value: ""}}, unsetLease...)},
+	})
+}
+
+// Retry implements ports.JobStore.
+func (s *JobStore) Retry(ctx context.Context, id, token string, u ports.RetryUpdate) error {
+	return s.held(ctx, id, token, bson.D{
+		{Key: "$set", Value: bson.D{
+			{Key: "state", Value: string(domain.JobQueued)},
+			{Key: "attempts", Value: u.Attempts},
+			{Key: "runAt", Value: u.RunAt.UTC()},
+			{Key: "lastError", Value: u.LastError},
+		}},
+		{Key: "$unset", Value: unsetLease},
+	})
+}
+
+// Fail implements ports.JobStore.
+func (s *JobStore) Fail(ctx context.Context, id, token string, attempts int, reason string, at time.Time) error {
+	return s.held(ctx, id, token, bson.D{
+		{Key: "$set", Value: bson.D{
+			{Key: "state", Value: string(domain.JobDead)},
+			{Key: "attempts", Value: attempts},
+			{Key: "lastError", Value: reason},
+			{Key: "finishedAt", Value: at.UTC()},
+		}},
+		{Key: "$unset", Value: unsetLease},
+	})
+}
+
+// Release implements ports.JobStore.
+func (s *JobStore) Release(ctx context.Context, id, token string, runAt time.Time) error {
+	return s.held(ctx, id, token, bson.D{
+		{Key: "$set", Value: bson.D{
+			{Key: "state", Value: string(domain.JobQueued)},
+			{Key: "runAt", Value: runAt.UTC()},
+		}},
+		{Key: "$unset", Value: unsetLease},
+	})
+}
+
+// Reap implements ports.JobStore with two UpdateManys rather than one
+// pipeline update, because FerretDB has no pipeline updates and the two
+// are as safe:
+//
+//  1. expired leases whose reap is their last attempt (attempts+1 >=
+//     maxAttempts) become dead, attempts+1, FinishedAt = now;
+//  2. expired leases with attempts+1 < maxAttempts go back to queued,
+//     attempts+1, due now.
+//
+// Each document is updated atomically and only if it still matches (a
+// server re-checks the filter of a multi-update per document), so a job
+// completed, retried or re-leased meanwhile is never touched: every
+// holder's write needs state leased with its token, and a reap ends the
+// lease. Between the two passes a job can only leave the "expired lease"
+// set, never move from one pass's set to the other's (only a holder changes
+// attempts, and a holder's write ends the lease), so no job is reaped
+// twice or counted in both results. Pass 2 also filters on attempts, so it
+// never revives a job that should die.
+func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (ports.ReapResult, error) {
+	if err := ctx.Err(); err != nil {
+		return ports.ReapResult{}, err
+	}
+	now = now.UTC()
+	expired := func(attempts bson.D) bson.D {
+		return bson.D{
+			{Key: "state", Value: string(domain.JobLeased)},
+			{Key: "leaseUntil", Value: bson.D{{Key: "$lt", Value: now}}},
+			{Key: "attempts", Value: attempts},
+		}
+	}
+	var r ports.ReapResult
+	dead, err := s.jobs.UpdateMany(ctx, expired(bson.D{{Key: "$gte", Value: maxAttempts - 1}}), bson.D{
+		{Key: "$set", Value: bson.D{
+			{Key: "state", Value: string(domain.JobDead)},
+			{Key: "lastError", Value: reapReason},
+			{Key: "finishedAt", Value: now},
+		}},
+		{Key: "$inc", Value: bson.D{{Key: "attempts", Value: 1}}},
+		{Key: "$unset", Value: unsetLease},
+	})
+	if err != nil {
+		return r, fmt.Errorf("reap: %w", interpretError(err, nil))
+	}
+	r.Dead = int(dead.ModifiedCount)
+	requeued, err := s.jobs.UpdateMany(ctx, expired(bson.D{{Key: "$lt", Value: maxAttempts - 1}}), bson.D{
+		{Key: "$set", Value: bson.D{
+			{Key: "state", Value: string(domain.JobQueued)},
+			{Key: "lastError", Value: reapReason},
+			{Key: "runAt", Value: now},
+		}},
+		{Key: "$inc", Value: bson.D{{Key: "attempts", Value: 1}}},
+		{Key: "$unset", Value: unsetLease},
+	})
+	if err != nil {
+		return r, fmt.Errorf("reap: %w", interpretError(err, nil))
+	}
+	r.Requeued = int(requeued.ModifiedCount)
+	return r, nil
+}
+
+// Purge implements ports.JobStore; with a TTL index it finds little to do.
+func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, error) {
+	res, err := s.jobs.DeleteMany(ctx, bson.D{
+		{Key: "state", Value: bson.D{{Key: "$in", Value: bson.A{string(domain.JobSucceeded), string(domain.JobDead)}}}},
+		{Key: "finishedAt", Value: bson.D{{Key: "$lt", Value: finishedBefore.UTC()}}},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge: %w", interpretError(err, nil))
+	}
+	return int(res.DeletedCount), nil
+}
+
+// DeferHost implements ports.JobStore.
+func (s *JobStore) DeferHost(ctx context.Context, host string, until time.Time) (int, error) {
+	return s.moveHost(ctx, host, bson.D{{Key: "$lt", Value: until.UTC()}}, until)
+}
+
+// ResumeHost implements ports.JobStore.
+func (s *JobStore) ResumeHost(ctx context.Context, host string, until, now time.Time) (int, error) {
+	return s.moveHost(ctx, host, bson.D{{Key: "$gt", Value: now.UTC()}, {Key: "$lte", Value: until.UTC()}}, now)
+}
+
+func (s *JobStore) moveHost(ctx context.Context, host string, runAt bson.D, to time.Time) (int, error) {
+	res, err := s.jobs.UpdateMany(ctx,
+		bson.D{{Key: "host", Value: host}, {Key: "state", Value: string(domain.JobQueued)}, {Key: "runAt", Value: runAt}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "runAt", Value: to.UTC()}}}})
+	if err != nil {
+		return 0, fmt.Errorf("move jobs of %s: %w", host, interpretError(err, nil))
+	}
+	return int(res.ModifiedCount), nil
+}
+
+// Counts implements ports.JobAdmin with one count per state, each a count
+// over the state prefix of jobs_lease.
+func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) {
+	out := make(map[domain.JobState]int, len(domain.JobStates()))
+	for _, st := range domain.JobStates() {
+		n, err := s.jobs.CountDocuments(ctx, bson.D{{Key: "state", Value: string(st)}})
+		if err != nil {
+			return nil, fmt.Errorf("count %s jobs: %w", st, interpretError(err, nil))
+		}
+		out[st] = int(n)
+	}
+	return out, nil
+}
+
+// CountsByHost implements ports.JobAdmin.
+func (s *JobStore) CountsByHost(ctx context.Context, state domain.JobState, limit int) ([]ports.HostCount, error) {
+	pipeline := mongodrv.Pipeline{
+		{{Key: "$match", Value: bson.D{{Key: "state", Value: string(state)}}}},
+		{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$host"}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
+		{{Key: "$sort", Value: bson.D{{Key: "n", Value: -1}, {Key: "_id", Value: 1}}}},
+	}
+	if limit > 0 {
+		pipeline = append(pipeline, bson.D{{Key: "$limit", Value: limit}})
+	}
+	cur, err := s.jobs.Aggregate(ctx, pipeline)
+	if err != nil {
+		return nil, fmt.Errorf("count jobs by host: %w", interpretError(err, nil))
+	}
+	var rows []struct {
+		Host string `bson:"_id"`
+		N    int    `bson:"n"`
+	}
+	if err := cur.All(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("count jobs by host: %w", interpretError(err, nil))
+	}
+	out := make([]ports.HostCount, len(rows))
+	for i, r := range rows {
+		out[i] = ports.HostCount{Host: r.Host, State: state, Count: r.N}
+	}
+	return out, nil
+}
+
+// Get implements ports.JobAdmin.
+func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
+	var d jobDoc
+	if err := s.jobs.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil {
+		return domain.Job{}, fmt.Errorf("job %s: %w", id, interpretError(err, nil))
+	}
+	return d.job(), nil
+}
+
+// List implements ports.JobAdmin.
+func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, error) {
+	filter := bson.D{}
+	if f.State != "" {
+		filter = append(filter, bson.E{Key: "state", Value: string(f.State)})
+	}
+	if f.Host != "" {
+		filter = append(filter, bson.E{Key: "host", Value: f.Host})
+	}
+	if f.AfterID != "" {
+		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: f.AfterID}}})
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})
+	if f.Limit > 0 {
+		opts.SetLimit(int64(f.Limit))
+	}
+	cur, err := s.jobs.Find(ctx, filter, opts)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", interpretError(err, nil))
+	}
+	var docs []jobDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", interpretError(err, nil))
+	}
+	out := make([]domain.Job, len(docs))
+	for i, d := range docs {
+		out[i] = d.job()
+	}
+	return out, nil
+}
+
+// RetryDead implements ports.JobAdmin.
+func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time) (int, error) {
+	filter := bson.D{{Key: "state", Value: string(domain.JobDead)}}
+	if id != "" {
+		filter = append(filter, bson.E{Key: "_id", Value: id})
+	}
+	if host != "" || id == "" {
+		filter = append(filter, bson.E{Key: "host", Value: host})
+	}
+	res, err := s.jobs.UpdateMany(ctx, filter, bson.D{
+		{Key: "$set", Value: bson.D{
+			{Key: "state", Value: string(domain.JobQueued)},
+			{Key: "attempts", Value: 0},
+			{Key: "runAt", Value: now.UTC()},
+		}},
+		{Key: "$unset", Value: bson.D{{Key: "finishedAt", Value: ""}}},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("retry dead jobs: %w", interpretError(err, nil))
+	}
+	return int(res.ModifiedCount), nil
+}

@@ -1,0 +1,100 @@
+// Package mongotest is the test harness of adapters/mongo, shared by its
+// own tests (a real MongoDB: MONGODB_URI or testcontainers) and by the
+// embedded-FerretDB module in test/ferret: fresh databases per test, every
+// contract suite wired to the Mongo stores, and the migration suite. Like
+// test/contract, a case the server at hand cannot prove is skipped by name
+// with the reason printed.
+package mongotest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mongodrv "go.mongodb.org/mongo-driver/mongo"
+
+	"github.com/heraldfed/herald/adapters/mongo"
+	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
+)
+
+var dbSeq atomic.Int64
+
+// Ctx is a test's context: cancelled at cleanup, bounded so a hung server
+// fails the test instead of the whole run.
+func Ctx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// EmptyDB returns a database of its own for t, dropped when t ends, with
+// nothing in it.
+func EmptyDB(t *testing.T, client *mongodrv.Client) *mongodrv.Database {
+	t.Helper()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	name := fmt.Sprintf("herald_test_%d_%s", dbSeq.Add(1), hex.EncodeToString(b[:]))
+	db := client.Database(name)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := db.Drop(ctx); err != nil {
+			t.Logf("drop test database %s: %v", name, err)
+		}
+	})
+	return db
+}
+
+// NewDB returns a fresh database prepared as bootstrap prepares one at start
+// (collections touched, indexes ensured), for the store contract suites.
+func NewDB(t *testing.T, client *mongodrv.Client) *mongodrv.Database {
+	t.Helper()
+	db := EmptyDB(t, client)
+	ctx := Ctx(t)
+	if err := mongo.Touch(ctx, db); err != nil {
+		t.Fatalf("touch: %v", err)
+	}
+	if _, err := mongo.EnsureIndexes(ctx, db, nil); err != nil {
+		t.Fatalf("ensure indexes: %v", err)
+	}
+	return db
+}
+
+// Contracts runs every contract suite of test/contract against the Mongo
+// stores, each case on a fresh database. skip names cases (by their subtest
+// name) this server cannot prove.
+func Contracts(t *testing.T, client *mongodrv.Client, skip ...contract.Option) {
+	t.Run("JobStore", func(t *testing.T) {
+		contract.JobStore(t, func(t *testing.T) contract.Jobs { return mongo.NewJobStore(NewDB(t, client)) }, skip...)
+	})
+	t.Run("NameRegistry", func(t *testing.T) {
+		contract.NameRegistry(t, func(t *testing.T) ports.NameRegistry { return mongo.NewNameRegistry(NewDB(t, client)) }, skip...)
+	})
+	t.Run("InstanceStore", func(t *testing.T) {
+		contract.InstanceStore(t, func(t *testing.T) ports.InstanceStore { return mongo.NewInstanceStore(NewDB(t, client)) }, skip...)
+	})
+	t.Run("FollowerStore", func(t *testing.T) {
+		contract.FollowerStore(t, func(t *testing.T) ports.FollowerStore { return mongo.NewFollowerStore(NewDB(t, client)) }, skip...)
+	})
+	t.Run("UserStore", func(t *testing.T) {
+		contract.UserStore(t, func(t *testing.T) ports.UserStore { return mongo.NewAccountStore(NewDB(t, client)) }, skip...)
+	})
+	t.Run("TokenStore", func(t *testing.T) {
+		contract.TokenStore(t, func(t *testing.T) ports.TokenStore { return mongo.NewAccountStore(NewDB(t, client)) }, skip...)
+	})
+	t.Run("ActorStore", func(t *testing.T) {
+		contract.ActorStore(t, func(t *testing.T) ports.ActorStore { return mongo.NewAccountStore(NewDB(t, client)) }, skip...)
+	})
+	t.Run("ForeignActorStore", func(t *testing.T) {
+		contract.ForeignActorStore(t, func(t *testing.T) ports.ForeignActorStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
+	})
+	t.Run("PostStore", func(t *testing.T) {
+		contract.PostStore(t, func(t *testing.T) ports.PostStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
+	})
+}

@@ -1,0 +1,103 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/bson"
+	mongodrv "go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+var _ ports.NameRegistry = (*NameRegistry)(nil)
+
+// NameRegistry is the username space in reserved_names. The document id is
+// the name and reserved_names_name is unique too, so whichever index a
+// duplicate hits, two simultaneous reservations of one name have exactly
+// one winner, arbitrated by the server.
+type NameRegistry struct {
+	names *mongodrv.Collection
+}
+
+// NewNameRegistry returns the registry of db.
+func NewNameRegistry(db *mongodrv.Database) *NameRegistry {
+	return &NameRegistry{names: collection(db, collReservedNames)}
+}
+
+type reservedDoc struct {
+	ID        string    `bson:"_id"`
+	Name      string    `bson:"name"`
+	Kind      string    `bson:"kind"`
+	OwnerID   string    `bson:"ownerId"` // "" for system names, never absent: Release matches on it
+	CreatedAt time.Time `bson:"createdAt,omitempty"`
+}
+
+func (d reservedDoc) name() domain.ReservedName {
+	return domain.ReservedName{Name: d.Name, Kind: domain.NameKind(d.Kind), OwnerID: d.OwnerID, CreatedAt: d.CreatedAt}
+}
+
+// nameDups: any duplicate in reserved_names means the name is taken.
+var nameDups = &dupRules{other: domain.ErrNameTaken}
+
+// Reserve implements ports.NameRegistry.
+func (r *NameRegistry) Reserve(ctx context.Context, n domain.ReservedName) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if n.Name == "" {
+		return fmt.Errorf("%w: empty name", domain.ErrInvalidName)
+	}
+	_, err := r.names.InsertOne(ctx, reservedDoc{
+		ID: n.Name, Name: n.Name, Kind: string(n.Kind), OwnerID: n.OwnerID, CreatedAt: utc(n.CreatedAt),
+	})
+	if err != nil {
+		return fmt.Errorf("reserve %q: %w", n.Name, interpretError(err, nameDups))
+	}
+	return nil
+}
+
+// Release implements ports.NameRegistry.
+func (r *NameRegistry) Release(ctx context.Context, name, ownerID string) error {
+	res, err := r.names.DeleteOne(ctx, bson.D{{Key: "_id", Value: name}, {Key: "ownerId", Value: ownerID}})
+	if err != nil {
+		return fmt.Errorf("release %q: %w", name, interpretError(err, nil))
+	}
+	if res.DeletedCount == 0 {
+		return fmt.Errorf("reservation %q of %q: %w", name, ownerID, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// Get implements ports.NameRegistry.
+func (r *NameRegistry) Get(ctx context.Context, name string) (domain.ReservedName, error) {
+	var d reservedDoc
+	if err := r.names.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&d); err != nil {
+		return domain.ReservedName{}, fmt.Errorf("reservation %q: %w", name, interpretError(err, nil))
+	}
+	return d.name(), nil
+}
+
+// List implements ports.NameRegistry.
+func (r *NameRegistry) List(ctx context.Context, kind domain.NameKind) ([]domain.ReservedName, error) {
+	filter := bson.D{}
+	if kind != "" {
+		filter = append(filter, bson.E{Key: "kind", Value: string(kind)})
+	}
+	cur, err := r.names.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("list names: %w", interpretError(err, nil))
+	}
+	var docs []reservedDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("list names: %w", interpretError(err, nil))
+	}
+	out := make([]domain.ReservedName, len(docs))
+	for i, d := range docs {
+		out[i] = d.name()
+	}
+	return out, nil
+}

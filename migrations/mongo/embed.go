@@ -1,0 +1,64 @@
+// Package mongo holds Herald's MongoDB migrations: golang-migrate JSON
+// command files (NNN_name.up.json / NNN_name.down.json), each an array of
+// database commands that golang-migrate's mongodb driver runs one by one
+// with db.runCommand. They are embedded in the binary; adapters/mongo runs
+// them (MigrateUp, MigrateDown) under golang-migrate's advisory lock.
+//
+//	001 dedupe_and_reserve  removes the duplicates races left, then fills
+//	                        reserved_names (SPEC §5)
+//	002 unique_indexes      the unique indexes 001 made possible
+//	003 jobs_queue          the job queue's and breaker's unique indexes, and
+//	                        an index on the legacy deliveries' state for 004
+//	004 move_deliveries     the legacy deliveries → jobs move; Go code, see below
+//
+// The field names are those of adapters/mongo's package documentation.
+//
+// 001 keeps the newest foreign_avatars row per actorUri (by fetchedAt, then
+// _id), the oldest posts and dm_posts row per objectUri (by published, then
+// _id) and per (follower, followed) pair the accepted followers row, else
+// the oldest (by createdAt, then _id). A JSON command cannot feed its result
+// to the next one, so each dedupe is an aggregate that marks the losers
+// ($sort, $group with $first, $merge back into the same collection with
+// _dup001: true) followed by a delete of the marked rows; it runs on data
+// that violates the unique indexes 002 then creates. reserved_names is
+// filled by aggregates that $merge every avatar (kind persona, or instance
+// for the avatar without rootUserId) and group (kind group), lower-cased,
+// the oldest holder winning a contested name, then by upserts of the
+// system names: the valid names of domain.FixedReservedNames() copied here
+// by hand ("no-reply" is left out, as NamePolicy.Names does, because it is
+// not a valid name), kind system, owner "". The instance actor's own name
+// and operator-configured names are not known to a migration: bootstrap
+// reserves them at start. $merge (MongoDB 4.4+ for merging into the
+// aggregated collection) and $group's $first are NotImplemented in
+// FerretDB, so 001 is verified only on real MongoDB.
+//
+// 004 cannot be a JSON command file: the dedupe key is the hex SHA-256 of
+// activity id, NUL, inbox (domain.DedupeKey), and MongoDB has no SHA-256
+// aggregation operator (a server-side $function would need JavaScript,
+// which production servers often disable and 8.0 deprecates). So
+// 004_move_deliveries.up.json is a no-op marker ({"ping": 1}) that records
+// the schema version, and adapters/mongo.MigrateUp moves the rows in Go,
+// under the migration lock, every time it finds the database at version 4
+// or later. The move is idempotent: it takes only rows in state "pending",
+// inserts their jobs (the unique jobs_dedupe_key index, created by 003,
+// makes a repeat a no-op) and then marks the rows "abandoned", so a crash
+// between the two steps, or two processes moving at once, moves nothing
+// twice; and running it on every start costs one indexed query once the
+// legacy queue is empty. Its down step is Go code as well
+// (adapters/mongo.MigrateDown, before golang-migrate leaves version 4).
+//
+// Down steps: 001's deletes the reserved_names rows it seeded (seededBy
+// "001"); the duplicates it removed cannot come back, they were copies of
+// kept rows. 002 and 003 drop their indexes (data stays). 004's gives every
+// moved job the new engine has not started (still queued) back to its
+// legacy row as "pending" with its attempts, and deletes the job; jobs that
+// were leased, sent or are dead stay, and so do their rows' "abandoned", so
+// a rollback cannot send anything twice.
+package mongo
+
+import "embed"
+
+// FS holds the migration files, at its root.
+//
+//go:embed *.json
+var FS embed.FS
