@@ -67,8 +67,9 @@ func IndexNames() []string {
 // alone; run it on every start, after MigrateUp. It holds a transaction-level
 // advisory lock so two processes starting together do not race on one name,
 // and creates only what the catalog lacks, so a normal start takes no lock on
-// any table. A unique index that the data violates fails with
-// domain.ErrAlreadyExists naming it (an operator must remove the duplicates).
+// any table. A unique index that the data violates fails, naming the index
+// and the duplicate key (an operator must remove the duplicates first; 001
+// did that for the keys races duplicated).
 func EnsureIndexes(ctx context.Context, pool *pgxpool.Pool) error {
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.herald_ensure_indexes'))`); err != nil {

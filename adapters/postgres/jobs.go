@@ -88,7 +88,7 @@ WITH inserted AS (
 ), counted AS (
 	SELECT count(*) AS n FROM inserted
 )
-SELECT n, CASE WHEN n > 0 THEN (SELECT true FROM pg_notify('` + NotifyChannel + `', current_schema())) END FROM counted`
+SELECT n, CASE WHEN n > 0 THEN (SELECT true FROM pg_notify('` + NotifyChannel + `', COALESCE(current_schema(), ''))) END FROM counted`
 
 // Enqueue implements ports.JobStore. The batch goes in one transaction: its
 // chunks are pipelined in one round trip between BEGIN and COMMIT, so a

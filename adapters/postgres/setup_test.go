@@ -24,19 +24,19 @@ func databaseURL() string {
 	return defaultURL
 }
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func testLog(t *testing.T) *slog.Logger {
+func testLog(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // tWriter sends log lines to t.Log, so they show with the failing test.
-type tWriter struct{ t *testing.T }
+type tWriter struct{ t testing.TB }
 
 func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Helper()
@@ -55,7 +55,7 @@ type schema struct {
 
 // newSchema creates a fresh, empty schema, or skips the test naming what
 // stays unverified when no PostgreSQL answers.
-func newSchema(t *testing.T) schema {
+func newSchema(t testing.TB) schema {
 	t.Helper()
 	ctx := testCtx(t)
 	cfg, err := pgxpool.ParseConfig(databaseURL())
@@ -96,7 +96,7 @@ func newSchema(t *testing.T) schema {
 
 // pool opens a pool on the schema, closed when the test ends. Several pools
 // on one schema stand for several processes sharing one database.
-func (s schema) pool(t *testing.T) *pgxpool.Pool {
+func (s schema) pool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	p, err := pgxpool.NewWithConfig(testCtx(t), s.cfg.Copy())
 	if err != nil {
@@ -108,14 +108,14 @@ func (s schema) pool(t *testing.T) *pgxpool.Pool {
 
 // migrated is what bootstrap does before anything runs: migrations, then
 // indexes, on a fresh schema.
-func migrated(t *testing.T) *pgxpool.Pool {
+func migrated(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	p := newSchema(t).pool(t)
 	mustMigrate(t, p)
 	return p
 }
 
-func mustMigrate(t *testing.T, p *pgxpool.Pool) {
+func mustMigrate(t testing.TB, p *pgxpool.Pool) {
 	t.Helper()
 	ctx := testCtx(t)
 	if err := postgres.MigrateUp(ctx, p, testLog(t)); err != nil {
@@ -126,7 +126,7 @@ func mustMigrate(t *testing.T, p *pgxpool.Pool) {
 	}
 }
 
-func mustExec(t *testing.T, p *pgxpool.Pool, sql string, args ...any) {
+func mustExec(t testing.TB, p *pgxpool.Pool, sql string, args ...any) {
 	t.Helper()
 	if _, err := p.Exec(testCtx(t), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)

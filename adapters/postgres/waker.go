@@ -89,7 +89,7 @@ func (w *Waker) listen(ctx context.Context, ch chan<- struct{}) (listened bool, 
 		_ = conn.Close(closeCtx)
 	}()
 	var schema string
-	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT COALESCE(current_schema(), '')`).Scan(&schema); err != nil {
 		return false, err
 	}
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{NotifyChannel}.Sanitize()); err != nil {

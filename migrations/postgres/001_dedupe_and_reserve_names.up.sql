@@ -95,8 +95,9 @@ CREATE TABLE IF NOT EXISTS deliveries (
 );
 
 -- Keep writers (an old server still running) out while duplicates are removed
--- and the unique indexes built, so none slips in between; readers go on.
-LOCK TABLE foreign_avatars, posts, dm_posts, followers IN SHARE ROW EXCLUSIVE MODE;
+-- and the unique indexes built, so none slips in between, and while the
+-- names are copied, so none is missed; readers go on.
+LOCK TABLE foreign_avatars, posts, dm_posts, followers, avatars, groups IN SHARE ROW EXCLUSIVE MODE;
 
 -- Duplicates. Each DELETE ranks the copies of one key and deletes all but the
 -- first; ctid is the last tie-break, between copies no column tells apart.
@@ -105,7 +106,7 @@ LOCK TABLE foreign_avatars, posts, dm_posts, followers IN SHARE ROW EXCLUSIVE MO
 DELETE FROM foreign_avatars f
 USING (
     SELECT ctid AS row_id,
-           row_number() OVER (PARTITION BY actor_uri ORDER BY fetched_at DESC, ctid DESC) AS rank
+           row_number() OVER (PARTITION BY actor_uri ORDER BY fetched_at DESC NULLS LAST, ctid DESC) AS rank
     FROM foreign_avatars
 ) d
 WHERE f.ctid = d.row_id AND d.rank > 1;

@@ -16,7 +16,8 @@
 //   - 003_tokens: bearer tokens. Down drops them (every session ends).
 //   - 004_move_legacy_deliveries: moves pending rows of the legacy deliveries
 //     table into jobs and marks them abandoned. Down gives back to the old
-//     worker only what the new engine has not touched yet.
+//     worker the moved rows whose job is still queued; what the new engine
+//     is sending or has finished stays with it.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres
