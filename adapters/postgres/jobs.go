@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	pgx "github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -94,7 +95,7 @@ SELECT n, CASE WHEN n > 0 THEN (SELECT true FROM pg_notify('` + NotifyChannel + 
 // chunks are pipelined in one round trip between BEGIN and COMMIT, so a
 // fan-out of 10,000 jobs costs three round trips. A job whose id (not dedupe
 // key) exists already fails the whole batch with domain.ErrAlreadyExists and
-// inserts nothing.
+// inserts nothing. A batch aborted as a deadlock is sent again.
 func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -107,12 +108,42 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	if len(jobs) == 0 {
 		return 0, nil
 	}
+	var chunks [][]any
+	for start := 0; start < len(jobs); start += enqueueChunk {
+		chunks = append(chunks, chunkArgs(jobs[start:min(start+enqueueChunk, len(jobs))]))
+	}
+	var err error
+	for attempt := 1; ; attempt++ {
+		var inserted int
+		inserted, err = s.enqueueOnce(ctx, chunks)
+		if err == nil {
+			return inserted, nil
+		}
+		// Two batches holding the same keys in different orders (one
+		// fan-out enqueued twice at once) wait on each other's inserts, and
+		// PostgreSQL aborts one as a deadlock. Nothing of it was kept, and
+		// on a retry the keys the other committed are skipped.
+		var pgErr *pgconn.PgError
+		if attempt == enqueueAttempts || !errors.As(err, &pgErr) || !pgerrcode.IsTransactionRollback(pgErr.Code) {
+			break
+		}
+	}
+	return 0, fmt.Errorf("enqueue %d jobs: %w", len(jobs), interpretError(err))
+}
+
+// enqueueAttempts bounds Enqueue's retries of a deadlocked batch.
+const enqueueAttempts = 5
+
+// enqueueOnce sends the chunks in one transaction. The pgx.Batch is built
+// afresh each time: a batch that failed keeps statement descriptions the
+// connection has since dropped.
+func (s *JobStore) enqueueOnce(ctx context.Context, chunks [][]any) (int, error) {
+	batch := &pgx.Batch{}
+	for _, args := range chunks {
+		batch.Queue(enqueueSQL, args...)
+	}
 	inserted := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		batch := &pgx.Batch{}
-		for start := 0; start < len(jobs); start += enqueueChunk {
-			batch.Queue(enqueueSQL, chunkArgs(jobs[start:min(start+enqueueChunk, len(jobs))])...)
-		}
 		results := tx.SendBatch(ctx, batch)
 		for range batch.Len() {
 			var n int
@@ -125,10 +156,7 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 		}
 		return results.Close()
 	})
-	if err != nil {
-		return 0, fmt.Errorf("enqueue %d jobs: %w", len(jobs), interpretError(err))
-	}
-	return inserted, nil
+	return inserted, err
 }
 
 func chunkArgs(jobs []domain.Job) []any {
