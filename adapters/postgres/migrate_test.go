@@ -535,3 +535,30 @@ func column(t *testing.T, p *pgxpool.Pool, sql string, args ...any) []string {
 	}
 	return out
 }
+
+// A migration that fails changes nothing (it is one transaction); the
+// error says how to go on, and after the fix MigrateUp finishes.
+func TestFailedMigrationIsRolledBackAndExplained(t *testing.T) {
+	t.Parallel()
+	p := newSchema(t).pool(t)
+	ctx := testCtx(t)
+	mustExec(t, p, `CREATE TABLE tokens (hash text)`) // 003 will collide with it
+	err := postgres.MigrateUp(ctx, p, testLog(t))
+	if err == nil || !strings.Contains(err.Error(), "migration 3 failed") || !strings.Contains(err.Error(), "SET version = 2, dirty = false") {
+		t.Fatalf("MigrateUp = %v", err)
+	}
+	if v, dirty, _ := postgres.MigrationVersion(ctx, p); v != 3 || !dirty {
+		t.Fatalf("version %d dirty %v, want 3 dirty", v, dirty)
+	}
+	// 001 and 002 stay applied; 003 left nothing behind.
+	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename IN ('jobs', 'reserved_names')`); n != 2 {
+		t.Fatalf("%d of the tables of 001 and 002", n)
+	}
+	if err := postgres.MigrateUp(ctx, p, testLog(t)); err == nil {
+		t.Fatal("a dirty version migrated on")
+	}
+	mustExec(t, p, `DROP TABLE tokens`)
+	mustExec(t, p, `UPDATE schema_migrations SET version = 2, dirty = false`)
+	mustMigrate(t, p)
+	checkMigratedOnce(t, p)
+}
