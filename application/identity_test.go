@@ -361,3 +361,58 @@ func TestEnqueueReportsAlreadyQueued(t *testing.T) {
 		t.Fatalf("%+v %v", r, err)
 	}
 }
+
+func TestInstanceActorTakesOverASeededSystemName(t *testing.T) {
+	t.Parallel()
+	b := newApp(t)
+	ctx := context.Background()
+	sys, _ := domain.NewReservedName("herald", domain.NameKindSystem, "", t0)
+	if err := b.names.Reserve(ctx, sys); err != nil {
+		t.Fatal(err)
+	}
+	a, err := b.app.InstanceActor.Handle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn, _ := b.names.Get(ctx, "herald")
+	if rn.Kind != domain.NameKindInstance || rn.OwnerID != a.ID {
+		t.Fatalf("reservation %+v", rn)
+	}
+}
+
+func TestInstanceActorRefusesAPersonasName(t *testing.T) {
+	t.Parallel()
+	b := newApp(t)
+	ctx := context.Background()
+	p, _ := domain.NewReservedName("herald", domain.NameKindPersona, "someone", t0)
+	if err := b.names.Reserve(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.app.InstanceActor.Handle(ctx); err == nil {
+		t.Fatal("took a persona's name")
+	}
+}
+
+func TestInstanceActorConcurrentStarts(t *testing.T) {
+	t.Parallel()
+	b := newApp(t)
+	var wg sync.WaitGroup
+	ids := make([]string, 8)
+	for i := range ids {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			a, err := b.app.InstanceActor.Handle(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			ids[i] = a.ID
+		}(i)
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Fatalf("different instance actors: %v", ids)
+		}
+	}
+}

@@ -66,21 +66,11 @@ func (h InstanceActorHandler) ensure(ctx context.Context, name string) (domain.A
 	if err != nil {
 		return domain.Avatar{}, err
 	}
-	switch err := d.Names.Reserve(ctx, rn); {
-	case errors.Is(err, domain.ErrNameTaken):
-		held, gerr := d.Names.Get(ctx, name)
-		if gerr != nil {
-			return domain.Avatar{}, gerr
-		}
-		if held.Kind != domain.NameKindInstance {
-			return domain.Avatar{}, fmt.Errorf("instance actor name %q is reserved as a %s name; choose another", name, held.Kind)
-		}
-		// Another process (or an earlier start that died half way) holds
-		// the reservation: adopt its id.
-		a.ID = held.OwnerID
-	case err != nil:
+	id, err := h.reserve(ctx, rn)
+	if err != nil {
 		return domain.Avatar{}, err
 	}
+	a.ID = id
 	if err := d.Actors.CreateAvatar(ctx, a); err != nil {
 		if errors.Is(err, domain.ErrAlreadyExists) || errors.Is(err, domain.ErrNameTaken) {
 			return d.Actors.AvatarByName(ctx, name)
@@ -89,4 +79,40 @@ func (h InstanceActorHandler) ensure(ctx context.Context, name string) (domain.A
 	}
 	d.Log.Info("instance actor created", "name", name)
 	return a, nil
+}
+
+// reserve takes the instance actor's name and returns the actor id it is
+// reserved for. A system reservation of the same name (migration 001 seeds
+// the fixed list, which holds "instance") is converted; a reservation of the
+// instance kind made by another process, or by an earlier start that died
+// half way, is adopted.
+func (h InstanceActorHandler) reserve(ctx context.Context, rn domain.ReservedName) (string, error) {
+	d := h.identity.deps
+	for try := 0; try < 3; try++ {
+		err := d.Names.Reserve(ctx, rn)
+		if err == nil {
+			return rn.OwnerID, nil
+		}
+		if !errors.Is(err, domain.ErrNameTaken) {
+			return "", err
+		}
+		held, err := d.Names.Get(ctx, rn.Name)
+		if errors.Is(err, domain.ErrNotFound) {
+			continue // released meanwhile: try again
+		}
+		if err != nil {
+			return "", err
+		}
+		switch held.Kind {
+		case domain.NameKindInstance:
+			return held.OwnerID, nil
+		case domain.NameKindSystem:
+			if err := d.Names.Release(ctx, rn.Name, ""); err != nil && !errors.Is(err, domain.ErrNotFound) {
+				return "", err
+			}
+		default:
+			return "", fmt.Errorf("instance actor name %q is reserved as a %s name; choose another", rn.Name, held.Kind)
+		}
+	}
+	return "", fmt.Errorf("instance actor name %q: reservation kept changing; try again", rn.Name)
 }

@@ -25,6 +25,7 @@ type Deliverer interface {
 
 // WakeSource tells workers that jobs were enqueued elsewhere (another
 // process). A store that cannot tell returns a channel that never fires.
+// Wakeups is called once per engine; the channel is never closed.
 type WakeSource interface {
 	Wakeups(ctx context.Context) <-chan struct{}
 }

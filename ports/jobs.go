@@ -39,7 +39,9 @@ type ReapResult struct {
 type JobStore interface {
 	// Enqueue inserts the jobs whose DedupeKey is not yet present and
 	// ignores the others; it returns how many were inserted. Large batches
-	// are inserted in a few round trips, not one per job.
+	// are inserted in a few round trips, not one per job. On an error
+	// (an id already used by another job, the store down) nothing of the
+	// batch is inserted.
 	Enqueue(ctx context.Context, jobs []domain.Job) (inserted int, err error)
 	// Lease atomically takes the job described by req, or returns
 	// domain.ErrNoJob.

@@ -110,6 +110,7 @@ type ForeignActorStore interface {
 type PostStore interface {
 	// CreatePost inserts; if a post with that ObjectURI exists it is kept
 	// and created is false (an inbox may receive the same Create twice).
+	// Reusing the ID of another post is domain.ErrAlreadyExists.
 	CreatePost(ctx context.Context, p domain.Post) (created bool, err error)
 	PostByObjectURI(ctx context.Context, objectURI string) (domain.Post, error)
 	// PostsByAuthor lists newest first, published before `before` (zero:

@@ -25,33 +25,47 @@ var (
 )
 
 // statusTable maps each sentinel to its status; the first match wins, so
-// more specific errors come first.
+// more specific errors come first. detail says whether the error's own text
+// may go to the client: it may for validation errors, which the core
+// writes for users; it may not for errors a store can produce, whose text
+// may carry driver messages (constraint names, SQL states), so those get
+// the sentinel's text only.
 var statusTable = []struct {
 	err    error
 	status int
+	detail bool
 }{
-	{errBodyTooLarge, http.StatusRequestEntityTooLarge},
-	{errMalformed, http.StatusBadRequest},
-	{errMediaType, http.StatusUnsupportedMediaType},
-	{domain.ErrNameTaken, http.StatusConflict},
-	{domain.ErrAlreadyExists, http.StatusConflict},
-	{domain.ErrInvalidName, http.StatusUnprocessableEntity},
-	{domain.ErrInvalidInput, http.StatusUnprocessableEntity},
-	{domain.ErrUnauthorized, http.StatusUnauthorized},
-	{domain.ErrForbidden, http.StatusForbidden},
-	{domain.ErrNotFound, http.StatusNotFound},
-	{domain.ErrUnavailable, http.StatusServiceUnavailable},
-	{context.DeadlineExceeded, http.StatusServiceUnavailable},
+	{errBodyTooLarge, http.StatusRequestEntityTooLarge, true},
+	{errMalformed, http.StatusBadRequest, true},
+	{errMediaType, http.StatusUnsupportedMediaType, true},
+	{domain.ErrNameTaken, http.StatusConflict, false},
+	{domain.ErrAlreadyExists, http.StatusConflict, false},
+	{domain.ErrInvalidName, http.StatusUnprocessableEntity, true},
+	{domain.ErrInvalidInput, http.StatusUnprocessableEntity, true},
+	{domain.ErrUnauthorized, http.StatusUnauthorized, false},
+	{domain.ErrForbidden, http.StatusForbidden, true},
+	{domain.ErrNotFound, http.StatusNotFound, false},
+	{domain.ErrUnavailable, http.StatusServiceUnavailable, false},
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, false},
 }
 
 // Status is the HTTP status of an error returned by a use case.
 func Status(err error) int {
+	status, _ := classify(err)
+	return status
+}
+
+// classify returns the status and the message the client may see.
+func classify(err error) (int, string) {
 	for _, row := range statusTable {
 		if errors.Is(err, row.err) {
-			return row.status
+			if row.detail {
+				return row.status, err.Error()
+			}
+			return row.status, row.err.Error()
 		}
 	}
-	return http.StatusInternalServerError
+	return http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError)
 }
 
 type errorBody struct {
@@ -61,11 +75,11 @@ type errorBody struct {
 // writeError answers with the error's status and a JSON message. A 5xx's
 // detail is logged, not sent: it may name internals.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	status := Status(err)
-	msg := err.Error()
+	status, msg := classify(err)
 	if status >= 500 {
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
-		msg = http.StatusText(status)
+	} else {
+		log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="herald"`)

@@ -207,3 +207,14 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("%d names reserved, want alice and mallory only", len(names))
 	}
 }
+
+func TestStoreErrorTextStaysServerSide(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, nil)
+	s.post(t, "/api/v1/accounts", "", `{"username":"alice","password":"correct horse"}`)
+	// The memory store's message names the store's internals as a driver's would.
+	code, body := s.post(t, "/api/v1/accounts", "", `{"username":"alice","password":"correct horse"}`)
+	if code != 409 || body["error"] != "name taken" {
+		t.Fatalf("%d %v", code, body)
+	}
+}

@@ -64,13 +64,21 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
+	// All or nothing: check every id before inserting any.
+	ids := make(map[string]bool, len(jobs))
 	for _, j := range jobs {
 		if _, dup := s.byKey[j.DedupeKey]; dup {
 			continue
 		}
-		if _, dup := s.jobs[j.ID]; dup {
-			return n, fmt.Errorf("%w: job id %q", domain.ErrAlreadyExists, j.ID)
+		if _, dup := s.jobs[j.ID]; dup || ids[j.ID] {
+			return 0, fmt.Errorf("%w: job id %q", domain.ErrAlreadyExists, j.ID)
+		}
+		ids[j.ID] = true
+	}
+	n := 0
+	for _, j := range jobs {
+		if _, dup := s.byKey[j.DedupeKey]; dup {
+			continue
 		}
 		j.Payload = slices.Clone(j.Payload)
 		s.seq++

@@ -107,6 +107,19 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 				t.Fatalf("queued = %d, want 2", c[domain.JobQueued])
 			}
 		}},
+		{"EnqueueIDClashInsertsNothing", func(t *testing.T, s Jobs) {
+			enqueue(t, s, job(t, "j1", "a.example", base))
+			clash := job(t, "j1", "b.example", base) // same id, another delivery
+			fresh := job(t, "j2", "c.example", base)
+			_, err := s.Enqueue(ctx(t), []domain.Job{fresh, clash})
+			mustIs(t, err, domain.ErrAlreadyExists, "id clash")
+			if _, err := s.Get(ctx(t), "j2"); err == nil {
+				t.Fatal("a batch that failed inserted part of itself")
+			}
+			if got := get(t, s, "j1"); got.Host != "a.example" {
+				t.Fatalf("the clash overwrote the first job: %+v", got)
+			}
+		}},
 		{"EnqueueLargeBatch", func(t *testing.T, s Jobs) {
 			jobs := make([]domain.Job, 10_000)
 			for i := range jobs {

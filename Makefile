@@ -1,0 +1,53 @@
+# Herald. `make run` starts a server on the in-memory store; `make test`
+# runs every check CI runs.
+GO          ?= go
+PKGS        := ./...
+FERRET_DIR  := test/ferret
+DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+export DATABASE_URL
+
+.PHONY: run test check fmt-check vet wire-check unit ferret generate lint bench build clean
+
+## run: start Herald on the embedded in-memory store at http://127.0.0.1:8080
+run:
+	$(GO) run ./cmd/herald serve
+
+## build: build the binary into bin/herald
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/herald ./cmd/herald
+
+## test: formatting, vet, generated code, and every test with the race detector
+test: fmt-check vet wire-check unit ferret
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^$(FERRET_DIR)/' ) $$(ls $(FERRET_DIR)/*.go 2>/dev/null)); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+# wire_gen.go must match wire.go: regenerate with `make generate`.
+wire-check:
+	@$(GO) tool wire diff ./bootstrap >/dev/null || { echo "bootstrap/wire_gen.go is stale: run make generate"; $(GO) tool wire diff ./bootstrap; exit 1; }
+
+unit:
+	$(GO) test -race -count=1 $(PKGS)
+
+# The Mongo adapter against embedded FerretDB, in its own module so the
+# production binary never links FerretDB.
+ferret:
+	@if [ -f $(FERRET_DIR)/go.mod ]; then cd $(FERRET_DIR) && $(GO) vet ./... && $(GO) test -race -count=1 ./...; fi
+
+## generate: regenerate bootstrap/wire_gen.go
+generate:
+	$(GO) tool wire gen ./bootstrap
+
+## lint: vet and gofmt
+lint: fmt-check vet
+
+## bench: the benchmarks of docs/benchmarks.md
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+
+clean:
+	rm -rf bin

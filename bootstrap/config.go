@@ -1,0 +1,222 @@
+package bootstrap
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is Herald's whole configuration (SPEC §8), read once at start from
+// the environment and from flags of the same names in kebab case
+// (HERALD_ADDR is --herald-addr); a flag wins over the variable.
+type Config struct {
+	Addr                string
+	Domain              string
+	Store               string
+	MongoURI            string
+	MongoDatabase       string
+	DatabaseURL         string
+	AdminToken          Secret
+	Workers             int
+	PerHost             int
+	AllowPrivateTargets bool
+	LogFormat           string
+	LogLevel            string
+	InstanceActor       string
+	ReservedNames       []string
+	ShutdownGrace       time.Duration
+	DeliveryTimeout     time.Duration
+	BcryptCost          int
+}
+
+// Secret is a string that never prints, so a config dump or a log line
+// cannot leak it.
+type Secret string
+
+// String implements fmt.Stringer.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// LogValue keeps slog from printing it either.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// Store names.
+const (
+	StoreMemory   = "memory"
+	StoreMongo    = "mongo"
+	StorePostgres = "postgres"
+)
+
+type setting struct {
+	env   string
+	def   string
+	usage string
+	apply func(*Config, string) error
+}
+
+func str(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *dst(c) = v; return nil }
+}
+
+func integer(name string, dst func(*Config) *int, lo, hi int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("%s=%q: want a whole number from %d to %d", name, v, lo, hi)
+		}
+		*dst(c) = n
+		return nil
+	}
+}
+
+func duration(name string, dst func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s=%q: want a positive duration such as 30s", name, v)
+		}
+		*dst(c) = d
+		return nil
+	}
+}
+
+// settings is the table of every variable: its default and meaning. The
+// README's table is this one.
+var settings = []setting{
+	{"HERALD_ADDR", "127.0.0.1:8080", "listen address", str(func(c *Config) *string { return &c.Addr })},
+	{"HERALD_DOMAIN", "localhost:8080", "the instance's public host, used in actor URIs and WebFinger", str(func(c *Config) *string { return &c.Domain })},
+	{"HERALD_STORE", StoreMemory, "memory, mongo or postgres", str(func(c *Config) *string { return &c.Store })},
+	{"MONGODB_URI", "", "connection string of the Mongo store", str(func(c *Config) *string { return &c.MongoURI })},
+	{"HERALD_MONGO_DATABASE", "herald", "database name in the Mongo store", str(func(c *Config) *string { return &c.MongoDatabase })},
+	{"DATABASE_URL", "", "connection string of the PostgreSQL store", str(func(c *Config) *string { return &c.DatabaseURL })},
+	{"HERALD_ADMIN_TOKEN", "", "bearer token of the operator API and page (empty: operator API off)", func(c *Config, v string) error {
+		c.AdminToken = Secret(v)
+		return nil
+	}},
+	{"HERALD_WORKERS", "8", "deliveries at a time in this process", integer("HERALD_WORKERS", func(c *Config) *int { return &c.Workers }, 1, 1024)},
+	{"HERALD_PER_HOST", "2", "deliveries at a time per remote host", integer("HERALD_PER_HOST", func(c *Config) *int { return &c.PerHost }, 1, 64)},
+	{"HERALD_ALLOW_PRIVATE_TARGETS", "false", "let deliveries reach loopback/private addresses (tests, demos)", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("HERALD_ALLOW_PRIVATE_TARGETS=%q: want true or false", v)
+		}
+		c.AllowPrivateTargets = b
+		return nil
+	}},
+	{"HERALD_LOG_FORMAT", "auto", "text (tint), json, or auto (tint on a terminal)", str(func(c *Config) *string { return &c.LogFormat })},
+	{"HERALD_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
+	{"HERALD_INSTANCE_ACTOR", "instance", "user name of the instance actor (never available to users)", str(func(c *Config) *string { return &c.InstanceActor })},
+	{"HERALD_RESERVED_NAMES", "", "comma-separated names an operator adds to the never-available list", func(c *Config, v string) error {
+		c.ReservedNames = nil
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				c.ReservedNames = append(c.ReservedNames, n)
+			}
+		}
+		return nil
+	}},
+	{"HERALD_SHUTDOWN_GRACE", "30s", "how long in-flight deliveries may finish after SIGTERM", duration("HERALD_SHUTDOWN_GRACE", func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+	{"HERALD_DELIVERY_TIMEOUT", "30s", "timeout of one outgoing delivery request", duration("HERALD_DELIVERY_TIMEOUT", func(c *Config) *time.Duration { return &c.DeliveryTimeout })},
+	{"HERALD_BCRYPT_COST", "10", "bcrypt cost of password hashes", integer("HERALD_BCRYPT_COST", func(c *Config) *int { return &c.BcryptCost }, 4, 31)},
+}
+
+// FlagName is the kebab-case flag of an environment variable.
+func FlagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
+
+// LoadConfig reads the environment through getenv, then args as flags.
+// Unknown flags, malformed values and inconsistent settings are errors
+// that name the setting.
+func LoadConfig(args []string, getenv func(string) string, usageOut io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("herald", flag.ContinueOnError)
+	fs.SetOutput(usageOut)
+	flags := make(map[string]*string, len(settings))
+	for _, s := range settings {
+		flags[s.env] = fs.String(FlagName(s.env), "", s.usage+" (env "+s.env+", default "+quoteDefault(s.def)+")")
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, s := range settings {
+		v := s.def
+		if e := getenv(s.env); e != "" {
+			v = e
+		}
+		if set[FlagName(s.env)] {
+			v = *flags[s.env]
+		}
+		if err := s.apply(&c, v); err != nil {
+			return Config{}, err
+		}
+	}
+	return c, c.validate()
+}
+
+func quoteDefault(d string) string {
+	if d == "" {
+		return "none"
+	}
+	return d
+}
+
+func (c Config) validate() error {
+	var errs []error
+	switch c.Store {
+	case StoreMemory:
+	case StoreMongo:
+		if c.MongoURI == "" {
+			errs = append(errs, errors.New("HERALD_STORE=mongo needs MONGODB_URI"))
+		}
+	case StorePostgres:
+		if c.DatabaseURL == "" {
+			errs = append(errs, errors.New("HERALD_STORE=postgres needs DATABASE_URL"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("HERALD_STORE=%q: want memory, mongo or postgres", c.Store))
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_ADDR=%q: want host:port", c.Addr))
+	}
+	if c.Domain == "" || strings.ContainsAny(c.Domain, "/ ") {
+		errs = append(errs, fmt.Errorf("HERALD_DOMAIN=%q: want a host[:port], without scheme or path", c.Domain))
+	}
+	switch c.LogFormat {
+	case "auto", "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("HERALD_LOG_FORMAT=%q: want text, json or auto", c.LogFormat))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("HERALD_LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel))
+	}
+	if c.PerHost > c.Workers {
+		errs = append(errs, fmt.Errorf("HERALD_PER_HOST=%d is more than HERALD_WORKERS=%d", c.PerHost, c.Workers))
+	}
+	return errors.Join(errs...)
+}
+
+// Settings lists every variable with its default and meaning, for --help
+// and documentation.
+func Settings() [][3]string {
+	out := make([][3]string, len(settings))
+	for i, s := range settings {
+		out[i] = [3]string{s.env, s.def, s.usage}
+	}
+	return out
+}

@@ -1,0 +1,109 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+
+	"github.com/heraldfed/herald/adapters/delivery"
+	"github.com/heraldfed/herald/adapters/httpapi"
+	"github.com/heraldfed/herald/adapters/security"
+	"github.com/heraldfed/herald/adapters/system"
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// Version is the build's version, set with -ldflags "-X ...Version=...".
+var Version = "dev"
+
+// ProvideNamePolicy builds the never-available list from configuration.
+func ProvideNamePolicy(cfg Config) (domain.NamePolicy, error) {
+	return domain.NewNamePolicy(cfg.InstanceActor, cfg.ReservedNames)
+}
+
+// ProvideURLs lays out public URIs under HERALD_DOMAIN.
+func ProvideURLs(cfg Config) application.URLs { return application.NewURLs(cfg.Domain) }
+
+// ProvidePasswords is bcrypt at the configured cost.
+func ProvidePasswords(cfg Config) security.Bcrypt { return security.Bcrypt{Cost: cfg.BcryptCost} }
+
+// ProvideDeliverer is the signed HTTP client.
+func ProvideDeliverer(cfg Config, urls application.URLs) (*delivery.Client, func()) {
+	c := delivery.New(delivery.Config{
+		Timeout:      cfg.DeliveryTimeout,
+		AllowPrivate: cfg.AllowPrivateTargets,
+		UserAgent:    fmt.Sprintf("Herald/%s (+%s)", Version, urls.Base()),
+	})
+	return c, c.Close
+}
+
+// ProvideEngine builds the delivery engine over the store.
+func ProvideEngine(cfg Config, s *Stores, d ports.Deliverer, clock ports.Clock, rnd ports.Random, ids ports.IDs, obs ports.EngineObserver, log *slog.Logger) *application.Engine {
+	host, _ := os.Hostname()
+	return application.NewEngine(application.EngineDeps{
+		Jobs: s.Jobs, Instances: s.Instances, Deliverer: d, Keys: application.ActorKeys{Actors: s.Actors},
+		Clock: clock, Random: rnd, IDs: ids, Wakes: s.Wakes, Observer: obs, Log: log,
+	}, application.EngineConfig{
+		Workers: cfg.Workers, PerHost: cfg.PerHost, Grace: cfg.ShutdownGrace, PurgeEvery: s.PurgeEvery,
+		Owner: fmt.Sprintf("%s/%d", host, os.Getpid()),
+	})
+}
+
+// ProvideApplication gathers the use cases.
+func ProvideApplication(cfg Config, s *Stores, passwords ports.PasswordHasher, keys ports.KeyGenerator, clock ports.Clock, ids ports.IDs,
+	policy domain.NamePolicy, urls application.URLs, engine *application.Engine, log *slog.Logger) *application.Application {
+	return application.New(application.Deps{
+		Users: s.Users, Tokens: s.Tokens, Actors: s.Actors, Names: s.Names, Followers: s.Followers,
+		Foreign: s.Foreign, Posts: s.Posts, Jobs: s.Jobs, Passwords: passwords, Keys: keys,
+		Clock: clock, IDs: ids, Log: log,
+	}, policy, cfg.InstanceActor, urls, engine)
+}
+
+// Readiness is what /readyz reports: started (storage prepared and the
+// instance actor in place), not stopping, and the store answering.
+type Readiness struct {
+	pinger   ports.Pinger
+	schema   func(context.Context) error
+	started  atomic.Bool
+	stopping atomic.Bool
+}
+
+// ProvideReadiness watches the store.
+func ProvideReadiness(s *Stores) *Readiness { return &Readiness{pinger: s.Pinger, schema: s.Schema} }
+
+// Ready implements httpapi.Readiness.
+func (r *Readiness) Ready(ctx context.Context) error {
+	switch {
+	case r.stopping.Load():
+		return errors.New("shutting down")
+	case !r.started.Load():
+		return errors.New("starting")
+	}
+	if err := r.pinger.Ping(ctx); err != nil {
+		return fmt.Errorf("%w: store: %v", domain.ErrUnavailable, err)
+	}
+	if r.schema != nil {
+		if err := r.schema(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ProvideHTTP builds the HTTP surface.
+func ProvideHTTP(app *application.Application, ready *Readiness, log *slog.Logger) *httpapi.Handler {
+	return httpapi.New(app, ready, log)
+}
+
+// ProvideObserver is the engine's metrics sink.
+func ProvideObserver() ports.EngineObserver { return ports.NopObserver{} }
+
+var (
+	_ ports.Clock  = system.Clock{}
+	_ ports.Random = system.Random{}
+	_ ports.IDs    = system.IDs{}
+)

@@ -1,0 +1,73 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/ports"
+)
+
+// Stores are the repository ports of the configured store. Only this file
+// knows which adapter is behind them.
+type Stores struct {
+	Jobs      ports.JobStore
+	JobAdmin  ports.JobAdmin
+	Names     ports.NameRegistry
+	Instances ports.InstanceStore
+	Followers ports.FollowerStore
+	Users     ports.UserStore
+	Tokens    ports.TokenStore
+	Actors    ports.ActorStore
+	Foreign   ports.ForeignActorStore
+	Posts     ports.PostStore
+	Pinger    ports.Pinger
+	// Wakes carries enqueue notifications from other processes; nil when
+	// the store has none (memory: one process only).
+	Wakes ports.WakeSource
+	// PurgeEvery is the retention purge period: negative when the store
+	// expires finished jobs itself (a Mongo TTL index).
+	PurgeEvery time.Duration
+	// Schema reports whether the store's migrations are all applied (nil
+	// for stores without migrations); /readyz uses it.
+	Schema func(ctx context.Context) error
+}
+
+// OpenStores connects to the configured store and prepares it in the order
+// of SPEC §4: connect (and, on Mongo, touch every collection one at a
+// time), run the migrations, ensure the indexes. Only after it returns may
+// anything concurrent start. The cleanup closes the connections.
+func OpenStores(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func(), error) {
+	switch cfg.Store {
+	case StoreMemory:
+		log.Warn("storage is in memory: every account, post and queued delivery is lost when the process exits",
+			"store", StoreMemory, "hint", "set HERALD_STORE=postgres or mongo to keep data")
+		return openMemory(), func() {}, nil
+	case StorePostgres:
+		return openPostgres(ctx, cfg, log)
+	case StoreMongo:
+		return openMongo(ctx, cfg, log)
+	}
+	return nil, nil, fmt.Errorf("unknown store %q", cfg.Store)
+}
+
+func openMemory() *Stores {
+	jobs := memory.NewJobStore()
+	accounts := memory.NewAccountStore()
+	content := memory.NewContentStore()
+	return &Stores{
+		Jobs: jobs, JobAdmin: jobs,
+		Names:      memory.NewNameRegistry(),
+		Instances:  memory.NewInstanceStore(),
+		Followers:  memory.NewFollowerStore(),
+		Users:      accounts,
+		Tokens:     accounts,
+		Actors:     accounts,
+		Foreign:    content,
+		Posts:      content,
+		Pinger:     memory.Pinger{},
+		PurgeEvery: time.Hour,
+	}
+}
