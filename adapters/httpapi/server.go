@@ -27,9 +27,15 @@ type Handler struct {
 	router *mux.Router
 }
 
-// New builds the router. Every route is registered here, so the whole
-// surface reads in one place.
-func New(app *application.Application, ready Readiness, log *slog.Logger) *Handler {
+// Routes is a surface that lives in its own adapter package (ActivityPub,
+// operator API, metrics) and registers its routes on the shared router.
+type Routes interface {
+	Register(r *mux.Router)
+}
+
+// New builds the router: the probes and the client API here, then each of
+// the extra surfaces in order.
+func New(app *application.Application, ready Readiness, log *slog.Logger, extra ...Routes) *Handler {
 	h := &Handler{app: app, ready: ready, log: log.With("component", "http"), router: mux.NewRouter()}
 	r := h.router
 	r.HandleFunc("/healthz", h.healthz).Methods(http.MethodGet, http.MethodHead)
@@ -42,6 +48,10 @@ func New(app *application.Application, ready Readiness, log *slog.Logger) *Handl
 	r.Handle("/api/v1/personas", h.authed(h.createPersona)).Methods(http.MethodPost)
 	r.Handle("/api/v1/groups", h.authed(h.createGroup)).Methods(http.MethodPost)
 	r.Handle("/api/v1/posts", h.authed(h.publish)).Methods(http.MethodPost)
+
+	for _, e := range extra {
+		e.Register(r)
+	}
 
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{Error: "no such endpoint"})
