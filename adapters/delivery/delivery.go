@@ -23,7 +23,6 @@ import (
 
 	"github.com/go-fed/httpsig"
 
-	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 )
@@ -206,7 +205,7 @@ func (c *Client) key(pemText string) (*rsa.PrivateKey, error) {
 	if k, ok := c.keys.Load(pemText); ok {
 		return k.(*rsa.PrivateKey), nil
 	}
-	k, err := security.ParsePrivateKey(pemText)
+	k, err := domain.ParsePrivateKey(pemText)
 	if err != nil {
 		return nil, err
 	}

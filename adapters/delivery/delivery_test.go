@@ -77,7 +77,7 @@ func client(allowPrivate bool, timeout time.Duration) *delivery.Client {
 func TestDeliverSignsTheRequest(t *testing.T) {
 	t.Parallel()
 	kp := key(t)
-	pub, _ := security.ParsePublicKey(kp.PublicPEM)
+	pub, _ := domain.ParsePublicKey(kp.PublicPEM)
 	payload := []byte(`{"id":"https://local.example/a/1","type":"Create"}`)
 	var got error
 	var gotCT, gotUA string

@@ -5,8 +5,6 @@ package security
 import (
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 
@@ -62,53 +60,5 @@ func (k RSAKeys) GenerateKeyPair() (domain.KeyPair, error) {
 	if err != nil {
 		return domain.KeyPair{}, fmt.Errorf("rsa: %w", err)
 	}
-	return EncodeKeyPair(key)
-}
-
-// EncodeKeyPair PEM-encodes a key as PKIX public and PKCS#8 private key.
-func EncodeKeyPair(key *rsa.PrivateKey) (domain.KeyPair, error) {
-	priv, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return domain.KeyPair{}, err
-	}
-	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	if err != nil {
-		return domain.KeyPair{}, err
-	}
-	return domain.KeyPair{
-		PublicPEM:  string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})),
-		PrivatePEM: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: priv})),
-	}, nil
-}
-
-// ParsePrivateKey reads a PKCS#8 (or PKCS#1) PEM RSA private key.
-func ParsePrivateKey(pemText string) (*rsa.PrivateKey, error) {
-	block, _ := pem.Decode([]byte(pemText))
-	if block == nil {
-		return nil, errors.New("private key: no PEM block")
-	}
-	if k, err := x509.ParsePKCS8PrivateKey(block.Bytes); err == nil {
-		rk, ok := k.(*rsa.PrivateKey)
-		if !ok {
-			return nil, errors.New("private key: not RSA")
-		}
-		return rk, nil
-	}
-	return x509.ParsePKCS1PrivateKey(block.Bytes)
-}
-
-// ParsePublicKey reads a PKIX (or PKCS#1) PEM RSA public key.
-func ParsePublicKey(pemText string) (*rsa.PublicKey, error) {
-	block, _ := pem.Decode([]byte(pemText))
-	if block == nil {
-		return nil, errors.New("public key: no PEM block")
-	}
-	if k, err := x509.ParsePKIXPublicKey(block.Bytes); err == nil {
-		rk, ok := k.(*rsa.PublicKey)
-		if !ok {
-			return nil, errors.New("public key: not RSA")
-		}
-		return rk, nil
-	}
-	return x509.ParsePKCS1PublicKey(block.Bytes)
+	return domain.EncodeKeyPair(key)
 }

@@ -35,18 +35,18 @@ func TestRSAKeys(t *testing.T) {
 	if !kp.Valid() {
 		t.Fatalf("invalid pair %+v", kp)
 	}
-	priv, err := security.ParsePrivateKey(kp.PrivatePEM)
+	priv, err := domain.ParsePrivateKey(kp.PrivatePEM)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if priv.N.BitLen() != 2048 {
 		t.Fatalf("%d bits", priv.N.BitLen())
 	}
-	pub, err := security.ParsePublicKey(kp.PublicPEM)
+	pub, err := domain.ParsePublicKey(kp.PublicPEM)
 	if err != nil || !pub.Equal(&priv.PublicKey) {
 		t.Fatalf("public key mismatch: %v", err)
 	}
-	if _, err := security.ParsePrivateKey("nope"); err == nil {
+	if _, err := domain.ParsePrivateKey("nope"); err == nil {
 		t.Fatal("garbage parsed")
 	}
 }
