@@ -19,9 +19,9 @@ type Config struct {
 	Addr                string
 	Domain              string
 	Store               string
-	MongoURI            string
+	MongoURI            Secret // connection strings carry passwords
 	MongoDatabase       string
-	DatabaseURL         string
+	DatabaseURL         Secret
 	AdminToken          Secret
 	Workers             int
 	PerHost             int
@@ -47,6 +47,10 @@ func (s Secret) String() string {
 	return "[redacted]"
 }
 
+// MarshalText keeps encoders (slog's JSON handler among them) from
+// printing it.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
 // LogValue keeps slog from printing it either.
 func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 
@@ -66,6 +70,10 @@ type setting struct {
 
 func str(dst func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *dst(c) = v; return nil }
+}
+
+func secret(dst func(*Config) *Secret) func(*Config, string) error {
+	return func(c *Config, v string) error { *dst(c) = Secret(v); return nil }
 }
 
 func integer(name string, dst func(*Config) *int, lo, hi int) func(*Config, string) error {
@@ -96,13 +104,10 @@ var settings = []setting{
 	{"HERALD_ADDR", "127.0.0.1:8080", "listen address", str(func(c *Config) *string { return &c.Addr })},
 	{"HERALD_DOMAIN", "localhost:8080", "the instance's public host, used in actor URIs and WebFinger", str(func(c *Config) *string { return &c.Domain })},
 	{"HERALD_STORE", StoreMemory, "memory, mongo or postgres", str(func(c *Config) *string { return &c.Store })},
-	{"MONGODB_URI", "", "connection string of the Mongo store", str(func(c *Config) *string { return &c.MongoURI })},
+	{"MONGODB_URI", "", "connection string of the Mongo store", secret(func(c *Config) *Secret { return &c.MongoURI })},
 	{"HERALD_MONGO_DATABASE", "herald", "database name in the Mongo store", str(func(c *Config) *string { return &c.MongoDatabase })},
-	{"DATABASE_URL", "", "connection string of the PostgreSQL store", str(func(c *Config) *string { return &c.DatabaseURL })},
-	{"HERALD_ADMIN_TOKEN", "", "bearer token of the operator API and page (empty: operator API off)", func(c *Config, v string) error {
-		c.AdminToken = Secret(v)
-		return nil
-	}},
+	{"DATABASE_URL", "", "connection string of the PostgreSQL store", secret(func(c *Config) *Secret { return &c.DatabaseURL })},
+	{"HERALD_ADMIN_TOKEN", "", "bearer token of the operator API and page (empty: operator API off)", secret(func(c *Config) *Secret { return &c.AdminToken })},
 	{"HERALD_WORKERS", "8", "deliveries at a time in this process", integer("HERALD_WORKERS", func(c *Config) *int { return &c.Workers }, 1, 1024)},
 	{"HERALD_PER_HOST", "2", "deliveries at a time per remote host", integer("HERALD_PER_HOST", func(c *Config) *int { return &c.PerHost }, 1, 64)},
 	{"HERALD_ALLOW_PRIVATE_TARGETS", "false", "let deliveries reach loopback/private addresses (tests, demos)", func(c *Config, v string) error {

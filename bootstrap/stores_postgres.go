@@ -13,7 +13,7 @@ import (
 // golang-migrate's advisory lock), ensure indexes; then the stores, and a
 // LISTEN/NOTIFY waker so an enqueue in any process wakes every process.
 func openPostgres(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func(), error) {
-	pool, err := postgres.Connect(ctx, cfg.DatabaseURL)
+	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
 	if err != nil {
 		return nil, nil, err
 	}
