@@ -1,0 +1,305 @@
+package application
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// Operator gathers what the operator API, the operator page and the CLI
+// do: read the queue and the breakers, retry dead jobs, lift a quarantine,
+// and hold or release system names. It has its own constructor so the
+// operator surface can be wired without the client use cases.
+type Operator struct {
+	admin         ports.JobAdmin
+	jobs          ports.JobStore
+	instances     ports.InstanceStore
+	names         ports.NameRegistry
+	policy        domain.NamePolicy
+	instanceActor string
+	clock         ports.Clock
+	waker         Waker
+	lift          LiftQuarantineHandler
+}
+
+// OperatorDeps are the Operator's collaborators. Waker may be nil (the CLI
+// has no engine in its process; the workers poll).
+type OperatorDeps struct {
+	JobAdmin      ports.JobAdmin
+	Jobs          ports.JobStore
+	Instances     ports.InstanceStore
+	Names         ports.NameRegistry
+	Policy        domain.NamePolicy
+	InstanceActor string // the instance actor's user name
+	Clock         ports.Clock
+	Waker         Waker
+}
+
+// NewOperator builds the operator use cases.
+func NewOperator(d OperatorDeps) *Operator {
+	actor, err := domain.NormalizeName(d.InstanceActor)
+	if err != nil {
+		actor = strings.ToLower(strings.TrimSpace(d.InstanceActor))
+	}
+	return &Operator{
+		admin: d.JobAdmin, jobs: d.Jobs, instances: d.Instances, names: d.Names, policy: d.Policy,
+		instanceActor: actor, clock: d.Clock, waker: d.Waker,
+		lift: LiftQuarantineHandler{Instances: d.Instances, Jobs: d.Jobs, Clock: d.Clock, Waker: d.Waker},
+	}
+}
+
+// Paging bounds of the job listing.
+const (
+	DefaultJobPage = 50
+	MaxJobPage     = 500
+	// TopHosts is how many hosts the per-host counts show per state.
+	TopHosts = 20
+)
+
+// QueueStats is the queue at a glance.
+type QueueStats struct {
+	At       time.Time
+	ByState  map[domain.JobState]int
+	Total    int
+	Queued   []ports.HostCount // largest first, at most TopHosts
+	Leased   []ports.HostCount
+	Dead     []ports.HostCount
+	InFlight int // filled by callers that know the engine; 0 otherwise
+}
+
+// Queue counts jobs by state, and by host for queued, leased and dead.
+func (o *Operator) Queue(ctx context.Context) (QueueStats, error) {
+	counts, err := o.admin.Counts(ctx)
+	if err != nil {
+		return QueueStats{}, fmt.Errorf("queue counts: %w", err)
+	}
+	s := QueueStats{At: o.clock.Now(), ByState: counts}
+	for _, st := range domain.JobStates() {
+		s.Total += counts[st]
+	}
+	for _, p := range []struct {
+		state domain.JobState
+		dst   *[]ports.HostCount
+	}{{domain.JobQueued, &s.Queued}, {domain.JobLeased, &s.Leased}, {domain.JobDead, &s.Dead}} {
+		hc, err := o.admin.CountsByHost(ctx, p.state, TopHosts)
+		if err != nil {
+			return QueueStats{}, fmt.Errorf("%s counts by host: %w", p.state, err)
+		}
+		*p.dst = hc
+	}
+	return s, nil
+}
+
+// JobsQuery pages through jobs. State is required to be valid when set;
+// After is the last ID of the previous page.
+type JobsQuery struct {
+	State domain.JobState
+	Host  string
+	After string
+	Limit int // 0: DefaultJobPage; more than MaxJobPage is refused
+}
+
+// JobsPage is one page; Next is the cursor of the next page, empty at the
+// end.
+type JobsPage struct {
+	Jobs []domain.Job
+	Next string
+}
+
+// Jobs lists jobs in ID order.
+func (o *Operator) Jobs(ctx context.Context, q JobsQuery) (JobsPage, error) {
+	if q.State != "" && !q.State.Valid() {
+		return JobsPage{}, fmt.Errorf("%w: state %q is not one of queued, leased, succeeded, dead", domain.ErrInvalidInput, q.State)
+	}
+	switch {
+	case q.Limit == 0:
+		q.Limit = DefaultJobPage
+	case q.Limit < 0 || q.Limit > MaxJobPage:
+		return JobsPage{}, fmt.Errorf("%w: limit %d is not from 1 to %d", domain.ErrInvalidInput, q.Limit, MaxJobPage)
+	}
+	// One more than asked tells whether there is a next page.
+	jobs, err := o.admin.List(ctx, ports.JobFilter{State: q.State, Host: strings.ToLower(strings.TrimSpace(q.Host)), AfterID: q.After, Limit: q.Limit + 1})
+	if err != nil {
+		return JobsPage{}, fmt.Errorf("list jobs: %w", err)
+	}
+	p := JobsPage{Jobs: jobs}
+	if len(jobs) > q.Limit {
+		p.Jobs = jobs[:q.Limit]
+		p.Next = p.Jobs[q.Limit-1].ID
+	}
+	return p, nil
+}
+
+// RecentDead returns up to n dead jobs, the most recently finished first,
+// looking at no more than scan of them (the store pages by ID only, so a
+// queue with more dead jobs than that shows the newest among the oldest
+// scan; the operator page says so).
+func (o *Operator) RecentDead(ctx context.Context, n, scan int) ([]domain.Job, error) {
+	jobs, err := o.admin.List(ctx, ports.JobFilter{State: domain.JobDead, Limit: scan})
+	if err != nil {
+		return nil, fmt.Errorf("list dead jobs: %w", err)
+	}
+	slices.SortFunc(jobs, func(a, b domain.Job) int {
+		return cmp.Or(b.FinishedAt.Compare(a.FinishedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return jobs[:min(n, len(jobs))], nil
+}
+
+// RetryJob puts one dead job back in the queue, due now, with its attempts
+// reset: domain.ErrNotFound for an unknown id, domain.ErrInvalidInput for a
+// job that is not dead.
+func (o *Operator) RetryJob(ctx context.Context, id string) (domain.Job, error) {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return domain.Job{}, fmt.Errorf("%w: job id is empty", domain.ErrInvalidInput)
+	}
+	j, err := o.admin.Get(ctx, id)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	if j.State != domain.JobDead {
+		return domain.Job{}, fmt.Errorf("%w: job %s is %s, only dead jobs can be retried", domain.ErrInvalidInput, id, j.State)
+	}
+	n, err := o.admin.RetryDead(ctx, id, "", o.clock.Now())
+	if err != nil {
+		return domain.Job{}, fmt.Errorf("retry job %s: %w", id, err)
+	}
+	if n == 0 {
+		// Retried by someone else between Get and RetryDead.
+		return domain.Job{}, fmt.Errorf("%w: job %s is no longer dead", domain.ErrInvalidInput, id)
+	}
+	o.wake()
+	return o.admin.Get(ctx, id)
+}
+
+// RetryHostDead puts every dead job of host back in the queue and returns
+// how many moved.
+func (o *Operator) RetryHostDead(ctx context.Context, host string) (int, error) {
+	host, err := cleanHost(host)
+	if err != nil {
+		return 0, err
+	}
+	n, err := o.admin.RetryDead(ctx, "", host, o.clock.Now())
+	if err != nil {
+		return 0, fmt.Errorf("retry dead jobs of %s: %w", host, err)
+	}
+	if n > 0 {
+		o.wake()
+	}
+	return n, nil
+}
+
+// InstanceView is one host's breaker state as an operator reads it.
+type InstanceView struct {
+	domain.RemoteInstance
+	Quarantined bool
+}
+
+// Instances lists remote hosts by name, or only the quarantined ones.
+func (o *Operator) Instances(ctx context.Context, quarantinedOnly bool) ([]InstanceView, error) {
+	now := o.clock.Now()
+	var at time.Time
+	if quarantinedOnly {
+		at = now
+	}
+	rs, err := o.instances.List(ctx, at)
+	if err != nil {
+		return nil, fmt.Errorf("list instances: %w", err)
+	}
+	out := make([]InstanceView, len(rs))
+	for i, r := range rs {
+		out[i] = InstanceView{RemoteInstance: r, Quarantined: r.Quarantined(now)}
+	}
+	return out, nil
+}
+
+// TopFailing returns up to n hosts with failures, most consecutive
+// failures first.
+func (o *Operator) TopFailing(ctx context.Context, n int) ([]InstanceView, error) {
+	all, err := o.Instances(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	failing := slices.DeleteFunc(all, func(v InstanceView) bool { return v.ConsecutiveFailures == 0 })
+	slices.SortStableFunc(failing, func(a, b InstanceView) int {
+		return cmp.Compare(b.ConsecutiveFailures, a.ConsecutiveFailures)
+	})
+	return failing[:min(n, len(failing))], nil
+}
+
+// Lift ends a host's quarantine by hand (domain.ErrNotFound for a host
+// never seen).
+func (o *Operator) Lift(ctx context.Context, host string) (LiftResult, error) {
+	host, err := cleanHost(host)
+	if err != nil {
+		return LiftResult{}, err
+	}
+	return o.lift.Handle(ctx, host)
+}
+
+// ReserveName holds a name as a system name, so no persona or group can
+// take it: domain.ErrNameTaken if anything holds it already.
+func (o *Operator) ReserveName(ctx context.Context, name string) (domain.ReservedName, error) {
+	rn, err := domain.NewReservedName(name, domain.NameKindSystem, "", o.clock.Now())
+	if err != nil {
+		return domain.ReservedName{}, err
+	}
+	if err := o.names.Reserve(ctx, rn); err != nil {
+		return domain.ReservedName{}, err
+	}
+	return rn, nil
+}
+
+// ReleaseName frees a system name an operator had reserved. The names that
+// are never available (the fixed list, the instance actor's name, those of
+// HERALD_RESERVED_NAMES) and names held by a persona, a group or the
+// instance actor are refused with domain.ErrForbidden; a name nobody holds
+// is domain.ErrNotFound.
+func (o *Operator) ReleaseName(ctx context.Context, name string) error {
+	n, err := domain.NormalizeName(name)
+	if err != nil {
+		return err
+	}
+	switch {
+	case slices.Contains(domain.FixedReservedNames(), n):
+		return fmt.Errorf("%w: %q is on the fixed list of names that are never available", domain.ErrForbidden, n)
+	case n == o.instanceActor:
+		return fmt.Errorf("%w: %q is the instance actor's name", domain.ErrForbidden, n)
+	case o.policy.Never(n):
+		return fmt.Errorf("%w: %q is reserved by configuration (HERALD_RESERVED_NAMES); remove it there", domain.ErrForbidden, n)
+	}
+	held, err := o.names.Get(ctx, n)
+	if err != nil {
+		return err
+	}
+	if held.Kind != domain.NameKindSystem {
+		return fmt.Errorf("%w: %q is held by a %s, not reserved by an operator", domain.ErrForbidden, n, held.Kind)
+	}
+	return o.names.Release(ctx, n, "")
+}
+
+// SystemNames lists the system reservations, by name.
+func (o *Operator) SystemNames(ctx context.Context) ([]domain.ReservedName, error) {
+	return o.names.List(ctx, domain.NameKindSystem)
+}
+
+func (o *Operator) wake() {
+	if o.waker != nil {
+		o.waker.Wake()
+	}
+}
+
+// cleanHost lower-cases a host[:port] and refuses what cannot be one.
+func cleanHost(host string) (string, error) {
+	h := strings.ToLower(strings.TrimSpace(host))
+	if h == "" || strings.ContainsAny(h, "/ ?#@") {
+		return "", fmt.Errorf("%w: host %q: want host or host:port", domain.ErrInvalidInput, host)
+	}
+	return h, nil
+}

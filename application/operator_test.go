@@ -1,0 +1,348 @@
+package application_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/fake"
+)
+
+var opT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+type countingWaker struct{ n atomic.Int64 }
+
+func (w *countingWaker) Wake() { w.n.Add(1) }
+
+type opBundle struct {
+	op        *application.Operator
+	jobs      *memory.JobStore
+	instances *memory.InstanceStore
+	names     *memory.NameRegistry
+	clock     *fake.Clock
+	waker     *countingWaker
+	ids       *fake.IDs
+}
+
+func newOperator(t *testing.T) *opBundle {
+	t.Helper()
+	b := &opBundle{jobs: memory.NewJobStore(), instances: memory.NewInstanceStore(), names: memory.NewNameRegistry(),
+		clock: fake.NewClock(opT0), waker: &countingWaker{}, ids: fake.NewIDs("job")}
+	policy, err := domain.NewNamePolicy("herald", []string{"billing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.op = application.NewOperator(application.OperatorDeps{
+		JobAdmin: b.jobs, Jobs: b.jobs, Instances: b.instances, Names: b.names, Policy: policy,
+		InstanceActor: "herald", Clock: b.clock, Waker: b.waker,
+	})
+	return b
+}
+
+// enqueue adds one job to inbox and returns it.
+func (b *opBundle) enqueue(t *testing.T, inbox string) domain.Job {
+	t.Helper()
+	id := b.ids.NewID()
+	j, err := domain.NewJob(id, "https://local.example/activities/"+id, inbox, "sender", "https://local.example/users/a#main-key", []byte(`{}`), b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.jobs.Enqueue(context.Background(), []domain.Job{j}); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// kill enqueues a job to inbox and makes it dead with reason.
+func (b *opBundle) kill(t *testing.T, inbox, reason string) domain.Job {
+	t.Helper()
+	j := b.enqueue(t, inbox)
+	ctx := context.Background()
+	now := b.clock.Now()
+	for {
+		got, err := b.jobs.Lease(ctx, ports.LeaseRequest{Owner: "t", Token: "tok-" + j.ID, Now: now, Until: now.Add(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID == j.ID {
+			if err := b.jobs.Fail(ctx, j.ID, "tok-"+j.ID, 3, reason, now); err != nil {
+				t.Fatal(err)
+			}
+			return j
+		}
+		// Another queued job: put it back untouched.
+		if err := b.jobs.Release(ctx, got.ID, "tok-"+j.ID, now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestOperatorQueue(t *testing.T) {
+	t.Parallel()
+	b := newOperator(t)
+	b.enqueue(t, "https://a.example/inbox")
+	b.enqueue(t, "https://a.example/inbox2")
+	b.enqueue(t, "https://b.example/inbox")
+	b.kill(t, "https://c.example/inbox", "410 gone")
+	s, err := b.op.Queue(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ByState[domain.JobQueued] != 3 || s.ByState[domain.JobDead] != 1 || s.Total != 4 {
+		t.Fatalf("by state %v total %d", s.ByState, s.Total)
+	}
+	if len(s.Queued) != 2 || s.Queued[0].Host != "a.example" || s.Queued[0].Count != 2 {
+		t.Fatalf("queued by host %+v", s.Queued)
+	}
+	if len(s.Dead) != 1 || s.Dead[0].Host != "c.example" || len(s.Leased) != 0 {
+		t.Fatalf("dead %+v leased %+v", s.Dead, s.Leased)
+	}
+}
+
+func TestOperatorJobsPages(t *testing.T) {
+	t.Parallel()
+	b := newOperator(t)
+	var dead []string
+	for i := range 5 {
+		dead = append(dead, b.kill(t, fmt.Sprintf("https://h%d.example/inbox", i), "boom").ID)
+	}
+	b.enqueue(t, "https://q.example/inbox")
+	ctx := context.Background()
+	var seen []string
+	after := ""
+	for pages := 0; ; pages++ {
+		p, err := b.op.Jobs(ctx, application.JobsQuery{State: domain.JobDead, After: after, Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range p.Jobs {
+			if j.State != domain.JobDead || j.LastError != "boom" {
+				t.Fatalf("job %+v", j)
+			}
+			seen = append(seen, j.ID)
+		}
+		if p.Next == "" {
+			if pages != 2 {
+				t.Fatalf("%d pages, want 3", pages+1)
+			}
+			break
+		}
+		after = p.Next
+	}
+	if strings.Join(seen, ",") != strings.Join(dead, ",") {
+		t.Fatalf("seen %v, want %v", seen, dead)
+	}
+	// A page that is exactly full has no next page.
+	if p, _ := b.op.Jobs(ctx, application.JobsQuery{State: domain.JobQueued, Limit: 1}); len(p.Jobs) != 1 || p.Next != "" {
+		t.Fatalf("exact page %+v", p)
+	}
+}
+
+func TestOperatorJobsBadInput(t *testing.T) {
+	t.Parallel()
+	b := newOperator(t)
+	for _, q := range []application.JobsQuery{
+		{State: "zombie"},
+		{Limit: -1},
+		{Limit: application.MaxJobPage + 1},
+	} {
+		if _, err := b.op.Jobs(context.Background(), q); !errors.Is(err, domain.ErrInvalidInput) {
+			t.Errorf("%+v: err %v, want ErrInvalidInput", q, err)
+		}
+	}
+}
+
+func TestOperatorRetryJob(t *testing.T) {
+	t.Parallel()
+	b := newOperator(t)
+	ctx := context.Background()
+	d := b.kill(t, "https://a.example/inbox", "500")
+	q := b.enqueue(t, "https://a.example/inbox2")
+	b.clock.Advance(time.Hour)
+
+	if _, err := b.op.RetryJob(ctx, "nope"); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("unknown job: %v", err)
+	}
+	if _, err := b.op.RetryJob(ctx, " "); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("empty id: %v", err)
+	}
+	if _, err := b.op.RetryJob(ctx, q.ID); !errors.Is(err, domain.ErrInvalidInput) || !strings.Contains(err.Error(), "queued") {
+		t.Fatalf("queued job: %v", err)
+	}
+	if b.waker.n.Load() != 0 {
+		t.Fatal("woke for nothing")
+	}
+	j, err := b.op.RetryJob(ctx, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.State != domain.JobQueued || j.Attempts != 0 || !j.RunAt.Equal(b.clock.Now()) || !j.FinishedAt.IsZero() {
+		t.Fatalf("retried job %+v", j)
+	}
+	if b.waker.n.Load() != 1 {
+		t.Fatal("the workers were not woken")
+	}
+	if _, err := b.op.RetryJob(ctx, d.ID); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("second retry: %v", err)
+	}
+}
+
+func TestOperatorRetryHostDead(t *testing.T) {
+	t.Parallel()
+	b := newOperator(t)
+	ctx := context.Background()
+	b.kill(t, "https://a.example/1", "x")
+	b.kill(t, "https://a.example/2", "x")
+	b.kill(t, "https://b.example/1", "x")
+	n, err := b.op.RetryHostDead(ctx, " A.example ")
+	if err != nil || n != 2 {
+		t.Fatalf("retried %d, %v", n, err)
+	}
+	c, _ := b.jobs.Counts(ctx)
+	if c[domain.JobDead] != 1 || c[domain.JobQueued] != 2 {
+		t.Fatalf("counts %v", c)
+	}
+	if n, err := b.op.RetryHostDead(ctx, "a.example"); n != 0 || err != nil {
+		t.Fatalf("again: %d %v", n, err)
+	}
+	for _, bad := range []string{"", "https://a.example/", "a b"} {
+		if _, err := b.op.RetryHostDead(ctx, bad); !errors.Is(err, domain.ErrInvalidInput) {
+			t.Errorf("host %q: %v", bad, err)
+		}
+	}
+	if b.waker.n.Load() != 1 {
+		t.Fatalf("woken %d times, want 1", b.waker.n.Load())
+	}
+}
+
+func quarantine(t *testing.T, b *opBundle, host string, failures int) {
+	t.Helper()
+	_, err := b.instances.Update(context.Background(), host, func(r *domain.RemoteInstance) {
+		for range failures {
+			r.RecordFailure(b.clock.Now(), "503 unavailable")
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOperatorInstancesAndLift(t *testing.T) {
+	t.Parallel()
+	b := newOperator(t)
+	ctx := context.Background()
+	quarantine(t, b, "dead.example", domain.BreakerThreshold)
+	quarantine(t, b, "flaky.example", 3)
+	quarantine(t, b, "fine.example", 0)
+	j := b.enqueue(t, "https://dead.example/inbox")
+	if _, err := b.jobs.DeferHost(ctx, "dead.example", b.clock.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+
+	all, err := b.op.Instances(ctx, false)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("all %v %v", all, err)
+	}
+	q, err := b.op.Instances(ctx, true)
+	if err != nil || len(q) != 1 || q[0].Host != "dead.example" || !q[0].Quarantined || q[0].QuarantineLevel != 1 {
+		t.Fatalf("quarantined %+v %v", q, err)
+	}
+	top, _ := b.op.TopFailing(ctx, 5)
+	if len(top) != 2 || top[0].Host != "dead.example" || top[1].Host != "flaky.example" {
+		t.Fatalf("top failing %+v", top)
+	}
+
+	if _, err := b.op.Lift(ctx, "never.example"); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("unknown host: %v", err)
+	}
+	if _, err := b.op.Lift(ctx, ""); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("empty host: %v", err)
+	}
+	r, err := b.op.Lift(ctx, "DEAD.example")
+	if err != nil || r.Resumed != 1 || r.Instance.Quarantined(b.clock.Now()) {
+		t.Fatalf("lift %+v %v", r, err)
+	}
+	got, _ := b.jobs.Get(ctx, j.ID)
+	if !got.RunAt.Equal(b.clock.Now()) {
+		t.Fatalf("job still waits until %v", got.RunAt)
+	}
+	if q, _ := b.op.Instances(ctx, true); len(q) != 0 {
+		t.Fatalf("still quarantined: %+v", q)
+	}
+}
+
+func TestOperatorNames(t *testing.T) {
+	t.Parallel()
+	b := newOperator(t)
+	ctx := context.Background()
+	persona, _ := domain.NewReservedName("alice", domain.NameKindPersona, "a1", opT0)
+	instance, _ := domain.NewReservedName("herald", domain.NameKindInstance, "i1", opT0)
+	for _, n := range []domain.ReservedName{persona, instance} {
+		if err := b.names.Reserve(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rn, err := b.op.ReserveName(ctx, "Ops_Team"); err != nil || rn.Name != "ops_team" || rn.Kind != domain.NameKindSystem {
+		t.Fatalf("reserve %+v %v", rn, err)
+	}
+	if got, _ := b.op.SystemNames(ctx); len(got) != 1 || got[0].Name != "ops_team" {
+		t.Fatalf("system names %+v", got)
+	}
+
+	tests := []struct {
+		name    string
+		release string
+		want    error
+		says    string
+	}{
+		{"fixed list", "postmaster", domain.ErrForbidden, "fixed list"},
+		{"fixed list folded", "Admin", domain.ErrForbidden, "fixed list"},
+		{"instance actor", "herald", domain.ErrForbidden, "instance actor"},
+		{"configured", "billing", domain.ErrForbidden, "HERALD_RESERVED_NAMES"},
+		{"a persona's", "alice", domain.ErrForbidden, "persona"},
+		{"nobody's", "carol", domain.ErrNotFound, ""},
+		{"invalid", "no spaces", domain.ErrInvalidName, ""},
+	}
+	for _, tt := range tests {
+		err := b.op.ReleaseName(ctx, tt.release)
+		if !errors.Is(err, tt.want) || !strings.Contains(fmt.Sprint(err), tt.says) {
+			t.Errorf("%s: release %q: %v, want %v saying %q", tt.name, tt.release, err, tt.want, tt.says)
+		}
+	}
+	if _, err := b.names.Get(ctx, "alice"); err != nil {
+		t.Fatal("a refused release removed the persona's name")
+	}
+
+	if _, err := b.op.ReserveName(ctx, "alice"); !errors.Is(err, domain.ErrNameTaken) {
+		t.Fatalf("reserve a taken name: %v", err)
+	}
+	if _, err := b.op.ReserveName(ctx, "bad name"); !errors.Is(err, domain.ErrInvalidName) {
+		t.Fatalf("reserve an invalid name: %v", err)
+	}
+	if err := b.op.ReleaseName(ctx, "OPS_TEAM"); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if _, err := b.names.Get(ctx, "ops_team"); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatal("released name still held")
+	}
+}
+
+func TestOperatorRecentDead(t *testing.T) {
+	t.Parallel()
+	b := newOperator(t)
+	first := b.kill(t, "https://a.example/1", "old")
+	b.clock.Advance(time.Minute)
+	second := b.kill(t, "https://a.example/2", "new")
+	got, err := b.op.RecentDead(context.Background(), 1, 100)
+	if err != nil || len(got) != 1 || got[0].ID != second.ID {
+		t.Fatalf("recent %+v %v (first %s)", got, err, first.ID)
+	}
+}
