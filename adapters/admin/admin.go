@@ -1,0 +1,169 @@
+package admin
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+)
+
+// Handler serves the operator API and page. It implements httpapi.Routes.
+type Handler struct {
+	op    *application.Operator
+	token []byte
+	log   *slog.Logger
+	page  *pageRenderer
+}
+
+// New builds the operator surface over op. An empty token turns it off:
+// Register then adds no route.
+func New(op *application.Operator, token string, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{op: op, token: []byte(token), log: log.With("component", "admin"), page: newPageRenderer()}
+}
+
+// Enabled reports whether an admin token is configured.
+func (h *Handler) Enabled() bool { return len(h.token) > 0 }
+
+// Register adds the operator routes to r, or none when no token is set.
+// Full paths, not a subrouter, so a wrong method is 405 as elsewhere.
+func (h *Handler) Register(r *mux.Router) {
+	if !h.Enabled() {
+		h.log.Info("operator API and page are off: HERALD_ADMIN_TOKEN is empty")
+		return
+	}
+	api := func(path string, f http.HandlerFunc, methods ...string) {
+		r.Handle(path, h.bearer(f)).Methods(methods...)
+	}
+	api("/admin/api/queue", h.queue, http.MethodGet)
+	api("/admin/api/jobs", h.jobs, http.MethodGet)
+	api("/admin/api/jobs/{id}/retry", h.retryJob, http.MethodPost)
+	api("/admin/api/hosts/{host}/retry-dead", h.retryHostDead, http.MethodPost)
+	api("/admin/api/instances", h.instances, http.MethodGet)
+	api("/admin/api/instances/{host}/lift", h.lift, http.MethodPost)
+	api("/admin/api/names", h.listNames, http.MethodGet)
+	api("/admin/api/names", h.reserveName, http.MethodPost)
+	api("/admin/api/names/{name}", h.releaseName, http.MethodDelete)
+
+	r.HandleFunc("/admin", h.dashboard).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/admin/login", crossOrigin(http.HandlerFunc(h.login))).Methods(http.MethodPost)
+	r.Handle("/admin/logout", h.pageAction(h.logout)).Methods(http.MethodPost)
+	r.Handle("/admin/instances/{host}/lift", h.pageAction(h.pageLift)).Methods(http.MethodPost)
+	r.Handle("/admin/hosts/{host}/retry-dead", h.pageAction(h.pageRetryDead)).Methods(http.MethodPost)
+}
+
+// validToken compares in constant time. Both sides are hashed first so the
+// comparison takes the same time whatever the length of the guess.
+func (h *Handler) validToken(got string) bool {
+	if len(h.token) == 0 || got == "" {
+		return false
+	}
+	a := sha256.Sum256([]byte(got))
+	b := sha256.Sum256(h.token)
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// derive is an HMAC of the admin token for one purpose (the page's session
+// cookie, its CSRF token): stable while the token is, useless without it,
+// and never the token itself.
+func (h *Handler) derive(purpose string) string {
+	m := hmac.New(sha256.New, h.token)
+	m.Write([]byte("herald-admin:" + purpose))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// bearer lets a request through with "Authorization: Bearer <admin token>".
+func (h *Handler) bearer(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := r.Header.Get("Authorization")
+		tok := ""
+		if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+			tok = strings.TrimSpace(v[7:])
+		}
+		if !h.validToken(tok) {
+			h.log.Warn("operator API refused: missing or wrong admin token", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			h.writeError(w, r, domain.ErrUnauthorized)
+			return
+		}
+		next(w, r)
+	})
+}
+
+// statusTable maps the domain's sentinels to statuses. It is the rows of
+// adapters/httpapi's table that the operator use cases can return (an
+// adapter does not import another one); a test checks both agree. detail
+// says whether the error's own text may be shown: it may for the messages
+// the use cases write for operators, not for store errors.
+var statusTable = []struct {
+	err    error
+	status int
+	detail bool
+}{
+	{errMalformed, http.StatusBadRequest, true},
+	{domain.ErrNameTaken, http.StatusConflict, false},
+	{domain.ErrAlreadyExists, http.StatusConflict, false},
+	{domain.ErrInvalidName, http.StatusUnprocessableEntity, true},
+	{domain.ErrInvalidInput, http.StatusUnprocessableEntity, true},
+	{domain.ErrUnauthorized, http.StatusUnauthorized, false},
+	{domain.ErrForbidden, http.StatusForbidden, true},
+	{domain.ErrNotFound, http.StatusNotFound, false},
+	{domain.ErrUnavailable, http.StatusServiceUnavailable, false},
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, false},
+}
+
+var errMalformed = errors.New("malformed request")
+
+// Status is the HTTP status of an operator use case's error.
+func Status(err error) int {
+	s, _ := classify(err)
+	return s
+}
+
+func classify(err error) (int, string) {
+	for _, row := range statusTable {
+		if errors.Is(err, row.err) {
+			if row.detail {
+				return row.status, err.Error()
+			}
+			return row.status, row.err.Error()
+		}
+	}
+	return http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError)
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := classify(err)
+	if status >= 500 {
+		h.log.Error("operator request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="herald-admin"`)
+	}
+	writeJSON(w, status, errorBody{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
