@@ -72,6 +72,15 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, sessionJSON{Token: s.Token, UserID: s.User.ID, UserName: s.User.UserName})
 }
 
+// logout revokes the presented token, and only it (204).
+func (h *Handler) logout(w http.ResponseWriter, r *http.Request, _ domain.RootUser) {
+	if err := h.app.Authenticate.Revoke(r.Context(), bearer(r)); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 type nameJSON struct {
 	Name string `json:"name"`
 }

@@ -43,8 +43,11 @@ func New(app *application.Application, ready Readiness, log *slog.Logger, extra 
 
 	// Full paths rather than a PathPrefix subrouter: mux answers 404
 	// instead of 405 for a wrong method on a subrouter's route.
-	r.HandleFunc("/api/v1/accounts", h.signUp).Methods(http.MethodPost)
-	r.HandleFunc("/api/v1/sessions", h.login).Methods(http.MethodPost)
+	// Sign-up and login hash passwords for anyone: limited per client IP.
+	limit := rateLimiterOf(extra)
+	r.Handle("/api/v1/accounts", limit.Wrap(http.HandlerFunc(h.signUp))).Methods(http.MethodPost)
+	r.Handle("/api/v1/sessions", limit.Wrap(http.HandlerFunc(h.login))).Methods(http.MethodPost)
+	r.Handle("/api/v1/sessions", h.authed(h.logout)).Methods(http.MethodDelete)
 	r.Handle("/api/v1/personas", h.authed(h.createPersona)).Methods(http.MethodPost)
 	r.Handle("/api/v1/groups", h.authed(h.createGroup)).Methods(http.MethodPost)
 	r.Handle("/api/v1/posts", h.authed(h.publish)).Methods(http.MethodPost)
