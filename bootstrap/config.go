@@ -33,6 +33,8 @@ type Config struct {
 	ShutdownGrace       time.Duration
 	DeliveryTimeout     time.Duration
 	BcryptCost          int
+	AuthRatePerMinute   int // sign-up and login attempts per client IP and minute
+	AuthBurst           int // ... and at once
 }
 
 // Secret is a string that never prints, so a config dump or a log line
@@ -133,6 +135,8 @@ var settings = []setting{
 	{"HERALD_SHUTDOWN_GRACE", "30s", "how long in-flight deliveries may finish after SIGTERM", duration("HERALD_SHUTDOWN_GRACE", func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{"HERALD_DELIVERY_TIMEOUT", "30s", "timeout of one outgoing delivery request", duration("HERALD_DELIVERY_TIMEOUT", func(c *Config) *time.Duration { return &c.DeliveryTimeout })},
 	{"HERALD_BCRYPT_COST", "10", "bcrypt cost of password hashes", integer("HERALD_BCRYPT_COST", func(c *Config) *int { return &c.BcryptCost }, 4, 31)},
+	{"HERALD_AUTH_RATE_PER_MINUTE", "10", "sign-up and login attempts per client IP and minute (429 past it)", integer("HERALD_AUTH_RATE_PER_MINUTE", func(c *Config) *int { return &c.AuthRatePerMinute }, 1, 100000)},
+	{"HERALD_AUTH_BURST", "10", "sign-up and login attempts per client IP at once", integer("HERALD_AUTH_BURST", func(c *Config) *int { return &c.AuthBurst }, 1, 100000)},
 }
 
 // FlagName is the kebab-case flag of an environment variable.

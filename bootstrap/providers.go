@@ -8,8 +8,10 @@ import (
 	"os"
 	"sync/atomic"
 
+	"github.com/heraldfed/herald/adapters/admin"
 	"github.com/heraldfed/herald/adapters/delivery"
 	"github.com/heraldfed/herald/adapters/httpapi"
+	"github.com/heraldfed/herald/adapters/metrics"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
@@ -95,12 +97,13 @@ func (r *Readiness) Ready(ctx context.Context) error {
 }
 
 // ProvideHTTP builds the HTTP surface.
-func ProvideHTTP(app *application.Application, ready *Readiness, log *slog.Logger) *httpapi.Handler {
-	return httpapi.New(app, ready, log)
+func ProvideHTTP(app *application.Application, ready *Readiness, log *slog.Logger,
+	ops *admin.Handler, prom *metrics.Metrics, limits *httpapi.RateLimiter) *httpapi.Handler {
+	return httpapi.New(app, ready, log, limits, ops, prom)
 }
 
-// ProvideObserver is the engine's metrics sink.
-func ProvideObserver() ports.EngineObserver { return ports.NopObserver{} }
+// ProvideObserver is the engine's metrics sink: the Prometheus metrics.
+func ProvideObserver(m *metrics.Metrics) ports.EngineObserver { return m }
 
 var (
 	_ ports.Clock  = system.Clock{}

@@ -22,6 +22,7 @@ type Server struct {
 	engine *application.Engine
 	app    *application.Application
 	ready  *Readiness
+	stores *Stores
 	log    *slog.Logger
 
 	mu       sync.Mutex
@@ -30,9 +31,13 @@ type Server struct {
 }
 
 // NewServerFrom assembles a server (the Wire injector calls it).
-func NewServerFrom(cfg Config, h *httpapi.Handler, engine *application.Engine, app *application.Application, ready *Readiness, log *slog.Logger) *Server {
-	return &Server{cfg: cfg, http: h, engine: engine, app: app, ready: ready, log: log, bound: make(chan struct{})}
+func NewServerFrom(cfg Config, h *httpapi.Handler, engine *application.Engine, app *application.Application, ready *Readiness, stores *Stores, log *slog.Logger) *Server {
+	return &Server{cfg: cfg, http: h, engine: engine, app: app, ready: ready, stores: stores, log: log, bound: make(chan struct{})}
 }
+
+// Stores exposes the prepared store (for the demo and tests, which seed
+// followers the client API cannot create).
+func (s *Server) Stores() *Stores { return s.stores }
 
 // App exposes the use cases (for the CLI and tests).
 func (s *Server) App() *application.Application { return s.app }

@@ -1,9 +1,7 @@
 // Command herald runs the Herald federation server and its maintenance
-// commands.
-//
-//	herald [serve] [flags]            run the server (the default)
-//	herald migrate up|down|version    manage the store's schema
-//	herald help                       list commands and settings
+// commands. `herald help` lists them; `herald COMMAND --help` explains one.
+// Every command reads the configuration of bootstrap.LoadConfig from the
+// environment and from flags of the same names in kebab case.
 package main
 
 import (
@@ -12,9 +10,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
+	"text/tabwriter"
+	"time"
 
 	"github.com/heraldfed/herald/bootstrap"
 )
@@ -23,32 +26,188 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
+// Exit codes.
+const (
+	exitOK    = 0
+	exitFail  = 1 // the command ran and failed
+	exitUsage = 2 // the command line or the configuration is wrong
+)
+
+// command is one CLI command: its words, a positional argument it takes,
+// its own flags, and what it does.
+type command struct {
+	words []string
+	arg   string // name of the positional argument, "" for none
+	flags []cmdFlag
+	help  string
+	run   func(c *call) int
+}
+
+type cmdFlag struct {
+	name, usage string
+	boolean     bool
+	def         string
+}
+
+// call is one invocation: what the command needs to run.
+type call struct {
+	ctx            context.Context
+	cfg            bootstrap.Config
+	arg            string
+	flags          map[string]string
+	stdout, stderr io.Writer
+	log            *slog.Logger
+}
+
+var commands = []command{
+	{words: []string{"serve"}, help: "run the server: HTTP API, operator page, delivery engine (the default command)", run: serve},
+	{words: []string{"demo"}, help: "run the server plus a demo fan-out to four loopback \"remote servers\" (fast, slow, failing, gone), to watch /admin and /metrics move",
+		flags: []cmdFlag{{name: "demo-posts", usage: "how many posts the demo publishes", def: "40"}, {name: "demo-every", usage: "time between demo posts", def: "2s"}}, run: demo},
+	{words: []string{"migrate", "up"}, help: "apply every migration of this build, then ensure the indexes (PostgreSQL)", run: migrateUp},
+	{words: []string{"migrate", "down"}, help: "revert the last --steps migrations (PostgreSQL; read each down step's comment in migrations/ first)",
+		flags: []cmdFlag{{name: "steps", usage: "how many migrations to revert", def: "1"}}, run: migrateDown},
+	{words: []string{"migrate", "version"}, help: "print the applied schema version and the one this build needs", run: migrateVersion},
+	{words: []string{"jobs", "stats"}, help: "print the delivery queue's counts by state and by host", run: jobsStats},
+	{words: []string{"instances", "list"}, help: "list remote hosts with their circuit breaker state",
+		flags: []cmdFlag{{name: "quarantined", usage: "only the quarantined hosts", boolean: true, def: "false"}}, run: instancesList},
+	{words: []string{"instances", "lift"}, arg: "HOST", help: "lift the quarantine of HOST: its waiting jobs are due at once", run: instancesLift},
+	{words: []string{"names", "reserve"}, arg: "NAME", help: "reserve NAME as a system name, so no persona or group can take it", run: namesReserve},
+	{words: []string{"names", "release"}, arg: "NAME", help: "release a system name an operator had reserved (never the fixed list or the instance actor's)", run: namesRelease},
+}
+
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	cmd := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelp(args[0]) {
+		args = append([]string{"serve"}, args...)
 	}
-	switch cmd {
-	case "serve":
-		return serve(ctx, args, getenv, stderr)
-	case "help", "-h", "--help":
+	if isHelp(args[0]) || args[0] == "help" {
 		usage(stdout)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "herald: unknown command %q\n\n", cmd)
+		return exitOK
+	}
+	cmd, rest, err := find(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "herald: %v\n\n", err)
 		usage(stderr)
-		return 2
+		return exitUsage
+	}
+	for _, a := range rest {
+		if isHelp(a) {
+			cmd.usage(stdout)
+			return exitOK
+		}
+	}
+	c := &call{ctx: ctx, stdout: stdout, stderr: stderr, flags: map[string]string{}}
+	if cmd.arg != "" {
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+			fmt.Fprintf(stderr, "herald %s: missing %s\n\n", cmd.name(), cmd.arg)
+			cmd.usage(stderr)
+			return exitUsage
+		}
+		c.arg, rest = rest[0], rest[1:]
+	}
+	if rest, err = cmd.takeFlags(rest, c.flags); err != nil {
+		fmt.Fprintf(stderr, "herald %s: %v\n", cmd.name(), err)
+		return exitUsage
+	}
+	cfg, err := bootstrap.LoadConfig(rest, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "herald %s: %v\n", cmd.name(), err)
+		return exitUsage
+	}
+	c.cfg = cfg
+	c.log = logger(cfg, stderr)
+	return cmd.run(c)
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
+
+// find matches the longest command whose words begin args.
+func find(args []string) (command, []string, error) {
+	for _, c := range commands {
+		if len(args) >= len(c.words) && strings.Join(args[:len(c.words)], " ") == c.name() {
+			return c, args[len(c.words):], nil
+		}
+	}
+	var group []string
+	for _, c := range commands {
+		if len(c.words) > 1 && c.words[0] == args[0] {
+			group = append(group, c.name())
+		}
+	}
+	if len(group) > 0 {
+		return command{}, nil, fmt.Errorf("%q needs a subcommand: %s", args[0], strings.Join(group, ", "))
+	}
+	return command{}, nil, fmt.Errorf("unknown command %q", strings.Join(args[:min(2, len(args))], " "))
+}
+
+func (c command) name() string { return strings.Join(c.words, " ") }
+
+// takeFlags removes the command's own flags from args (the rest are
+// configuration flags) and records them with their defaults.
+func (c command) takeFlags(args []string, into map[string]string) ([]string, error) {
+	for _, f := range c.flags {
+		into[f.name] = f.def
+	}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var f *cmdFlag
+		for k := range c.flags {
+			if strings.HasPrefix(a, "-") && c.flags[k].name == name {
+				f = &c.flags[k]
+			}
+		}
+		if f == nil {
+			rest = append(rest, a)
+			continue
+		}
+		switch {
+		case hasValue:
+		case f.boolean:
+			value = "true"
+		case i+1 < len(args):
+			i++
+			value = args[i]
+		default:
+			return nil, fmt.Errorf("--%s needs a value", f.name)
+		}
+		into[f.name] = value
+	}
+	return rest, nil
+}
+
+func (c command) usage(w io.Writer) {
+	line := "herald " + c.name()
+	if c.arg != "" {
+		line += " " + c.arg
+	}
+	fmt.Fprintf(w, "usage: %s [flags]\n\n%s\n", line, c.help)
+	if len(c.flags) > 0 {
+		fmt.Fprintln(w, "\nflags of this command:")
+		for _, f := range c.flags {
+			fmt.Fprintf(w, "  --%-28s %s (default %s)\n", f.name, f.usage, f.def)
+		}
+	}
+	fmt.Fprintln(w, "\nconfiguration: the settings of `herald help`, as environment variables or flags (a flag wins).")
+	if c.name() != "serve" && c.name() != "demo" {
+		fmt.Fprintln(w, "It opens the configured store (HERALD_STORE, DATABASE_URL) without starting the engine.")
 	}
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, `usage: herald [command] [flags]
-
-commands:
-  serve      run the server (default)
-  help       this text
-
-settings (environment variable, or the flag of the same name in kebab case):`)
+	fmt.Fprintln(w, "usage: herald [command] [flags]\n\ncommands:")
+	for _, c := range commands {
+		name := c.name()
+		if c.arg != "" {
+			name += " " + c.arg
+		}
+		fmt.Fprintf(w, "  %-24s %s\n", name, c.help)
+	}
+	fmt.Fprintln(w, "  help                     this text; `herald COMMAND --help` explains one command")
+	fmt.Fprintln(w, "\nsettings (environment variable, or the flag of the same name in kebab case):")
 	for _, s := range bootstrap.Settings() {
 		def := s[1]
 		if def == "" {
@@ -58,27 +217,217 @@ settings (environment variable, or the flag of the same name in kebab case):`)
 	}
 }
 
-func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
-	cfg, err := bootstrap.LoadConfig(args, getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+// logger is the process logger on a terminal or a file, and JSON on any
+// other writer (tests).
+func logger(cfg bootstrap.Config, w io.Writer) *slog.Logger {
+	if f, ok := w.(*os.File); ok {
+		return bootstrap.NewLogger(cfg, f)
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "herald: %v\n", err)
-		return 2
-	}
-	log := bootstrap.NewLogger(cfg, os.Stderr)
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// signalled ends ctx on SIGINT or SIGTERM. After the first signal the
+// handler is removed, so a second one kills the process at once (an
+// operator who does not want to wait for the grace period).
+func signalled(ctx context.Context) (context.Context, func()) {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stop() }()
+	return ctx, stop
+}
+
+func fail(c *call, err error) int {
+	fmt.Fprintf(c.stderr, "herald: %v\n", err)
+	return exitFail
+}
+
+func serve(c *call) int {
+	ctx, stop := signalled(c.ctx)
 	defer stop()
-	srv, cleanup, err := bootstrap.InitializeServer(ctx, cfg, log)
+	srv, cleanup, err := bootstrap.InitializeServer(ctx, c.cfg, c.log)
 	if err != nil {
-		log.Error("cannot start", "err", err)
-		return 1
+		c.log.Error("cannot start", "err", err)
+		return exitFail
 	}
 	defer cleanup()
 	if err := srv.Run(ctx); err != nil {
-		log.Error("server stopped with an error", "err", err)
-		return 1
+		c.log.Error("server stopped with an error", "err", err)
+		return exitFail
 	}
-	return 0
+	return exitOK
+}
+
+func demo(c *call) int {
+	posts, err := strconv.Atoi(c.flags["demo-posts"])
+	if err != nil || posts < 1 {
+		fmt.Fprintf(c.stderr, "herald demo: --demo-posts=%q: want a whole number of 1 or more\n", c.flags["demo-posts"])
+		return exitUsage
+	}
+	every, err := time.ParseDuration(c.flags["demo-every"])
+	if err != nil || every <= 0 {
+		fmt.Fprintf(c.stderr, "herald demo: --demo-every=%q: want a positive duration such as 2s\n", c.flags["demo-every"])
+		return exitUsage
+	}
+	ctx, stop := signalled(c.ctx)
+	defer stop()
+	if err := bootstrap.RunDemo(ctx, c.cfg, c.log, c.stdout, bootstrap.DemoOptions{Posts: posts, Every: every}); err != nil {
+		return fail(c, err)
+	}
+	return exitOK
+}
+
+func migrateUp(c *call) int {
+	if err := bootstrap.MigrateUp(c.ctx, c.cfg, c.log); err != nil {
+		return fail(c, err)
+	}
+	return migrateVersion(c)
+}
+
+func migrateDown(c *call) int {
+	steps, err := strconv.Atoi(c.flags["steps"])
+	if err != nil || steps < 1 {
+		fmt.Fprintf(c.stderr, "herald migrate down: --steps=%q: want a whole number of 1 or more\n", c.flags["steps"])
+		return exitUsage
+	}
+	if err := bootstrap.MigrateDown(c.ctx, c.cfg, steps, c.log); err != nil {
+		return fail(c, err)
+	}
+	return migrateVersion(c)
+}
+
+func migrateVersion(c *call) int {
+	s, err := bootstrap.MigrationStatus(c.ctx, c.cfg)
+	if err != nil {
+		return fail(c, err)
+	}
+	state := "up to date"
+	switch {
+	case s.Dirty:
+		state = "DIRTY: a migration failed half way; see docs/operations.md"
+	case s.Version < s.Latest:
+		state = "behind: run herald migrate up"
+	case s.Version > s.Latest:
+		state = "ahead of this build (a newer Herald migrated it)"
+	}
+	fmt.Fprintf(c.stdout, "schema version %d, this build needs %d: %s\n", s.Version, s.Latest, state)
+	return exitOK
+}
+
+func jobsStats(c *call) int {
+	op, cleanup, err := bootstrap.OpenOperator(c.ctx, c.cfg, c.log)
+	if err != nil {
+		return fail(c, err)
+	}
+	defer cleanup()
+	s, err := op.Queue(c.ctx)
+	if err != nil {
+		return fail(c, err)
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATE\tJOBS")
+	for _, st := range []string{"queued", "leased", "succeeded", "dead"} {
+		for k, n := range s.ByState {
+			if string(k) == st {
+				fmt.Fprintf(tw, "%s\t%d\n", st, n)
+			}
+		}
+	}
+	fmt.Fprintf(tw, "total\t%d\n", s.Total)
+	_ = tw.Flush()
+	for _, g := range []struct {
+		state string
+		n     int
+	}{{"queued", len(s.Queued)}, {"leased", len(s.Leased)}, {"dead", len(s.Dead)}} {
+		if g.n == 0 {
+			continue
+		}
+		fmt.Fprintf(c.stdout, "\n%s by host (largest first):\n", g.state)
+		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		rows := s.Queued
+		switch g.state {
+		case "leased":
+			rows = s.Leased
+		case "dead":
+			rows = s.Dead
+		}
+		for _, r := range rows {
+			fmt.Fprintf(tw, "  %s\t%d\n", r.Host, r.Count)
+		}
+		_ = tw.Flush()
+	}
+	return exitOK
+}
+
+func instancesList(c *call) int {
+	only, err := strconv.ParseBool(c.flags["quarantined"])
+	if err != nil {
+		fmt.Fprintf(c.stderr, "herald instances list: --quarantined=%q: want true or false\n", c.flags["quarantined"])
+		return exitUsage
+	}
+	op, cleanup, err := bootstrap.OpenOperator(c.ctx, c.cfg, c.log)
+	if err != nil {
+		return fail(c, err)
+	}
+	defer cleanup()
+	vs, err := op.Instances(c.ctx, only)
+	if err != nil {
+		return fail(c, err)
+	}
+	if len(vs) == 0 {
+		fmt.Fprintln(c.stdout, "no remote host recorded")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tFAILURES\tLEVEL\tQUARANTINED UNTIL\tLAST ERROR")
+	for _, v := range vs {
+		until := "-"
+		if v.Quarantined {
+			until = v.QuarantinedUntil.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", v.Host, v.ConsecutiveFailures, v.QuarantineLevel, until, v.LastError)
+	}
+	_ = tw.Flush()
+	return exitOK
+}
+
+func instancesLift(c *call) int {
+	op, cleanup, err := bootstrap.OpenOperator(c.ctx, c.cfg, c.log)
+	if err != nil {
+		return fail(c, err)
+	}
+	defer cleanup()
+	r, err := op.Lift(c.ctx, c.arg)
+	if err != nil {
+		return fail(c, fmt.Errorf("lift %s: %w", c.arg, err))
+	}
+	fmt.Fprintf(c.stdout, "%s: not quarantined now; %d waiting jobs are due (the servers pick them up within 5 s)\n", r.Instance.Host, r.Resumed)
+	return exitOK
+}
+
+func namesReserve(c *call) int {
+	op, cleanup, err := bootstrap.OpenOperator(c.ctx, c.cfg, c.log)
+	if err != nil {
+		return fail(c, err)
+	}
+	defer cleanup()
+	n, err := op.ReserveName(c.ctx, c.arg)
+	if err != nil {
+		return fail(c, fmt.Errorf("reserve %q: %w", c.arg, err))
+	}
+	fmt.Fprintf(c.stdout, "reserved %s as a system name\n", n.Name)
+	return exitOK
+}
+
+func namesRelease(c *call) int {
+	op, cleanup, err := bootstrap.OpenOperator(c.ctx, c.cfg, c.log)
+	if err != nil {
+		return fail(c, err)
+	}
+	defer cleanup()
+	if err := op.ReleaseName(c.ctx, c.arg); err != nil {
+		return fail(c, fmt.Errorf("release %q: %w", c.arg, err))
+	}
+	fmt.Fprintf(c.stdout, "released %s\n", strings.ToLower(c.arg))
+	return exitOK
 }

@@ -1,0 +1,295 @@
+package bootstrap
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/adapters/system"
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+)
+
+// ErrMemoryStore: a maintenance command was asked of the in-memory store,
+// whose data lives only inside the server process that holds it.
+var ErrMemoryStore = errors.New("HERALD_STORE=memory keeps its data inside the running server process: " +
+	"this command cannot reach it; use the operator API (/admin/api) of that server, or a PostgreSQL store")
+
+// OpenStoresForCLI opens the configured store for a maintenance command:
+// no engine, no HTTP server. On PostgreSQL it connects and checks that the
+// schema is at this build's version (it does not migrate: that is `herald
+// migrate up`, or what a server does at start). The cleanup closes it.
+func OpenStoresForCLI(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func(), error) {
+	switch cfg.Store {
+	case StoreMemory:
+		return nil, nil, ErrMemoryStore
+	case StoreMongo:
+		// Opening the Mongo store prepares it (SPEC §4) as a server does.
+		return openMongo(ctx, cfg, log)
+	case StorePostgres:
+		pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
+		if err != nil {
+			return nil, nil, err
+		}
+		v, dirty, err := postgres.MigrationVersion(ctx, pool)
+		latest, lerr := postgres.LatestMigration()
+		if err := schemaState(v, dirty, latest, errors.Join(err, lerr)); err != nil {
+			pool.Close()
+			return nil, nil, fmt.Errorf("%w (run `herald migrate up`, or start a server, which migrates)", err)
+		}
+		jobs := postgres.NewJobStore(pool)
+		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: postgres.NewNameRegistry(pool), Instances: postgres.NewInstanceStore(pool),
+			Pinger: postgres.NewPinger(pool)}, pool.Close, nil
+	}
+	return nil, nil, fmt.Errorf("unknown store %q", cfg.Store)
+}
+
+// OpenOperator is the operator use cases over the configured store, for
+// the CLI. It has no engine to wake: the servers' workers find retried or
+// resumed jobs at their next poll (5 s at most).
+func OpenOperator(ctx context.Context, cfg Config, log *slog.Logger) (*application.Operator, func(), error) {
+	policy, err := ProvideNamePolicy(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, cleanup, err := OpenStoresForCLI(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ProvideOperator(cfg, s, policy, system.Clock{}, nil), cleanup, nil
+}
+
+// SchemaStatus is what `herald migrate version` reports.
+type SchemaStatus struct {
+	Version uint // applied; 0 for none
+	Dirty   bool
+	Latest  uint // embedded in this build
+}
+
+func migrationsOnly(cfg Config, what string) error {
+	switch cfg.Store {
+	case StoreMemory:
+		return fmt.Errorf("herald migrate %s: HERALD_STORE=memory has no schema to migrate", what)
+	case StoreMongo:
+		return fmt.Errorf("herald migrate %s: HERALD_STORE=mongo is not available from the CLI in this build "+
+			"(the Mongo adapter is not wired into bootstrap yet); a server applies the Mongo migrations at start", what)
+	case StorePostgres:
+		return nil
+	}
+	return fmt.Errorf("unknown store %q", cfg.Store)
+}
+
+// MigrateUp applies every migration of this build (under the store's
+// migration lock), then ensures the indexes, as a server does at start.
+func MigrateUp(ctx context.Context, cfg Config, log *slog.Logger) error {
+	if err := migrationsOnly(cfg, "up"); err != nil {
+		return err
+	}
+	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := postgres.MigrateUp(ctx, pool, log); err != nil {
+		return err
+	}
+	return postgres.EnsureIndexes(ctx, pool)
+}
+
+// MigrateDown reverts the last steps migrations.
+func MigrateDown(ctx context.Context, cfg Config, steps int, log *slog.Logger) error {
+	if err := migrationsOnly(cfg, "down"); err != nil {
+		return err
+	}
+	if steps < 1 {
+		return fmt.Errorf("herald migrate down: --steps=%d: want 1 or more", steps)
+	}
+	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return postgres.MigrateDown(ctx, pool, steps, log)
+}
+
+// MigrationStatus reads the applied and the embedded versions.
+func MigrationStatus(ctx context.Context, cfg Config) (SchemaStatus, error) {
+	if err := migrationsOnly(cfg, "version"); err != nil {
+		return SchemaStatus{}, err
+	}
+	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
+	if err != nil {
+		return SchemaStatus{}, err
+	}
+	defer pool.Close()
+	v, dirty, err := postgres.MigrationVersion(ctx, pool)
+	if err != nil {
+		return SchemaStatus{}, err
+	}
+	latest, err := postgres.LatestMigration()
+	return SchemaStatus{Version: v, Dirty: dirty, Latest: latest}, err
+}
+
+// DemoOptions shape `herald demo`'s fan-out.
+type DemoOptions struct {
+	Posts int           // how many posts (0: 40)
+	Every time.Duration // between posts (0: 2 s)
+	// Ready, when set, is told the server's address once it listens.
+	Ready func(addr string)
+}
+
+// demoHost is one loopback sink: how it answers and how many followers
+// live there.
+type demoHost struct {
+	name      string
+	followers int
+	respond   func(w http.ResponseWriter, r *http.Request)
+}
+
+// RunDemo runs a server as `herald serve` does and, once it listens, a
+// demo fan-out: four loopback "remote servers" (fast, slow, failing with
+// 503 until quarantined, gone with 410), followers of a demo persona on
+// each, and a post every Every, so the operator page and /metrics move.
+// Deliveries go to 127.0.0.1 only. It returns when ctx ends.
+func RunDemo(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, opts DemoOptions) error {
+	if opts.Posts <= 0 {
+		opts.Posts = 40
+	}
+	if opts.Every <= 0 {
+		opts.Every = 2 * time.Second
+	}
+	cfg.AllowPrivateTargets = true // the sinks are on loopback
+	if cfg.AdminToken == "" {
+		cfg.AdminToken = Secret(rand.Text())
+		fmt.Fprintf(out, "HERALD_ADMIN_TOKEN was empty; this demo's admin token is %s\n", string(cfg.AdminToken))
+	}
+	hosts := []demoHost{
+		{"fast", 40, func(w http.ResponseWriter, r *http.Request) {
+			pause(r.Context(), time.Duration(20+randN(60))*time.Millisecond)
+			w.WriteHeader(http.StatusAccepted)
+		}},
+		{"slow", 12, func(w http.ResponseWriter, r *http.Request) {
+			pause(r.Context(), 1500*time.Millisecond)
+			w.WriteHeader(http.StatusAccepted)
+		}},
+		{"failing", 15, func(w http.ResponseWriter, r *http.Request) {
+			pause(r.Context(), 100*time.Millisecond)
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+		}},
+		{"gone", 4, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "gone", http.StatusGone) }},
+	}
+	var sinks []string
+	for _, h := range hosts {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("demo sink: %w", err)
+		}
+		s := &http.Server{Handler: http.HandlerFunc(h.respond), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = s.Serve(ln) }()
+		defer s.Close()
+		sinks = append(sinks, "http://"+ln.Addr().String())
+		fmt.Fprintf(out, "demo remote server %-8s %s (%d followers)\n", h.name, sinks[len(sinks)-1], h.followers)
+	}
+
+	srv, cleanup, err := InitializeServer(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	runErr := make(chan error, 1)
+	go func() { runErr <- srv.Run(ctx) }()
+	addr, err := srv.Addr(ctx)
+	if err != nil {
+		return <-runErr
+	}
+	base := "http://" + addr.String()
+	fmt.Fprintf(out, "operator page: %s/admin   metrics: %s/metrics\n", base, base)
+	if opts.Ready != nil {
+		opts.Ready(addr.String())
+	}
+
+	if err := seedDemo(ctx, srv, hosts, sinks); err != nil {
+		return errors.Join(fmt.Errorf("demo: %w", err), <-runErr)
+	}
+	app := srv.App()
+	s, err := app.Login.Handle(ctx, application.Login{UserName: "demo", Password: demoPassword})
+	if err != nil {
+		return errors.Join(fmt.Errorf("demo login: %w", err), <-runErr)
+	}
+	for i := 1; i <= opts.Posts; i++ {
+		res, err := app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "demo",
+			Content: fmt.Sprintf("demo post %d of %d", i, opts.Posts), Visibility: domain.VisibilityPublic})
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			log.Warn("demo post failed", "err", err)
+		} else {
+			log.Info("demo post", "n", i, "queued", res.Queued)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(opts.Every):
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if ctx.Err() == nil {
+		fmt.Fprintln(out, "demo fan-out done; the server keeps running until interrupted")
+	}
+	return <-runErr
+}
+
+const demoPassword = "demo password, loopback only"
+
+// seedDemo makes the demo persona and its remote followers.
+func seedDemo(ctx context.Context, srv *Server, hosts []demoHost, sinks []string) error {
+	app, st := srv.App(), srv.Stores()
+	_, err := app.SignUp.Handle(ctx, application.SignUp{UserName: "demo", Password: demoPassword})
+	if err != nil && !errors.Is(err, domain.ErrNameTaken) {
+		return err
+	}
+	followed := app.URLs.Persona("demo")
+	now := time.Now()
+	for i, h := range hosts {
+		for k := range h.followers {
+			actor := fmt.Sprintf("%s/users/%s%d", sinks[i], h.name, k)
+			if err := st.Foreign.Upsert(ctx, domain.ForeignAvatar{ActorURI: actor, Inbox: actor + "/inbox",
+				PreferredUsername: fmt.Sprintf("%s%d", h.name, k), Host: sinks[i][len("http://"):], FetchedAt: now}); err != nil {
+				return err
+			}
+			f, err := domain.NewFollower(actor, followed, actor+"#follow", domain.FollowAccepted, now)
+			if err != nil {
+				return err
+			}
+			if _, err := st.Followers.Add(ctx, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func randN(n int64) int64 {
+	v, err := rand.Int(rand.Reader, big.NewInt(n))
+	if err != nil {
+		return 0
+	}
+	return v.Int64()
+}

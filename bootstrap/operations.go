@@ -1,0 +1,47 @@
+package bootstrap
+
+import (
+	"log/slog"
+
+	"github.com/google/wire"
+
+	"github.com/heraldfed/herald/adapters/admin"
+	"github.com/heraldfed/herald/adapters/httpapi"
+	"github.com/heraldfed/herald/adapters/metrics"
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// operationsSet builds what operators use: the operator use cases, their
+// API and page, the Prometheus metrics and the sign-in rate limit.
+var operationsSet = wire.NewSet(ProvideOperator, ProvideAdmin, ProvideMetrics, ProvideRateLimiter)
+
+// ProvideOperator builds the operator use cases over the store. waker may
+// be nil (the CLI runs no engine; the servers' workers poll or are woken
+// through the store).
+func ProvideOperator(cfg Config, s *Stores, policy domain.NamePolicy, clock ports.Clock, waker *application.Engine) *application.Operator {
+	d := application.OperatorDeps{
+		JobAdmin: s.JobAdmin, Jobs: s.Jobs, Instances: s.Instances, Names: s.Names, Policy: policy,
+		InstanceActor: cfg.InstanceActor, Clock: clock,
+	}
+	if waker != nil {
+		d.Waker = waker
+	}
+	return application.NewOperator(d)
+}
+
+// ProvideAdmin is the operator API and page, off without HERALD_ADMIN_TOKEN.
+func ProvideAdmin(cfg Config, op *application.Operator, log *slog.Logger) *admin.Handler {
+	return admin.New(op, string(cfg.AdminToken), log)
+}
+
+// ProvideMetrics is /metrics and the engine's observer.
+func ProvideMetrics(s *Stores, clock ports.Clock, log *slog.Logger) *metrics.Metrics {
+	return metrics.New(s.JobAdmin, s.Instances, clock, metrics.Options{Log: log})
+}
+
+// ProvideRateLimiter limits sign-up and login per client IP.
+func ProvideRateLimiter(cfg Config) *httpapi.RateLimiter {
+	return httpapi.NewRateLimiter(httpapi.RateLimit{PerMinute: cfg.AuthRatePerMinute, Burst: cfg.AuthBurst})
+}
