@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	pgx "github.com/jackc/pgx/v5"
+
+	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/domain"
+)
+
+// syncBuffer is a bytes.Buffer safe for a server goroutine writing while
+// the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func herald(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errOut syncBuffer
+	code := run(ctx, args, func(k string) string { return env[k] }, &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	r := herald(t, nil, "help")
+	if r.code != 0 {
+		t.Fatalf("help: %d", r.code)
+	}
+	for _, c := range commands {
+		if !strings.Contains(r.stdout, c.name()) {
+			t.Errorf("help does not list %q", c.name())
+		}
+		args := append(append([]string{}, c.words...), "--help")
+		if c.arg != "" {
+			args = append(append([]string{}, c.words...), "x", "--help")
+		}
+		h := herald(t, nil, args...)
+		if h.code != 0 || !strings.HasPrefix(h.stdout, "usage: herald "+c.name()) {
+			t.Errorf("%s --help: %d %q %q", c.name(), h.code, h.stdout, h.stderr)
+		}
+		// --help works before the argument too.
+		if c.arg != "" {
+			if h := herald(t, nil, append(append([]string{}, c.words...), "--help")...); h.code != 0 {
+				t.Errorf("%s --help without %s: %d %s", c.name(), c.arg, h.code, h.stderr)
+			}
+		}
+	}
+	if r := herald(t, nil, "--help"); r.code != 0 || !strings.Contains(r.stdout, "HERALD_ADMIN_TOKEN") {
+		t.Fatalf("--help: %d", r.code)
+	}
+}
+
+func TestBadCommandLines(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want int
+		says string
+	}{
+		{"unknown command", nil, []string{"frobnicate"}, 2, "unknown command"},
+		{"group without subcommand", nil, []string{"instances"}, 2, "instances list, instances lift"},
+		{"unknown subcommand", nil, []string{"jobs", "purge"}, 2, "needs a subcommand"},
+		{"lift without host", nil, []string{"instances", "lift"}, 2, "missing HOST"},
+		{"reserve without name", nil, []string{"names", "reserve", "--herald-store=postgres"}, 2, "missing NAME"},
+		{"unknown flag", nil, []string{"jobs", "stats", "--nope"}, 2, "nope"},
+		{"stray argument", nil, []string{"jobs", "stats", "extra"}, 2, "unexpected"},
+		{"bad setting", map[string]string{"HERALD_WORKERS": "many"}, []string{"serve"}, 2, "HERALD_WORKERS"},
+		{"bad setting as flag", nil, []string{"--herald-store=redis"}, 2, "HERALD_STORE"},
+		{"steps zero", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://x"}, []string{"migrate", "down", "--steps=0"}, 2, "--steps"},
+		{"steps not a number", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://x"}, []string{"migrate", "down", "--steps", "all"}, 2, "--steps"},
+		{"steps without value", nil, []string{"migrate", "down", "--steps"}, 2, "needs a value"},
+		{"quarantined not a bool", nil, []string{"instances", "list", "--quarantined=maybe"}, 2, "--quarantined"},
+		{"demo posts", nil, []string{"demo", "--demo-posts=0"}, 2, "--demo-posts"},
+		{"demo every", nil, []string{"demo", "--demo-every=soon"}, 2, "--demo-every"},
+		{"memory store", nil, []string{"jobs", "stats"}, 1, "HERALD_STORE=memory"},
+		{"memory lift", nil, []string{"instances", "lift", "a.example"}, 1, "HERALD_STORE=memory"},
+		{"memory migrate", nil, []string{"migrate", "up"}, 1, "no schema"},
+		{"mongo migrate", map[string]string{"HERALD_STORE": "mongo", "MONGODB_URI": "mongodb://127.0.0.1:1"}, []string{"migrate", "version"}, 1, "mongo"},
+		{"unreachable postgres", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://postgres@127.0.0.1:1/x?connect_timeout=2"}, []string{"jobs", "stats"}, 1, "herald:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := herald(t, tt.env, tt.args...)
+			if r.code != tt.want || !strings.Contains(r.stderr, tt.says) {
+				t.Fatalf("exit %d, stderr %q; want %d saying %q", r.code, r.stderr, tt.want, tt.says)
+			}
+		})
+	}
+}
+
+// pgSchema makes an empty schema and returns a DATABASE_URL whose
+// connections use it, or skips naming what stays unverified.
+func pgSchema(t *testing.T) (string, *pgx.Conn) {
+	t.Helper()
+	base := os.Getenv("DATABASE_URL")
+	if base == "" {
+		base = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Skipf("UNVERIFIED: no PostgreSQL at DATABASE_URL (%v): the CLI's migrate, jobs, instances and names commands were not run against a store", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "herald_cli_" + hex.EncodeToString(b)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE") })
+	u, _ := url.Parse(base)
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	return u.String(), conn
+}
+
+func TestStoreCommands(t *testing.T) {
+	t.Parallel()
+	dbURL, _ := pgSchema(t)
+	env := map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": dbURL, "HERALD_LOG_LEVEL": "warn"}
+	expect := func(want int, says string, args ...string) result {
+		t.Helper()
+		r := herald(t, env, args...)
+		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
+			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
+		}
+		return r
+	}
+
+	expect(0, "schema version 0, this build needs", "migrate", "version")
+	expect(1, "herald migrate up", "jobs", "stats")
+	expect(0, "up to date", "migrate", "up")
+	expect(0, "up to date", "migrate", "up") // twice is fine
+	latest, err := postgres.LatestMigration()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := expect(0, "behind", "migrate", "down", "--steps", "1")
+	if !strings.Contains(r.stdout, "schema version "+itoa(latest-1)) {
+		t.Fatalf("after down: %s", r.stdout)
+	}
+	expect(1, "herald migrate up", "instances", "list")
+	expect(0, "up to date", "migrate", "up")
+
+	// Seed what a running server would have made.
+	ctx := context.Background()
+	pool, err := postgres.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	now := time.Now().UTC()
+	jobs := postgres.NewJobStore(pool)
+	var batch []domain.Job
+	for i, inbox := range []string{"https://a.example/1", "https://a.example/2", "https://down.example/inbox"} {
+		j, _ := domain.NewJob("cli-job-"+itoa(uint(i)), "https://l.example/act/"+itoa(uint(i)), inbox, "s", "k", []byte("{}"), now)
+		batch = append(batch, j)
+	}
+	if _, err := jobs.Enqueue(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	instances := postgres.NewInstanceStore(pool)
+	if _, err := instances.Update(ctx, "down.example", func(r *domain.RemoteInstance) {
+		for range domain.BreakerThreshold {
+			r.RecordFailure(now, "HTTP 503 Service Unavailable")
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := instances.Update(ctx, "ok.example", func(r *domain.RemoteInstance) { r.RecordSuccess(now) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobs.DeferHost(ctx, "down.example", now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+
+	r = expect(0, "queued", "jobs", "stats")
+	if !regexp.MustCompile(`queued\s+3`).MatchString(r.stdout) || !regexp.MustCompile(`a\.example\s+2`).MatchString(r.stdout) {
+		t.Fatalf("stats:\n%s", r.stdout)
+	}
+	r = expect(0, "down.example", "instances", "list")
+	if !strings.Contains(r.stdout, "ok.example") || !strings.Contains(r.stdout, "HTTP 503") {
+		t.Fatalf("list:\n%s", r.stdout)
+	}
+	r = expect(0, "down.example", "instances", "list", "--quarantined")
+	if strings.Contains(r.stdout, "ok.example") {
+		t.Fatalf("--quarantined lists a healthy host:\n%s", r.stdout)
+	}
+	expect(0, "1 waiting jobs are due", "instances", "lift", "DOWN.example")
+	expect(0, "no remote host", "instances", "list", "--quarantined=true")
+	expect(1, "not found", "instances", "lift", "never.example")
+	expect(1, "invalid input", "instances", "lift", "https://x/")
+
+	expect(0, "reserved billing", "names", "reserve", "Billing")
+	expect(1, "name taken", "names", "reserve", "billing")
+	expect(1, "invalid name", "names", "reserve", "two words")
+	expect(0, "released billing", "names", "release", "billing")
+	expect(1, "not found", "names", "release", "billing")
+	expect(1, "fixed list", "names", "release", "postmaster")
+	expect(1, "instance actor", "names", "release", "relay", "--herald-instance-actor=relay")
+	expect(1, "HERALD_RESERVED_NAMES", "names", "release", "ops", "--herald-reserved-names=ops")
+	expect(1, "invalid name", "names", "release", "no way")
+}
+
+func itoa(v uint) string { return strconv.FormatUint(uint64(v), 10) }
+
+// waitFor polls cond until it holds or the bounded wait ends.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func get(t *testing.T, u, token string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", u, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+var addrRe = regexp.MustCompile(`"addr":"(127\.0\.0\.1:\d+)"`)
+
+func TestServeStopsOnCancel(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuffer
+	env := map[string]string{"HERALD_ADDR": "127.0.0.1:0", "HERALD_ADMIN_TOKEN": "t0ken", "HERALD_BCRYPT_COST": "4"}
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, &out, &errOut) }()
+	var addr string
+	waitFor(t, "the server to listen", func() bool {
+		if m := addrRe.FindStringSubmatch(errOut.String()); m != nil {
+			addr = m[1]
+		}
+		return addr != ""
+	})
+	base := "http://" + addr
+	if code, _ := get(t, base+"/healthz", ""); code != 200 {
+		t.Fatalf("healthz %d", code)
+	}
+	if code, _ := get(t, base+"/admin/api/queue", ""); code != 401 {
+		t.Fatalf("operator API without the token: %d", code)
+	}
+	if code, _ := get(t, base+"/admin/api/queue", "wrong"); code != 401 {
+		t.Fatalf("operator API with a wrong token: %d", code)
+	}
+	if code, body := get(t, base+"/admin/api/queue", "t0ken"); code != 200 || body["by_state"] == nil {
+		t.Fatalf("operator API: %d %v", code, body)
+	}
+	if resp, err := http.Get(base + "/metrics"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("metrics: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exit %d: %s", code, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if !strings.Contains(errOut.String(), "shutting down") {
+		t.Fatalf("no shutdown in the log: %s", errOut.String())
+	}
+}
+
+func TestDemoFansOut(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuffer
+	env := map[string]string{"HERALD_ADDR": "127.0.0.1:0", "HERALD_BCRYPT_COST": "4", "HERALD_LOG_LEVEL": "error"}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"demo", "--demo-posts=2", "--demo-every=50ms"}, func(k string) string { return env[k] }, &out, &errOut)
+	}()
+	var base, token string
+	pageRe := regexp.MustCompile(`operator page: (http://127\.0\.0\.1:\d+)/admin`)
+	tokenRe := regexp.MustCompile(`admin token is (\S+)`)
+	waitFor(t, "the demo to start", func() bool {
+		if m := pageRe.FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+		}
+		return base != ""
+	})
+	m := tokenRe.FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no generated admin token: %s", out.String())
+	}
+	token = m[1]
+	// Two posts to 71 followers: the fast host's 80 succeed, the gone
+	// host's 8 die, the failing host is quarantined.
+	waitFor(t, "the fan-out", func() bool {
+		_, q := get(t, base+"/admin/api/queue", token)
+		by, _ := q["by_state"].(map[string]any)
+		s, _ := by["succeeded"].(float64)
+		d, _ := by["dead"].(float64)
+		return s >= 80 && d == 8
+	})
+	waitFor(t, "a quarantine", func() bool {
+		_, q := get(t, base+"/admin/api/instances?quarantined=true", token)
+		l, _ := q["instances"].([]any)
+		return len(l) == 1
+	})
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("demo exit %d: %s", code, errOut.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("demo did not stop")
+	}
+}
