@@ -133,7 +133,7 @@ var settings = []setting{
 		return nil
 	}},
 	{"HERALD_SHUTDOWN_GRACE", "30s", "how long in-flight deliveries may finish after SIGTERM", duration("HERALD_SHUTDOWN_GRACE", func(c *Config) *time.Duration { return &c.ShutdownGrace })},
-	{"HERALD_DELIVERY_TIMEOUT", "30s", "timeout of one outgoing delivery request", duration("HERALD_DELIVERY_TIMEOUT", func(c *Config) *time.Duration { return &c.DeliveryTimeout })},
+	{"HERALD_DELIVERY_TIMEOUT", "10s", "timeout of one outgoing delivery request (Mastodon reads for 10 s)", duration("HERALD_DELIVERY_TIMEOUT", func(c *Config) *time.Duration { return &c.DeliveryTimeout })},
 	{"HERALD_BCRYPT_COST", "10", "bcrypt cost of password hashes", integer("HERALD_BCRYPT_COST", func(c *Config) *int { return &c.BcryptCost }, 4, 31)},
 	{"HERALD_AUTH_RATE_PER_MINUTE", "10", "sign-up and login attempts per client IP and minute (429 past it)", integer("HERALD_AUTH_RATE_PER_MINUTE", func(c *Config) *int { return &c.AuthRatePerMinute }, 1, 100000)},
 	{"HERALD_AUTH_BURST", "10", "sign-up and login attempts per client IP at once", integer("HERALD_AUTH_BURST", func(c *Config) *int { return &c.AuthBurst }, 1, 100000)},
