@@ -131,9 +131,17 @@ func dupIndex(err error) (string, bool) {
 		msgs = append(msgs, ce.Message)
 	}
 	for _, m := range msgs {
-		if sm := indexInMessage.FindStringSubmatch(m); sm != nil {
-			return sm[1], true
+		if name, ok := messageIndex(m); ok {
+			return name, true
 		}
+	}
+	return "", false
+}
+
+// messageIndex reads the index name out of one E11000 message.
+func messageIndex(msg string) (string, bool) {
+	if sm := indexInMessage.FindStringSubmatch(msg); sm != nil {
+		return sm[1], true
 	}
 	return "", false
 }

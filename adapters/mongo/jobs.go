@@ -90,12 +90,28 @@ func utc(t time.Time) time.Time {
 // unsetLease is the $unset that ends a lease.
 var unsetLease = bson.D{{Key: "leaseToken", Value: ""}, {Key: "leaseOwner", Value: ""}, {Key: "leaseUntil", Value: ""}}
 
-// Enqueue implements ports.JobStore. Jobs go in with InsertMany, unordered,
-// enqueueChunk at a time. A duplicate key is the dedupe no-op when a job
-// with that DedupeKey is stored (inserted before, or earlier in the same
-// batch); a duplicate id under a new DedupeKey is domain.ErrAlreadyExists,
-// as in the memory adapter. The check is by lookup rather than by the index
-// named in the error because FerretDB's E11000 names none.
+// Enqueue implements ports.JobStore, all or nothing, as the memory adapter:
+//
+//  1. Look up, enqueueChunk values per indexed $in query, which of the
+//     batch's dedupe keys are stored already, then which ids of the other
+//     jobs are. A job whose key is stored is the dedupe no-op; a job whose id is
+//     stored, or repeated in the batch, under a key that is not, is
+//     domain.ErrAlreadyExists and nothing is inserted.
+//  2. Insert the rest with unordered InsertMany, enqueueChunk at a time.
+//     The unique jobs_dedupe_key index still arbitrates what step 1 could
+//     not see: a key repeated in the batch, or inserted meanwhile by another
+//     process, fails its insert with a duplicate key, which is the no-op.
+//     MongoDB names the index in the error; where the server does not
+//     (FerretDB), the keys are looked up.
+//
+// If step 2 still fails — an id inserted meanwhile by another process
+// (UUIDv7 ids make that a bug, not a race), or the store failing half way —
+// the jobs this call inserted are deleted again while still queued, so
+// nothing of the batch stays. A job a worker leased in that instant stays
+// and is sent once: re-enqueueing the batch is the dedupe no-op for it.
+// Only if that clean-up fails too (the store is down) can part of the batch
+// remain; the count returned says how much, and re-enqueueing the same batch
+// completes it without sending anything twice.
 func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -105,71 +121,156 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 			return 0, fmt.Errorf("%w: job %q is not valid; build it with domain.NewJob", domain.ErrInvalidInput, j.ID)
 		}
 	}
-	inserted := 0
-	for start := 0; start < len(jobs); start += enqueueChunk {
-		chunk := jobs[start:min(start+enqueueChunk, len(jobs))]
-		n, err := s.insertChunk(ctx, chunk)
-		inserted += n
+	fresh, err := s.freshJobs(ctx, jobs)
+	if err != nil {
+		return 0, err
+	}
+	var inserted []string
+	for start := 0; start < len(fresh); start += enqueueChunk {
+		chunk := fresh[start:min(start+enqueueChunk, len(fresh))]
+		ids, err := s.insertChunk(ctx, chunk)
+		inserted = append(inserted, ids...)
 		if err != nil {
-			return inserted, err
+			return s.undo(ctx, inserted, err)
 		}
 	}
-	return inserted, nil
+	return len(inserted), nil
 }
 
-func (s *JobStore) insertChunk(ctx context.Context, chunk []domain.Job) (int, error) {
+// freshJobs is step 1 of Enqueue: the jobs to insert, or ErrAlreadyExists.
+// Ids are looked up only for jobs whose key is not stored, so re-enqueueing
+// a batch costs one lookup per chunk.
+func (s *JobStore) freshJobs(ctx context.Context, jobs []domain.Job) ([]domain.Job, error) {
+	keys := make([]string, len(jobs))
+	for i, j := range jobs {
+		keys[i] = j.DedupeKey
+	}
+	storedKey, err := s.stored(ctx, "dedupeKey", keys)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, j := range jobs {
+		if !storedKey[j.DedupeKey] {
+			ids = append(ids, j.ID)
+		}
+	}
+	storedID, err := s.stored(ctx, "_id", ids)
+	if err != nil {
+		return nil, err
+	}
+	fresh := make([]domain.Job, 0, len(ids))
+	seenID := make(map[string]bool, len(ids))
+	for _, j := range jobs {
+		if storedKey[j.DedupeKey] {
+			continue
+		}
+		if storedID[j.ID] || seenID[j.ID] {
+			return nil, fmt.Errorf("%w: job id %q", domain.ErrAlreadyExists, j.ID)
+		}
+		seenID[j.ID] = true
+		fresh = append(fresh, j)
+	}
+	return fresh, nil
+}
+
+// stored reports which of values some job has in field (dedupeKey or _id,
+// both uniquely indexed), enqueueChunk values per query.
+func (s *JobStore) stored(ctx context.Context, field string, values []string) (map[string]bool, error) {
+	out := make(map[string]bool)
+	for start := 0; start < len(values); start += enqueueChunk {
+		chunk := values[start:min(start+enqueueChunk, len(values))]
+		cur, err := s.jobs.Find(ctx, bson.D{{Key: field, Value: bson.D{{Key: "$in", Value: chunk}}}},
+			options.Find().SetProjection(bson.D{{Key: field, Value: 1}}))
+		if err != nil {
+			return nil, fmt.Errorf("enqueue: look up %s: %w", field, interpretError(err, nil))
+		}
+		var found []bson.Raw
+		if err := cur.All(ctx, &found); err != nil {
+			return nil, fmt.Errorf("enqueue: look up %s: %w", field, interpretError(err, nil))
+		}
+		for _, f := range found {
+			if v, ok := f.Lookup(field).StringValueOK(); ok {
+				out[v] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// insertChunk is step 2 of Enqueue for one chunk: the ids it inserted, and
+// an error if anything but the dedupe no-op went wrong.
+func (s *JobStore) insertChunk(ctx context.Context, chunk []domain.Job) ([]string, error) {
 	docs := make([]any, len(chunk))
 	for i, j := range chunk {
 		docs[i] = toJobDoc(j)
 	}
 	_, err := s.jobs.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	all := func(skip map[int]bool) []string {
+		ids := make([]string, 0, len(chunk))
+		for i, j := range chunk {
+			if !skip[i] {
+				ids = append(ids, j.ID)
+			}
+		}
+		return ids
+	}
 	if err == nil {
-		return len(chunk), nil
+		return all(nil), nil
 	}
 	var bwe mongodrv.BulkWriteException
 	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil {
-		// Nothing, or not everything, is known to have been written.
-		return 0, fmt.Errorf("enqueue: %w", interpretError(err, nil))
+		// Not known which documents went in: all of them may have.
+		return all(nil), fmt.Errorf("enqueue: %w", interpretError(err, nil))
 	}
-	var dupKeys []string
-	dupJobs := make(map[int]bool, len(bwe.WriteErrors))
+	failed := make(map[int]bool, len(bwe.WriteErrors))
+	var unsure []int // duplicates the server did not pin on jobs_dedupe_key
+	var unsureKeys []string
+	var firstErr error
 	for _, we := range bwe.WriteErrors {
+		failed[we.Index] = true
 		if we.Code != 11000 && we.Code != 11001 {
-			return len(chunk) - len(bwe.WriteErrors), fmt.Errorf("enqueue job %s: %w", chunk[we.Index].ID, interpretError(err, nil))
+			if firstErr == nil {
+				firstErr = fmt.Errorf("enqueue job %s: %w", chunk[we.Index].ID, interpretError(err, nil))
+			}
+			continue
 		}
-		dupJobs[we.Index] = true
-		dupKeys = append(dupKeys, chunk[we.Index].DedupeKey)
+		if idx, ok := messageIndex(we.Message); ok && idx == idxJobsDedupeKey {
+			continue // the key is stored: the no-op
+		}
+		unsure = append(unsure, we.Index)
+		unsureKeys = append(unsureKeys, chunk[we.Index].DedupeKey)
 	}
-	stored, err := s.storedKeys(ctx, dupKeys)
+	if firstErr != nil || len(unsure) == 0 {
+		return all(failed), firstErr
+	}
+	stored, err := s.stored(ctx, "dedupeKey", unsureKeys)
 	if err != nil {
-		return len(chunk) - len(dupJobs), err
+		return all(failed), err
 	}
-	for i := range dupJobs {
+	for _, i := range unsure {
 		if !stored[chunk[i].DedupeKey] {
-			return len(chunk) - len(dupJobs), fmt.Errorf("%w: job id %q", domain.ErrAlreadyExists, chunk[i].ID)
+			return all(failed), fmt.Errorf("%w: job id %q", domain.ErrAlreadyExists, chunk[i].ID)
 		}
 	}
-	return len(chunk) - len(dupJobs), nil
+	return all(failed), nil
 }
 
-// storedKeys reports which of keys some stored job has.
-func (s *JobStore) storedKeys(ctx context.Context, keys []string) (map[string]bool, error) {
-	cur, err := s.jobs.Find(ctx, bson.D{{Key: "dedupeKey", Value: bson.D{{Key: "$in", Value: keys}}}},
-		options.Find().SetProjection(bson.D{{Key: "dedupeKey", Value: 1}}))
+// undo deletes the jobs a failed Enqueue inserted, while they are queued.
+func (s *JobStore) undo(ctx context.Context, ids []string, cause error) (int, error) {
+	if len(ids) == 0 {
+		return 0, cause
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	res, err := s.jobs.DeleteMany(ctx, bson.D{
+		{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}},
+		{Key: "state", Value: string(domain.JobQueued)},
+	})
 	if err != nil {
-		return nil, fmt.Errorf("enqueue: look up dedupe keys: %w", interpretError(err, nil))
+		return len(ids), fmt.Errorf("%w (and %d jobs of the batch could not be taken out again: %v)", cause, len(ids), interpretError(err, nil))
 	}
-	var found []struct {
-		DedupeKey string `bson:"dedupeKey"`
-	}
-	if err := cur.All(ctx, &found); err != nil {
-		return nil, fmt.Errorf("enqueue: look up dedupe keys: %w", interpretError(err, nil))
-	}
-	out := make(map[string]bool, len(found))
-	for _, f := range found {
-		out[f.DedupeKey] = true
-	}
-	return out, nil
+	return len(ids) - int(res.DeletedCount), cause
 }
 
 // Lease implements ports.JobStore with one FindOneAndUpdate: the filter

@@ -1,0 +1,206 @@
+package mongo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/testcontainers/testcontainers-go"
+	tcmongo "github.com/testcontainers/testcontainers-go/modules/mongodb"
+	mongodrv "go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+
+	"github.com/heraldfed/herald/adapters/mongo"
+	"github.com/heraldfed/herald/adapters/mongo/mongotest"
+	"github.com/heraldfed/herald/domain"
+)
+
+// The server these tests run against, chosen once by TestMain in the order
+// DEVELOPERS.md gives: MONGODB_URI, else a MongoDB container if a Docker
+// engine answers, else none (the tests that need one skip, saying what
+// stays unverified; the embedded FerretDB run is the test/ferret module).
+var (
+	server     *mongodrv.Client
+	serverName string
+	serverErr  error  // MONGODB_URI was set but did not answer: a failure, not a skip
+	noServer   string // why there is no server
+)
+
+const unverified = "no MongoDB server here: %s. The embedded FerretDB run lives in test/ferret " +
+	"(cd test/ferret && go test -race ./...); until MONGODB_URI or a Docker engine is available, these stay unverified " +
+	"on real MongoDB: atomic leasing and reservations under concurrency, concurrent breaker updates and follows, the " +
+	"TTL index, migration 001 ($merge, $group $first), concurrent MigrateUp, and the lease query plan (explain)"
+
+func TestMain(m *testing.M) {
+	cleanup := chooseServer()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+func chooseServer() (cleanup func()) {
+	cleanup = func() {}
+	if uri := os.Getenv("MONGODB_URI"); uri != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		server, serverErr = mongo.Connect(ctx, uri)
+		serverName = "MongoDB at MONGODB_URI"
+		if serverErr == nil {
+			cleanup = func() { _ = server.Disconnect(context.Background()) }
+		}
+		fmt.Println("mongo tests: server:", serverName)
+		return cleanup
+	}
+	if why := dockerMissing(); why != "" {
+		noServer = "MONGODB_URI is unset and " + why
+		fmt.Println("mongo tests:", noServer)
+		return cleanup
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := tcmongo.Run(ctx, "mongo:7", tcmongo.WithReplicaSet("rs0"))
+	if err != nil {
+		if c != nil {
+			_ = c.Terminate(context.Background())
+		}
+		noServer = "a Docker engine answers but the MongoDB container did not start: " + err.Error()
+		fmt.Println("mongo tests:", noServer)
+		return cleanup
+	}
+	uri, err := c.ConnectionString(ctx)
+	if err == nil {
+		// The replica set's member is the container's own address; talk to
+		// the mapped port directly instead of discovering it.
+		uri += "&directConnection=true"
+		server, serverErr = mongo.Connect(ctx, uri)
+	} else {
+		serverErr = err
+	}
+	serverName = "MongoDB 7 single-node replica set (testcontainers)"
+	fmt.Println("mongo tests: server:", serverName)
+	return func() {
+		if server != nil {
+			_ = server.Disconnect(context.Background())
+		}
+		_ = c.Terminate(context.Background())
+	}
+}
+
+// dockerMissing says why no Docker engine can be used, or "" if one
+// answers. It looks for a socket first, so a machine without Docker costs
+// nothing, and then asks the engine with a short timeout, recovering from
+// the panics testcontainers can raise without one.
+func dockerMissing() (why string) {
+	if os.Getenv("DOCKER_HOST") == "" {
+		candidates := []string{"/var/run/docker.sock"}
+		if home, err := os.UserHomeDir(); err == nil {
+			candidates = append(candidates, filepath.Join(home, ".docker", "run", "docker.sock"),
+				filepath.Join(home, ".testcontainers.properties"))
+		}
+		if xdg := os.Getenv("XDG_RUNTIME_DIR"); xdg != "" {
+			candidates = append(candidates, filepath.Join(xdg, "docker.sock"))
+		}
+		found := false
+		for _, p := range candidates {
+			if _, err := os.Stat(p); err == nil {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return "no Docker engine (no DOCKER_HOST, no socket in " + strings.Join(candidates, ", ") + ")"
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	answer := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				answer <- fmt.Errorf("testcontainers panicked: %v", r)
+			}
+		}()
+		p, err := testcontainers.ProviderDefault.GetProvider()
+		if err != nil {
+			answer <- err
+			return
+		}
+		defer p.Close()
+		answer <- p.Health(ctx)
+	}()
+	select {
+	case err := <-answer:
+		if err != nil {
+			return "the Docker engine does not answer: " + err.Error()
+		}
+		return ""
+	case <-ctx.Done():
+		return "the Docker engine did not answer within 15 s"
+	}
+}
+
+// client returns the chosen server, or skips t saying what stays
+// unverified.
+func client(t *testing.T) *mongodrv.Client {
+	t.Helper()
+	if serverErr != nil {
+		t.Fatalf("%s: %v", serverName, serverErr)
+	}
+	if server == nil {
+		t.Skipf(unverified, noServer)
+	}
+	t.Logf("server: %s", serverName)
+	return server
+}
+
+func TestContracts(t *testing.T) {
+	mongotest.Contracts(t, client(t))
+}
+
+func TestIndexes(t *testing.T) {
+	mongotest.Indexes(t, client(t))
+}
+
+func TestMigrations(t *testing.T) {
+	mongotest.Migrations(t, client(t))
+}
+
+// These need no server: they prove the unreachable path.
+func TestConnectUnreachableIsUnavailable(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Port 1 on loopback: nothing listens, the connection is refused.
+	c, err := mongo.Connect(ctx, "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300&connectTimeoutMS=300")
+	if !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("connect to nothing: %v, want ErrUnavailable", err)
+	}
+	if c != nil {
+		t.Fatal("a client came back with the error")
+	}
+	if _, err := mongo.Connect(ctx, "mongodb://user:secret@127.0.0.1:1/?serverSelectionTimeoutMS=300"); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("the error shows the URI's password: %v", err)
+	}
+	if _, err := mongo.Connect(ctx, "postgres://nope"); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("not a mongo URI: %v, want ErrInvalidInput", err)
+	}
+}
+
+func TestPingUnreachableIsUnavailable(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := mongodrv.Connect(ctx, options.Client().ApplyURI("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect(ctx)
+	if err := mongo.NewPinger(c).Ping(ctx); !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("ping nothing: %v, want ErrUnavailable", err)
+	}
+}
