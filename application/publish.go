@@ -81,6 +81,7 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 	to, cc := addressing(cmd.Visibility, h.urls.Followers(actor), cmd.To)
 
 	var inboxes []string
+	var groups []LocalActor // local groups addressed: they announce the post
 	if cmd.Visibility == domain.VisibilityDirect {
 		dm, err := domain.NewDmPost(id, noteURI, actor, cmd.Content, cmd.To, now)
 		if err != nil {
@@ -100,6 +101,11 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 		}
 		if inboxes, err = h.followerInboxes(ctx, actor); err != nil {
 			return Published{}, err
+		}
+		if groups, err = h.addressedGroups(ctx, cmd.To); err != nil {
+			return Published{}, err
+		} else if len(groups) > 0 {
+			p.GroupURI = groups[0].URI
 		}
 		if len(cmd.To) > 0 {
 			extra, err := h.recipientInboxes(ctx, cmd.To)
@@ -121,6 +127,9 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 	}
 	res, err := h.fanOut(ctx, act, a.ID, h.urls.Key(actor), inboxes)
 	if err != nil {
+		return Published{}, err
+	}
+	if err := h.announceInGroups(ctx, groups, act, cmd.Visibility == domain.VisibilityPublic); err != nil {
 		return Published{}, err
 	}
 	d.Log.Info("post published", "object", noteURI, "inboxes", len(inboxes), "queued", res.Queued)

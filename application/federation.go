@@ -1,0 +1,266 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// FetchRequest is one GET of a document on another server (an actor, a
+// key, a WebFinger answer), signed as a local actor when a key is given.
+type FetchRequest struct {
+	URL    string
+	Accept string
+	// KeyID and PrivateKeyPEM sign the request (draft-cavage,
+	// "(request-target) host date"); empty: unsigned.
+	KeyID         string
+	PrivateKeyPEM string
+}
+
+// Fetcher GETs documents from other servers. It returns the body (bounded
+// in size), or an error wrapping domain.ErrNotFound (404, 410),
+// domain.ErrForbidden (refused by the remote, or an address we refuse),
+// domain.ErrInvalidInput (a document over the size limit) or
+// domain.ErrUnavailable (anything else). The delivery adapter implements it
+// over the same guarded transport as deliveries.
+type Fetcher interface {
+	Fetch(ctx context.Context, r FetchRequest) ([]byte, error)
+}
+
+// Media types of ActivityPub documents.
+const (
+	ActivityJSON = "application/activity+json"
+	LDJSON       = `application/ld+json; profile="https://www.w3.org/ns/activitystreams"`
+	// acceptActor is what Herald asks remote servers for.
+	acceptActor = ActivityJSON + ", " + LDJSON
+	acceptJRD   = "application/jrd+json, application/json"
+)
+
+// FederationDeps are the ports the ActivityPub use cases need.
+type FederationDeps struct {
+	Actors    ports.ActorStore
+	Names     ports.NameRegistry
+	Followers ports.FollowerStore
+	Foreign   ports.ForeignActorStore
+	Posts     ports.PostStore
+	Jobs      ports.JobStore
+	Fetcher   Fetcher
+	Clock     ports.Clock
+	IDs       ports.IDs
+	Waker     Waker // optional: the engine, woken on enqueue
+	Log       *slog.Logger
+	URLs      URLs
+	// InstanceActor is the instance actor's name; it signs fetches.
+	InstanceActor string
+}
+
+// Federation gathers the ActivityPub use cases: what the inboxes do with
+// activities, following remote actors, and the reads behind actor
+// documents, WebFinger and collections. It lives beside Application (not
+// in it) so each can grow without the other; bootstrap builds both.
+type Federation struct {
+	Inbox        InboxHandler
+	FollowRemote FollowRemoteHandler
+	Followers    ListFollowersHandler
+	Collections  CollectionsHandler
+	Actors       LocalActorsHandler
+	Resolver     *ActorResolver
+	URLs         URLs
+}
+
+// fedCore is what the federation use cases share.
+type fedCore struct {
+	deps FederationDeps
+	// pub reuses the publishing fan-out (followers paged, inboxes
+	// distinct, jobs enqueued in batches) for Accepts, Follows and
+	// Announces.
+	pub PublishHandler
+}
+
+// NewFederation builds the ActivityPub use cases over deps.
+func NewFederation(deps FederationDeps) *Federation {
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	deps.Log = deps.Log.With("component", "federation")
+	enq := EnqueueHandler{jobs: deps.Jobs, waker: deps.Waker}
+	core := &fedCore{deps: deps, pub: PublishHandler{
+		deps: Deps{Actors: deps.Actors, Followers: deps.Followers, Foreign: deps.Foreign, Posts: deps.Posts,
+			Jobs: deps.Jobs, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log},
+		urls: deps.URLs, enqueue: enq,
+	}}
+	actors := LocalActorsHandler{core: core}
+	resolver := &ActorResolver{core: core}
+	core.pub.Resolver = resolver
+	return &Federation{
+		Inbox:        InboxHandler{core: core, resolver: resolver},
+		FollowRemote: FollowRemoteHandler{core: core, resolver: resolver},
+		Followers:    ListFollowersHandler{core: core},
+		Collections:  CollectionsHandler{core: core},
+		Actors:       actors,
+		Resolver:     resolver,
+		URLs:         deps.URLs,
+	}
+}
+
+// LocalActor is a local actor as the ActivityPub surface shows it.
+type LocalActor struct {
+	Kind         domain.NameKind // persona, group or instance
+	ID           string          // avatar or group id: the sender of its deliveries
+	Name         string
+	DisplayName  string
+	URI          string
+	PublicKeyPEM string
+	OwnerID      string // the RootUser of a persona or group; empty for the instance actor
+}
+
+// KeyID is the actor's public key id.
+func (a LocalActor) KeyID(u URLs) string { return u.Key(a.URI) }
+
+// LocalActorsHandler finds local actors by kind and name, by URI, or by
+// name alone (WebFinger).
+type LocalActorsHandler struct{ core *fedCore }
+
+// ByName returns the local actor of that kind; domain.ErrNotFound if there
+// is none (also for a name that is not a valid name).
+func (h LocalActorsHandler) ByName(ctx context.Context, kind domain.NameKind, name string) (LocalActor, error) {
+	d := h.core.deps
+	n, err := domain.NormalizeName(name)
+	if err != nil {
+		return LocalActor{}, fmt.Errorf("%w: no %s %q", domain.ErrNotFound, kind, clip(name))
+	}
+	switch kind {
+	case domain.NameKindPersona, domain.NameKindInstance:
+		a, err := d.Actors.AvatarByName(ctx, n)
+		if err != nil {
+			return LocalActor{}, err
+		}
+		// The instance actor is an Avatar without owner: it is /actor,
+		// never /users/{name}, and a persona is never /actor.
+		if (kind == domain.NameKindInstance) != (a.RootUserID == "") {
+			return LocalActor{}, fmt.Errorf("%w: no %s %q", domain.ErrNotFound, kind, n)
+		}
+		uri := d.URLs.Persona(a.Name)
+		if kind == domain.NameKindInstance {
+			uri = d.URLs.InstanceActor()
+		}
+		return LocalActor{Kind: kind, ID: a.ID, Name: a.Name, DisplayName: a.DisplayName, URI: uri,
+			PublicKeyPEM: a.Keys.PublicPEM, OwnerID: a.RootUserID}, nil
+	case domain.NameKindGroup:
+		g, err := d.Actors.GroupByName(ctx, n)
+		if err != nil {
+			return LocalActor{}, err
+		}
+		return LocalActor{Kind: kind, ID: g.ID, Name: g.Name, DisplayName: g.DisplayName, URI: d.URLs.Group(g.Name),
+			PublicKeyPEM: g.Keys.PublicPEM, OwnerID: g.OwnerID}, nil
+	}
+	return LocalActor{}, fmt.Errorf("%w: no actor of kind %q", domain.ErrNotFound, kind)
+}
+
+// Instance is the instance actor.
+func (h LocalActorsHandler) Instance(ctx context.Context) (LocalActor, error) {
+	return h.ByName(ctx, domain.NameKindInstance, h.core.deps.InstanceActor)
+}
+
+// ByAccount finds the actor a WebFinger name stands for, whatever its
+// kind (one username space holds personas, groups and the instance actor).
+func (h LocalActorsHandler) ByAccount(ctx context.Context, name string) (LocalActor, error) {
+	n, err := domain.NormalizeName(name)
+	if err != nil {
+		return LocalActor{}, fmt.Errorf("%w: no account %q", domain.ErrNotFound, clip(name))
+	}
+	rn, err := h.core.deps.Names.Get(ctx, n)
+	if err != nil {
+		return LocalActor{}, err
+	}
+	if rn.Kind == domain.NameKindSystem {
+		return LocalActor{}, fmt.Errorf("%w: %q is a reserved name", domain.ErrNotFound, n)
+	}
+	return h.ByName(ctx, rn.Kind, n)
+}
+
+// ByURI finds a local actor by its actor URI.
+func (h LocalActorsHandler) ByURI(ctx context.Context, uri string) (LocalActor, error) {
+	kind, name, ok := h.core.parseLocal(uri)
+	if !ok {
+		return LocalActor{}, fmt.Errorf("%w: %q is not a local actor", domain.ErrNotFound, clip(uri))
+	}
+	if kind == domain.NameKindInstance {
+		return h.Instance(ctx)
+	}
+	return h.ByName(ctx, kind, name)
+}
+
+// IsLocal reports whether uri is under this instance's origin.
+func (h LocalActorsHandler) IsLocal(uri string) bool { return h.core.local(uri) }
+
+func (c *fedCore) local(uri string) bool {
+	return strings.HasPrefix(uri, c.deps.URLs.Base()+"/")
+}
+
+// parseLocal splits a local actor URI into kind and name.
+func (c *fedCore) parseLocal(uri string) (domain.NameKind, string, bool) {
+	u := c.deps.URLs
+	if uri == u.InstanceActor() {
+		return domain.NameKindInstance, c.deps.InstanceActor, true
+	}
+	for _, p := range []struct {
+		prefix string
+		kind   domain.NameKind
+	}{{u.Base() + "/users/", domain.NameKindPersona}, {u.Base() + "/groups/", domain.NameKindGroup}} {
+		if name, ok := strings.CutPrefix(uri, p.prefix); ok && name != "" && !strings.ContainsAny(name, "/?#") {
+			return p.kind, name, true
+		}
+	}
+	return "", "", false
+}
+
+// localActivityActor returns the local actor an activity id of ours
+// belongs to (ids are URLs.Activity(actor, id)).
+func (c *fedCore) localActivityActor(activityID string) (string, bool) {
+	actor, _, ok := strings.Cut(activityID, "/activities/")
+	if !ok || !c.local(activityID) {
+		return "", false
+	}
+	_, _, isActor := c.parseLocal(actor)
+	return actor, isActor
+}
+
+// instanceSigner is the key the instance actor signs fetches with.
+func (c *fedCore) instanceSigner(ctx context.Context) (keyID, pemText string, err error) {
+	name, err := domain.NormalizeName(c.deps.InstanceActor)
+	if err != nil {
+		return "", "", fmt.Errorf("instance actor name: %w", err)
+	}
+	a, err := c.deps.Actors.AvatarByName(ctx, name)
+	if err != nil {
+		return "", "", fmt.Errorf("instance actor: %w", err)
+	}
+	return c.deps.URLs.Key(c.deps.URLs.InstanceActor()), a.Keys.PrivatePEM, nil
+}
+
+// send enqueues one activity to the given inboxes, signed by a local
+// actor.
+func (c *fedCore) send(ctx context.Context, from LocalActor, act Activity, inboxes []string) (EnqueueResult, error) {
+	return c.pub.fanOut(ctx, act, from.ID, from.KeyID(c.deps.URLs), distinct(inboxes))
+}
+
+// ignore is the result of an activity that is accepted and dropped.
+func (c *fedCore) ignore(ctx context.Context, act Incoming, why string) InboxResult {
+	c.deps.Log.DebugContext(ctx, "activity ignored", "type", clip(act.Type), "activity", clip(act.ID), "actor", act.Actor, "reason", why)
+	return InboxResult{Ignored: true, Reason: why}
+}
+
+func notFound(err error) bool { return errors.Is(err, domain.ErrNotFound) }
+
+// Count is the number of local actors of one kind (NodeInfo's users are
+// the personas).
+func (h LocalActorsHandler) Count(ctx context.Context, kind domain.NameKind) (int, error) {
+	names, err := h.core.deps.Names.List(ctx, kind)
+	return len(names), err
+}

@@ -1,0 +1,836 @@
+package application_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/fake"
+)
+
+const (
+	local  = "https://local.example"
+	alice  = local + "/users/alice"
+	club   = local + "/groups/club"
+	bob    = "https://remote.example/users/bob"
+	carol  = "https://remote.example/users/carol"
+	dave   = "https://other.example/users/dave"
+	shared = "https://remote.example/inbox"
+)
+
+// docFetcher serves documents from a map; unknown URLs are 404.
+type docFetcher struct {
+	mu    sync.Mutex
+	docs  map[string][]byte
+	errs  map[string]error
+	calls []application.FetchRequest
+}
+
+func (f *docFetcher) Fetch(_ context.Context, r application.FetchRequest) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, r)
+	if err := f.errs[r.URL]; err != nil {
+		return nil, err
+	}
+	if d, ok := f.docs[r.URL]; ok {
+		return d, nil
+	}
+	return nil, fmt.Errorf("%w: %s", domain.ErrNotFound, r.URL)
+}
+
+func (f *docFetcher) set(url string, doc []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.docs[url] = doc
+}
+
+func (f *docFetcher) count(url string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		if c.URL == url {
+			n++
+		}
+	}
+	return n
+}
+
+// remoteActorDoc is a Mastodon-like actor document.
+func remoteActorDoc(id, pemText string, sharedInbox string) []byte {
+	doc := map[string]any{
+		"@context": []string{application.ASContext}, "id": id, "type": "Person",
+		"preferredUsername": id[strings.LastIndex(id, "/")+1:], "inbox": id + "/inbox",
+		"publicKey": map[string]string{"id": id + "#main-key", "owner": id, "publicKeyPem": pemText},
+	}
+	if sharedInbox != "" {
+		doc["endpoints"] = map[string]string{"sharedInbox": sharedInbox}
+	}
+	b, _ := json.Marshal(doc)
+	return b
+}
+
+// failingJobs fails every Enqueue after the first `ok` calls.
+// It records the size of every batch it was given.
+type failingJobs struct {
+	ports.JobStore
+	mu      sync.Mutex
+	ok      int
+	batches []int
+}
+
+func (f *failingJobs) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) {
+	f.mu.Lock()
+	allow := f.ok > 0
+	f.ok--
+	f.batches = append(f.batches, len(jobs))
+	f.mu.Unlock()
+	if !allow {
+		return 0, fake.ErrInjected
+	}
+	return f.JobStore.Enqueue(ctx, jobs)
+}
+
+type fedBundle struct {
+	t        *testing.T
+	clock    *fake.Clock
+	accounts *memory.AccountStore
+	follows  *memory.FollowerStore
+	content  *memory.ContentStore
+	jobs     *memory.JobStore
+	enqueue  *failingJobs
+	fetcher  *docFetcher
+	app      *application.Application
+	fed      *application.Federation
+	userID   string
+	ownerID  string
+	keys     [2]domain.KeyPair
+}
+
+func setupFed(t *testing.T) *fedBundle {
+	t.Helper()
+	ctx := context.Background()
+	b := &fedBundle{
+		t: t, clock: fake.NewClock(t0), accounts: memory.NewAccountStore(), follows: memory.NewFollowerStore(),
+		content: memory.NewContentStore(), jobs: memory.NewJobStore(),
+		fetcher: &docFetcher{docs: map[string][]byte{}, errs: map[string]error{}}, keys: realKeys(t),
+	}
+	b.enqueue = &failingJobs{JobStore: b.jobs, ok: 1 << 30}
+	names := memory.NewNameRegistry()
+	urls := application.NewURLs("local.example")
+	ids := fake.NewIDs("id")
+	deps := application.Deps{
+		Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: names, Followers: b.follows,
+		Foreign: b.content, Posts: b.content, Jobs: b.enqueue, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
+		Clock: b.clock, IDs: ids,
+	}
+	policy, _ := domain.NewNamePolicy("instance", nil)
+	b.app = application.New(deps, policy, "instance", urls, nil)
+	b.fed = application.NewFederation(application.FederationDeps{
+		Actors: b.accounts, Names: names, Followers: b.follows, Foreign: b.content, Posts: b.content, Jobs: b.enqueue,
+		Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
+	})
+	b.app.Publish.Resolver = b.fed.Resolver
+	if _, err := b.app.InstanceActor.Handle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.userID = s.User.ID
+	if _, err := b.app.CreateGroup.Handle(ctx, application.CreateGroup{UserID: s.User.ID, Name: "club"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, uri := range []string{bob, carol} {
+		b.fetcher.set(uri, remoteActorDoc(uri, b.keys[i%2].PublicPEM, shared))
+	}
+	b.fetcher.set(dave, remoteActorDoc(dave, b.keys[1].PublicPEM, ""))
+	return b
+}
+
+// signer caches a remote actor as the inbox adapter would have after
+// verifying its signature.
+func (b *fedBundle) signer(uri string) domain.ForeignAvatar {
+	b.t.Helper()
+	fa, err := b.fed.Resolver.Resolve(context.Background(), uri)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return fa
+}
+
+func (b *fedBundle) deliver(recipient, actor string, activity string) (application.InboxResult, error) {
+	b.t.Helper()
+	act, err := application.DecodeActivity([]byte(activity))
+	if err != nil {
+		b.t.Fatalf("decode %s: %v", activity, err)
+	}
+	return b.fed.Inbox.Handle(context.Background(), application.InboxRequest{Recipient: recipient, Signer: b.signer(actor), Activity: act})
+}
+
+func (b *fedBundle) allJobs() []domain.Job {
+	b.t.Helper()
+	js, err := b.jobs.List(context.Background(), ports.JobFilter{})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return js
+}
+
+func (b *fedBundle) follower(follower, followed string) (domain.Follower, bool) {
+	f, err := b.follows.Get(context.Background(), follower, followed)
+	return f, err == nil
+}
+
+func payload(t *testing.T, j domain.Job) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(j.Payload, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func follow(id, actor, object string) string {
+	return fmt.Sprintf(`{"id":%q,"type":"Follow","actor":%q,"object":%q}`, id, actor, object)
+}
+
+func TestInboxFollowIsAcceptedAndAnswered(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, object, senderName string
+	}{
+		{"persona", alice, "alice"},
+		{"group", club, "club"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupFed(t)
+			for range 2 { // a redelivered Follow changes nothing and queues no second Accept
+				if _, err := b.deliver("", bob, follow("https://remote.example/f/1", bob, tt.object)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, ok := b.follower(bob, tt.object)
+			if !ok || f.State != domain.FollowAccepted || f.ActivityID != "https://remote.example/f/1" {
+				t.Fatalf("follower %+v %v", f, ok)
+			}
+			jobs := b.allJobs()
+			if len(jobs) != 1 {
+				t.Fatalf("%d jobs, want one Accept", len(jobs))
+			}
+			j := jobs[0]
+			local, _ := b.fed.Actors.ByURI(context.Background(), tt.object)
+			if j.Inbox != bob+"/inbox" || j.SenderID != local.ID || j.KeyID != tt.object+"#main-key" {
+				t.Fatalf("job %+v", j)
+			}
+			p := payload(t, j)
+			obj, _ := p["object"].(map[string]any)
+			if p["type"] != "Accept" || p["actor"] != tt.object || obj["id"] != "https://remote.example/f/1" || obj["actor"] != bob || obj["object"] != tt.object {
+				t.Fatalf("accept %s", j.Payload)
+			}
+		})
+	}
+}
+
+func TestInboxRefusalsLeaveNothing(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, actor, activity string
+		want                  error
+	}{
+		{"actor is not the signer", bob, follow("https://remote.example/f/1", carol, alice), domain.ErrUnauthorized},
+		{"follow of an unknown persona", bob, follow("https://remote.example/f/1", bob, local+"/users/nobody"), domain.ErrNotFound},
+		{"follow of a remote actor", bob, follow("https://remote.example/f/1", bob, dave), domain.ErrInvalidInput},
+		{"follow without id", bob, `{"type":"Follow","actor":"` + bob + `","object":"` + alice + `"}`, domain.ErrInvalidInput},
+		{"note on another host", bob, `{"type":"Create","actor":"` + bob + `","to":["` + application.ASPublic + `"],"object":{"id":"https://other.example/n/1","type":"Note","content":"x"}}`, domain.ErrForbidden},
+		{"note by someone else", bob, `{"type":"Create","actor":"` + bob + `","to":["` + application.ASPublic + `"],"object":{"id":"https://remote.example/n/1","type":"Note","attributedTo":"` + carol + `","content":"x"}}`, domain.ErrForbidden},
+		{"empty note", bob, `{"type":"Create","actor":"` + bob + `","to":["` + application.ASPublic + `"],"object":{"id":"https://remote.example/n/1","type":"Note","content":" "}}`, domain.ErrInvalidInput},
+		{"undo of someone else's follow", bob, `{"type":"Undo","actor":"` + bob + `","object":{"type":"Follow","actor":"` + carol + `","object":"` + alice + `"}}`, domain.ErrForbidden},
+		{"update of another actor", bob, `{"type":"Update","actor":"` + bob + `","object":{"id":"` + carol + `","type":"Person"}}`, domain.ErrForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupFed(t)
+			before, _ := b.content.ByActorURI(context.Background(), carol)
+			_, err := b.deliver("", tt.actor, tt.activity)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err %v, want %v", err, tt.want)
+			}
+			if n, _ := b.follows.CountFollowers(context.Background(), alice, domain.FollowAccepted); n != 0 {
+				t.Errorf("%d followers stored", n)
+			}
+			if _, err := b.content.PostByObjectURI(context.Background(), "https://remote.example/n/1"); err == nil {
+				t.Error("post stored")
+			}
+			if _, err := b.content.PostByObjectURI(context.Background(), "https://other.example/n/1"); err == nil {
+				t.Error("post stored")
+			}
+			if len(b.allJobs()) != 0 {
+				t.Error("jobs queued")
+			}
+			if after, _ := b.content.ByActorURI(context.Background(), carol); after != before {
+				t.Error("foreign actor changed")
+			}
+		})
+	}
+}
+
+// A Follow whose Accept cannot be queued is undone, so the remote's retry
+// finds a clean slate.
+func TestInboxFollowUndoneWhenTheAcceptIsNotQueued(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	b.signer(bob)
+	b.enqueue.ok = 0
+	if _, err := b.deliver("", bob, follow("https://remote.example/f/1", bob, alice)); !errors.Is(err, fake.ErrInjected) {
+		t.Fatalf("err %v", err)
+	}
+	if _, ok := b.follower(bob, alice); ok {
+		t.Fatal("follower kept although no Accept was queued")
+	}
+}
+
+func TestInboxUndoFollow(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, recipient, undo string }{
+		{"embedded follow", "", `{"type":"Undo","actor":"` + bob + `","object":{"id":"https://remote.example/f/1","type":"Follow","actor":"` + bob + `","object":"` + alice + `"}}`},
+		{"follow by id at the personal inbox", alice, `{"type":"Undo","actor":"` + bob + `","object":"https://remote.example/f/1"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupFed(t)
+			if _, err := b.deliver("", bob, follow("https://remote.example/f/1", bob, alice)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.deliver(tt.recipient, bob, tt.undo); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := b.follower(bob, alice); ok {
+				t.Fatal("follower still there")
+			}
+			res, err := b.deliver(tt.recipient, bob, tt.undo)
+			if err != nil || !res.Ignored {
+				t.Fatalf("second undo: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+func TestFollowRemoteThenAcceptOrReject(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, target, answer string
+		accepted             bool
+	}{
+		{"user@host, Accept with the embedded follow", "bob@remote.example", `{"type":"Accept","actor":"` + bob + `","object":{"id":"%s","type":"Follow","actor":"` + alice + `","object":"` + bob + `"}}`, true},
+		{"URI, Accept of the follow's id", bob, `{"type":"Accept","actor":"` + bob + `","object":"%s"}`, true},
+		{"@user@host, Reject", "@bob@remote.example", `{"type":"Reject","actor":"` + bob + `","object":{"id":"%s","type":"Follow","actor":"` + alice + `","object":"` + bob + `"}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupFed(t)
+			b.fetcher.set("https://remote.example/.well-known/webfinger?resource=acct%3Abob%40remote.example",
+				[]byte(`{"subject":"acct:bob@remote.example","links":[{"rel":"self","type":"application/activity+json","href":"`+bob+`"}]}`))
+			ctx := context.Background()
+			res, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: b.userID, As: "alice", Target: tt.target})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Target != bob || res.State != domain.FollowPending || !res.Created || res.Queued != 1 {
+				t.Fatalf("followed %+v", res)
+			}
+			jobs := b.allJobs()
+			if len(jobs) != 1 || jobs[0].Inbox != bob+"/inbox" || jobs[0].KeyID != alice+"#main-key" {
+				t.Fatalf("jobs %+v", jobs)
+			}
+			if p := payload(t, jobs[0]); p["type"] != "Follow" || p["actor"] != alice || p["object"] != bob || p["id"] != res.ActivityID {
+				t.Fatalf("follow %s", jobs[0].Payload)
+			}
+			// Asking again while pending queues nothing new.
+			again, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: b.userID, As: "alice", Target: bob})
+			if err != nil || again.Created || again.ActivityID != res.ActivityID || len(b.allJobs()) != 1 {
+				t.Fatalf("again %+v %v, %d jobs", again, err, len(b.allJobs()))
+			}
+			// Bob cannot answer a follow of someone else.
+			other := strings.Replace(fmt.Sprintf(tt.answer, res.ActivityID), `"object":"`+bob+`"`, `"object":"`+carol+`"`, 1)
+			if other != fmt.Sprintf(tt.answer, res.ActivityID) {
+				if _, err := b.deliver("", bob, other); !errors.Is(err, domain.ErrForbidden) {
+					t.Fatalf("answer of a follow of carol: %v", err)
+				}
+			}
+			// The answer must come from the followed actor: carol's is ignored.
+			if r, err := b.deliver("", carol, strings.ReplaceAll(fmt.Sprintf(tt.answer, res.ActivityID), bob, carol)); err != nil || !r.Ignored {
+				t.Fatalf("carol's answer: %+v %v", r, err)
+			}
+			if _, err := b.deliver(alice, bob, fmt.Sprintf(tt.answer, res.ActivityID)); err != nil {
+				t.Fatal(err)
+			}
+			f, ok := b.follower(alice, bob)
+			if tt.accepted != (ok && f.State == domain.FollowAccepted) || (!tt.accepted && ok) {
+				t.Fatalf("after the answer: %+v %v", f, ok)
+			}
+		})
+	}
+}
+
+func TestFollowRemoteRefusals(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, user, as, target string
+		want                   error
+	}{
+		{"someone else's persona", other.User.ID, "alice", bob, domain.ErrForbidden},
+		{"unknown persona", b.userID, "nobody", bob, domain.ErrInvalidInput},
+		{"empty target", b.userID, "alice", " ", domain.ErrInvalidInput},
+		{"not a URI nor an account", b.userID, "alice", "bob", domain.ErrInvalidInput},
+		{"ftp URI", b.userID, "alice", "ftp://remote.example/bob", domain.ErrInvalidInput},
+		{"unknown account", b.userID, "alice", "nobody@remote.example", domain.ErrNotFound},
+		{"remote down", b.userID, "alice", "https://down.example/users/x", domain.ErrUnavailable},
+		{"itself", b.userID, "alice", "alice@local.example", domain.ErrInvalidInput},
+		{"the instance actor", b.userID, "alice", local + "/actor", domain.ErrInvalidInput},
+	}
+	b.fetcher.errs["https://down.example/users/x"] = fmt.Errorf("%w: connection refused", domain.ErrUnavailable)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: tt.user, As: tt.as, Target: tt.target})
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err %v, want %v", err, tt.want)
+			}
+			if len(b.allJobs()) != 0 {
+				t.Fatal("a Follow was queued")
+			}
+			if n, _ := b.follows.CountFollowers(ctx, bob, domain.FollowPending); n != 0 {
+				t.Fatal("a follow was stored")
+			}
+		})
+	}
+	t.Run("Follow not queued: no follow stored", func(t *testing.T) {
+		b.enqueue.ok = 0
+		defer func() { b.enqueue.ok = 1 << 30 }()
+		if _, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: b.userID, As: "alice", Target: bob}); !errors.Is(err, fake.ErrInjected) {
+			t.Fatalf("err %v", err)
+		}
+		if _, ok := b.follower(alice, bob); ok {
+			t.Fatal("follow stored without its Follow queued")
+		}
+	})
+	t.Run("local target: accepted at once, nothing sent", func(t *testing.T) {
+		res, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: b.userID, As: "alice", Target: "club@LOCAL.example"})
+		if err != nil || res.State != domain.FollowAccepted || res.Target != club || len(b.allJobs()) != 0 {
+			t.Fatalf("%+v %v", res, err)
+		}
+	})
+}
+
+func note(id, actor, content string, to ...string) string {
+	tos, _ := json.Marshal(to)
+	return fmt.Sprintf(`{"id":%q,"type":"Create","actor":%q,"to":%s,"object":{"id":%q,"type":"Note","attributedTo":%q,"content":%q,"to":%s,"published":"2026-06-01T10:00:00Z"}}`,
+		id+"/activity", actor, tos, id, actor, content, tos)
+}
+
+func TestInboxCreateStoresOnce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		to   []string
+		vis  domain.Visibility // "" for a DM
+	}{
+		{"public", []string{application.ASPublic, bob + "/followers"}, domain.VisibilityPublic},
+		{"public as as:Public", []string{"as:Public"}, domain.VisibilityPublic},
+		{"followers only", []string{bob + "/followers"}, domain.VisibilityFollowers},
+		{"direct", []string{alice, dave}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupFed(t)
+			ctx := context.Background()
+			const obj = "https://remote.example/users/bob/statuses/1"
+			for i := range 2 {
+				res, err := b.deliver("", bob, note(obj, bob, "<p>hello</p>", tt.to...))
+				if err != nil || res.Duplicate != (i == 1) {
+					t.Fatalf("delivery %d: %+v %v", i, res, err)
+				}
+			}
+			if tt.vis == "" {
+				dm, err := b.content.DmByObjectURI(ctx, obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if dm.ParticipantsKey != domain.ParticipantsKey([]string{bob, alice, dave}) || dm.AuthorURI != bob || dm.Local {
+					t.Fatalf("dm %+v", dm)
+				}
+				if _, err := b.content.PostByObjectURI(ctx, obj); err == nil {
+					t.Fatal("a DM was stored as a post too")
+				}
+				return
+			}
+			p, err := b.content.PostByObjectURI(ctx, obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Visibility != tt.vis || p.AuthorURI != bob || p.Content != "<p>hello</p>" || p.Local || p.Published.Format("15:04") != "10:00" {
+				t.Fatalf("post %+v", p)
+			}
+			if posts, _ := b.content.PostsByAuthor(ctx, bob, t0.AddDate(1, 0, 0), 10); len(posts) != 1 {
+				t.Fatalf("%d posts stored", len(posts))
+			}
+		})
+	}
+}
+
+func TestInboxCreateToGroupIsAnnouncedToItsFollowers(t *testing.T) {
+	t.Parallel()
+	const obj = "https://remote.example/users/bob/statuses/7"
+	tests := []struct {
+		name      string
+		member    bool
+		failQueue bool
+		pending   bool
+	}{
+		{"member: announced", true, false, false},
+		{"stranger: stored, not announced", false, false, false},
+		{"pending member: stored, not announced", false, false, true},
+		{"announce not queued: nothing stored", true, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupFed(t)
+			ctx := context.Background()
+			// Followers of the club: carol (remote.example, shared inbox with
+			// bob) and dave (other.example, no shared inbox).
+			for i, f := range []string{carol, dave} {
+				if _, err := b.deliver("", f, follow(fmt.Sprintf("%s/f/%d", f, i), f, club)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.member {
+				if _, err := b.deliver("", bob, follow("https://remote.example/f/bob", bob, club)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.pending {
+				f, _ := domain.NewFollower(bob, club, "https://remote.example/f/bob", domain.FollowPending, t0)
+				if _, err := b.follows.Add(ctx, f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			accepts := len(b.allJobs())
+			if tt.failQueue {
+				b.enqueue.ok = 0
+			}
+			_, err := b.deliver("", bob, note(obj, bob, "to the club", application.ASPublic, club))
+			if tt.failQueue {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if _, err := b.content.PostByObjectURI(ctx, obj); err == nil {
+					t.Fatal("post kept although its announce was not queued")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := b.content.PostByObjectURI(ctx, obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			announces := b.allJobs()[accepts:]
+			if !tt.member {
+				if p.GroupURI != "" || len(announces) != 0 {
+					t.Fatalf("stranger's post %+v, %d announces", p, len(announces))
+				}
+				return
+			}
+			if p.GroupURI != club {
+				t.Fatalf("post %+v", p)
+			}
+			got := map[string]bool{}
+			group, _ := b.fed.Actors.ByURI(ctx, club)
+			for _, j := range announces {
+				got[j.Inbox] = true
+				pl := payload(t, j)
+				o, _ := pl["object"].(map[string]any)
+				if pl["type"] != "Announce" || pl["actor"] != club || o["id"] != obj || j.SenderID != group.ID || j.KeyID != club+"#main-key" {
+					t.Fatalf("announce %s by %s", j.Payload, j.SenderID)
+				}
+			}
+			// bob and carol share remote.example's inbox: one copy there.
+			if len(announces) != 2 || !got[shared] || !got[dave+"/inbox"] {
+				t.Fatalf("announced to %v", got)
+			}
+		})
+	}
+}
+
+func TestInboxDelete(t *testing.T) {
+	t.Parallel()
+	const obj = "https://remote.example/users/bob/statuses/1"
+	b := setupFed(t)
+	ctx := context.Background()
+	if _, err := b.deliver("", bob, note(obj, bob, "x", application.ASPublic)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.deliver("", carol, `{"type":"Delete","actor":"`+carol+`","object":{"id":"`+obj+`","type":"Tombstone"}}`); !errors.Is(err, domain.ErrForbidden) {
+		t.Fatalf("carol deleting bob's note: %v", err)
+	}
+	if _, err := b.content.PostByObjectURI(ctx, obj); err != nil {
+		t.Fatal("note gone after a refused delete")
+	}
+	if _, err := b.deliver("", bob, `{"type":"Delete","actor":"`+bob+`","object":"`+obj+`"}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.content.PostByObjectURI(ctx, obj); err == nil {
+		t.Fatal("note still there")
+	}
+	if res, err := b.deliver("", bob, `{"type":"Delete","actor":"`+bob+`","object":"`+obj+`"}`); err != nil || !res.Ignored {
+		t.Fatalf("second delete %+v %v", res, err)
+	}
+
+	// Deleting the actor drops its cache entry and every follow it is in.
+	if _, err := b.deliver("", bob, follow("https://remote.example/f/1", bob, alice)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: b.userID, As: "alice", Target: bob}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.deliver("", bob, `{"type":"Delete","actor":"`+bob+`","object":"`+bob+`"}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.content.ByActorURI(ctx, bob); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("foreign actor kept: %v", err)
+	}
+	if _, ok := b.follower(bob, alice); ok {
+		t.Fatal("bob still follows alice")
+	}
+	if _, ok := b.follower(alice, bob); ok {
+		t.Fatal("alice still follows bob")
+	}
+}
+
+func TestInboxUpdateRefreshesTheActor(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	b.signer(bob)
+	doc := remoteActorDoc(bob, b.keys[1].PublicPEM, "https://remote.example/new-inbox")
+	if _, err := b.deliver("", bob, `{"type":"Update","actor":"`+bob+`","object":`+string(doc)+`}`); err != nil {
+		t.Fatal(err)
+	}
+	fa, _ := b.content.ByActorURI(ctx, bob)
+	if fa.SharedInbox != "https://remote.example/new-inbox" || fa.PublicKeyPEM != strings.TrimSpace(b.keys[1].PublicPEM) {
+		t.Fatalf("cached %+v", fa)
+	}
+	// An incomplete embedded actor: fetched again from its server.
+	b.fetcher.set(bob, remoteActorDoc(bob, b.keys[0].PublicPEM, "https://remote.example/third-inbox"))
+	if _, err := b.deliver("", bob, `{"type":"Update","actor":"`+bob+`","object":{"id":"`+bob+`","type":"Person","name":"Bob"}}`); err != nil {
+		t.Fatal(err)
+	}
+	if fa, _ := b.content.ByActorURI(ctx, bob); fa.SharedInbox != "https://remote.example/third-inbox" {
+		t.Fatalf("cached %+v", fa)
+	}
+}
+
+func TestInboxIgnoresWhatItDoesNotHandle(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	for _, act := range []string{
+		`{"type":"Like","actor":"` + bob + `","object":"` + local + `/users/alice/statuses/1"}`,
+		`{"type":"Announce","actor":"` + bob + `","object":"https://remote.example/n/1"}`,
+		`{"type":"Create","actor":"` + bob + `","object":"https://remote.example/n/1"}`,
+		`{"type":"Create","actor":"` + bob + `","object":{"id":"https://remote.example/e/1","type":"Event"}}`,
+		`{"type":"Undo","actor":"` + bob + `","object":{"type":"Like","actor":"` + bob + `"}}`,
+		`{"type":"Update","actor":"` + bob + `","object":{"id":"https://remote.example/n/1","type":"Note"}}`,
+		`{"type":"Accept","actor":"` + bob + `","object":"https://remote.example/f/1"}`,
+		follow("https://remote.example/f/9", bob, local+"/actor"),
+	} {
+		res, err := b.deliver("", bob, act)
+		if err != nil || !res.Ignored {
+			t.Errorf("%s: %+v %v", act, res, err)
+		}
+	}
+	if len(b.allJobs()) != 0 {
+		t.Fatal("ignored activities queued deliveries")
+	}
+}
+
+func TestResolverByKeyID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("fetched once, then cached; stale copies refreshed", func(t *testing.T) {
+		b := setupFed(t)
+		fa, fresh, err := b.fed.Resolver.ByKeyID(ctx, bob+"#main-key")
+		if err != nil || !fresh || fa.ActorURI != bob {
+			t.Fatalf("%+v %v %v", fa, fresh, err)
+		}
+		if _, fresh, err := b.fed.Resolver.ByKeyID(ctx, bob+"#main-key"); err != nil || fresh || b.fetcher.count(bob) != 1 {
+			t.Fatalf("second lookup fresh=%v err=%v fetches=%d", fresh, err, b.fetcher.count(bob))
+		}
+		b.fetcher.mu.Lock()
+		signed := b.fetcher.calls[0]
+		b.fetcher.mu.Unlock()
+		if signed.KeyID != local+"/actor#main-key" || signed.PrivateKeyPEM == "" || !strings.Contains(signed.Accept, "activity+json") {
+			t.Fatalf("fetch not signed as the instance actor: %+v", signed)
+		}
+		b.clock.Advance(domain.ForeignAvatarTTL + 1)
+		if _, fresh, _ := b.fed.Resolver.ByKeyID(ctx, bob+"#main-key"); !fresh || b.fetcher.count(bob) != 2 {
+			t.Fatalf("stale copy not refreshed: fresh=%v fetches=%d", fresh, b.fetcher.count(bob))
+		}
+	})
+	t.Run("key document naming its owner", func(t *testing.T) {
+		b := setupFed(t)
+		const keyURL = "https://remote.example/users/erin/main-key"
+		const erin = "https://remote.example/users/erin"
+		b.fetcher.set(keyURL, []byte(`{"id":"`+keyURL+`","owner":"`+erin+`","publicKeyPem":"x"}`))
+		doc := strings.Replace(string(remoteActorDoc(erin, b.keys[0].PublicPEM, "")), erin+"#main-key", keyURL, 1)
+		b.fetcher.set(erin, []byte(doc))
+		fa, _, err := b.fed.Resolver.ByKeyID(ctx, keyURL)
+		if err != nil || fa.ActorURI != erin || fa.PublicKeyID != keyURL {
+			t.Fatalf("%+v %v", fa, err)
+		}
+	})
+	t.Run("refusals are ErrUnauthorized", func(t *testing.T) {
+		b := setupFed(t)
+		b.fetcher.set("https://evil.example/users/x", remoteActorDoc(bob, b.keys[0].PublicPEM, ""))
+		b.fetcher.set("https://evil.example/k", []byte(`{"id":"https://evil.example/k","owner":"`+bob+`","publicKeyPem":"x"}`))
+		for _, keyID := range []string{
+			"https://evil.example/users/x#main-key", // serves an actor of another host
+			"https://evil.example/k",                // names an owner on another host
+			bob + "#other-key",                      // the actor does not publish that key
+			"https://gone.example/users/x#main-key", // 404
+			local + "/users/alice#main-key",         // ours
+			"not a url",
+		} {
+			_, _, err := b.fed.Resolver.ByKeyID(ctx, keyID)
+			if !errors.Is(err, domain.ErrUnauthorized) {
+				t.Errorf("%s: err %v, want ErrUnauthorized", keyID, err)
+			}
+		}
+		if _, err := b.content.ByActorURI(ctx, bob); err == nil {
+			t.Error("a refused document was cached")
+		}
+		// A server answering for an actor of another host is not believed.
+		if _, err := b.fed.Resolver.Resolve(ctx, "https://evil.example/users/x"); !errors.Is(err, domain.ErrUnauthorized) {
+			t.Errorf("evil.example speaking for bob: %v", err)
+		}
+		if _, err := b.content.ByActorURI(ctx, bob); err == nil {
+			t.Error("a refused document was cached")
+		}
+	})
+}
+
+func TestListFollowersPages(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	for i := range 5 {
+		f, _ := domain.NewFollower(fmt.Sprintf("https://r%d.example/u", i), alice, "", domain.FollowAccepted, t0)
+		if _, err := b.follows.Add(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	after := ""
+	for pages := 0; ; pages++ {
+		p, err := b.fed.Followers.Handle(ctx, application.ListFollowers{UserID: b.userID, Persona: "alice", After: after, Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Total != 5 || pages > 3 {
+			t.Fatalf("page %+v", p)
+		}
+		for _, f := range p.Followers {
+			got = append(got, f.FollowerURI)
+		}
+		if p.Next == "" {
+			break
+		}
+		after = p.Next
+	}
+	if len(got) != 5 || got[0] != "https://r0.example/u" || got[4] != "https://r4.example/u" {
+		t.Fatalf("followers %v", got)
+	}
+	for _, q := range []application.ListFollowers{
+		{UserID: "someone", Persona: "alice"},
+		{UserID: b.userID, Persona: "alice", Limit: 1000},
+		{UserID: b.userID, Persona: "alice", State: "blocked"},
+		{UserID: b.userID, Persona: "nobody"},
+	} {
+		if _, err := b.fed.Followers.Handle(ctx, q); err == nil {
+			t.Errorf("%+v: no error", q)
+		}
+	}
+}
+
+func TestOutboxShowsPublicPostsOnly(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	var public []string
+	for i := range application.OutboxPageSize + 5 {
+		vis := domain.VisibilityPublic
+		if i%3 == 0 {
+			vis = domain.VisibilityFollowers
+		}
+		res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: fmt.Sprint("post ", i), Visibility: vis})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vis == domain.VisibilityPublic {
+			public = append(public, res.ObjectURI)
+		}
+		b.clock.Advance(1)
+	}
+	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "dm", Visibility: domain.VisibilityDirect, To: []string{club}}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := b.fed.Actors.ByURI(ctx, alice)
+	var seen []string
+	var before = t0.AddDate(1, 0, 0)
+	for range 3 {
+		page, err := b.fed.Collections.Outbox(ctx, a, before)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			n := it.Object.(application.Note)
+			if it.Type != "Create" || it.Actor != alice || n.To[0] != application.ASPublic {
+				t.Fatalf("item %+v", it)
+			}
+			seen = append(seen, n.ID)
+		}
+		if page.Next.IsZero() {
+			break
+		}
+		before = page.Next
+	}
+	if len(seen) != len(public) || seen[0] != public[len(public)-1] {
+		t.Fatalf("outbox %d items, want %d newest first", len(seen), len(public))
+	}
+	if _, err := b.fed.Collections.Note(ctx, public[0]); err != nil {
+		t.Fatal(err)
+	}
+}

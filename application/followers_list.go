@@ -1,0 +1,74 @@
+package application
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heraldfed/herald/domain"
+)
+
+// ListFollowers asks for a page of the followers of one of the account's
+// personas.
+type ListFollowers struct {
+	UserID  string
+	Persona string
+	State   domain.FollowState // accepted when empty
+	After   string             // follower URI the previous page ended with
+	Limit   int                // DefaultFollowerPage when 0; at most MaxFollowerPage
+}
+
+// FollowerPage is one page of followers, by follower URI.
+type FollowerPage struct {
+	Total     int // followers in that state, all pages
+	Followers []domain.Follower
+	Next      string // After of the next page; empty on the last
+}
+
+// Paging of follower lists.
+const (
+	DefaultFollowerPage = 40
+	MaxFollowerPage     = 200
+)
+
+// ListFollowersHandler lists followers for the persona's owner.
+type ListFollowersHandler struct{ core *fedCore }
+
+// Handle returns one page; domain.ErrNotFound for an unknown persona,
+// domain.ErrForbidden for someone else's.
+func (h ListFollowersHandler) Handle(ctx context.Context, q ListFollowers) (FollowerPage, error) {
+	d := h.core.deps
+	a, err := (LocalActorsHandler{core: h.core}).ByName(ctx, domain.NameKindPersona, q.Persona)
+	if err != nil {
+		return FollowerPage{}, err
+	}
+	if a.OwnerID != q.UserID {
+		return FollowerPage{}, fmt.Errorf("%w: persona %q is not yours", domain.ErrForbidden, a.Name)
+	}
+	if q.State == "" {
+		q.State = domain.FollowAccepted
+	}
+	if !q.State.Valid() {
+		return FollowerPage{}, fmt.Errorf("%w: state %q is not pending or accepted", domain.ErrInvalidInput, clip(string(q.State)))
+	}
+	switch {
+	case q.Limit == 0:
+		q.Limit = DefaultFollowerPage
+	case q.Limit < 0 || q.Limit > MaxFollowerPage:
+		return FollowerPage{}, fmt.Errorf("%w: limit must be from 1 to %d", domain.ErrInvalidInput, MaxFollowerPage)
+	}
+	total, err := d.Followers.CountFollowers(ctx, a.URI, q.State)
+	if err != nil {
+		return FollowerPage{}, err
+	}
+	// One more than asked tells whether another page follows.
+	page, err := d.Followers.Followers(ctx, a.URI, q.State, q.After, q.Limit+1)
+	if err != nil {
+		return FollowerPage{}, err
+	}
+	p := FollowerPage{Total: total, Followers: page}
+	if len(page) > q.Limit {
+		p.Followers = page[:q.Limit]
+		p.Next = p.Followers[q.Limit-1].FollowerURI
+	}
+	return p, nil
+}

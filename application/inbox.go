@@ -1,0 +1,432 @@
+package application
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/heraldfed/herald/domain"
+)
+
+// InboxRequest is one activity that arrived at an inbox, after the
+// ActivityPub adapter verified its HTTP Signature.
+type InboxRequest struct {
+	// Recipient is the actor URI of the personal inbox it was posted to;
+	// empty for the shared inbox.
+	Recipient string
+	// Signer is the remote actor whose key signed the request.
+	Signer   domain.ForeignAvatar
+	Activity Incoming
+}
+
+// InboxResult says what became of an activity that was accepted.
+type InboxResult struct {
+	Ignored   bool   // accepted and dropped: unknown type, nothing to act on
+	Duplicate bool   // already had it (a redelivery)
+	Reason    string // why it was ignored
+}
+
+// FollowObject is an embedded Follow, as Accepts and Undos carry it.
+type FollowObject struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Actor  string `json:"actor"`
+	Object string `json:"object"`
+}
+
+// InboxHandler acts on verified incoming activities: Follow, Undo{Follow},
+// Accept and Reject of our follows, Create{Note}, Delete, Update{actor}.
+// Other types are accepted and ignored. Each activity either takes full
+// effect or none: a failure half way undoes what was written.
+type InboxHandler struct {
+	core     *fedCore
+	resolver *ActorResolver
+}
+
+// Handle acts on one activity. The activity's actor must be the signer.
+func (h InboxHandler) Handle(ctx context.Context, req InboxRequest) (InboxResult, error) {
+	act := req.Activity
+	if act.Actor == "" || act.Actor != req.Signer.ActorURI {
+		return InboxResult{}, fmt.Errorf("%w: activity actor %q is not the signer %q", domain.ErrUnauthorized, clip(act.Actor), req.Signer.ActorURI)
+	}
+	switch act.Type {
+	case "Follow":
+		return h.follow(ctx, req)
+	case "Undo":
+		return h.undo(ctx, req)
+	case "Accept", "Reject":
+		return h.answer(ctx, req)
+	case "Create":
+		return h.create(ctx, req)
+	case "Delete":
+		return h.delete(ctx, req)
+	case "Update":
+		return h.update(ctx, req)
+	}
+	return h.core.ignore(ctx, act, "unsupported activity type"), nil
+}
+
+// follow stores the follower, accepts at once (Herald's actors do not
+// approve followers by hand) and sends the Accept to the follower's inbox.
+func (h InboxHandler) follow(ctx context.Context, req InboxRequest) (InboxResult, error) {
+	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
+	if !httpURL(act.ID) {
+		return InboxResult{}, fmt.Errorf("%w: a Follow needs an http(s) id", domain.ErrInvalidInput)
+	}
+	if !h.core.local(act.Object.ID) {
+		return InboxResult{}, fmt.Errorf("%w: Follow of %q, which is not an actor of this server", domain.ErrInvalidInput, clip(act.Object.ID))
+	}
+	target, err := (LocalActorsHandler{core: h.core}).ByURI(ctx, act.Object.ID)
+	if err != nil {
+		return InboxResult{}, err
+	}
+	if target.Kind == domain.NameKindInstance {
+		return h.core.ignore(ctx, act, "the instance actor takes no followers"), nil
+	}
+	now := d.Clock.Now()
+	f, err := domain.NewFollower(signer, target.URI, act.ID, domain.FollowPending, now)
+	if err != nil {
+		return InboxResult{}, err
+	}
+	created, err := d.Followers.Add(ctx, f)
+	if err != nil {
+		return InboxResult{}, err
+	}
+	prev := domain.FollowPending
+	if !created {
+		cur, err := d.Followers.Get(ctx, signer, target.URI)
+		if err != nil {
+			return InboxResult{}, err
+		}
+		prev = cur.State
+	}
+	undo := func(cause error) error {
+		c := context.WithoutCancel(ctx)
+		var uerr error
+		if created {
+			uerr = d.Followers.Remove(c, signer, target.URI)
+		} else if prev != domain.FollowAccepted {
+			uerr = d.Followers.SetState(c, signer, target.URI, prev, now)
+		}
+		if uerr != nil {
+			d.Log.ErrorContext(ctx, "could not undo a follow that failed half way", "follower", signer, "followed", target.URI, "err", uerr)
+		}
+		return cause
+	}
+	if prev != domain.FollowAccepted {
+		if err := d.Followers.SetState(ctx, signer, target.URI, domain.FollowAccepted, now); err != nil {
+			return InboxResult{}, undo(err)
+		}
+	}
+	// The Accept's id derives from the Follow's, so a Follow delivered
+	// twice queues one Accept.
+	accept := Activity{
+		ID: d.URLs.Activity(target.URI, "accept-"+shortHash(act.ID)), Type: "Accept", Actor: target.URI,
+		To: []string{signer}, Object: FollowObject{ID: act.ID, Type: "Follow", Actor: signer, Object: target.URI},
+	}
+	inbox := req.Signer.Inbox
+	if inbox == "" {
+		inbox = req.Signer.DeliveryInbox()
+	}
+	if _, err := h.core.send(ctx, target, accept, []string{inbox}); err != nil {
+		return InboxResult{}, undo(err)
+	}
+	d.Log.InfoContext(ctx, "follow accepted", "follower", signer, "followed", target.URI, "new", created)
+	return InboxResult{Duplicate: !created && prev == domain.FollowAccepted}, nil
+}
+
+// undo handles Undo{Follow}: the follower stops following.
+func (h InboxHandler) undo(ctx context.Context, req InboxRequest) (InboxResult, error) {
+	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
+	o := act.Object
+	var followed string
+	switch {
+	case o.Type == "Follow":
+		if o.Actor != "" && o.Actor != signer {
+			return InboxResult{}, fmt.Errorf("%w: Undo of a Follow by %q, not by the signer", domain.ErrForbidden, clip(o.Actor))
+		}
+		followed = o.Object
+	case o.Type == "" && o.ID != "" && req.Recipient != "":
+		// Only the Follow's id: match it against the follow of the inbox's
+		// owner.
+		f, err := d.Followers.Get(ctx, signer, req.Recipient)
+		if notFound(err) || (err == nil && f.ActivityID != o.ID) {
+			return h.core.ignore(ctx, act, "undo of an unknown follow"), nil
+		}
+		if err != nil {
+			return InboxResult{}, err
+		}
+		followed = req.Recipient
+	default:
+		return h.core.ignore(ctx, act, "undo of something other than a follow"), nil
+	}
+	if !h.core.local(followed) {
+		return h.core.ignore(ctx, act, "undo of a follow of a non-local actor"), nil
+	}
+	if err := d.Followers.Remove(ctx, signer, followed); notFound(err) {
+		return h.core.ignore(ctx, act, "no such follow"), nil
+	} else if err != nil {
+		return InboxResult{}, err
+	}
+	d.Log.InfoContext(ctx, "follow undone", "follower", signer, "followed", followed)
+	return InboxResult{}, nil
+}
+
+// answer handles Accept and Reject of a follow one of our actors sent.
+// Only the followed actor can answer: the relation looked up is the one
+// from our actor to the signer.
+func (h InboxHandler) answer(ctx context.Context, req InboxRequest) (InboxResult, error) {
+	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
+	o := act.Object
+	var follower string
+	switch {
+	case o.Type == "Follow":
+		if o.Object != "" && o.Object != signer {
+			return InboxResult{}, fmt.Errorf("%w: %s of a follow of %q, not of the signer", domain.ErrForbidden, act.Type, clip(o.Object))
+		}
+		follower = o.Actor
+		if follower == "" {
+			follower, _ = h.core.localActivityActor(o.ID)
+		}
+	case o.Type == "" && o.ID != "":
+		follower, _ = h.core.localActivityActor(o.ID)
+	default:
+		return h.core.ignore(ctx, act, "answer to something other than a follow"), nil
+	}
+	if follower == "" || !h.core.local(follower) {
+		return h.core.ignore(ctx, act, "answer to a follow that is not ours"), nil
+	}
+	f, err := d.Followers.Get(ctx, follower, signer)
+	if notFound(err) {
+		return h.core.ignore(ctx, act, "no follow of ours to answer"), nil
+	}
+	if err != nil {
+		return InboxResult{}, err
+	}
+	if o.ID != "" && f.ActivityID != "" && o.ID != f.ActivityID {
+		return h.core.ignore(ctx, act, "answer to another follow than the one we sent"), nil
+	}
+	if act.Type == "Reject" {
+		if err := d.Followers.Remove(ctx, follower, signer); err != nil && !notFound(err) {
+			return InboxResult{}, err
+		}
+		d.Log.InfoContext(ctx, "follow rejected", "follower", follower, "followed", signer)
+		return InboxResult{}, nil
+	}
+	if f.State == domain.FollowAccepted {
+		return InboxResult{Duplicate: true}, nil
+	}
+	if err := d.Followers.SetState(ctx, follower, signer, domain.FollowAccepted, d.Clock.Now()); err != nil {
+		return InboxResult{}, err
+	}
+	d.Log.InfoContext(ctx, "follow accepted by remote", "follower", follower, "followed", signer)
+	return InboxResult{}, nil
+}
+
+// noteTypes are the object types stored as posts.
+var noteTypes = map[string]bool{"Note": true, "Article": true, "Page": true, "Question": true}
+
+// create stores a remote note, once per ObjectURI: a post when it is
+// public, to followers, or to one of our groups (which then announces it
+// to its followers), else a direct post among the listed actors.
+func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult, error) {
+	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
+	o := act.Object
+	if !o.Embedded() {
+		return h.core.ignore(ctx, act, "Create of an object given by URI only"), nil
+	}
+	if !noteTypes[o.Type] {
+		return h.core.ignore(ctx, act, "Create of a "+clip(o.Type)), nil
+	}
+	if !httpURL(o.ID) {
+		return InboxResult{}, fmt.Errorf("%w: the note needs an http(s) id", domain.ErrInvalidInput)
+	}
+	if !sameHost(o.ID, signer) {
+		return InboxResult{}, fmt.Errorf("%w: note %s is not on the signer's server", domain.ErrForbidden, clip(o.ID))
+	}
+	if o.Author != "" && o.Author != signer {
+		return InboxResult{}, fmt.Errorf("%w: note attributed to %q, not to the signer", domain.ErrForbidden, clip(o.Author))
+	}
+	aud := distinct(append(append([]string(nil), act.Audience...), o.Audience...))
+	published := o.Publish
+	if published.IsZero() {
+		published = d.Clock.Now()
+	}
+	groups, err := h.memberGroups(ctx, signer, aud)
+	if err != nil {
+		return InboxResult{}, err
+	}
+	public := isPublic(aud)
+	toCollection := false
+	for _, a := range aud {
+		toCollection = toCollection || isCollection(a)
+	}
+	id := d.IDs.NewID()
+	if !public && !toCollection && len(groups) == 0 {
+		return h.createDm(ctx, req, id, aud, published)
+	}
+	vis := domain.VisibilityFollowers
+	if public {
+		vis = domain.VisibilityPublic
+	}
+	p, err := domain.NewPost(id, o.ID, signer, o.Content, vis, published)
+	if err != nil {
+		return InboxResult{}, err
+	}
+	p.InReplyTo = o.Reply
+	if len(groups) > 0 {
+		p.GroupURI = groups[0].URI
+	}
+	created, err := d.Posts.CreatePost(ctx, p)
+	if err != nil {
+		return InboxResult{}, err
+	}
+	if !created {
+		return InboxResult{Duplicate: true}, nil
+	}
+	note := Note{ID: o.ID, Type: "Note", AttributedTo: signer, Content: o.Content, Published: asTime(published), To: aud, InReplyTo: o.Reply}
+	for _, g := range groups {
+		if _, err := h.core.pub.announce(ctx, g, note, public); err != nil {
+			// Undo the post: the sender retries and we announce then.
+			if derr := d.Posts.DeletePost(context.WithoutCancel(ctx), o.ID); derr != nil {
+				d.Log.ErrorContext(ctx, "could not undo a post whose announce failed", "object", o.ID, "err", derr)
+			}
+			return InboxResult{}, fmt.Errorf("announce in %s: %w", g.URI, err)
+		}
+	}
+	d.Log.InfoContext(ctx, "remote note stored", "object", o.ID, "author", signer, "visibility", vis, "groups", len(groups))
+	return InboxResult{}, nil
+}
+
+// memberGroups are the local groups among the addressees that the author
+// follows (accepted): those announce the post. A group does not boost
+// strangers, so it cannot be used to amplify anyone's spam.
+func (h InboxHandler) memberGroups(ctx context.Context, author string, aud []string) ([]LocalActor, error) {
+	var out []LocalActor
+	for _, a := range aud {
+		kind, _, ok := h.core.parseLocal(a)
+		if !ok || kind != domain.NameKindGroup {
+			continue
+		}
+		g, err := (LocalActorsHandler{core: h.core}).ByURI(ctx, a)
+		if notFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		f, err := h.core.deps.Followers.Get(ctx, author, g.URI)
+		if notFound(err) || (err == nil && f.State != domain.FollowAccepted) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func (h InboxHandler) createDm(ctx context.Context, req InboxRequest, id string, aud []string, published time.Time) (InboxResult, error) {
+	d, o, signer := h.core.deps, req.Activity.Object, req.Signer.ActorURI
+	var to []string
+	for _, a := range aud {
+		if !isCollection(a) && httpURL(a) {
+			to = append(to, a)
+		}
+	}
+	if req.Recipient != "" {
+		to = append(to, req.Recipient)
+	}
+	dm, err := domain.NewDmPost(id, o.ID, signer, o.Content, to, published)
+	if err != nil {
+		return InboxResult{}, err
+	}
+	created, err := d.Posts.CreateDm(ctx, dm)
+	if err != nil {
+		return InboxResult{}, err
+	}
+	if !created {
+		return InboxResult{Duplicate: true}, nil
+	}
+	d.Log.InfoContext(ctx, "remote direct note stored", "object", o.ID, "author", signer, "participants", len(dm.Participants))
+	return InboxResult{}, nil
+}
+
+// delete handles Delete of a note (by its author only) or of the actor
+// itself (its cached copy and every follow it is part of go).
+func (h InboxHandler) delete(ctx context.Context, req InboxRequest) (InboxResult, error) {
+	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
+	target := act.Object.ID
+	if target == "" {
+		return InboxResult{}, fmt.Errorf("%w: Delete of nothing", domain.ErrInvalidInput)
+	}
+	if target == signer {
+		if err := d.Foreign.Delete(ctx, signer); err != nil && !notFound(err) {
+			return InboxResult{}, err
+		}
+		n, err := d.Followers.RemoveActor(ctx, signer)
+		if err != nil {
+			return InboxResult{}, err
+		}
+		d.Log.InfoContext(ctx, "remote actor deleted", "actor", signer, "follows_removed", n)
+		return InboxResult{}, nil
+	}
+	author := ""
+	if p, err := d.Posts.PostByObjectURI(ctx, target); err == nil {
+		author = p.AuthorURI
+	} else if !notFound(err) {
+		return InboxResult{}, err
+	} else if dm, err := d.Posts.DmByObjectURI(ctx, target); err == nil {
+		author = dm.AuthorURI
+	} else if !notFound(err) {
+		return InboxResult{}, err
+	}
+	if author == "" {
+		return h.core.ignore(ctx, act, "Delete of an object we do not have"), nil
+	}
+	if author != signer {
+		return InboxResult{}, fmt.Errorf("%w: only its author can delete %s", domain.ErrForbidden, clip(target))
+	}
+	if err := d.Posts.DeletePost(ctx, target); err != nil && !notFound(err) {
+		return InboxResult{}, err
+	}
+	d.Log.InfoContext(ctx, "remote note deleted", "object", target, "author", signer)
+	return InboxResult{}, nil
+}
+
+// update handles Update of the signer's own actor document: the cached
+// copy is replaced by the embedded one, or fetched again when the embedded
+// one is incomplete.
+func (h InboxHandler) update(ctx context.Context, req InboxRequest) (InboxResult, error) {
+	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
+	o := act.Object
+	if !actorTypes[o.Type] {
+		return h.core.ignore(ctx, act, "Update of something other than an actor"), nil
+	}
+	if o.ID != signer {
+		return InboxResult{}, fmt.Errorf("%w: Update of actor %q by another actor", domain.ErrForbidden, clip(o.ID))
+	}
+	ra, err := DecodeActor(o.Raw, "")
+	if err != nil {
+		if _, err := h.resolver.Refetch(ctx, signer, ""); err != nil {
+			return InboxResult{}, err
+		}
+		d.Log.InfoContext(ctx, "remote actor refreshed", "actor", signer)
+		return InboxResult{}, nil
+	}
+	if err := d.Foreign.Upsert(ctx, ra.Avatar(d.Clock.Now())); err != nil {
+		return InboxResult{}, err
+	}
+	d.Log.InfoContext(ctx, "remote actor updated", "actor", signer)
+	return InboxResult{}, nil
+}
+
+// shortHash names derived activities (an Accept of a Follow, a group's
+// Announce of a note) so the same input always gives the same id.
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
+}
