@@ -110,7 +110,13 @@ func (s *InstanceStore) Update(ctx context.Context, host string, fn func(*domain
 			}
 			return r, nil
 		}
-		res, err := s.hosts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: host}, {Key: "version", Value: d.Version}}, next)
+		// A document written without a version (by hand, or by an older
+		// tool) is version 0: match it by the field's absence too.
+		var version any = d.Version
+		if d.Version == 0 {
+			version = bson.D{{Key: "$in", Value: bson.A{int64(0), nil}}}
+		}
+		res, err := s.hosts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: host}, {Key: "version", Value: version}}, next)
 		if err != nil {
 			return domain.RemoteInstance{}, fmt.Errorf("instance %q: %w", host, interpretError(err, nil))
 		}

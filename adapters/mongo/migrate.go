@@ -248,9 +248,12 @@ func MigrationVersion(ctx context.Context, client *mongodrv.Client, dbName strin
 
 // LatestMigration is the highest version among the embedded migrations:
 // the version a database reaches after MigrateUp (for /readyz).
-func LatestMigration() uint {
+func LatestMigration() (uint, error) {
+	entries, err := fs.ReadDir(mongomigrations.FS, ".")
+	if err != nil {
+		return 0, fmt.Errorf("migrations: %w", err)
+	}
 	var latest uint
-	entries, _ := fs.ReadDir(mongomigrations.FS, ".")
 	for _, e := range entries {
 		num, _, ok := strings.Cut(e.Name(), "_")
 		if !ok {
@@ -260,7 +263,10 @@ func LatestMigration() uint {
 			latest = uint(v)
 		}
 	}
-	return latest
+	if latest == 0 {
+		return 0, errors.New("migrations: none embedded")
+	}
+	return latest, nil
 }
 
 // explain adds what an operator needs to the errors golang-migrate returns.

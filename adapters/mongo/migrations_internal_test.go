@@ -47,8 +47,9 @@ func TestEveryMigrationParsesAndHasADownStep(t *testing.T) {
 			}
 		}
 	}
-	if ups != int(LatestMigration()) || ups < 4 {
-		t.Fatalf("%d up migrations, latest %d", ups, LatestMigration())
+	latest, err := LatestMigration()
+	if err != nil || ups != int(latest) || ups < 4 {
+		t.Fatalf("%d up migrations, latest %d (%v)", ups, latest, err)
 	}
 }
 

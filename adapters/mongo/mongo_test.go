@@ -26,6 +26,7 @@ import (
 // stays unverified; the embedded FerretDB run is the test/ferret module).
 var (
 	server     *mongodrv.Client
+	serverURI  string
 	serverName string
 	serverErr  error  // MONGODB_URI was set but did not answer: a failure, not a skip
 	noServer   string // why there is no server
@@ -49,7 +50,7 @@ func chooseServer() (cleanup func()) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		server, serverErr = mongo.Connect(ctx, uri)
-		serverName = "MongoDB at MONGODB_URI"
+		serverURI, serverName = uri, "MongoDB at MONGODB_URI"
 		if serverErr == nil {
 			cleanup = func() { _ = server.Disconnect(context.Background()) }
 		}
@@ -78,6 +79,7 @@ func chooseServer() (cleanup func()) {
 		// the mapped port directly instead of discovering it.
 		uri += "&directConnection=true"
 		server, serverErr = mongo.Connect(ctx, uri)
+		serverURI = uri
 	} else {
 		serverErr = err
 	}
@@ -166,8 +168,17 @@ func TestIndexes(t *testing.T) {
 	mongotest.Indexes(t, client(t))
 }
 
+func TestStores(t *testing.T) {
+	mongotest.Stores(t, client(t))
+}
+
 func TestMigrations(t *testing.T) {
 	mongotest.Migrations(t, client(t))
+}
+
+func TestWriteConcernOnTheWire(t *testing.T) {
+	client(t)
+	mongotest.WriteConcernOnTheWire(t, serverURI)
 }
 
 // These need no server: they prove the unreachable path.

@@ -48,9 +48,6 @@ func (r *NameRegistry) Reserve(ctx context.Context, n domain.ReservedName) error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if n.Name == "" {
-		return fmt.Errorf("%w: empty name", domain.ErrInvalidName)
-	}
 	_, err := r.names.InsertOne(ctx, reservedDoc{
 		ID: n.Name, Name: n.Name, Kind: string(n.Kind), OwnerID: n.OwnerID, CreatedAt: utc(n.CreatedAt),
 	})

@@ -23,8 +23,11 @@ import (
 	"github.com/heraldfed/herald/test/contract"
 )
 
-// client talks to the embedded FerretDB that TestMain starts.
-var client *mongodrv.Client
+// client talks to the embedded FerretDB that TestMain starts, at uri.
+var (
+	client *mongodrv.Client
+	uri    string
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -37,7 +40,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	uri, how, stop, err := startFerret(dir)
+	var how string
+	var stop func()
+	uri, how, stop, err = startFerret(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ferret: start FerretDB:", err)
 		return 1
@@ -202,9 +207,19 @@ func TestIndexes(t *testing.T) {
 	mongotest.Indexes(t, client, append(skip("Indexes", mongotest.Skip), mongotest.WithoutTTL())...)
 }
 
+func TestStores(t *testing.T) {
+	t.Log("server: embedded FerretDB v1.24.2 (SQLite backend)")
+	mongotest.Stores(t, client)
+}
+
 func TestMigrations(t *testing.T) {
 	t.Log("server: embedded FerretDB v1.24.2 (SQLite backend)")
 	mongotest.Migrations(t, client, append(skip("Migrations", mongotest.Skip), mongotest.StartAt(1, startAfter001))...)
+}
+
+func TestWriteConcernOnTheWire(t *testing.T) {
+	t.Log("server: embedded FerretDB v1.24.2 (SQLite backend); it accepts and ignores write concerns, so this checks what the driver sends")
+	mongotest.WriteConcernOnTheWire(t, uri)
 }
 
 // From scratch, MigrateUp stops at 001 with FerretDB's NotImplemented: the
