@@ -43,7 +43,8 @@
 //	deliveries       legacy, read only by migration 004: _id, activity (embedded document,
 //	                 or a JSON string, with an "id" and an "actor"), inbox, actor (id of the
 //	                 local avatar or group that signs), attempts, created, state
-//	                 ("pending", …; 004 sets "abandoned" or "unmovable")
+//	                 ("pending", …); 004 sets state "abandoned" with movedAt and dedupeKey,
+//	                 or "unmovable" with moveError
 //
 // The migration bookkeeping of golang-migrate lives in schema_migrations and
 // its advisory lock in migrate_advisory_lock.

@@ -90,8 +90,10 @@ var indexSpecs = []indexSpec{
 	{coll: collDmPosts, name: idxDmPostsParticipants, keys: keys("participantsKey", 1, "published", -1, "objectUri", 1)},
 	// The lease index: equality on state, range on runAt, and the sort
 	// (runAt, _id) all from the index, so a lease is one short index scan
-	// whatever the queue's size.
-	{coll: collJobs, name: idxJobsLease, keys: keys("state", 1, "runAt", 1, "_id", 1)},
+	// whatever the queue's size. host comes last (it cannot change the
+	// order: _id is unique) so the skipped hosts are filtered on the index
+	// keys during the scan, without fetching their documents.
+	{coll: collJobs, name: idxJobsLease, keys: keys("state", 1, "runAt", 1, "_id", 1, "host", 1)},
 	{coll: collJobs, name: idxJobsHostState, keys: keys("host", 1, "state", 1, "runAt", 1)},
 	{coll: collJobs, name: idxJobsFinishedAt, keys: keys("finishedAt", 1), ttl: JobRetention},
 	// plain, for the stores' own queries

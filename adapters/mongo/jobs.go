@@ -278,10 +278,10 @@ func (s *JobStore) undo(ctx context.Context, ids []string, cause error) (int, er
 // the oldest RunAt (then the smallest id: ids are UUIDv7, so that is the
 // oldest insert, as the memory adapter's insertion order), and the update
 // sets the lease in the same atomic step, so two workers can never take one
-// job. The hint pins the jobs_lease index (state, runAt, _id): the query is
-// an index scan with the sort from the index and a limit of one, never a
-// collection scan or an in-memory sort, at any queue size. Verify it on a
-// real server with
+// job. The hint pins the jobs_lease index (state, runAt, _id, host): the
+// query is an index scan with the sort from the index and a limit of one,
+// never a collection scan or an in-memory sort, at any queue size. Verify it
+// on a real server with
 //
 //	db.runCommand({explain: {findAndModify: "jobs", query: {state: "queued",
 //	  runAt: {$lte: new Date()}}, sort: {runAt: 1, _id: 1}, hint: "jobs_lease",
@@ -289,8 +289,12 @@ func (s *JobStore) undo(ctx context.Context, ids []string, cause error) (int, er
 //
 // which must show IXSCAN on jobs_lease and no SORT stage; FerretDB's
 // explain says nothing about its SQLite plan. The skip list is a filter on
-// the fetched documents: the scan passes over the runnable jobs of skipped
-// hosts (at most the per-host cap's hosts), not over the queue.
+// the index's host key: the scan steps over the index entries of runnable
+// jobs of skipped hosts that are older than the first eligible job, without
+// fetching them, and never over the rest of the queue. (A host with a large
+// backlog at its cap still costs a lease one key comparison per backlog
+// entry ahead; only a per-host queue, as the memory adapter keeps, would
+// make that constant.)
 func (s *JobStore) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Job, error) {
 	if err := ctx.Err(); err != nil {
 		return domain.Job{}, err
