@@ -285,6 +285,8 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				bson.D{{Key: "_id", Value: oid(2)}, {Key: "actorUri", Value: a}, {Key: "publicKeyId", Value: a + "#new"}, {Key: "fetchedAt", Value: base.Add(time.Hour)}},
 				bson.D{{Key: "_id", Value: oid(3)}, {Key: "actorUri", Value: a}, {Key: "publicKeyId", Value: a + "#older"}, {Key: "fetchedAt", Value: base.Add(-time.Hour)}},
 				bson.D{{Key: "_id", Value: oid(4)}, {Key: "actorUri", Value: b}, {Key: "publicKeyId", Value: b + "#k"}, {Key: "fetchedAt", Value: base}},
+				// the same fetch time twice: the larger _id is kept
+				bson.D{{Key: "_id", Value: oid(5)}, {Key: "actorUri", Value: b}, {Key: "publicKeyId", Value: b + "#k2"}, {Key: "fetchedAt", Value: base}},
 			)
 			const n1, n2 = "https://h.example/notes/1", "https://h.example/notes/2"
 			post := func(id, uri string, at time.Time) bson.D {
@@ -323,7 +325,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			up(t, client, db)
 
 			for coll, want := range map[string][]string{
-				"foreign_avatars": {oid(2).Hex(), oid(4).Hex()},
+				"foreign_avatars": {oid(2).Hex(), oid(5).Hex()},
 				"posts":           {"p-first", "p-other"},
 				"dm_posts":        {"d-first"},
 				"followers":       {oid(11).Hex(), oid(14).Hex(), oid(15).Hex(), oid(16).Hex()},
