@@ -1,0 +1,75 @@
+package activitypub
+
+import (
+	"net/http"
+
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+)
+
+// actorContext is the JSON-LD context of actor documents: ActivityStreams
+// and the security vocabulary of publicKey.
+var actorContext = []string{application.ASContext, "https://w3id.org/security/v1"}
+
+type publicKeyDoc struct {
+	ID           string `json:"id"`
+	Owner        string `json:"owner"`
+	PublicKeyPem string `json:"publicKeyPem"`
+}
+
+type endpointsDoc struct {
+	SharedInbox string `json:"sharedInbox"`
+}
+
+type actorDoc struct {
+	Context                   []string     `json:"@context"`
+	ID                        string       `json:"id"`
+	Type                      string       `json:"type"`
+	PreferredUsername         string       `json:"preferredUsername"`
+	Name                      string       `json:"name"`
+	URL                       string       `json:"url"`
+	Inbox                     string       `json:"inbox"`
+	Outbox                    string       `json:"outbox"`
+	Followers                 string       `json:"followers"`
+	Following                 string       `json:"following"`
+	Endpoints                 endpointsDoc `json:"endpoints"`
+	PublicKey                 publicKeyDoc `json:"publicKey"`
+	ManuallyApprovesFollowers bool         `json:"manuallyApprovesFollowers"`
+}
+
+// actorTypes are the ActivityStreams types of local actors.
+var actorTypes = map[domain.NameKind]string{
+	domain.NameKindPersona:  "Person",
+	domain.NameKindGroup:    "Group",
+	domain.NameKindInstance: "Application",
+}
+
+// actorDocument renders a local actor. Only the public half of its key is
+// ever served.
+func (h *Handler) actorDocument(a application.LocalActor) actorDoc {
+	u := h.fed.URLs
+	name := a.DisplayName
+	if name == "" {
+		name = a.Name
+	}
+	return actorDoc{
+		Context: actorContext, ID: a.URI, Type: actorTypes[a.Kind], PreferredUsername: a.Name, Name: name, URL: a.URI,
+		Inbox: u.Inbox(a.URI), Outbox: u.Outbox(a.URI), Followers: u.Followers(a.URI), Following: u.Following(a.URI),
+		Endpoints: endpointsDoc{SharedInbox: u.SharedInbox()},
+		PublicKey: publicKeyDoc{ID: a.KeyID(u), Owner: a.URI, PublicKeyPem: a.PublicKeyPEM},
+		// The instance actor is followed by no one; personas and groups
+		// accept followers at once.
+		ManuallyApprovesFollowers: a.Kind == domain.NameKindInstance,
+	}
+}
+
+func (h *Handler) actor(kind domain.NameKind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a, err := h.localActor(r, kind)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		h.writeAS(w, r, h.actorDocument(a))
+	}
+}
