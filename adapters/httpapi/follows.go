@@ -1,0 +1,175 @@
+package httpapi
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+)
+
+// FollowRoutes is the client API of follows: following an actor, listing a
+// persona's followers, and reading the public posts this server holds by
+// an author (how a user sees that a followed actor's posts arrived). It is
+// one of New's extra Routes, so the federation use cases it calls need no
+// field in Application.
+type FollowRoutes struct {
+	app *application.Application
+	fed *application.Federation
+	log *slog.Logger
+}
+
+// NewFollowRoutes builds the routes; app authenticates, fed acts.
+func NewFollowRoutes(app *application.Application, fed *application.Federation, log *slog.Logger) *FollowRoutes {
+	return &FollowRoutes{app: app, fed: fed, log: log.With("component", "http")}
+}
+
+// Register implements Routes.
+func (f *FollowRoutes) Register(r *mux.Router) {
+	r.Handle("/api/v1/follows", f.authed(f.follow)).Methods(http.MethodPost)
+	r.Handle("/api/v1/personas/{name}/followers", f.authed(f.listFollowers)).Methods(http.MethodGet)
+	r.Handle("/api/v1/posts", f.authed(f.listPosts)).Methods(http.MethodGet)
+}
+
+func (f *FollowRoutes) authed(next func(http.ResponseWriter, *http.Request, domain.RootUser)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, err := f.app.Authenticate.Handle(r.Context(), bearer(r))
+		if err != nil {
+			writeError(w, r, f.log, err)
+			return
+		}
+		next(w, r, u)
+	})
+}
+
+type followJSON struct {
+	As     string `json:"as"`
+	Target string `json:"target"`
+}
+
+type followedJSON struct {
+	Target   string `json:"target"`
+	State    string `json:"state"`
+	Activity string `json:"activity,omitempty"`
+	Created  bool   `json:"created"`
+	Queued   int    `json:"queued"`
+}
+
+// follow answers 201 for a new follow (pending until the remote accepts,
+// accepted at once for a local actor) and 200 when the persona already
+// followed or asked to follow the target.
+func (f *FollowRoutes) follow(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
+	var in followJSON
+	if err := decodeJSON(w, r, &in); err != nil {
+		writeError(w, r, f.log, err)
+		return
+	}
+	res, err := f.fed.FollowRemote.Handle(r.Context(), application.FollowRemote{UserID: u.ID, As: in.As, Target: in.Target})
+	if err != nil {
+		writeError(w, r, f.log, err)
+		return
+	}
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, followedJSON{Target: res.Target, State: string(res.State), Activity: res.ActivityID, Created: res.Created, Queued: res.Queued})
+}
+
+type followerJSON struct {
+	URI   string    `json:"uri"`
+	State string    `json:"state"`
+	Since time.Time `json:"since"`
+}
+
+type followersJSON struct {
+	Total     int            `json:"total"`
+	Followers []followerJSON `json:"followers"`
+	Next      string         `json:"next,omitempty"` // pass as ?after= for the next page
+}
+
+// listFollowers pages with ?after=<uri>&limit=<n>&state=pending|accepted.
+func (f *FollowRoutes) listFollowers(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
+	q := r.URL.Query()
+	limit, err := intParam(q.Get("limit"))
+	if err != nil {
+		writeError(w, r, f.log, err)
+		return
+	}
+	page, err := f.fed.Followers.Handle(r.Context(), application.ListFollowers{
+		UserID: u.ID, Persona: mux.Vars(r)["name"], State: domain.FollowState(q.Get("state")), After: q.Get("after"), Limit: limit,
+	})
+	if err != nil {
+		writeError(w, r, f.log, err)
+		return
+	}
+	out := followersJSON{Total: page.Total, Followers: make([]followerJSON, 0, len(page.Followers)), Next: page.Next}
+	for _, fl := range page.Followers {
+		out.Followers = append(out.Followers, followerJSON{URI: fl.FollowerURI, State: string(fl.State), Since: fl.CreatedAt})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type postOutJSON struct {
+	URI        string    `json:"uri"`
+	Author     string    `json:"author"`
+	Content    string    `json:"content"`
+	Visibility string    `json:"visibility"`
+	Group      string    `json:"group,omitempty"`
+	InReplyTo  string    `json:"in_reply_to,omitempty"`
+	Published  time.Time `json:"published"`
+	Local      bool      `json:"local"`
+}
+
+// listPosts lists the public posts held by ?author=<actor URI>, newest
+// first, ?before=<RFC 3339> paging and ?limit=<n> (20 by default).
+func (f *FollowRoutes) listPosts(w http.ResponseWriter, r *http.Request, _ domain.RootUser) {
+	q := r.URL.Query()
+	author := q.Get("author")
+	if author == "" {
+		writeError(w, r, f.log, fmt.Errorf("%w: the author parameter is missing", errMalformed))
+		return
+	}
+	limit, err := intParam(q.Get("limit"))
+	if err != nil {
+		writeError(w, r, f.log, err)
+		return
+	}
+	if limit == 0 {
+		limit = 20
+	}
+	var before time.Time
+	if b := q.Get("before"); b != "" {
+		if before, err = time.Parse(time.RFC3339Nano, b); err != nil {
+			writeError(w, r, f.log, fmt.Errorf("%w: before=%q is not an RFC 3339 time", errMalformed, b))
+			return
+		}
+	}
+	posts, err := f.fed.Collections.PostsBy(r.Context(), author, before, limit)
+	if err != nil {
+		writeError(w, r, f.log, err)
+		return
+	}
+	out := make([]postOutJSON, 0, len(posts))
+	for _, p := range posts {
+		out = append(out, postOutJSON{URI: p.ObjectURI, Author: p.AuthorURI, Content: p.Content, Visibility: string(p.Visibility),
+			Group: p.GroupURI, InReplyTo: p.InReplyTo, Published: p.Published, Local: p.Local})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"posts": out})
+}
+
+func intParam(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q is not a number", errMalformed, v)
+	}
+	return n, nil
+}

@@ -1,0 +1,224 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldfed/herald/adapters/httpapi"
+	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/adapters/security"
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/fake"
+)
+
+// mapFetcher serves fixed documents; anything else is 404.
+type mapFetcher map[string][]byte
+
+func (m mapFetcher) Fetch(_ context.Context, r application.FetchRequest) ([]byte, error) {
+	if d, ok := m[r.URL]; ok {
+		return d, nil
+	}
+	return nil, fmt.Errorf("%w: %s", domain.ErrNotFound, r.URL)
+}
+
+type followServer struct {
+	*httptest.Server
+	app     *application.Application
+	follows *memory.FollowerStore
+	content *memory.ContentStore
+	jobs    *memory.JobStore
+	token   string
+	other   string // token of another account
+}
+
+const remoteBob = "https://remote.example/users/bob"
+
+func setupFollows(t *testing.T) *followServer {
+	t.Helper()
+	ctx := context.Background()
+	kp, err := security.RSAKeys{}.GenerateKeyPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := json.Marshal(map[string]any{"id": remoteBob, "type": "Person", "inbox": remoteBob + "/inbox",
+		"publicKey": map[string]string{"id": remoteBob + "#main-key", "owner": remoteBob, "publicKeyPem": kp.PublicPEM}})
+	fetcher := mapFetcher{
+		remoteBob: doc,
+		"https://remote.example/.well-known/webfinger?resource=acct%3Abob%40remote.example": []byte(`{"links":[{"rel":"self","type":"application/activity+json","href":"` + remoteBob + `"}]}`),
+	}
+	accounts, names := memory.NewAccountStore(), memory.NewNameRegistry()
+	s := &followServer{follows: memory.NewFollowerStore(), content: memory.NewContentStore(), jobs: memory.NewJobStore()}
+	clock, ids, urls := fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), fake.NewIDs("id"), application.NewURLs("local.example")
+	policy, _ := domain.NewNamePolicy("instance", nil)
+	s.app = application.New(application.Deps{
+		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content,
+		Posts: s.content, Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
+	}, policy, "instance", urls, nil)
+	fed := application.NewFederation(application.FederationDeps{
+		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, Jobs: s.jobs,
+		Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance",
+	})
+	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"alice", "mallory"} {
+		sess, err := s.app.SignUp.Handle(ctx, application.SignUp{UserName: name, Password: "correct horse"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			s.token = sess.Token
+		} else {
+			s.other = sess.Token
+		}
+	}
+	log := slog.New(slog.DiscardHandler)
+	s.Server = httptest.NewServer(httpapi.New(s.app, okReady{}, log, httpapi.NewFollowRoutes(s.app, fed, log)))
+	t.Cleanup(s.Close)
+	return s
+}
+
+type okReady struct{}
+
+func (okReady) Ready(context.Context) error { return nil }
+
+func (s *followServer) call(t *testing.T, method, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, s.URL+path, rd)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+func (s *followServer) jobCount(t *testing.T) int {
+	js, err := s.jobs.List(context.Background(), ports.JobFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(js)
+}
+
+func TestFollowEndpoint(t *testing.T) {
+	t.Parallel()
+	s := setupFollows(t)
+	status, body := s.call(t, http.MethodPost, "/api/v1/follows", s.token, `{"as":"alice","target":"bob@remote.example"}`)
+	if status != 201 || body["state"] != "pending" || body["target"] != remoteBob || body["queued"] != 1.0 || body["created"] != true {
+		t.Fatalf("%d %v", status, body)
+	}
+	status, body = s.call(t, http.MethodPost, "/api/v1/follows", s.token, `{"as":"alice","target":"`+remoteBob+`"}`)
+	if status != 200 || body["state"] != "pending" || body["created"] != false {
+		t.Fatalf("again: %d %v", status, body)
+	}
+	if n := s.jobCount(t); n != 1 {
+		t.Fatalf("%d Follows queued, want 1", n)
+	}
+	tests := []struct {
+		name, token, body string
+		status            int
+	}{
+		{"no token", "", `{"as":"alice","target":"bob@remote.example"}`, 401},
+		{"someone else's persona", s.other, `{"as":"alice","target":"bob@remote.example"}`, 403},
+		{"malformed JSON", s.token, `{"as":`, 400},
+		{"not a target", s.token, `{"as":"alice","target":"bob"}`, 422},
+		{"unknown remote account", s.token, `{"as":"alice","target":"nobody@remote.example"}`, 404},
+		{"unknown local account", s.token, `{"as":"alice","target":"nobody@local.example"}`, 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if status, body := s.call(t, http.MethodPost, "/api/v1/follows", tt.token, tt.body); status != tt.status {
+				t.Fatalf("%d %v, want %d", status, body, tt.status)
+			}
+		})
+	}
+	if n := s.jobCount(t); n != 1 {
+		t.Fatalf("refused follows queued jobs: %d", n)
+	}
+}
+
+func TestListFollowersEndpoint(t *testing.T) {
+	t.Parallel()
+	s := setupFollows(t)
+	ctx := context.Background()
+	for i := range 3 {
+		f, _ := domain.NewFollower(fmt.Sprintf("https://r%d.example/u", i), "https://local.example/users/alice", "", domain.FollowAccepted, time.Now())
+		_, _ = s.follows.Add(ctx, f)
+	}
+	var got []string
+	path := "/api/v1/personas/alice/followers?limit=2"
+	for pages := 0; path != ""; pages++ {
+		status, body := s.call(t, http.MethodGet, path, s.token, "")
+		if status != 200 || body["total"] != 3.0 || pages > 2 {
+			t.Fatalf("%d %v", status, body)
+		}
+		for _, f := range body["followers"].([]any) {
+			got = append(got, fmt.Sprint(f.(map[string]any)["uri"]))
+		}
+		path = ""
+		if next, ok := body["next"].(string); ok {
+			path = "/api/v1/personas/alice/followers?limit=2&after=" + url.QueryEscape(next)
+		}
+	}
+	if strings.Join(got, " ") != "https://r0.example/u https://r1.example/u https://r2.example/u" {
+		t.Fatalf("followers %v", got)
+	}
+	for path, want := range map[string]int{
+		"/api/v1/personas/alice/followers?state=pending": 200,
+		"/api/v1/personas/alice/followers?limit=x":       400,
+		"/api/v1/personas/alice/followers?limit=1000":    422,
+		"/api/v1/personas/nobody/followers":              404,
+		"/api/v1/personas/mallory/followers":             403,
+	} {
+		if status, body := s.call(t, http.MethodGet, path, s.token, ""); status != want {
+			t.Errorf("%s: %d %v, want %d", path, status, body, want)
+		}
+	}
+	if status, _ := s.call(t, http.MethodGet, "/api/v1/personas/alice/followers", "", ""); status != 401 {
+		t.Errorf("no token: %d", status)
+	}
+}
+
+func TestListPostsEndpoint(t *testing.T) {
+	t.Parallel()
+	s := setupFollows(t)
+	for _, vis := range []string{"public", "followers"} {
+		if status, body := s.call(t, http.MethodPost, "/api/v1/posts", s.token, `{"as":"alice","content":"`+vis+` post","visibility":"`+vis+`"}`); status != 201 {
+			t.Fatalf("publish: %d %v", status, body)
+		}
+	}
+	status, body := s.call(t, http.MethodGet, "/api/v1/posts?author="+url.QueryEscape("https://local.example/users/alice"), s.token, "")
+	posts, _ := body["posts"].([]any)
+	if status != 200 || len(posts) != 1 || posts[0].(map[string]any)["content"] != "public post" {
+		t.Fatalf("%d %v", status, body)
+	}
+	for path, want := range map[string]int{"/api/v1/posts": 400, "/api/v1/posts?author=x&before=now": 400, "/api/v1/posts?author=x&limit=0": 200} {
+		if status, _ := s.call(t, http.MethodGet, path, s.token, ""); status != want {
+			t.Errorf("%s: %d, want %d", path, status, want)
+		}
+	}
+}
