@@ -98,8 +98,8 @@ func (r *Readiness) Ready(ctx context.Context) error {
 
 // ProvideHTTP builds the HTTP surface.
 func ProvideHTTP(app *application.Application, ready *Readiness, log *slog.Logger,
-	ops *admin.Handler, prom *metrics.Metrics, limits *httpapi.RateLimiter) *httpapi.Handler {
-	return httpapi.New(app, ready, log, limits, ops, prom)
+	ops *admin.Handler, prom *metrics.Metrics, limits *httpapi.RateLimiter, fed FederationRoutes) *httpapi.Handler {
+	return httpapi.New(app, ready, log, limits, ops, prom, fed)
 }
 
 // ProvideObserver is the engine's metrics sink: the Prometheus metrics.

@@ -40,6 +40,6 @@ var appSet = wire.NewSet(
 
 // InitializeServer opens the configured store and wires one server.
 func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Server, func(), error) {
-	wire.Build(OpenStores, systemSet, securitySet, deliverySet, appSet, operationsSet)
+	wire.Build(OpenStores, systemSet, securitySet, deliverySet, appSet, operationsSet, activityPubSet)
 	return nil, nil, nil
 }

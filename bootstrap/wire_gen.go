@@ -44,7 +44,10 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	operator := ProvideOperator(cfg, stores, namePolicy, clock, engine)
 	handler := ProvideAdmin(cfg, operator, log)
 	rateLimiter := ProvideRateLimiter(cfg)
-	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter)
+	fetcher := ProvideFetcher(client)
+	federation := ProvideFederation(cfg, stores, fetcher, clock, iDs, urLs, application, engine, log)
+	federationRoutes := ProvideFederationRoutes(application, federation, clock, log)
+	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter, federationRoutes)
 	server := NewServerFrom(cfg, httpapiHandler, engine, application, readiness, stores, log)
 	return server, func() {
 		cleanup2()

@@ -1,0 +1,55 @@
+package bootstrap
+
+import (
+	"log/slog"
+
+	"github.com/google/wire"
+	"github.com/gorilla/mux"
+
+	"github.com/heraldfed/herald/adapters/activitypub"
+	"github.com/heraldfed/herald/adapters/delivery"
+	"github.com/heraldfed/herald/adapters/httpapi"
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/ports"
+)
+
+// activityPubSet builds the federation use cases and their HTTP surfaces:
+// the ActivityPub routes and the client API of follows. Remote documents
+// are fetched by the delivery client, over its guarded transport.
+var activityPubSet = wire.NewSet(ProvideFetcher, ProvideFederation, ProvideFederationRoutes)
+
+// ProvideFetcher fetches remote documents with the delivery client: one
+// transport, one address guard, one User-Agent for everything Herald sends.
+func ProvideFetcher(c *delivery.Client) application.Fetcher { return c }
+
+// ProvideFederation builds the ActivityPub use cases over the store, and
+// makes publishing resolve recipients it has not cached by fetching them.
+func ProvideFederation(cfg Config, s *Stores, fetcher application.Fetcher, clock ports.Clock, ids ports.IDs,
+	urls application.URLs, app *application.Application, engine *application.Engine, log *slog.Logger) *application.Federation {
+	fed := application.NewFederation(application.FederationDeps{
+		Actors: s.Actors, Names: s.Names, Followers: s.Followers, Foreign: s.Foreign, Posts: s.Posts, Jobs: s.Jobs,
+		Fetcher: fetcher, Clock: clock, IDs: ids, Waker: engine, Log: log, URLs: urls, InstanceActor: cfg.InstanceActor,
+	})
+	app.Publish.Resolver = fed.Resolver
+	return fed
+}
+
+// FederationRoutes are the federation's routes on the shared router: the
+// ActivityPub surface and the client API of follows. One value, so the
+// HTTP provider takes one parameter for them.
+type FederationRoutes struct {
+	routes []httpapi.Routes
+}
+
+// Register implements httpapi.Routes.
+func (f FederationRoutes) Register(r *mux.Router) {
+	for _, x := range f.routes {
+		x.Register(r)
+	}
+}
+
+// ProvideFederationRoutes builds both surfaces.
+func ProvideFederationRoutes(app *application.Application, fed *application.Federation, clock ports.Clock, log *slog.Logger) FederationRoutes {
+	ap := activitypub.New(fed, clock, log, activitypub.Config{SoftwareVersion: Version, OpenRegistrations: true})
+	return FederationRoutes{routes: []httpapi.Routes{ap, httpapi.NewFollowRoutes(app, fed, log)}}
+}
