@@ -269,9 +269,15 @@ func (e *Engine) leaseNext(ctx context.Context) (domain.Job, bool, error) {
 
 	now := e.clock.Now()
 	started := time.Now()
-	job, err := e.jobs.Lease(ctx, ports.LeaseRequest{
+	// The lease runs on a context shutdown does not cancel: a lease cut off
+	// midway may still have been granted by the store, and the job would
+	// stay leased, worked by nobody, until the reaper. A lease that comes
+	// back is worked (or released) like any other.
+	leaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	job, err := e.jobs.Lease(leaseCtx, ports.LeaseRequest{
 		Owner: e.cfg.Owner, Token: e.ids.NewID(), Now: now, Until: now.Add(e.cfg.LeaseFor), SkipHosts: skip,
 	})
+	cancel()
 	found := err == nil
 	e.obs.Leased(time.Since(started), found)
 	if errors.Is(err, domain.ErrNoJob) {

@@ -35,6 +35,9 @@ func NewServerFrom(cfg Config, h *httpapi.Handler, engine *application.Engine, a
 	return &Server{cfg: cfg, http: h, engine: engine, app: app, ready: ready, stores: stores, log: log, bound: make(chan struct{})}
 }
 
+// Ready is what /readyz reports (for tests of the shutdown order).
+func (s *Server) Ready(ctx context.Context) error { return s.ready.Ready(ctx) }
+
 // Stores exposes the prepared store (for the demo and tests, which seed
 // followers the client API cannot create).
 func (s *Server) Stores() *Stores { return s.stores }
