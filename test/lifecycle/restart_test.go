@@ -139,7 +139,10 @@ func schemaURL(t *testing.T) string {
 
 type tWriter struct{ t *testing.T }
 
-func (w tWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 func config(t *testing.T, dbURL string, grace time.Duration) bootstrap.Config {
 	t.Helper()
