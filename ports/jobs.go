@@ -8,7 +8,8 @@ import (
 )
 
 // LeaseRequest asks for the runnable job (queued, RunAt <= Now) with the
-// oldest RunAt whose host is not in SkipHosts.
+// oldest RunAt whose host is not in SkipHosts. Among jobs with the same
+// RunAt the order is the store's (enqueue order, or time-ordered ids).
 type LeaseRequest struct {
 	Owner     string    // who holds the lease (process id), for operators
 	Token     string    // the fencing token every later update must present
@@ -39,9 +40,10 @@ type ReapResult struct {
 type JobStore interface {
 	// Enqueue inserts the jobs whose DedupeKey is not yet present and
 	// ignores the others; it returns how many were inserted. Large batches
-	// are inserted in a few round trips, not one per job. On an error
-	// (an id already used by another job, the store down) nothing of the
-	// batch is inserted.
+	// are inserted in a few round trips, not one per job. On an id
+	// already used by another job nothing of the batch is inserted; if the
+	// store fails part way, enqueueing the same batch again completes it
+	// without duplicates (the dedupe keys see to that).
 	Enqueue(ctx context.Context, jobs []domain.Job) (inserted int, err error)
 	// Lease atomically takes the job described by req, or returns
 	// domain.ErrNoJob.

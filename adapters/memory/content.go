@@ -106,6 +106,9 @@ func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, err
 	if _, ok := s.posts[p.ObjectURI]; ok {
 		return false, nil
 	}
+	if s.usedID(p.ID) {
+		return false, fmt.Errorf("post id %q: %w", p.ID, domain.ErrAlreadyExists)
+	}
 	s.posts[p.ObjectURI] = p
 	return true, nil
 }
@@ -167,6 +170,9 @@ func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, err
 	if _, ok := s.dms[p.ObjectURI]; ok {
 		return false, nil
 	}
+	if s.usedID(p.ID) {
+		return false, fmt.Errorf("direct post id %q: %w", p.ID, domain.ErrAlreadyExists)
+	}
 	p.Participants = slices.Clone(p.Participants)
 	s.dms[p.ObjectURI] = p
 	return true, nil
@@ -196,6 +202,23 @@ func (s *ContentStore) DmThread(ctx context.Context, key string, before time.Tim
 	}
 	slices.SortFunc(out, func(a, b domain.DmPost) int { return newestFirst(a.Published, b.Published, a.ObjectURI, b.ObjectURI) })
 	return limitSlice(out, limit), nil
+}
+
+// usedID reports whether a post or DM already has this id. A scan: ids
+// clash only by mistake, and the memory store is the reference, not the
+// fast path.
+func (s *ContentStore) usedID(id string) bool {
+	for _, p := range s.posts {
+		if p.ID == id {
+			return true
+		}
+	}
+	for _, p := range s.dms {
+		if p.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func newestFirst(a, b time.Time, au, bu string) int {

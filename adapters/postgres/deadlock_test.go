@@ -11,10 +11,11 @@ import (
 	"github.com/heraldfed/herald/domain"
 )
 
-// Two processes enqueue the same fan-out at once, in opposite orders: their
-// inserts wait on each other's keys, which PostgreSQL breaks as a deadlock.
-// Enqueue retries it, so both succeed and every job is inserted once. (Each
-// round costs about deadlock_timeout, 1 s by default.)
+// Two processes enqueue the same fan-out at once, in opposite orders. In
+// caller order their inserts would wait on each other's keys, which
+// PostgreSQL breaks as a deadlock; Enqueue inserts in dedupe-key order, so
+// one waits for the other instead, both succeed and every job is inserted
+// once.
 func TestConcurrentEnqueueOfOneFanOut(t *testing.T) {
 	t.Parallel()
 	s := newSchema(t)

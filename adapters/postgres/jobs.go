@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -108,6 +110,12 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	if len(jobs) == 0 {
 		return 0, nil
 	}
+	// Insert in dedupe-key order: two batches sharing keys (one fan-out
+	// enqueued twice at once) then take their key locks in the same order
+	// and wait for each other instead of deadlocking. The retry below stays
+	// as a net for what ordering cannot cover.
+	jobs = slices.Clone(jobs)
+	slices.SortFunc(jobs, func(a, b domain.Job) int { return strings.Compare(a.DedupeKey, b.DedupeKey) })
 	var chunks [][]any
 	for start := 0; start < len(jobs); start += enqueueChunk {
 		chunks = append(chunks, chunkArgs(jobs[start:min(start+enqueueChunk, len(jobs))]))

@@ -106,6 +106,10 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 			sameTime(t, got.Published, base, "published")
 			_, err = s.PostByObjectURI(ctx(t), "https://h.example/notes/none")
 			mustIs(t, err, domain.ErrNotFound, "unknown")
+			reused := post(t, 2, alice, "", base)
+			reused.ID = p.ID
+			_, err = s.CreatePost(ctx(t), reused)
+			mustIs(t, err, domain.ErrAlreadyExists, "another post with a used id")
 		}},
 		{"ListsNewestFirst", func(t *testing.T, s ports.PostStore) {
 			for i := 0; i < 10; i++ {
