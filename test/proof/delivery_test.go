@@ -1,0 +1,166 @@
+package proof_test
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Proof numbers of issue 5. HERALD_PROOF_JOBS may lower the job count of
+// the throughput proof for a quick local run; make test uses the issue's.
+const (
+	proofProcs   = 4
+	proofWorkers = 8
+	proofPerHost = 2
+	proofHosts   = 200
+	proofJobs    = 20000
+	hostRun      = 10 // consecutive jobs per host in the queue
+	inboxDelay   = 5 * time.Millisecond
+)
+
+func jobsToRun(t *testing.T) int {
+	if v := os.Getenv("HERALD_PROOF_JOBS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			t.Fatalf("HERALD_PROOF_JOBS=%q", v)
+		}
+		t.Logf("HERALD_PROOF_JOBS=%d: fewer jobs than the issue's %d", n, proofJobs)
+		return n
+	}
+	return proofJobs
+}
+
+func workerArgs(lease, reap time.Duration) []string {
+	return []string{"-workers", strconv.Itoa(proofWorkers), "-per-host", strconv.Itoa(proofPerHost),
+		"-lease", lease.String(), "-reap", reap.String()}
+}
+
+// 4 processes of 8 workers deliver 20,000 jobs on 200 hosts: every job is
+// done exactly once (the inboxes' counts and the store agree), no lease
+// expires (no reaper pass recovers anything, no job is settled after its
+// lease ended, every job took one attempt), and no process ever has more
+// than 2 requests at once on one host.
+//
+// The lease is 10 s and the reaper runs every second, so that "no lease
+// expired" is checked many times during the run; production has 2 min and
+// 30 s, which a run of this length could not tell from no reaper at all.
+func TestFourProcessesDeliverEveryJobExactlyOnce(t *testing.T) {
+	requirePG(t, "exactly-once delivery, lease holding and the per-host cap across 4 processes on PostgreSQL")
+	t.Parallel()
+	n := jobsToRun(t)
+	lease, reap := 10*time.Second, time.Second
+	d := newDatabase(t, true)
+	s := newSink(t, proofHosts, inboxDelay)
+	sender := createSender(t, d)
+	f := newFleet(t, d.url, workerArgs(lease, reap)...)
+	for i := range proofProcs {
+		f.start(fmt.Sprintf("w%d", i+1))
+	}
+	f.waitReady()
+
+	cpu0 := processCPU()
+	start := time.Now()
+	enqueueJobs(t, d, sender, s.inboxes, n, hostRun)
+	enqueued := time.Since(start)
+	last := waitAllDone(t, d, n, 2*time.Minute)
+	took := last.Sub(start)
+	pgCPU, pgOK := backendCPU(t, d)
+	sums := f.stop()
+	testCPU := processCPU() - cpu0
+
+	tl := checkDelivered(t, s, n, 0)
+	if tl.total != n {
+		t.Errorf("the inboxes got %d requests for %d jobs", tl.total, n)
+	}
+	checkCap(t, tl, proofPerHost)
+	states := jobStates(t, d)
+	if got := states["succeeded/attempts=1"]; got != n {
+		t.Errorf("jobs by state: %v; want all %d succeeded at their first attempt (none retried or reaped)", states, n)
+	}
+	if requeued, dead, passes := f.reaped(); requeued+dead > 0 {
+		t.Errorf("%d reaper passes recovered %d jobs (%d dead): a lease expired during the run", passes, requeued, dead)
+	}
+	delivered := 0
+	var workerCPU float64
+	for name, sum := range sums {
+		delivered += num(sum["delivered"])
+		cpu, _ := sum["cpu_seconds"].(float64)
+		workerCPU += cpu
+		if got := num(sum["settled_after_lease_end"]); got > 0 {
+			t.Errorf("%s settled %d jobs after their lease had ended", name, got)
+		}
+		if got := num(sum["reaped_requeued"]) + num(sum["reaped_dead"]); got > 0 {
+			t.Errorf("%s's reaper recovered %d jobs", name, got)
+		}
+		if got, want := num(sum["delivered"]), tl.perProc[name]; got != want {
+			t.Errorf("%s reports %d deliveries, the inboxes saw %d from it", name, got, want)
+		}
+		if tl.perProc[name] == 0 {
+			t.Errorf("%s delivered nothing: the work did not spread", name)
+		}
+		t.Logf("%s: %d deliveries, max %d in flight, max hold %.0f ms, mean lease %.2f ms, %d leases (%d empty), %.1f s CPU",
+			name, num(sum["delivered"]), num(sum["max_in_flight"]), sum["max_hold_ms"], sum["mean_lease_ms"],
+			num(sum["leases"]), num(sum["leases"])-num(sum["leases_found"]), sum["cpu_seconds"])
+	}
+	if delivered != n {
+		t.Errorf("the engines report %d deliveries for %d jobs", delivered, n)
+	}
+	t.Logf("%d jobs, %d processes x %d workers, %d hosts: enqueued in %s, all done %s after the enqueue began: %.0f deliveries/s; "+
+		"max %d at once per (process, host), max %d at once per host over all processes",
+		n, proofProcs, proofWorkers, proofHosts, enqueued.Round(time.Millisecond), took.Round(time.Millisecond),
+		float64(n)/took.Seconds(), tl.maxPerProcHost, tl.maxPerHost)
+	pg := "not measured (server not local)"
+	if pgOK {
+		pg = fmt.Sprintf("%.2f ms", pgCPU.Seconds()*1000/float64(n))
+	}
+	t.Logf("CPU per delivery: workers %.2f ms, PostgreSQL backends %s, test process (the inboxes, and any proof running alongside) %.2f ms",
+		workerCPU*1000/float64(n), pg, testCPU.Seconds()*1000/float64(n))
+}
+
+// processCPU is the CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// backendCPU sums the CPU time of the PostgreSQL backends serving the
+// schema, read from /proc: only when the server runs on this machine (and
+// only for the figures of the report; nothing is asserted on it).
+func backendCPU(t *testing.T, d *database) (time.Duration, bool) {
+	t.Helper()
+	rows, err := d.pool.Query(testCtx(t), `SELECT pid FROM pg_stat_activity WHERE application_name = $1`, d.schema)
+	if err != nil {
+		return 0, false
+	}
+	defer rows.Close()
+	var total time.Duration
+	found := false
+	for rows.Next() {
+		var pid int
+		if rows.Scan(&pid) != nil {
+			return 0, false
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0, false
+		}
+		// Fields after the command name: utime and stime are the 12th
+		// and 13th, in clock ticks (100 a second on Linux).
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 13 {
+			return 0, false
+		}
+		u, _ := strconv.Atoi(f[11])
+		st, _ := strconv.Atoi(f[12])
+		total += time.Duration(u+st) * 10 * time.Millisecond
+		found = true
+	}
+	return total, found
+}

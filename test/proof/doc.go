@@ -1,0 +1,8 @@
+// Package proof holds the proofs of Herald's concurrency and crash
+// guarantees on a real PostgreSQL (issue 5, SPEC §2, §3 and §9), as tests
+// that fail when a guarantee breaks. They start real OS processes: the
+// helper program in ./worker (the delivery engine over the PostgreSQL
+// stores) and the herald binary itself, both built once per run of the
+// package, and they send traffic only to loopback listeners the tests own.
+// docs/proofs-postgres.md records what they measured.
+package proof
