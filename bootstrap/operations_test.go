@@ -1,0 +1,88 @@
+package bootstrap_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldfed/herald/bootstrap"
+)
+
+// The wired server: the rate limit of sign-in is the configured one, the
+// operator surface is off without a token, /metrics answers.
+func TestOperationsWiring(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		args      []string
+		adminCode int
+	}{
+		{"admin off", nil, http.StatusNotFound},
+		{"admin on", []string{"--herald-admin-token=t0k"}, http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"--herald-addr=127.0.0.1:0", "--herald-bcrypt-cost=4", "--herald-auth-burst=2", "--herald-auth-rate-per-minute=1"}, tt.args...)
+			cfg, err := bootstrap.LoadConfig(args, func(string) string { return "" }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			srv, cleanup, err := bootstrap.InitializeServer(ctx, cfg, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cleanup()
+			done := make(chan error, 1)
+			go func() { done <- srv.Run(ctx) }()
+			wait, stop := context.WithTimeout(ctx, 10*time.Second)
+			defer stop()
+			addr, err := srv.Addr(wait)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := "http://" + addr.String()
+			status := func(method, path, body string) (int, http.Header) {
+				req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				return resp.StatusCode, resp.Header
+			}
+			// An invalid name is refused before any password hashing, so
+			// the attempts are quick and the wait is about a minute.
+			const bad = `{"username":"no body","password":"wrong horse"}`
+			for i := range 2 {
+				if code, _ := status("POST", "/api/v1/accounts", bad); code != 422 {
+					t.Fatalf("attempt %d: %d", i+1, code)
+				}
+			}
+			code, hdr := status("POST", "/api/v1/sessions", bad)
+			if ra, _ := strconv.Atoi(hdr.Get("Retry-After")); code != 429 || ra < 30 || ra > 60 {
+				t.Fatalf("past HERALD_AUTH_BURST: %d Retry-After %q", code, hdr.Get("Retry-After"))
+			}
+			for _, p := range []string{"/admin", "/admin/api/queue"} {
+				if code, _ := status("GET", p, ""); code != tt.adminCode {
+					t.Errorf("%s: %d, want %d", p, code, tt.adminCode)
+				}
+			}
+			if code, _ := status("GET", "/metrics", ""); code != 200 {
+				t.Errorf("/metrics: %d", code)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
