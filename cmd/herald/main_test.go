@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,6 +20,7 @@ import (
 	pgx "github.com/jackc/pgx/v5"
 
 	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/bootstrap"
 	"github.com/heraldfed/herald/domain"
 )
 
@@ -367,5 +369,36 @@ func TestDemoFansOut(t *testing.T) {
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("demo did not stop")
+	}
+}
+
+// herald.example.env documents every setting, with its default.
+func TestExampleEnvListsEverySetting(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../herald.example.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok && !strings.HasPrefix(l, "#") {
+			lines[k] = v
+		}
+	}
+	settings := bootstrap.Settings()
+	for _, s := range settings {
+		v, ok := lines[s[0]]
+		if !ok {
+			t.Errorf("herald.example.env lacks %s", s[0])
+		} else if v != s[1] {
+			t.Errorf("herald.example.env: %s=%q, the default is %q", s[0], v, s[1])
+		}
+	}
+	if len(lines) != len(settings) {
+		t.Errorf("herald.example.env has %d variables, there are %d settings", len(lines), len(settings))
+	}
+	// And it loads: a server could start with it as is.
+	if _, err := bootstrap.LoadConfig(nil, func(k string) string { return lines[k] }, io.Discard); err != nil {
+		t.Fatalf("herald.example.env does not load: %v", err)
 	}
 }
