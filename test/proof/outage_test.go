@@ -37,11 +37,21 @@ func TestDatabaseOutageMidRun(t *testing.T) {
 	t.Parallel()
 	res := runOutage(t, 10*time.Second, outageFor)
 	checkDelivered(t, res.sink, crashJobs, 0)
+	// No worker gave up on a result: the lease outlasted the outage.
+	if n := res.gaveUp(); n > 0 {
+		t.Errorf("%d results given up at lease end during a %s outage with a %s lease", n, res.outage, res.lease)
+	}
+	// What the reaper recovered (a job is then at attempts=2) can only be
+	// a lease the server committed while its answer was lost: at most one
+	// per process, since each process's dispatcher has one lease in flight.
+	if n := res.states["succeeded/attempts=2"]; n > proofProcs || res.states["succeeded/attempts=1"]+n != crashJobs {
+		t.Errorf("jobs by state %v: want every job succeeded, at most %d of them after a reap", res.states, proofProcs)
+	}
 	res.checkLogs(t)
 	t.Logf("%s", res)
 }
 
-// The database is away for longer than the lease (5 s against 3 s). Then
+// The database is away for longer than the lease (6 s against 4 s). Then
 // the design allows a duplicate: a worker that delivered a job but could not
 // record it before its lease ended gives up ("the reaper will requeue it"),
 // and the job is delivered again after the outage. The bound is the jobs in
@@ -49,16 +59,13 @@ func TestDatabaseOutageMidRun(t *testing.T) {
 func TestOutageLongerThanTheLease(t *testing.T) {
 	requirePG(t, "the bound on duplicates (jobs in flight) when PostgreSQL is away for longer than the lease")
 	t.Parallel()
-	res := runOutage(t, 3*time.Second, 5*time.Second)
+	res := runOutage(t, 4*time.Second, 6*time.Second)
 	if res.leasedAtCut > proofProcs*proofWorkers {
 		t.Errorf("%d jobs leased when the database went away, more than %d processes x %d workers", res.leasedAtCut, proofProcs, proofWorkers)
 	}
 	tl := checkDelivered(t, res.sink, crashJobs, res.leasedAtCut)
 	// A duplicate is a job whose first holder gave up on it.
-	gaveUp := 0
-	for _, p := range res.fleet.all {
-		gaveUp += len(p.Logs("could not record the job's result before its lease ends; the reaper will requeue it"))
-	}
+	gaveUp := res.gaveUp()
 	if tl.redeliveries > gaveUp {
 		t.Errorf("%d re-deliveries but only %d results given up on", tl.redeliveries, gaveUp)
 	}
@@ -75,13 +82,24 @@ type outageRun struct {
 	leasedAtCut             int // jobs leased, read straight from PostgreSQL just after the cut
 	firstAfter              time.Time
 	lease, outage           time.Duration
+	states                  map[string]int
 }
 
 func (r outageRun) String() string {
 	return fmt.Sprintf("%d jobs, %d processes through a proxy; cut after %d deliveries for %s (lease %s), %d jobs leased at the cut: %d deliveries while cut, "+
-		"first delivery %s after the restore, all done %s after it; %d proxied connections",
+		"first delivery %s after the restore, all done %s after it; %d proxied connections; jobs by state %v",
 		crashJobs, proofProcs, r.beforeCut, r.outage, r.lease, r.leasedAtCut, r.during,
-		r.firstAfter.Sub(r.restoredAt).Round(time.Millisecond), r.last.Sub(r.restoredAt).Round(time.Millisecond), r.proxy.connections())
+		r.firstAfter.Sub(r.restoredAt).Round(time.Millisecond), r.last.Sub(r.restoredAt).Round(time.Millisecond), r.proxy.connections(), r.states)
+}
+
+// gaveUp counts the results workers gave up recording because their
+// lease was about to end.
+func (r outageRun) gaveUp() int {
+	n := 0
+	for _, p := range r.fleet.all {
+		n += len(p.Logs("could not record the job's result before its lease ends; the reaper will requeue it"))
+	}
+	return n
 }
 
 func runOutage(t *testing.T, lease, outage time.Duration) outageRun {
@@ -124,6 +142,7 @@ func runOutage(t *testing.T, lease, outage time.Duration) outageRun {
 	r.restoredAt = time.Now()
 	px.restore(t)
 	r.last = waitAllDone(t, d, crashJobs, time.Minute)
+	r.states = jobStates(t, d)
 	f.stop()
 	for _, a := range s.tally().arrivals {
 		if a.at.After(r.restoredAt) && (r.firstAfter.IsZero() || a.at.Before(r.firstAfter)) {
