@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
@@ -32,8 +33,21 @@ func OpenStoresForCLI(ctx context.Context, cfg Config, log *slog.Logger) (*Store
 	case StoreMemory:
 		return nil, nil, ErrMemoryStore
 	case StoreMongo:
-		// Opening the Mongo store prepares it (SPEC §4) as a server does.
-		return openMongo(ctx, cfg, log)
+		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
+		if err != nil {
+			return nil, nil, err
+		}
+		closeClient := func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }
+		v, dirty, err := mongo.MigrationVersion(ctx, client, cfg.MongoDatabase)
+		latest, lerr := mongo.LatestMigration()
+		if err := schemaState(v, dirty, latest, errors.Join(err, lerr)); err != nil {
+			closeClient()
+			return nil, nil, fmt.Errorf("%w (run `herald migrate up`, or start a server, which migrates)", err)
+		}
+		db := client.Database(cfg.MongoDatabase)
+		jobs := mongo.NewJobStore(db)
+		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: mongo.NewNameRegistry(db), Instances: mongo.NewInstanceStore(db),
+			Pinger: mongo.NewPinger(client)}, closeClient, nil
 	case StorePostgres:
 		pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
 		if err != nil {
@@ -78,10 +92,7 @@ func migrationsOnly(cfg Config, what string) error {
 	switch cfg.Store {
 	case StoreMemory:
 		return fmt.Errorf("herald migrate %s: HERALD_STORE=memory has no schema to migrate", what)
-	case StoreMongo:
-		return fmt.Errorf("herald migrate %s: HERALD_STORE=mongo is not available from the CLI in this build "+
-			"(the Mongo adapter is not wired into bootstrap yet); a server applies the Mongo migrations at start", what)
-	case StorePostgres:
+	case StoreMongo, StorePostgres:
 		return nil
 	}
 	return fmt.Errorf("unknown store %q", cfg.Store)
@@ -91,6 +102,22 @@ func migrationsOnly(cfg Config, what string) error {
 // migration lock), then ensures the indexes, as a server does at start.
 func MigrateUp(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := migrationsOnly(cfg, "up"); err != nil {
+		return err
+	}
+	if cfg.Store == StoreMongo {
+		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
+		if err != nil {
+			return err
+		}
+		defer func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }()
+		db := client.Database(cfg.MongoDatabase)
+		if err := mongo.Touch(ctx, db); err != nil {
+			return fmt.Errorf("touch collections: %w", err)
+		}
+		if err := mongo.MigrateUp(ctx, client, cfg.MongoDatabase, log); err != nil {
+			return err
+		}
+		_, err = mongo.EnsureIndexes(ctx, db, log)
 		return err
 	}
 	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
@@ -112,6 +139,14 @@ func MigrateDown(ctx context.Context, cfg Config, steps int, log *slog.Logger) e
 	if steps < 1 {
 		return fmt.Errorf("herald migrate down: --steps=%d: want 1 or more", steps)
 	}
+	if cfg.Store == StoreMongo {
+		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
+		if err != nil {
+			return err
+		}
+		defer func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }()
+		return mongo.MigrateDown(ctx, client, cfg.MongoDatabase, steps, log)
+	}
 	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
 	if err != nil {
 		return err
@@ -125,16 +160,33 @@ func MigrationStatus(ctx context.Context, cfg Config) (SchemaStatus, error) {
 	if err := migrationsOnly(cfg, "version"); err != nil {
 		return SchemaStatus{}, err
 	}
-	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
-	if err != nil {
-		return SchemaStatus{}, err
+	var (
+		v      uint
+		dirty  bool
+		latest uint
+		err    error
+	)
+	if cfg.Store == StoreMongo {
+		client, cerr := mongo.Connect(ctx, string(cfg.MongoURI))
+		if cerr != nil {
+			return SchemaStatus{}, cerr
+		}
+		defer func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }()
+		v, dirty, err = mongo.MigrationVersion(ctx, client, cfg.MongoDatabase)
+		if err == nil {
+			latest, err = mongo.LatestMigration()
+		}
+	} else {
+		pool, cerr := postgres.Connect(ctx, string(cfg.DatabaseURL))
+		if cerr != nil {
+			return SchemaStatus{}, cerr
+		}
+		defer pool.Close()
+		v, dirty, err = postgres.MigrationVersion(ctx, pool)
+		if err == nil {
+			latest, err = postgres.LatestMigration()
+		}
 	}
-	defer pool.Close()
-	v, dirty, err := postgres.MigrationVersion(ctx, pool)
-	if err != nil {
-		return SchemaStatus{}, err
-	}
-	latest, err := postgres.LatestMigration()
 	return SchemaStatus{Version: v, Dirty: dirty, Latest: latest}, err
 }
 

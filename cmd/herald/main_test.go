@@ -114,7 +114,8 @@ func TestBadCommandLines(t *testing.T) {
 		{"memory store", nil, []string{"jobs", "stats"}, 1, "HERALD_STORE=memory"},
 		{"memory lift", nil, []string{"instances", "lift", "a.example"}, 1, "HERALD_STORE=memory"},
 		{"memory migrate", nil, []string{"migrate", "up"}, 1, "no schema"},
-		{"mongo migrate", map[string]string{"HERALD_STORE": "mongo", "MONGODB_URI": "mongodb://127.0.0.1:1"}, []string{"migrate", "version"}, 1, "mongo"},
+		{"unreachable mongo migrate", map[string]string{"HERALD_STORE": "mongo", "MONGODB_URI": "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=1000"}, []string{"migrate", "version"}, 1, "mongo 127.0.0.1:1"},
+		{"unreachable mongo store", map[string]string{"HERALD_STORE": "mongo", "MONGODB_URI": "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=1000"}, []string{"names", "reserve", "ops"}, 1, "mongo 127.0.0.1:1"},
 		{"unreachable postgres", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://postgres@127.0.0.1:1/x?connect_timeout=2"}, []string{"jobs", "stats"}, 1, "herald:"},
 	}
 	for _, tt := range tests {
