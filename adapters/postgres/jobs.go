@@ -131,8 +131,18 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 		// fan-out enqueued twice at once) wait on each other's inserts, and
 		// PostgreSQL aborts one as a deadlock. Nothing of it was kept, and
 		// on a retry the keys the other committed are skipped.
+		//
+		// The same jobs (same ids) enqueued twice at once race the other
+		// way: the second insert passes the dedupe check before the first
+		// commits, then meets the first's id in the primary key. On a retry
+		// the committed dedupe key is skipped; a real id clash (another
+		// job's id) fails again and is reported.
 		var pgErr *pgconn.PgError
-		if attempt == enqueueAttempts || !errors.As(err, &pgErr) || !pgerrcode.IsTransactionRollback(pgErr.Code) {
+		if attempt == enqueueAttempts || !errors.As(err, &pgErr) {
+			break
+		}
+		idRace := pgErr.Code == pgerrcode.UniqueViolation && pgErr.ConstraintName == "jobs_pkey"
+		if !idRace && !pgerrcode.IsTransactionRollback(pgErr.Code) {
 			break
 		}
 	}
