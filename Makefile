@@ -6,7 +6,7 @@ FERRET_DIR  := test/ferret
 DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export DATABASE_URL
 
-.PHONY: run test check fmt-check vet wire-check unit ferret generate lint bench build clean
+.PHONY: run test check fmt-check vet wire-check unit ferret generate lint bench bench-go build clean
 
 ## run: start Herald on the embedded in-memory store at http://127.0.0.1:8080
 run:
@@ -45,8 +45,12 @@ generate:
 ## lint: vet and gofmt
 lint: fmt-check vet
 
-## bench: the benchmarks of docs/benchmarks.md
+## bench: measure and rewrite docs/benchmarks.md and its plots (about 12 min; run on a quiet machine)
 bench:
+	$(GO) run ./test/bench/heraldbench -out docs/benchmarks.md -plots docs/bench
+
+## bench-go: the packages' own go test benchmarks (lease and enqueue per store)
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 
 clean:

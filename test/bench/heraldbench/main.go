@@ -1,0 +1,98 @@
+// Command heraldbench measures Herald against its bounds and writes
+// docs/benchmarks.md with SVG plots (`make bench`). Every figure is
+// reported with its ratio to its bound or baseline:
+//
+//	fan-out makespan   one post to 10,000 inboxes on 1,000 loopback hosts,
+//	                   against max(total_work/8, max_host_work/2) and a
+//	                   serial one-at-a-time worker
+//	lease throughput   jobs leased and completed per second, 1/8/32 workers,
+//	                   and lease latency from 1k to 1M queued jobs, per store
+//	enqueue            a 10,000-recipient fan-out batch, per store
+//	signing            signed deliveries per second per core against
+//	                   `openssl speed rsa2048`
+//	memory             RSS with 100,000 queued jobs in the memory store, and
+//	                   RSS over a fan-out on PostgreSQL
+//
+// The fan-out runs the engine in a child process (the same binary, the
+// "worker" subcommand) so that the fake servers and the measurement do not
+// share its CPU accounting or its RSS.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		os.Exit(workerMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "hold" {
+		os.Exit(holdMain(os.Args[2:]))
+	}
+	out := flag.String("out", "docs/benchmarks.md", "report to write")
+	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
+	only := flag.String("only", "sign,memory,enqueue,lease,fanout", "which measurements, comma-separated")
+	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
+	dbURL := flag.String("database-url", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL for the postgres rows")
+	mongoURI := flag.String("mongodb-uri", os.Getenv("MONGODB_URI"), "MongoDB for the mongo rows (skipped when empty)")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	r := &report{started: time.Now(), quick: *quick, machine: machineInfo()}
+	want := map[string]bool{}
+	for _, w := range strings.Split(*only, ",") {
+		want[strings.TrimSpace(w)] = true
+	}
+	stores := storesFor(*dbURL, *mongoURI)
+	steps := []struct {
+		name string
+		run  func(context.Context, *report) error
+	}{
+		{"sign", benchSign},
+		{"memory", benchMemory},
+		{"enqueue", func(ctx context.Context, r *report) error { return benchEnqueue(ctx, r, stores) }},
+		{"lease", func(ctx context.Context, r *report) error { return benchLease(ctx, r, stores) }},
+		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL) }},
+	}
+	failed := false
+	for _, s := range steps {
+		if !want[s.name] {
+			continue
+		}
+		t := time.Now()
+		fmt.Fprintf(os.Stderr, "== %s\n", s.name)
+		if err := s.run(ctx, r); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", s.name, err)
+			r.notes = append(r.notes, fmt.Sprintf("%s failed: %v", s.name, err))
+			failed = true
+		}
+		fmt.Fprintf(os.Stderr, "   %s took %s\n", s.name, time.Since(t).Round(time.Second))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	r.took = time.Since(r.started)
+	if err := r.write(*out, *plots); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s in %s\n", *out, r.took.Round(time.Second))
+	if failed {
+		os.Exit(1)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
