@@ -15,15 +15,19 @@ import (
 // EngineConfig holds the delivery engine's numbers (SPEC §2). Zero fields
 // take the defaults of DefaultEngineConfig.
 type EngineConfig struct {
-	Workers    int           // deliveries at a time in this process (8)
-	PerHost    int           // deliveries at a time per remote host (2)
-	LeaseFor   time.Duration // lease length (2 min)
-	PollEvery  time.Duration // lease poll when nobody wakes the engine (5 s)
-	ReapEvery  time.Duration // reaper period (30 s)
-	PurgeEvery time.Duration // retention purge period (1 h); negative disables it (TTL stores)
-	Retention  time.Duration // finished jobs are kept this long (7 days)
-	Grace      time.Duration // shutdown grace for in-flight deliveries (30 s)
-	Owner      string        // this process's name on its leases
+	Workers int // deliveries at a time in this process (8)
+	PerHost int // deliveries at a time per remote host (2)
+	// FailingSlots caps the deliveries at a time, all hosts together, to
+	// hosts whose last attempt failed (Workers/4, at least 1), so that dead
+	// servers waiting out their timeouts cannot fill every slot.
+	FailingSlots int
+	LeaseFor     time.Duration // lease length (2 min)
+	PollEvery    time.Duration // lease poll when nobody wakes the engine (5 s)
+	ReapEvery    time.Duration // reaper period (30 s)
+	PurgeEvery   time.Duration // retention purge period (1 h); negative disables it (TTL stores)
+	Retention    time.Duration // finished jobs are kept this long (7 days)
+	Grace        time.Duration // shutdown grace for in-flight deliveries (30 s)
+	Owner        string        // this process's name on its leases
 }
 
 // DefaultEngineConfig returns SPEC §2's numbers.
@@ -48,6 +52,10 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	if c.PerHost <= 0 {
 		c.PerHost = d.PerHost
 	}
+	if c.FailingSlots <= 0 {
+		c.FailingSlots = max(1, c.Workers/4)
+	}
+	c.FailingSlots = min(c.FailingSlots, c.Workers)
 	if c.LeaseFor <= 0 {
 		c.LeaseFor = d.LeaseFor
 	}
@@ -95,7 +103,10 @@ type Engine struct {
 	mu       sync.Mutex
 	inFlight int
 	perHost  map[string]int
-	breakers map[string]breakerEntry
+	failing  int // in-flight deliveries to hosts whose last attempt failed
+	// failingHosts are the hosts whose cached breaker shows failures.
+	failingHosts map[string]struct{}
+	breakers     map[string]breakerEntry
 }
 
 // breakerEntry caches a host's breaker state so the success path, by far
@@ -138,6 +149,7 @@ func NewEngine(deps EngineDeps, cfg EngineConfig) *Engine {
 		log: log.With("component", "engine"), cfg: cfg.withDefaults(),
 		wake: make(chan struct{}, 1), freed: make(chan struct{}, 1),
 		perHost: make(map[string]int), breakers: make(map[string]breakerEntry),
+		failingHosts: make(map[string]struct{}),
 	}
 }
 
@@ -218,20 +230,26 @@ func (e *Engine) InFlight() int {
 func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGroup) {
 	var poll <-chan time.Time
 	backoff := time.Duration(0)
+	failures := 0
 	for ctx.Err() == nil {
-		job, ok, err := e.leaseNext(ctx)
+		job, failing, ok, err := e.leaseNext(ctx)
+		if err == nil && failures > 0 {
+			e.log.Info("leasing works again", "failed_leases", failures)
+			failures = 0
+		}
 		switch {
 		case ok:
 			backoff = 0
 			workers.Add(1)
 			go func() {
 				defer workers.Done()
-				e.work(deliverCtx, job)
+				e.work(deliverCtx, job, failing)
 			}()
 			continue
 		case err != nil && ctx.Err() == nil:
+			failures++
 			backoff = min(max(2*backoff, 100*time.Millisecond), e.cfg.PollEvery)
-			e.log.Error("lease failed; backing off", "err", err, "backoff", backoff)
+			e.log.Error("lease failed; backing off", "err", err, "backoff", backoff, "failed_leases", failures)
 			select {
 			case <-ctx.Done():
 			case <-e.clock.After(backoff):
@@ -252,17 +270,27 @@ func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGro
 }
 
 // leaseNext leases one job if a slot is free. ok is false when no slot is
-// free or nothing is runnable.
-func (e *Engine) leaseNext(ctx context.Context) (domain.Job, bool, error) {
+// free or nothing is runnable. failing says the job's host failed its last
+// attempt, so the job runs in the failing hosts' shared slots.
+func (e *Engine) leaseNext(ctx context.Context) (job domain.Job, failing, ok bool, err error) {
 	e.mu.Lock()
 	if e.inFlight >= e.cfg.Workers {
 		e.mu.Unlock()
-		return domain.Job{}, false, nil
+		return domain.Job{}, false, false, nil
 	}
 	var skip []string
 	for h, n := range e.perHost {
 		if n >= e.cfg.PerHost {
 			skip = append(skip, h)
+		}
+	}
+	if e.failing >= e.cfg.FailingSlots {
+		// The failing hosts' slots are taken: skip every host known to be
+		// failing, so the free slots go to hosts that answer.
+		for h := range e.failingHosts {
+			if e.perHost[h] < e.cfg.PerHost { // else already skipped
+				skip = append(skip, h)
+			}
 		}
 	}
 	e.mu.Unlock()
@@ -274,34 +302,41 @@ func (e *Engine) leaseNext(ctx context.Context) (domain.Job, bool, error) {
 	// stay leased, worked by nobody, until the reaper. A lease that comes
 	// back is worked (or released) like any other.
 	leaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	job, err := e.jobs.Lease(leaseCtx, ports.LeaseRequest{
+	job, err = e.jobs.Lease(leaseCtx, ports.LeaseRequest{
 		Owner: e.cfg.Owner, Token: e.ids.NewID(), Now: now, Until: now.Add(e.cfg.LeaseFor), SkipHosts: skip,
 	})
 	cancel()
 	found := err == nil
 	e.obs.Leased(time.Since(started), found)
 	if errors.Is(err, domain.ErrNoJob) {
-		return domain.Job{}, false, nil
+		return domain.Job{}, false, false, nil
 	}
 	if err != nil {
-		return domain.Job{}, false, err
+		return domain.Job{}, false, false, err
 	}
 	e.mu.Lock()
 	e.inFlight++
 	e.perHost[job.Host]++
+	_, failing = e.failingHosts[job.Host]
+	if failing {
+		e.failing++
+	}
 	n := e.inFlight
 	e.mu.Unlock()
 	e.obs.InFlight(n)
-	return job, true, nil
+	return job, failing, true, nil
 }
 
 // work runs one leased job and frees its slot.
-func (e *Engine) work(ctx context.Context, job domain.Job) {
+func (e *Engine) work(ctx context.Context, job domain.Job, failing bool) {
 	defer func() {
 		e.mu.Lock()
 		e.inFlight--
 		if e.perHost[job.Host]--; e.perHost[job.Host] <= 0 {
 			delete(e.perHost, job.Host)
+		}
+		if failing {
+			e.failing--
 		}
 		n := e.inFlight
 		e.mu.Unlock()
@@ -442,9 +477,26 @@ func (e *Engine) quarantinedUntil(ctx context.Context, host string) (time.Time, 
 
 func (e *Engine) cacheBreaker(r domain.RemoteInstance, now time.Time) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.breakers) >= maxCachedBreakers {
+		// Bound the cache: forget what is stale (it would be read again).
+		for h, b := range e.breakers {
+			if now.Sub(b.at) >= breakerCacheTTL {
+				delete(e.breakers, h)
+				delete(e.failingHosts, h)
+			}
+		}
+	}
 	e.breakers[r.Host] = breakerEntry{state: r, at: now}
-	e.mu.Unlock()
+	if r.ConsecutiveFailures > 0 {
+		e.failingHosts[r.Host] = struct{}{}
+	} else {
+		delete(e.failingHosts, r.Host)
+	}
 }
+
+// maxCachedBreakers bounds the breaker cache of a process.
+const maxCachedBreakers = 50_000
 
 // recordBreaker feeds one outcome to the host's circuit breaker. A failure
 // that opens the breaker moves the host's queued jobs past the quarantine.

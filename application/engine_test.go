@@ -3,6 +3,7 @@ package application_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -692,4 +693,92 @@ func TestEngineGracefulShutdown(t *testing.T) {
 	if late := b.get("late"); late.State != domain.JobQueued || b.deliverer.CallsTo("https://late.example/inbox") != 0 {
 		t.Fatalf("leased after shutdown began: %+v", late)
 	}
+}
+
+// Hosts whose last attempt failed share FailingSlots (Workers/4 = 2) slots:
+// dead servers waiting out their timeouts cannot fill the 8 slots while
+// hosts that answer have work.
+func TestEngineFailingHostsShareTheirSlots(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	release := make(chan struct{})
+	deadNow, deadMax := 0, 0
+	b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		if !strings.Contains(d.Inbox, "dead") {
+			return domain.Classify(202, "", time.Time{})
+		}
+		mu.Lock()
+		deadNow++
+		deadMax = max(deadMax, deadNow)
+		ch := release
+		mu.Unlock()
+		select { // a server that does not answer until the test says so
+		case <-ch:
+		case <-ctx.Done():
+		}
+		mu.Lock()
+		deadNow--
+		mu.Unlock()
+		return domain.NetworkFailure(fmt.Errorf("timeout"))
+	})
+	b.start()
+	// Phase 1: a first wave to eight dead hosts the engine knows nothing of
+	// yet (it fills the 8 slots); the attempts fail and the hosts are known
+	// failing from then on.
+	var first []domain.Job
+	for h := 0; h < 8; h++ {
+		first = append(first, b.job(fmt.Sprintf("w1-%d", h), fmt.Sprintf("dead%d.example", h)))
+	}
+	b.enqueue(first...)
+	b.eventually("first wave in flight", func() bool { mu.Lock(); defer mu.Unlock(); return deadNow == 8 })
+	mu.Lock()
+	close(release)
+	release = make(chan struct{})
+	mu.Unlock()
+	b.eventually("first wave failed", func() bool {
+		all, _ := b.jobs.List(context.Background(), ports.JobFilter{})
+		failed := 0
+		for _, j := range all {
+			if j.Attempts == 1 {
+				failed++
+			}
+		}
+		return failed == 8
+	})
+	mu.Lock()
+	deadMax = 0
+	mu.Unlock()
+	// Phase 2: more jobs to the failing hosts, ahead of 100 to hosts that
+	// answer.
+	var second []domain.Job
+	for h := 0; h < 8; h++ {
+		for i := 0; i < 3; i++ {
+			second = append(second, b.job(fmt.Sprintf("w2-%d-%d", h, i), fmt.Sprintf("dead%d.example", h)))
+		}
+	}
+	for i := 0; i < 100; i++ {
+		j := b.job(fmt.Sprintf("ok-%03d", i), fmt.Sprintf("ok%d.example", i%20))
+		j.RunAt = b.clock.Now().Add(time.Millisecond)
+		second = append(second, j)
+	}
+	b.enqueue(second...)
+	b.clock.Advance(5 * time.Second) // the healthy jobs are due; the next poll takes them
+	b.eventually("every healthy job delivered while the failing hosts hang", func() bool {
+		n := 0
+		for i := 0; i < 100; i++ {
+			if b.get(fmt.Sprintf("ok-%03d", i)).State == domain.JobSucceeded {
+				n++
+			}
+		}
+		return n == 100
+	})
+	mu.Lock()
+	got := deadMax
+	mu.Unlock()
+	if got != 2 {
+		t.Fatalf("failing hosts had %d deliveries at once, want their 2 shared slots used and no more", got)
+	}
+	mu.Lock()
+	close(release)
+	mu.Unlock()
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -36,4 +38,50 @@ func (k ActorKeys) SigningKey(ctx context.Context, actorID string) (string, erro
 		return "", fmt.Errorf("signing key of %s: %w", actorID, err)
 	}
 	return g.Keys.PrivatePEM, nil
+}
+
+// KeyCacheTTL is how long CachedKeys trusts a key it read: long enough
+// that a fan-out reads its sender's key once rather than once per inbox,
+// short enough that a deleted actor stops signing within a minute.
+const KeyCacheTTL = time.Minute
+
+// CachedKeys remembers the keys another SigningKeys returned, per actor,
+// for KeyCacheTTL. Misses (the actor is gone) are not cached.
+type CachedKeys struct {
+	next  SigningKeys
+	clock ports.Clock
+	mu    sync.Mutex
+	keys  map[string]cachedKey
+}
+
+type cachedKey struct {
+	pem string
+	at  time.Time
+}
+
+// NewCachedKeys caches next's answers on clock.
+func NewCachedKeys(next SigningKeys, clock ports.Clock) *CachedKeys {
+	return &CachedKeys{next: next, clock: clock, keys: make(map[string]cachedKey)}
+}
+
+// SigningKey implements SigningKeys.
+func (c *CachedKeys) SigningKey(ctx context.Context, actorID string) (string, error) {
+	now := c.clock.Now()
+	c.mu.Lock()
+	k, ok := c.keys[actorID]
+	c.mu.Unlock()
+	if ok && now.Sub(k.at) < KeyCacheTTL {
+		return k.pem, nil
+	}
+	pem, err := c.next.SigningKey(ctx, actorID)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	if len(c.keys) >= 10_000 { // bound: start afresh rather than grow without end
+		clear(c.keys)
+	}
+	c.keys[actorID] = cachedKey{pem: pem, at: now}
+	c.mu.Unlock()
+	return pem, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heraldfed/herald/application"
 )
 
 // Config is Herald's whole configuration (SPEC §8), read once at start from
@@ -216,6 +218,11 @@ func (c Config) validate() error {
 	}
 	if c.PerHost > c.Workers {
 		errs = append(errs, fmt.Errorf("HERALD_PER_HOST=%d is more than HERALD_WORKERS=%d", c.PerHost, c.Workers))
+	}
+	// A delivery must end well inside its job's lease, or the reaper could
+	// hand the job to another worker while the first is still sending it.
+	if limit := application.DefaultEngineConfig().LeaseFor / 2; c.DeliveryTimeout > limit {
+		errs = append(errs, fmt.Errorf("HERALD_DELIVERY_TIMEOUT=%s: at most %s, half the %s lease", c.DeliveryTimeout, limit, 2*limit))
 	}
 	return errors.Join(errs...)
 }

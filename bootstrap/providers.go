@@ -47,7 +47,7 @@ func ProvideDeliverer(cfg Config, urls application.URLs) (*delivery.Client, func
 func ProvideEngine(cfg Config, s *Stores, d ports.Deliverer, clock ports.Clock, rnd ports.Random, ids ports.IDs, obs ports.EngineObserver, log *slog.Logger) *application.Engine {
 	host, _ := os.Hostname()
 	return application.NewEngine(application.EngineDeps{
-		Jobs: s.Jobs, Instances: s.Instances, Deliverer: d, Keys: application.ActorKeys{Actors: s.Actors},
+		Jobs: s.Jobs, Instances: s.Instances, Deliverer: d, Keys: application.NewCachedKeys(application.ActorKeys{Actors: s.Actors}, clock),
 		Clock: clock, Random: rnd, IDs: ids, Wakes: s.Wakes, Observer: obs, Log: log,
 	}, application.EngineConfig{
 		Workers: cfg.Workers, PerHost: cfg.PerHost, Grace: cfg.ShutdownGrace, PurgeEvery: s.PurgeEvery,

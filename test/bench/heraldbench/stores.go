@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	mongodrv "go.mongodb.org/mongo-driver/mongo"
@@ -29,12 +31,17 @@ type storeKind struct {
 	name string
 	open func(ctx context.Context) (jobStore, func(), error)
 	skip string // why it is not measured, when empty it is
+	// roundTrips measures the store's floor: committed one-row writes per
+	// second with the given concurrency (a lease and its completion are
+	// two of them). Nil for the memory store, whose floor is itself.
+	roundTrips func(ctx context.Context, workers int) (float64, error)
 }
 
 func storesFor(dbURL, mongoURI string) []storeKind {
 	kinds := []storeKind{
 		{name: "memory", open: func(context.Context) (jobStore, func(), error) { return memory.NewJobStore(), func() {}, nil }},
-		{name: "postgres", open: func(ctx context.Context) (jobStore, func(), error) { return openPostgres(ctx, dbURL) }},
+		{name: "postgres", open: func(ctx context.Context) (jobStore, func(), error) { return openPostgres(ctx, dbURL) },
+			roundTrips: func(ctx context.Context, workers int) (float64, error) { return postgresWrites(ctx, dbURL, workers) }},
 	}
 	m := storeKind{name: "mongo", skip: "no MongoDB server here (set MONGODB_URI to measure it)"}
 	if mongoURI != "" {
@@ -143,4 +150,47 @@ func fill(ctx context.Context, s jobStore, prefix string, n, hosts int, runAt ti
 		}
 	}
 	return nil
+}
+
+// postgresWrites is the floor of any PostgreSQL queue on this machine: one
+// committed single-row UPDATE per round trip, each worker on its own row so
+// nothing waits on a lock, for three seconds.
+func postgresWrites(ctx context.Context, dbURL string, workers int) (float64, error) {
+	u, cleanup, err := freshSchema(ctx, dbURL)
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	pool, err := postgres.Connect(ctx, u)
+	if err != nil {
+		return 0, err
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, `CREATE TABLE floor (id int PRIMARY KEY, n bigint NOT NULL DEFAULT 0);
+		INSERT INTO floor (id) SELECT generate_series(0, 63)`); err != nil {
+		return 0, err
+	}
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	deadline := time.Now().Add(3 * time.Second)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				if _, err := pool.Exec(ctx, `UPDATE floor SET n = n + 1 WHERE id = $1`, w%64); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				total.Add(1)
+			}
+		}(w)
+	}
+	start := time.Now()
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return 0, err
+	}
+	return float64(total.Load()) / time.Since(start).Seconds(), nil
 }
