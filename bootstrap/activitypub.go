@@ -6,9 +6,9 @@ import (
 	"github.com/google/wire"
 	"github.com/gorilla/mux"
 
-	"github.com/heraldfed/herald/adapters/activitypub"
 	"github.com/heraldfed/herald/adapters/delivery"
 	"github.com/heraldfed/herald/adapters/httpapi"
+	"github.com/heraldfed/herald/adapters/httpapi/activitypub"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/ports"
 )

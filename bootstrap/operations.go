@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/wire"
 
-	"github.com/heraldfed/herald/adapters/admin"
 	"github.com/heraldfed/herald/adapters/httpapi"
+	"github.com/heraldfed/herald/adapters/httpapi/admin"
 	"github.com/heraldfed/herald/adapters/metrics"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"

@@ -8,9 +8,9 @@ import (
 	"os"
 	"sync/atomic"
 
-	"github.com/heraldfed/herald/adapters/admin"
 	"github.com/heraldfed/herald/adapters/delivery"
 	"github.com/heraldfed/herald/adapters/httpapi"
+	"github.com/heraldfed/herald/adapters/httpapi/admin"
 	"github.com/heraldfed/herald/adapters/metrics"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"

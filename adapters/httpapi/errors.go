@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/adapters/httpapi/httperr"
 )
 
 // MaxBodyBytes bounds every request body (SPEC: bodies over 1 MiB get 413).
@@ -24,49 +23,19 @@ var (
 	errMediaType    = errors.New("unsupported media type")
 )
 
-// statusTable maps each sentinel to its status; the first match wins, so
-// more specific errors come first. detail says whether the error's own text
-// may go to the client: it may for validation errors, which the core
-// writes for users; it may not for errors a store can produce, whose text
-// may carry driver messages (constraint names, SQL states), so those get
-// the sentinel's text only.
-var statusTable = []struct {
-	err    error
-	status int
-	detail bool
-}{
-	{errBodyTooLarge, http.StatusRequestEntityTooLarge, true},
-	{errMalformed, http.StatusBadRequest, true},
-	{errMediaType, http.StatusUnsupportedMediaType, true},
-	{domain.ErrNameTaken, http.StatusConflict, false},
-	{domain.ErrAlreadyExists, http.StatusConflict, false},
-	{domain.ErrInvalidName, http.StatusUnprocessableEntity, true},
-	{domain.ErrInvalidInput, http.StatusUnprocessableEntity, true},
-	{domain.ErrUnauthorized, http.StatusUnauthorized, false},
-	{domain.ErrForbidden, http.StatusForbidden, true},
-	{domain.ErrNotFound, http.StatusNotFound, false},
-	{domain.ErrUnavailable, http.StatusServiceUnavailable, false},
-	{context.DeadlineExceeded, http.StatusServiceUnavailable, false},
-}
+// statusTable is the client API's: its own edge errors, then the domain's
+// common mapping.
+var statusTable = httperr.Common.Before(
+	httperr.Rule{Err: errBodyTooLarge, Status: http.StatusRequestEntityTooLarge, Detail: true},
+	httperr.Rule{Err: errMalformed, Status: http.StatusBadRequest, Detail: true},
+	httperr.Rule{Err: errMediaType, Status: http.StatusUnsupportedMediaType, Detail: true},
+)
 
 // Status is the HTTP status of an error returned by a use case.
-func Status(err error) int {
-	status, _ := classify(err)
-	return status
-}
+func Status(err error) int { return statusTable.Status(err) }
 
 // classify returns the status and the message the client may see.
-func classify(err error) (int, string) {
-	for _, row := range statusTable {
-		if errors.Is(err, row.err) {
-			if row.detail {
-				return row.status, err.Error()
-			}
-			return row.status, row.err.Error()
-		}
-	}
-	return http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError)
-}
+func classify(err error) (int, string) { return statusTable.Classify(err) }
 
 type errorBody struct {
 	Error string `json:"error"`

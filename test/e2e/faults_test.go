@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldfed/herald/adapters/activitypub"
 	"github.com/heraldfed/herald/adapters/delivery"
 	"github.com/heraldfed/herald/adapters/httpapi"
+	"github.com/heraldfed/herald/adapters/httpapi/activitypub"
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/application"

@@ -22,7 +22,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/heraldfed/herald/adapters/activitypub"
+	"github.com/heraldfed/herald/adapters/httpapi/activitypub"
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/application"

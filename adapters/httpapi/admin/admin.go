@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/heraldfed/herald/adapters/httpapi/httperr"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 )
@@ -104,47 +104,18 @@ func (h *Handler) bearer(next http.HandlerFunc) http.Handler {
 	})
 }
 
-// statusTable maps the domain's sentinels to statuses. It is the rows of
-// adapters/httpapi's table that the operator use cases can return (an
-// adapter does not import another one); a test checks both agree. detail
-// says whether the error's own text may be shown: it may for the messages
-// the use cases write for operators, not for store errors.
-var statusTable = []struct {
-	err    error
-	status int
-	detail bool
-}{
-	{errMalformed, http.StatusBadRequest, true},
-	{domain.ErrNameTaken, http.StatusConflict, false},
-	{domain.ErrAlreadyExists, http.StatusConflict, false},
-	{domain.ErrInvalidName, http.StatusUnprocessableEntity, true},
-	{domain.ErrInvalidInput, http.StatusUnprocessableEntity, true},
-	{domain.ErrUnauthorized, http.StatusUnauthorized, false},
-	{domain.ErrForbidden, http.StatusForbidden, true},
-	{domain.ErrNotFound, http.StatusNotFound, false},
-	{domain.ErrUnavailable, http.StatusServiceUnavailable, false},
-	{context.DeadlineExceeded, http.StatusServiceUnavailable, false},
-}
+// statusTable is the domain's common mapping with the operator API's own
+// malformed-request error in front.
+var statusTable = httperr.Common.Before(
+	httperr.Rule{Err: errMalformed, Status: http.StatusBadRequest, Detail: true},
+)
 
 var errMalformed = errors.New("malformed request")
 
 // Status is the HTTP status of an operator use case's error.
-func Status(err error) int {
-	s, _ := classify(err)
-	return s
-}
+func Status(err error) int { return statusTable.Status(err) }
 
-func classify(err error) (int, string) {
-	for _, row := range statusTable {
-		if errors.Is(err, row.err) {
-			if row.detail {
-				return row.status, err.Error()
-			}
-			return row.status, row.err.Error()
-		}
-	}
-	return http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError)
-}
+func classify(err error) (int, string) { return statusTable.Classify(err) }
 
 type errorBody struct {
 	Error string `json:"error"`

@@ -14,8 +14,8 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/heraldfed/herald/adapters/admin"
 	"github.com/heraldfed/herald/adapters/httpapi"
+	"github.com/heraldfed/herald/adapters/httpapi/admin"
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"

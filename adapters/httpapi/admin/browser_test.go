@@ -107,7 +107,7 @@ func TestPageInChromium(t *testing.T) {
 	if len(png) < 8 || string(png[1:4]) != "PNG" {
 		t.Fatal("the screenshot is not a PNG")
 	}
-	if err := os.WriteFile(filepath.Join("..", "..", "docs", "admin.png"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("..", "..", "..", "docs", "admin.png"), png, 0o644); err != nil {
 		t.Fatalf("write docs/admin.png: %v", err)
 	}
 
