@@ -230,20 +230,7 @@ func (s *AccountStore) AvatarsOf(ctx context.Context, rootUserID string) ([]doma
 	if rootUserID == "" {
 		return nil, nil // the instance actor is nobody's
 	}
-	cur, err := s.avatars.Find(ctx, bson.D{{Key: "rootUserId", Value: rootUserID}},
-		options.Find().SetSort(bson.D{{Key: "name", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("avatars of %q: %w", rootUserID, interpretError(err, nil))
-	}
-	var docs []avatarDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("avatars of %q: %w", rootUserID, interpretError(err, nil))
-	}
-	out := make([]domain.Avatar, len(docs))
-	for i, d := range docs {
-		out[i] = d.avatar()
-	}
-	return out, nil
+	return findAll(ctx, s.avatars, bson.D{{Key: "rootUserId", Value: rootUserID}}, fmt.Sprintf("avatars of %q", rootUserID), avatarDoc.avatar, options.Find().SetSort(bson.D{{Key: "name", Value: 1}}))
 }
 
 // DeleteAvatar implements ports.ActorStore.

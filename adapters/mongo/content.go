@@ -247,19 +247,7 @@ func withBefore(filter bson.D, before time.Time) bson.D {
 }
 
 func (s *ContentStore) listPosts(ctx context.Context, filter bson.D, before time.Time, limit int) ([]domain.Post, error) {
-	cur, err := s.posts.Find(ctx, withBefore(filter, before), listOptions(limit))
-	if err != nil {
-		return nil, fmt.Errorf("list posts: %w", interpretError(err, nil))
-	}
-	var docs []postDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("list posts: %w", interpretError(err, nil))
-	}
-	out := make([]domain.Post, len(docs))
-	for i, d := range docs {
-		out[i] = d.post()
-	}
-	return out, nil
+	return findAll(ctx, s.posts, withBefore(filter, before), "list posts", postDoc.post, listOptions(limit))
 }
 
 // DeletePost implements ports.PostStore.
@@ -300,17 +288,5 @@ func (s *ContentStore) DmByObjectURI(ctx context.Context, uri string) (domain.Dm
 
 // DmThread implements ports.PostStore along dm_posts_participants_key.
 func (s *ContentStore) DmThread(ctx context.Context, key string, before time.Time, limit int) ([]domain.DmPost, error) {
-	cur, err := s.dms.Find(ctx, withBefore(bson.D{{Key: "participantsKey", Value: key}}, before), listOptions(limit))
-	if err != nil {
-		return nil, fmt.Errorf("direct thread: %w", interpretError(err, nil))
-	}
-	var docs []dmDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("direct thread: %w", interpretError(err, nil))
-	}
-	out := make([]domain.DmPost, len(docs))
-	for i, d := range docs {
-		out[i] = d.dm()
-	}
-	return out, nil
+	return findAll(ctx, s.dms, withBefore(bson.D{{Key: "participantsKey", Value: key}}, before), "direct thread", dmDoc.dm, listOptions(limit))
 }

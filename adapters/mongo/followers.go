@@ -122,19 +122,7 @@ func (s *FollowerStore) Followers(ctx context.Context, followed string, st domai
 	if limit > 0 {
 		opts.SetLimit(int64(limit))
 	}
-	cur, err := s.follows.Find(ctx, filter, opts)
-	if err != nil {
-		return nil, fmt.Errorf("followers of %s: %w", followed, interpretError(err, nil))
-	}
-	var docs []followerDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("followers of %s: %w", followed, interpretError(err, nil))
-	}
-	out := make([]domain.Follower, len(docs))
-	for i, d := range docs {
-		out[i] = d.follower()
-	}
-	return out, nil
+	return findAll(ctx, s.follows, filter, fmt.Sprintf("followers of %s", followed), followerDoc.follower, opts)
 }
 
 // CountFollowers implements ports.FollowerStore.

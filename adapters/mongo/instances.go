@@ -133,17 +133,5 @@ func (s *InstanceStore) List(ctx context.Context, quarantinedAt time.Time) ([]do
 	if !quarantinedAt.IsZero() {
 		filter = append(filter, bson.E{Key: "quarantinedUntil", Value: bson.D{{Key: "$gt", Value: quarantinedAt.UTC()}}})
 	}
-	cur, err := s.hosts.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("list instances: %w", interpretError(err, nil))
-	}
-	var docs []instanceDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("list instances: %w", interpretError(err, nil))
-	}
-	out := make([]domain.RemoteInstance, len(docs))
-	for i, d := range docs {
-		out[i] = d.instance()
-	}
-	return out, nil
+	return findAll(ctx, s.hosts, filter, "list instances", instanceDoc.instance, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 }

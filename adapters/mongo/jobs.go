@@ -559,19 +559,7 @@ func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, e
 	if f.Limit > 0 {
 		opts.SetLimit(int64(f.Limit))
 	}
-	cur, err := s.jobs.Find(ctx, filter, opts)
-	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", interpretError(err, nil))
-	}
-	var docs []jobDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("list jobs: %w", interpretError(err, nil))
-	}
-	out := make([]domain.Job, len(docs))
-	for i, d := range docs {
-		out[i] = d.job()
-	}
-	return out, nil
+	return findAll(ctx, s.jobs, filter, "list jobs", jobDoc.job, opts)
 }
 
 // RetryDead implements ports.JobAdmin.

@@ -84,17 +84,5 @@ func (r *NameRegistry) List(ctx context.Context, kind domain.NameKind) ([]domain
 	if kind != "" {
 		filter = append(filter, bson.E{Key: "kind", Value: string(kind)})
 	}
-	cur, err := r.names.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil {
-		return nil, fmt.Errorf("list names: %w", interpretError(err, nil))
-	}
-	var docs []reservedDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("list names: %w", interpretError(err, nil))
-	}
-	out := make([]domain.ReservedName, len(docs))
-	for i, d := range docs {
-		out[i] = d.name()
-	}
-	return out, nil
+	return findAll(ctx, r.names, filter, "list names", reservedDoc.name, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 }
