@@ -112,7 +112,6 @@ type fedBundle struct {
 	app      *application.Application
 	fed      *application.Federation
 	userID   string
-	ownerID  string
 	keys     [2]domain.KeyPair
 }
 

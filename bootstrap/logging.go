@@ -26,7 +26,7 @@ func newLogger(cfg Config, out io.Writer, terminal bool) *slog.Logger {
 		}
 	}
 	if format == "text" {
-		return slog.New(tint.NewHandler(out, &tint.Options{Level: level, TimeFormat: time.TimeOnly, NoColor: !terminal}))
+		return slog.New(tint.NewTextHandler(out, &tint.Options{Level: level, TimeFormat: time.TimeOnly, NoColor: !terminal}))
 	}
 	return slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: level}))
 }

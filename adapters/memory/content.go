@@ -23,6 +23,7 @@ type ContentStore struct {
 	foreign map[string]domain.ForeignAvatar // by actor URI
 	posts   map[string]domain.Post          // by object URI
 	dms     map[string]domain.DmPost        // by object URI
+	ids     map[string]struct{}             // ids of posts and DMs, which are unique too
 }
 
 // NewContentStore returns an empty store.
@@ -31,6 +32,7 @@ func NewContentStore() *ContentStore {
 		foreign: make(map[string]domain.ForeignAvatar),
 		posts:   make(map[string]domain.Post),
 		dms:     make(map[string]domain.DmPost),
+		ids:     make(map[string]struct{}),
 	}
 }
 
@@ -106,9 +108,10 @@ func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, err
 	if _, ok := s.posts[p.ObjectURI]; ok {
 		return false, nil
 	}
-	if s.usedID(p.ID) {
+	if _, used := s.ids[p.ID]; used {
 		return false, fmt.Errorf("post id %q: %w", p.ID, domain.ErrAlreadyExists)
 	}
+	s.ids[p.ID] = struct{}{}
 	s.posts[p.ObjectURI] = p
 	return true, nil
 }
@@ -150,10 +153,16 @@ func (s *ContentStore) listPosts(match func(domain.Post) bool, before time.Time,
 func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, p := s.posts[uri]
-	_, d := s.dms[uri]
-	if !p && !d {
+	p, isPost := s.posts[uri]
+	d, isDm := s.dms[uri]
+	if !isPost && !isDm {
 		return fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+	}
+	if isPost {
+		delete(s.ids, p.ID)
+	}
+	if isDm {
+		delete(s.ids, d.ID)
 	}
 	delete(s.posts, uri)
 	delete(s.dms, uri)
@@ -170,9 +179,10 @@ func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, err
 	if _, ok := s.dms[p.ObjectURI]; ok {
 		return false, nil
 	}
-	if s.usedID(p.ID) {
+	if _, used := s.ids[p.ID]; used {
 		return false, fmt.Errorf("direct post id %q: %w", p.ID, domain.ErrAlreadyExists)
 	}
+	s.ids[p.ID] = struct{}{}
 	p.Participants = slices.Clone(p.Participants)
 	s.dms[p.ObjectURI] = p
 	return true, nil
@@ -202,23 +212,6 @@ func (s *ContentStore) DmThread(ctx context.Context, key string, before time.Tim
 	}
 	slices.SortFunc(out, func(a, b domain.DmPost) int { return newestFirst(a.Published, b.Published, a.ObjectURI, b.ObjectURI) })
 	return limitSlice(out, limit), nil
-}
-
-// usedID reports whether a post or DM already has this id. A scan: ids
-// clash only by mistake, and the memory store is the reference, not the
-// fast path.
-func (s *ContentStore) usedID(id string) bool {
-	for _, p := range s.posts {
-		if p.ID == id {
-			return true
-		}
-	}
-	for _, p := range s.dms {
-		if p.ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 func newestFirst(a, b time.Time, au, bu string) int {
