@@ -2,7 +2,6 @@ package fake
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/heraldfed/herald/ports"
@@ -22,8 +21,7 @@ func (r Random) Float64() float64 { return float64(r) }
 // IDs hands out "<prefix>-000001", "<prefix>-000002", ...: unique, and
 // ordered like the UUIDv7s of production.
 type IDs struct {
-	once   sync.Once
-	prefix string
+	prefix string // "id" when empty
 	n      atomic.Int64
 }
 
@@ -32,10 +30,9 @@ func NewIDs(prefix string) *IDs { return &IDs{prefix: prefix} }
 
 // NewID implements ports.IDs.
 func (g *IDs) NewID() string {
-	g.once.Do(func() {
-		if g.prefix == "" {
-			g.prefix = "id"
-		}
-	})
-	return fmt.Sprintf("%s-%06d", g.prefix, g.n.Add(1))
+	prefix := g.prefix
+	if prefix == "" {
+		prefix = "id"
+	}
+	return fmt.Sprintf("%s-%06d", prefix, g.n.Add(1))
 }
