@@ -1,0 +1,269 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+var (
+	_ ports.ForeignActorStore = (*ContentStore)(nil)
+	_ ports.PostStore         = (*ContentStore)(nil)
+)
+
+// ContentStore keeps cached remote actors (foreign_avatars), posts and
+// direct posts (posts, dm_posts).
+type ContentStore struct{ db *DB }
+
+// NewContentStore returns the store on db.
+func NewContentStore(db *DB) *ContentStore { return &ContentStore{db: db} }
+
+const foreignColumns = `actor_uri, public_key_id, public_key_pem, inbox, shared_inbox, preferred_username, host, fetched_at`
+
+func scanForeign(row scanner) (domain.ForeignAvatar, error) {
+	var f domain.ForeignAvatar
+	var fetched sql.NullInt64
+	err := row.Scan(&f.ActorURI, &f.PublicKeyID, &f.PublicKeyPEM, &f.Inbox, &f.SharedInbox, &f.PreferredUsername, &f.Host, &fetched)
+	if err != nil {
+		return domain.ForeignAvatar{}, err
+	}
+	f.FetchedAt = fromNanos(fetched)
+	return f, nil
+}
+
+// Upsert implements ports.ForeignActorStore: one INSERT ... ON CONFLICT DO
+// UPDATE on foreign_avatars_actor_uri_key, so concurrent fetches of one
+// actor leave one row, the last written.
+func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
+	if f.ActorURI == "" {
+		return fmt.Errorf("%w: foreign actor without URI", domain.ErrInvalidInput)
+	}
+	_, err := s.db.w.ExecContext(ctx, `
+INSERT INTO foreign_avatars (`+foreignColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (actor_uri) DO UPDATE SET
+	public_key_id = excluded.public_key_id, public_key_pem = excluded.public_key_pem,
+	inbox = excluded.inbox, shared_inbox = excluded.shared_inbox,
+	preferred_username = excluded.preferred_username, host = excluded.host, fetched_at = excluded.fetched_at`,
+		f.ActorURI, f.PublicKeyID, f.PublicKeyPEM, f.Inbox, f.SharedInbox, f.PreferredUsername, f.Host, nanos(f.FetchedAt))
+	if err != nil {
+		return fmt.Errorf("foreign actor %q: %w", f.ActorURI, interpretError(err))
+	}
+	return nil
+}
+
+// ByActorURI implements ports.ForeignActorStore.
+func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.ForeignAvatar, error) {
+	f, err := scanForeign(s.db.r.QueryRowContext(ctx, `SELECT `+foreignColumns+` FROM foreign_avatars WHERE actor_uri = ?`, uri))
+	if err != nil {
+		return domain.ForeignAvatar{}, fmt.Errorf("foreign actor %q: %w", uri, interpretError(err))
+	}
+	return f, nil
+}
+
+// ByKeyID implements ports.ForeignActorStore. Should two cached actors
+// claim one key id (a stale copy), the most recently fetched answers.
+func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
+	f, err := scanForeign(s.db.r.QueryRowContext(ctx, `
+SELECT `+foreignColumns+` FROM foreign_avatars WHERE public_key_id = ?1 AND ?1 <> ''
+ORDER BY fetched_at DESC LIMIT 1`, keyID))
+	if err != nil {
+		return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, interpretError(err))
+	}
+	return f, nil
+}
+
+// ByActorURIs implements ports.ForeignActorStore in one query (the URIs
+// travel as one JSON array), returning the actors in the order of uris,
+// each once.
+func (s *ContentStore) ByActorURIs(ctx context.Context, uris []string) ([]domain.ForeignAvatar, error) {
+	if len(uris) == 0 {
+		return []domain.ForeignAvatar{}, nil
+	}
+	list, err := json.Marshal(uris)
+	if err != nil {
+		return nil, fmt.Errorf("foreign actors: %w", err)
+	}
+	found, err := query(ctx, s.db, scanForeign, `
+SELECT `+foreignColumns+` FROM foreign_avatars WHERE actor_uri IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("foreign actors: %w", interpretError(err))
+	}
+	byURI := make(map[string]domain.ForeignAvatar, len(found))
+	for _, f := range found {
+		byURI[f.ActorURI] = f
+	}
+	out := make([]domain.ForeignAvatar, 0, len(found))
+	for _, u := range uris {
+		if f, ok := byURI[u]; ok {
+			out = append(out, f)
+			delete(byURI, u)
+		}
+	}
+	return out, nil
+}
+
+// Delete implements ports.ForeignActorStore.
+func (s *ContentStore) Delete(ctx context.Context, uri string) error {
+	res, err := s.db.w.ExecContext(ctx, `DELETE FROM foreign_avatars WHERE actor_uri = ?`, uri)
+	if err != nil {
+		return fmt.Errorf("delete foreign actor %q: %w", uri, interpretError(err))
+	}
+	if affected(res) == 0 {
+		return fmt.Errorf("foreign actor %q: %w", uri, domain.ErrNotFound)
+	}
+	return nil
+}
+
+const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local`
+
+func scanPost(row scanner) (domain.Post, error) {
+	var p domain.Post
+	var vis string
+	var published sql.NullInt64
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &published, &p.Local)
+	if err != nil {
+		return domain.Post{}, err
+	}
+	p.Visibility = domain.Visibility(vis)
+	p.Published = fromNanos(published)
+	return p, nil
+}
+
+// CreatePost implements ports.PostStore: ON CONFLICT (object_uri) DO
+// NOTHING keeps the first copy when an inbox gets the same Create twice;
+// SQLite checks that key before the primary key, so a repeat of the same
+// post is "not created", while another post with a used id is
+// domain.ErrAlreadyExists.
+func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
+	res, err := s.db.w.ExecContext(ctx, `
+INSERT INTO posts (`+postColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (object_uri) DO NOTHING`,
+		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, stamp(p.Published), p.Local)
+	if err != nil {
+		return false, fmt.Errorf("post %q: %w", p.ObjectURI, interpretError(err))
+	}
+	return affected(res) == 1, nil
+}
+
+// PostByObjectURI implements ports.PostStore.
+func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.Post, error) {
+	p, err := scanPost(s.db.r.QueryRowContext(ctx, `SELECT `+postColumns+` FROM posts WHERE object_uri = ?`, uri))
+	if err != nil {
+		return domain.Post{}, fmt.Errorf("post %q: %w", uri, interpretError(err))
+	}
+	return p, nil
+}
+
+// PostsByAuthor implements ports.PostStore on posts_author_published_idx.
+func (s *ContentStore) PostsByAuthor(ctx context.Context, author string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.listPosts(ctx, "author_uri", author, before, limit)
+}
+
+// PostsByGroup implements ports.PostStore on posts_group_published_idx. An
+// empty group matches nothing: it is not a group.
+func (s *ContentStore) PostsByGroup(ctx context.Context, group string, before time.Time, limit int) ([]domain.Post, error) {
+	if group == "" {
+		return nil, nil
+	}
+	return s.listPosts(ctx, "group_uri", group, before, limit)
+}
+
+// listPosts lists newest first; ties (one instant) in object URI order, as
+// the memory adapter does. column is one of two constants, never input.
+func (s *ContentStore) listPosts(ctx context.Context, column, value string, b time.Time, limit int) ([]domain.Post, error) {
+	out, err := query(ctx, s.db, scanPost, `
+SELECT `+postColumns+` FROM posts
+WHERE `+column+` = ? AND published < ?
+ORDER BY published DESC, object_uri
+LIMIT ?`, value, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("posts by %s %q: %w", column, value, interpretError(err))
+	}
+	return out, nil
+}
+
+// DeletePost implements ports.PostStore: both tables, in one transaction.
+func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
+	n := 0
+	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		for _, table := range []string{"posts", "dm_posts"} {
+			res, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE object_uri = ?`, uri)
+			if err != nil {
+				return err
+			}
+			n += affected(res)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("delete post %q: %w", uri, interpretError(err))
+	}
+	if n == 0 {
+		return fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+	}
+	return nil
+}
+
+const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local`
+
+func scanDm(row scanner) (domain.DmPost, error) {
+	var p domain.DmPost
+	var parts string
+	var published sql.NullInt64
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &parts, &p.ParticipantsKey, &p.Content, &published, &p.Local)
+	if err != nil {
+		return domain.DmPost{}, err
+	}
+	if err := json.Unmarshal([]byte(parts), &p.Participants); err != nil {
+		return domain.DmPost{}, fmt.Errorf("participants of %s: %w", p.ObjectURI, err)
+	}
+	p.Published = fromNanos(published)
+	return p, nil
+}
+
+// CreateDm implements ports.PostStore.
+func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, error) {
+	parts := p.Participants
+	if parts == nil {
+		parts = []string{}
+	}
+	list, err := json.Marshal(parts)
+	if err != nil {
+		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, err)
+	}
+	res, err := s.db.w.ExecContext(ctx, `
+INSERT INTO dm_posts (`+dmColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (object_uri) DO NOTHING`,
+		p.ID, p.ObjectURI, p.AuthorURI, string(list), p.ParticipantsKey, p.Content, stamp(p.Published), p.Local)
+	if err != nil {
+		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, interpretError(err))
+	}
+	return affected(res) == 1, nil
+}
+
+// DmByObjectURI implements ports.PostStore.
+func (s *ContentStore) DmByObjectURI(ctx context.Context, uri string) (domain.DmPost, error) {
+	p, err := scanDm(s.db.r.QueryRowContext(ctx, `SELECT `+dmColumns+` FROM dm_posts WHERE object_uri = ?`, uri))
+	if err != nil {
+		return domain.DmPost{}, fmt.Errorf("direct post %q: %w", uri, interpretError(err))
+	}
+	return p, nil
+}
+
+// DmThread implements ports.PostStore on dm_posts_participants_key_idx.
+func (s *ContentStore) DmThread(ctx context.Context, key string, b time.Time, limit int) ([]domain.DmPost, error) {
+	out, err := query(ctx, s.db, scanDm, `
+SELECT `+dmColumns+` FROM dm_posts
+WHERE participants_key = ? AND published < ?
+ORDER BY published DESC, object_uri
+LIMIT ?`, key, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("direct thread %q: %w", key, interpretError(err))
+	}
+	return out, nil
+}

@@ -1,0 +1,62 @@
+package sqlite_test
+
+import (
+	"testing"
+
+	"github.com/heraldfed/herald/adapters/sqlite"
+	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
+)
+
+// Every case of every suite runs on a database file of its own (in the
+// test's temporary directory), migrated and indexed as bootstrap does it.
+
+func TestJobStore(t *testing.T) {
+	t.Parallel()
+	contract.JobStore(t, func(t *testing.T) contract.Jobs { return sqlite.NewJobStore(migrated(t)) })
+}
+
+func TestNameRegistry(t *testing.T) {
+	t.Parallel()
+	contract.NameRegistry(t, func(t *testing.T) ports.NameRegistry {
+		p := migrated(t)
+		// 001 seeds the system names; the suite wants an empty registry.
+		mustExec(t, p, `DELETE FROM reserved_names`)
+		return sqlite.NewNameRegistry(p)
+	})
+}
+
+func TestInstanceStore(t *testing.T) {
+	t.Parallel()
+	contract.InstanceStore(t, func(t *testing.T) ports.InstanceStore { return sqlite.NewInstanceStore(migrated(t)) })
+}
+
+func TestFollowerStore(t *testing.T) {
+	t.Parallel()
+	contract.FollowerStore(t, func(t *testing.T) ports.FollowerStore { return sqlite.NewFollowerStore(migrated(t)) })
+}
+
+func TestUserStore(t *testing.T) {
+	t.Parallel()
+	contract.UserStore(t, func(t *testing.T) ports.UserStore { return sqlite.NewAccountStore(migrated(t)) })
+}
+
+func TestTokenStore(t *testing.T) {
+	t.Parallel()
+	contract.TokenStore(t, func(t *testing.T) ports.TokenStore { return sqlite.NewAccountStore(migrated(t)) })
+}
+
+func TestActorStore(t *testing.T) {
+	t.Parallel()
+	contract.ActorStore(t, func(t *testing.T) ports.ActorStore { return sqlite.NewAccountStore(migrated(t)) })
+}
+
+func TestForeignActorStore(t *testing.T) {
+	t.Parallel()
+	contract.ForeignActorStore(t, func(t *testing.T) ports.ForeignActorStore { return sqlite.NewContentStore(migrated(t)) })
+}
+
+func TestPostStore(t *testing.T) {
+	t.Parallel()
+	contract.PostStore(t, func(t *testing.T) ports.PostStore { return sqlite.NewContentStore(migrated(t)) })
+}

@@ -1,0 +1,151 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/heraldfed/herald/adapters/sqlite"
+	"github.com/heraldfed/herald/domain"
+)
+
+// The translator, table-tested on errors a real SQLite file gives: each
+// case runs a statement that fails the way a store's would.
+func TestInterpretError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := open(t, dir)
+	mustMigrate(t, db)
+	ctx := testCtx(t)
+	now := time.Now().UnixNano()
+	mustExec(t, db, `INSERT INTO root_users (id, user_name, password_hash) VALUES ('u1', 'alice', 'x')`)
+	mustExec(t, db, `INSERT INTO avatars (id, root_user_id, name) VALUES ('a1', 'u1', 'alice')`)
+	mustExec(t, db, `INSERT INTO groups (id, owner_id, name) VALUES ('g1', 'u1', 'club')`)
+	mustExec(t, db, `INSERT INTO tokens (hash, user_id) VALUES ('h1', 'u1')`)
+	mustExec(t, db, `INSERT INTO reserved_names (name, kind) VALUES ('alice', 'persona')`)
+	mustExec(t, db, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at)
+		VALUES ('j1', 'k1', 'a', 'i', 'h', 's', 'k', x'7b7d', 'queued', ?)`, now)
+
+	// A second connection of its own, as another process would have one,
+	// that holds the write lock while the store's connection has no
+	// patience (busy_timeout 0).
+	path := filepath.Join(dir, sqlite.DatabaseFile)
+	raw := func(params string) *sql.DB {
+		c, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetMaxOpenConns(1)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	holder := raw("_pragma=busy_timeout(0)")
+	htx, err := holder.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := htx.ExecContext(ctx, `INSERT INTO tokens (hash, user_id) VALUES ('held', 'u1')`); err != nil {
+		t.Fatal(err)
+	}
+	impatient := raw("_pragma=busy_timeout(0)")
+	_, busy := impatient.ExecContext(ctx, `INSERT INTO tokens (hash, user_id) VALUES ('h2', 'u1')`)
+	_ = htx.Rollback()
+	readOnly := raw("_pragma=query_only(1)")
+	_, readonly := readOnly.ExecContext(ctx, `DELETE FROM tokens`)
+	closed := raw("")
+	_ = closed.Close()
+	_, closedErr := closed.ExecContext(ctx, `SELECT 1`)
+
+	failing := func(q string, args ...any) error {
+		t.Helper()
+		err := sqlite.Exec(ctx, db, q, args...)
+		if err == nil {
+			t.Fatalf("%s did not fail", q)
+		}
+		return err
+	}
+	var noRow string
+	noRows := impatient.QueryRowContext(ctx, `SELECT id FROM root_users WHERE id = 'nobody'`).Scan(&noRow)
+
+	sentinels := []error{domain.ErrNameTaken, domain.ErrAlreadyExists, domain.ErrNotFound,
+		domain.ErrUnavailable, domain.ErrInvalidInput}
+	tests := []struct {
+		name string
+		in   error
+		want error // nil: no sentinel
+	}{
+		{"no rows is not found", noRows, domain.ErrNotFound},
+		{"wrapped no rows", fmt.Errorf("scan: %w", sql.ErrNoRows), domain.ErrNotFound},
+		{"reserved name taken", failing(`INSERT INTO reserved_names (name, kind) VALUES ('alice', 'group')`), domain.ErrNameTaken},
+		{"user name taken", failing(`INSERT INTO root_users (id, user_name, password_hash) VALUES ('u2', 'alice', 'x')`), domain.ErrNameTaken},
+		{"avatar name taken", failing(`INSERT INTO avatars (id, root_user_id, name) VALUES ('a2', 'u1', 'alice')`), domain.ErrNameTaken},
+		{"group name taken", failing(`INSERT INTO groups (id, owner_id, name) VALUES ('g2', 'u1', 'club')`), domain.ErrNameTaken},
+		{"user id exists", failing(`INSERT INTO root_users (id, user_name, password_hash) VALUES ('u1', 'bob', 'x')`), domain.ErrAlreadyExists},
+		{"avatar id exists", failing(`INSERT INTO avatars (id, root_user_id, name) VALUES ('a1', 'u1', 'bob')`), domain.ErrAlreadyExists},
+		{"job id exists", failing(`INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at)
+			VALUES ('j1', 'k2', 'a', 'i', 'h', 's', 'k', x'', 'queued', 1)`), domain.ErrAlreadyExists},
+		{"token exists", failing(`INSERT INTO tokens (hash, user_id) VALUES ('h1', 'u2')`), domain.ErrAlreadyExists},
+		{"unknown kind is bad input", failing(`INSERT INTO reserved_names (name, kind) VALUES ('x', 'wizard')`), domain.ErrInvalidInput},
+		{"unknown job state is bad input", failing(`UPDATE jobs SET state = 'lost'`), domain.ErrInvalidInput},
+		{"not null violation is bad input", failing(`INSERT INTO root_users (id, user_name, password_hash) VALUES ('u3', NULL, 'x')`), domain.ErrInvalidInput},
+		{"wrong type is bad input", failing(`INSERT INTO root_users (id, user_name, password_hash, created_at) VALUES ('u4', 'carol', 'x', 'yesterday')`), domain.ErrInvalidInput},
+		{"lock held past busy_timeout", busy, domain.ErrUnavailable},
+		{"write on a read-only connection", readonly, domain.ErrUnavailable},
+		{"closed database", closedErr, domain.ErrUnavailable},
+		{"syntax error is a bug, no sentinel", failing(`INSERT INTO nowhere VALUES (1)`), nil},
+		{"canceled stays canceled", context.Canceled, nil},
+		{"deadline stays deadline", fmt.Errorf("query: %w", context.DeadlineExceeded), nil},
+		{"other errors pass through", errors.New("boom"), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.in == nil {
+				t.Fatal("the case's statement did not fail")
+			}
+			got := sqlite.InterpretError(tt.in)
+			if !errors.Is(got, tt.in) && !errors.Is(tt.in, got) {
+				t.Fatalf("the driver error left the chain: %v", got)
+			}
+			for _, s := range sentinels {
+				if want := s == tt.want; errors.Is(got, s) != want {
+					t.Fatalf("InterpretError(%v) = %v; errors.Is(_, %v) = %v, want %v", tt.in, got, s, !want, want)
+				}
+			}
+		})
+	}
+	if sqlite.InterpretError(nil) != nil {
+		t.Fatal("nil is not an error")
+	}
+	if got := sqlite.InterpretError(context.Canceled); got != context.Canceled {
+		t.Fatalf("context error changed: %v", got)
+	}
+}
+
+// The stores report through the translator: a closed database is
+// unavailable, to the stores and to /readyz.
+func TestClosedDatabaseIsUnavailable(t *testing.T) {
+	t.Parallel()
+	db, err := sqlite.Open(testCtx(t), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustMigrate(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	if _, err := sqlite.NewAccountStore(db).UserByName(ctx, "alice"); !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("read on a closed database: %v", err)
+	}
+	if err := sqlite.NewNameRegistry(db).Reserve(ctx, domain.ReservedName{Name: "x", Kind: domain.NameKindSystem}); !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("write on a closed database: %v", err)
+	}
+	if err := sqlite.NewPinger(db).Ping(ctx); !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("ping on a closed database: %v", err)
+	}
+}

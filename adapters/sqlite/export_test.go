@@ -1,0 +1,44 @@
+package sqlite
+
+import "context"
+
+// Hooks for the black-box tests in package sqlite_test.
+var InterpretError = interpretError
+
+const LeaseSQL = leaseSQL
+
+// Exec runs one statement on the writer, for a test's set-up.
+func Exec(ctx context.Context, db *DB, q string, args ...any) error {
+	_, err := db.w.ExecContext(ctx, q, args...)
+	return err
+}
+
+// QueryStrings runs a read whose rows are one text column each.
+func QueryStrings(ctx context.Context, db *DB, q string, args ...any) ([]string, error) {
+	return query(ctx, db, func(r scanner) (string, error) {
+		var s string
+		return s, r.Scan(&s)
+	}, q, args...)
+}
+
+// Plan is EXPLAIN QUERY PLAN's detail column for q, on the writer, where
+// the lease runs. (A reader connection opened before the migrations would
+// explain with the schema it loaded then: EXPLAIN does not check the schema
+// cookie, where a real statement re-prepares on a changed schema.)
+func Plan(ctx context.Context, db *DB, q string, args ...any) ([]string, error) {
+	rows, err := db.w.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return nil, err
+		}
+		out = append(out, detail)
+	}
+	return out, rows.Err()
+}

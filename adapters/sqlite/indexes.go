@@ -1,0 +1,82 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// index is one index EnsureIndexes guarantees, under a stable name.
+type index struct {
+	name, ddl string
+}
+
+// indexes is every index of SPEC §4, plus the few this store needs beyond
+// it, in one list. The unique ones are also created by the migrations
+// (the stores' ON CONFLICT clauses need them), under the same names, so
+// here they are a no-op unless someone dropped one.
+var indexes = []index{
+	// Unique (SPEC §4).
+	{"posts_object_uri_key", `CREATE UNIQUE INDEX IF NOT EXISTS posts_object_uri_key ON posts (object_uri)`},
+	{"dm_posts_object_uri_key", `CREATE UNIQUE INDEX IF NOT EXISTS dm_posts_object_uri_key ON dm_posts (object_uri)`},
+	{"foreign_avatars_actor_uri_key", `CREATE UNIQUE INDEX IF NOT EXISTS foreign_avatars_actor_uri_key ON foreign_avatars (actor_uri)`},
+	{"followers_pair_key", `CREATE UNIQUE INDEX IF NOT EXISTS followers_pair_key ON followers (follower_uri, followed_uri)`},
+	// RootToAvatar: the link is avatars.root_user_id; the index states the
+	// pair's uniqueness and serves AvatarsOf.
+	{"avatars_root_to_avatar_key", `CREATE UNIQUE INDEX IF NOT EXISTS avatars_root_to_avatar_key ON avatars (root_user_id, id)`},
+	{"root_users_user_name_key", `CREATE UNIQUE INDEX IF NOT EXISTS root_users_user_name_key ON root_users (user_name)`},
+	// reserved_names.name and remote_instances.host are their tables'
+	// primary keys (SQLite's sqlite_autoindex_*), which no statement can
+	// drop, so they need no line here.
+	{"jobs_dedupe_key_key", `CREATE UNIQUE INDEX IF NOT EXISTS jobs_dedupe_key_key ON jobs (dedupe_key)`},
+	{"jobs_id_key", `CREATE UNIQUE INDEX IF NOT EXISTS jobs_id_key ON jobs (id)`},
+	// Unique, beyond SPEC §4: the ActorStore refuses a second avatar or
+	// group of one name (domain.ErrNameTaken) even if a caller skipped the
+	// NameRegistry.
+	{"avatars_name_key", `CREATE UNIQUE INDEX IF NOT EXISTS avatars_name_key ON avatars (name)`},
+	{"groups_name_key", `CREATE UNIQUE INDEX IF NOT EXISTS groups_name_key ON groups (name)`},
+
+	// Plain (SPEC §4).
+	{"foreign_avatars_public_key_id_idx", `CREATE INDEX IF NOT EXISTS foreign_avatars_public_key_id_idx ON foreign_avatars (public_key_id)`},
+	{"posts_author_published_idx", `CREATE INDEX IF NOT EXISTS posts_author_published_idx ON posts (author_uri, published DESC)`},
+	{"posts_group_published_idx", `CREATE INDEX IF NOT EXISTS posts_group_published_idx ON posts (group_uri, published DESC)`},
+	{"dm_posts_participants_key_idx", `CREATE INDEX IF NOT EXISTS dm_posts_participants_key_idx ON dm_posts (participants_key, published DESC)`},
+	// The queue. Every SQLite index ends with the rowid (seq), so this one
+	// yields due jobs in (run_at, seq) order, the lease's, with no sort
+	// (TestLeasePlanUsesQueueIndex); it also serves Reap (state = 'leased')
+	// and the admin counts.
+	{"jobs_state_run_at_idx", `CREATE INDEX IF NOT EXISTS jobs_state_run_at_idx ON jobs (state, run_at)`},
+	{"jobs_host_state_idx", `CREATE INDEX IF NOT EXISTS jobs_host_state_idx ON jobs (host, state)`},
+	// Retention: Purge's range (SQLite has no TTL index).
+	{"jobs_finished_at_idx", `CREATE INDEX IF NOT EXISTS jobs_finished_at_idx ON jobs (finished_at)`},
+	// Plain, beyond SPEC §4: the followers collection, paged by follower URI.
+	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri)`},
+}
+
+// IndexNames lists the indexes EnsureIndexes guarantees, for tests and
+// operators.
+func IndexNames() []string {
+	out := make([]string, len(indexes))
+	for i, ix := range indexes {
+		out[i] = ix.name
+	}
+	return out
+}
+
+// EnsureIndexes creates every index that is missing and leaves the others
+// alone, in one transaction; run it on every start, after MigrateUp. A
+// unique index the data violates fails, naming the index.
+func EnsureIndexes(ctx context.Context, db *DB) error {
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		for _, ix := range indexes {
+			if _, err := tx.ExecContext(ctx, ix.ddl); err != nil {
+				return fmt.Errorf("index %s: %w", ix.name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: ensure indexes: %w", interpretError(err))
+	}
+	return nil
+}

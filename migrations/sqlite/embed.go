@@ -1,0 +1,26 @@
+// Package sqlite holds Herald's SQLite schema migrations as ordered
+// golang-migrate SQL files (NNN_name.up.sql / NNN_name.down.sql), embedded so
+// the binary carries its schema. adapters/sqlite runs them (MigrateUp) with
+// golang-migrate's sqlite driver, each file in one transaction, while its
+// process holds the data directory's lock, and then ensures the indexes on
+// every start.
+//
+//   - 001_identity_and_names: users, local actors (with their keys), cached
+//     remote actors, posts, direct posts, follows and reserved_names, seeded
+//     with the fixed system names. Down drops them all.
+//   - 002_delivery_queue: jobs and remote_instances. Down drops both, and
+//     with them the queue.
+//   - 003_tokens: bearer tokens. Down drops them (every session ends).
+//
+// 001 to 003 hold what PostgreSQL's 001 to 003 hold. PostgreSQL's and
+// Mongo's 004 (moving the old serial worker's deliveries into jobs) has no
+// counterpart: no old server ever wrote to SQLite. A later migration takes
+// the next free number here, whatever its number on the other stores.
+package sqlite
+
+import "embed"
+
+// FS holds the migration files at its root, for golang-migrate's iofs source.
+//
+//go:embed *.sql
+var FS embed.FS
