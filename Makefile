@@ -1,4 +1,4 @@
-# Herald. `make run` starts a server on the in-memory store; `make test`
+# Herald. `make run` starts a server on the SQLite store (data in herald-data/); `make test`
 # runs every check CI runs.
 GO          ?= go
 PKGS        := ./...
@@ -8,7 +8,7 @@ export DATABASE_URL
 
 .PHONY: run test check fmt-check vet wire-check unit ferret generate lint bench bench-go build clean
 
-## run: start Herald on the embedded in-memory store at http://127.0.0.1:8080
+## run: start Herald at http://127.0.0.1:8080 on the embedded SQLite store (data kept in ./herald-data)
 run:
 	$(GO) run ./cmd/herald serve
 

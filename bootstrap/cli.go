@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
@@ -22,16 +23,19 @@ import (
 // ErrMemoryStore: a maintenance command was asked of the in-memory store,
 // whose data lives only inside the server process that holds it.
 var ErrMemoryStore = errors.New("HERALD_STORE=memory keeps its data inside the running server process: " +
-	"this command cannot reach it; use the operator API (/admin/api) of that server, or a PostgreSQL store")
+	"this command cannot reach it; use the operator API (/admin/api) of that server, or a store that keeps data (sqlite, postgres, mongo)")
 
 // OpenStoresForCLI opens the configured store for a maintenance command:
-// no engine, no HTTP server. On PostgreSQL it connects and checks that the
-// schema is at this build's version (it does not migrate: that is `herald
-// migrate up`, or what a server does at start). The cleanup closes it.
+// no engine, no HTTP server. It connects and checks that the schema is at
+// this build's version (it does not migrate: that is `herald migrate up`,
+// or what a server does at start). On SQLite it opens the data directory
+// beside the server that may own it. The cleanup closes it.
 func OpenStoresForCLI(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func(), error) {
 	switch cfg.Store {
 	case StoreMemory:
 		return nil, nil, ErrMemoryStore
+	case StoreSQLite:
+		return openSQLiteForCLI(ctx, cfg)
 	case StoreMongo:
 		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
 		if err != nil {
@@ -92,7 +96,7 @@ func migrationsOnly(cfg Config, what string) error {
 	switch cfg.Store {
 	case StoreMemory:
 		return fmt.Errorf("herald migrate %s: HERALD_STORE=memory has no schema to migrate", what)
-	case StoreMongo, StorePostgres:
+	case StoreSQLite, StoreMongo, StorePostgres:
 		return nil
 	}
 	return fmt.Errorf("unknown store %q", cfg.Store)
@@ -104,7 +108,20 @@ func MigrateUp(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := migrationsOnly(cfg, "up"); err != nil {
 		return err
 	}
-	if cfg.Store == StoreMongo {
+	switch cfg.Store {
+	case StoreSQLite:
+		// Open takes the directory's lock: refused while a server runs
+		// (which migrated at its start).
+		db, err := sqlite.Open(ctx, cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if err := sqlite.MigrateUp(ctx, db, log); err != nil {
+			return err
+		}
+		return sqlite.EnsureIndexes(ctx, db)
+	case StoreMongo:
 		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
 		if err != nil {
 			return err
@@ -139,7 +156,15 @@ func MigrateDown(ctx context.Context, cfg Config, steps int, log *slog.Logger) e
 	if steps < 1 {
 		return fmt.Errorf("herald migrate down: --steps=%d: want 1 or more", steps)
 	}
-	if cfg.Store == StoreMongo {
+	switch cfg.Store {
+	case StoreSQLite:
+		db, err := sqlite.Open(ctx, cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return sqlite.MigrateDown(ctx, db, steps, log)
+	case StoreMongo:
 		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
 		if err != nil {
 			return err
@@ -166,7 +191,18 @@ func MigrationStatus(ctx context.Context, cfg Config) (SchemaStatus, error) {
 		latest uint
 		err    error
 	)
-	if cfg.Store == StoreMongo {
+	switch cfg.Store {
+	case StoreSQLite:
+		db, oerr := sqlite.OpenShared(ctx, cfg.DataDir)
+		if oerr != nil {
+			return SchemaStatus{}, oerr
+		}
+		defer db.Close()
+		v, dirty, err = sqlite.MigrationVersion(ctx, db)
+		if err == nil {
+			latest, err = sqlite.LatestMigration()
+		}
+	case StoreMongo:
 		client, cerr := mongo.Connect(ctx, string(cfg.MongoURI))
 		if cerr != nil {
 			return SchemaStatus{}, cerr
@@ -176,7 +212,7 @@ func MigrationStatus(ctx context.Context, cfg Config) (SchemaStatus, error) {
 		if err == nil {
 			latest, err = mongo.LatestMigration()
 		}
-	} else {
+	default:
 		pool, cerr := postgres.Connect(ctx, string(cfg.DatabaseURL))
 		if cerr != nil {
 			return SchemaStatus{}, cerr
@@ -188,6 +224,34 @@ func MigrationStatus(ctx context.Context, cfg Config) (SchemaStatus, error) {
 		}
 	}
 	return SchemaStatus{Version: v, Dirty: dirty, Latest: latest}, err
+}
+
+// Backup copies the SQLite store's database, consistently, into the
+// directory dest (which must not hold one yet), while a server may be
+// running: dest is then a data directory a server can start on
+// (HERALD_DATA_DIR=dest). Other stores have their own tools.
+func Backup(ctx context.Context, cfg Config, dest string) (BackupResult, error) {
+	switch cfg.Store {
+	case StoreSQLite:
+		res, err := sqlite.Backup(ctx, cfg.DataDir, dest)
+		if err != nil {
+			return BackupResult{}, fmt.Errorf("HERALD_DATA_DIR=%s: %w", cfg.DataDir, err)
+		}
+		return BackupResult{Path: res.Path, Bytes: res.Bytes}, nil
+	case StoreMemory:
+		return BackupResult{}, ErrMemoryStore
+	case StorePostgres:
+		return BackupResult{}, errors.New("herald backup copies the sqlite store; for PostgreSQL use pg_dump (see docs/operations.md)")
+	case StoreMongo:
+		return BackupResult{}, errors.New("herald backup copies the sqlite store; for MongoDB use mongodump (see docs/operations.md)")
+	}
+	return BackupResult{}, fmt.Errorf("unknown store %q", cfg.Store)
+}
+
+// BackupResult is what `herald backup` reports.
+type BackupResult struct {
+	Path  string // the copy's database file
+	Bytes int64
 }
 
 // DemoOptions shape `herald demo`'s fan-out.

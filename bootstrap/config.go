@@ -21,6 +21,7 @@ type Config struct {
 	Addr                string
 	Domain              string
 	Store               string
+	DataDir             string // the SQLite store's data directory
 	MongoURI            Secret // connection strings carry passwords
 	MongoDatabase       string
 	DatabaseURL         Secret
@@ -61,6 +62,7 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 // Store names.
 const (
 	StoreMemory   = "memory"
+	StoreSQLite   = "sqlite"
 	StoreMongo    = "mongo"
 	StorePostgres = "postgres"
 )
@@ -107,7 +109,8 @@ func duration(name string, dst func(*Config) *time.Duration) func(*Config, strin
 var settings = []setting{
 	{"HERALD_ADDR", "127.0.0.1:8080", "listen address", str(func(c *Config) *string { return &c.Addr })},
 	{"HERALD_DOMAIN", "localhost:8080", "the instance's public host, used in actor URIs and WebFinger", str(func(c *Config) *string { return &c.Domain })},
-	{"HERALD_STORE", StoreMemory, "memory, mongo or postgres", str(func(c *Config) *string { return &c.Store })},
+	{"HERALD_STORE", StoreSQLite, "sqlite (one file, kept in HERALD_DATA_DIR), memory (lost on exit: tests, demos), mongo or postgres", str(func(c *Config) *string { return &c.Store })},
+	{"HERALD_DATA_DIR", "herald-data", "data directory of the sqlite store, relative to the working directory; created on first start", str(func(c *Config) *string { return &c.DataDir })},
 	{"MONGODB_URI", "", "connection string of the Mongo store", secret(func(c *Config) *Secret { return &c.MongoURI })},
 	{"HERALD_MONGO_DATABASE", "herald", "database name in the Mongo store", str(func(c *Config) *string { return &c.MongoDatabase })},
 	{"DATABASE_URL", "", "connection string of the PostgreSQL store", secret(func(c *Config) *Secret { return &c.DatabaseURL })},
@@ -189,6 +192,10 @@ func (c Config) validate() error {
 	var errs []error
 	switch c.Store {
 	case StoreMemory:
+	case StoreSQLite:
+		if strings.TrimSpace(c.DataDir) == "" {
+			errs = append(errs, errors.New("HERALD_STORE=sqlite needs HERALD_DATA_DIR"))
+		}
 	case StoreMongo:
 		if c.MongoURI == "" {
 			errs = append(errs, errors.New("HERALD_STORE=mongo needs MONGODB_URI"))
@@ -198,7 +205,7 @@ func (c Config) validate() error {
 			errs = append(errs, errors.New("HERALD_STORE=postgres needs DATABASE_URL"))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("HERALD_STORE=%q: want memory, mongo or postgres", c.Store))
+		errs = append(errs, fmt.Errorf("HERALD_STORE=%q: want sqlite, memory, mongo or postgres", c.Store))
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_ADDR=%q: want host:port", c.Addr))

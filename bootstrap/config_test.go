@@ -20,7 +20,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:8080" || c.Domain != "localhost:8080" || c.Store != "memory" || c.Workers != 8 || c.PerHost != 2 ||
+	if c.Addr != "127.0.0.1:8080" || c.Domain != "localhost:8080" || c.Store != "sqlite" || c.DataDir != "herald-data" || c.Workers != 8 || c.PerHost != 2 ||
 		c.AllowPrivateTargets || c.LogFormat != "auto" || c.AdminToken != "" || c.ShutdownGrace != 30*time.Second {
 		t.Fatalf("defaults %+v", c)
 	}
@@ -45,6 +45,11 @@ func TestLoadConfig(t *testing.T) {
 			func(c bootstrap.Config) bool { return c.Store == "mongo" && string(c.MongoURI) == "mongodb://x" }, ""},
 		{"reserved names list", map[string]string{"HERALD_RESERVED_NAMES": " ops, billing ,,"}, nil,
 			func(c bootstrap.Config) bool { return fmt.Sprint(c.ReservedNames) == "[ops billing]" }, ""},
+		{"sqlite data dir", map[string]string{"HERALD_DATA_DIR": "/var/lib/herald"}, nil,
+			func(c bootstrap.Config) bool { return c.Store == "sqlite" && c.DataDir == "/var/lib/herald" }, ""},
+		{"memory by flag", nil, []string{"--herald-store=memory"},
+			func(c bootstrap.Config) bool { return c.Store == "memory" }, ""},
+		{"sqlite without data dir", nil, []string{"--herald-data-dir= "}, nil, "needs HERALD_DATA_DIR"},
 		{"postgres without url", map[string]string{"HERALD_STORE": "postgres"}, nil, nil, "needs DATABASE_URL"},
 		{"mongo without uri", map[string]string{"HERALD_STORE": "mongo"}, nil, nil, "needs MONGODB_URI"},
 		{"unknown store", map[string]string{"HERALD_STORE": "redis"}, nil, nil, "HERALD_STORE"},

@@ -28,7 +28,8 @@ func TestOperationsWiring(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			args := append([]string{"--herald-addr=127.0.0.1:0", "--herald-bcrypt-cost=4", "--herald-auth-burst=2", "--herald-auth-rate-per-minute=1"}, tt.args...)
+			args := append([]string{"--herald-addr=127.0.0.1:0", "--herald-bcrypt-cost=4", "--herald-auth-burst=2", "--herald-auth-rate-per-minute=1",
+				"--herald-store=memory"}, tt.args...)
 			cfg, err := bootstrap.LoadConfig(args, func(string) string { return "" }, io.Discard)
 			if err != nil {
 				t.Fatal(err)

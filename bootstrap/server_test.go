@@ -11,11 +11,13 @@ import (
 	"github.com/heraldfed/herald/bootstrap"
 )
 
-// The whole server on the memory store: it starts, answers its probes, and
-// stops cleanly when its context ends.
+// The whole server on the default store (SQLite, in a data directory of
+// the test's own): it starts, answers its probes, and stops cleanly when
+// its context ends.
 func TestServerStartsAndStops(t *testing.T) {
 	t.Parallel()
-	cfg, err := bootstrap.LoadConfig([]string{"--herald-addr=127.0.0.1:0", "--herald-bcrypt-cost=4"}, func(string) string { return "" }, io.Discard)
+	cfg, err := bootstrap.LoadConfig([]string{"--herald-addr=127.0.0.1:0", "--herald-bcrypt-cost=4", "--herald-data-dir=" + t.TempDir()},
+		func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,8 +43,10 @@ func OpenStores(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, fun
 	switch cfg.Store {
 	case StoreMemory:
 		log.Warn("storage is in memory: every account, post and queued delivery is lost when the process exits",
-			"store", StoreMemory, "hint", "set HERALD_STORE=postgres or mongo to keep data")
+			"store", StoreMemory, "hint", "leave HERALD_STORE unset (sqlite, in HERALD_DATA_DIR), or set it to postgres or mongo, to keep data")
 		return openMemory(), func() {}, nil
+	case StoreSQLite:
+		return openSQLite(ctx, cfg, log)
 	case StorePostgres:
 		return openPostgres(ctx, cfg, log)
 	case StoreMongo:

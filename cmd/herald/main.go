@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,6 +42,9 @@ type command struct {
 	flags []cmdFlag
 	help  string
 	run   func(c *call) int
+	// defaults replace settings' defaults for this command (an environment
+	// variable or a flag still wins).
+	defaults map[string]string
 }
 
 type cmdFlag struct {
@@ -61,10 +65,12 @@ type call struct {
 
 var commands = []command{
 	{words: []string{"serve"}, help: "run the server: HTTP API, operator page, delivery engine (the default command)", run: serve},
-	{words: []string{"demo"}, help: "run the server plus a demo fan-out to four loopback \"remote servers\" (fast, slow, failing, gone), to watch /admin and /metrics move",
-		flags: []cmdFlag{{name: "demo-posts", usage: "how many posts the demo publishes", def: "40"}, {name: "demo-every", usage: "time between demo posts", def: "2s"}}, run: demo},
-	{words: []string{"migrate", "up"}, help: "apply every migration of this build, then ensure the indexes (PostgreSQL)", run: migrateUp},
-	{words: []string{"migrate", "down"}, help: "revert the last --steps migrations (PostgreSQL; read each down step's comment in migrations/ first)",
+	{words: []string{"demo"}, help: "run the server plus a demo fan-out to four loopback \"remote servers\" (fast, slow, failing, gone), to watch /admin and /metrics move; on the memory store unless HERALD_STORE says otherwise, so demo data never lands in a real instance",
+		flags: []cmdFlag{{name: "demo-posts", usage: "how many posts the demo publishes", def: "40"}, {name: "demo-every", usage: "time between demo posts", def: "2s"}}, run: demo,
+		defaults: map[string]string{"HERALD_STORE": bootstrap.StoreMemory}},
+	{words: []string{"backup"}, arg: "DEST", help: "copy the sqlite store's database, consistently, into the new or empty directory DEST while the server may run; restore: start with HERALD_DATA_DIR=DEST", run: backup},
+	{words: []string{"migrate", "up"}, help: "apply every migration of this build, then ensure the indexes (sqlite: refused while a server holds the data directory; it migrated at its start)", run: migrateUp},
+	{words: []string{"migrate", "down"}, help: "revert the last --steps migrations (read each down step's comment in migrations/ first; on sqlite every down step drops data: take a backup first)",
 		flags: []cmdFlag{{name: "steps", usage: "how many migrations to revert", def: "1"}}, run: migrateDown},
 	{words: []string{"migrate", "version"}, help: "print the applied schema version and the one this build needs", run: migrateVersion},
 	{words: []string{"jobs", "stats"}, help: "print the delivery queue's counts by state and by host", run: jobsStats},
@@ -108,6 +114,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "herald %s: %v\n", cmd.name(), err)
 		return exitUsage
 	}
+	if len(cmd.defaults) > 0 {
+		getenv = withDefaults(getenv, cmd.defaults)
+	}
 	cfg, err := bootstrap.LoadConfig(rest, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -119,6 +128,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	c.cfg = cfg
 	c.log = logger(cfg, stderr)
 	return cmd.run(c)
+}
+
+// withDefaults answers def[k] for a variable the environment leaves empty.
+func withDefaults(getenv func(string) string, def map[string]string) func(string) string {
+	return func(k string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return def[k]
+	}
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
@@ -193,7 +212,7 @@ func (c command) usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nconfiguration: the settings of `herald help`, as environment variables or flags (a flag wins).")
 	if c.name() != "serve" && c.name() != "demo" {
-		fmt.Fprintln(w, "It opens the configured store (HERALD_STORE, DATABASE_URL) without starting the engine.")
+		fmt.Fprintln(w, "It opens the configured store (HERALD_STORE, HERALD_DATA_DIR, DATABASE_URL, MONGODB_URI) without starting the engine.")
 	}
 }
 
@@ -274,6 +293,16 @@ func demo(c *call) int {
 	if err := bootstrap.RunDemo(ctx, c.cfg, c.log, c.stdout, bootstrap.DemoOptions{Posts: posts, Every: every}); err != nil {
 		return fail(c, err)
 	}
+	return exitOK
+}
+
+func backup(c *call) int {
+	res, err := bootstrap.Backup(c.ctx, c.cfg, c.arg)
+	if err != nil {
+		return fail(c, err)
+	}
+	fmt.Fprintf(c.stdout, "backed up %s into %s (%d bytes); restore: HERALD_DATA_DIR=%s herald serve\n",
+		c.cfg.DataDir, res.Path, res.Bytes, filepath.Dir(res.Path))
 	return exitOK
 }
 

@@ -6,10 +6,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,6 +22,7 @@ import (
 	pgx "github.com/jackc/pgx/v5"
 
 	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/bootstrap"
 	"github.com/heraldfed/herald/domain"
 )
@@ -111,9 +114,13 @@ func TestBadCommandLines(t *testing.T) {
 		{"quarantined not a bool", nil, []string{"instances", "list", "--quarantined=maybe"}, 2, "--quarantined"},
 		{"demo posts", nil, []string{"demo", "--demo-posts=0"}, 2, "--demo-posts"},
 		{"demo every", nil, []string{"demo", "--demo-every=soon"}, 2, "--demo-every"},
-		{"memory store", nil, []string{"jobs", "stats"}, 1, "HERALD_STORE=memory"},
-		{"memory lift", nil, []string{"instances", "lift", "a.example"}, 1, "HERALD_STORE=memory"},
-		{"memory migrate", nil, []string{"migrate", "up"}, 1, "no schema"},
+		{"memory store", map[string]string{"HERALD_STORE": "memory"}, []string{"jobs", "stats"}, 1, "HERALD_STORE=memory"},
+		{"memory lift", map[string]string{"HERALD_STORE": "memory"}, []string{"instances", "lift", "a.example"}, 1, "HERALD_STORE=memory"},
+		{"memory migrate", map[string]string{"HERALD_STORE": "memory"}, []string{"migrate", "up"}, 1, "no schema"},
+		{"memory backup", map[string]string{"HERALD_STORE": "memory"}, []string{"backup", "/tmp/x"}, 1, "HERALD_STORE=memory"},
+		{"backup without destination", nil, []string{"backup"}, 2, "missing DEST"},
+		{"sqlite without a database", map[string]string{"HERALD_DATA_DIR": "/nonexistent/herald-data"}, []string{"jobs", "stats"}, 1, "no Herald database"},
+		{"sqlite version without a database", map[string]string{"HERALD_DATA_DIR": "/nonexistent/herald-data"}, []string{"migrate", "version"}, 1, "no Herald database"},
 		{"unreachable mongo migrate", map[string]string{"HERALD_STORE": "mongo", "MONGODB_URI": "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=1000"}, []string{"migrate", "version"}, 1, "mongo 127.0.0.1:1"},
 		{"unreachable mongo store", map[string]string{"HERALD_STORE": "mongo", "MONGODB_URI": "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=1000"}, []string{"names", "reserve", "ops"}, 1, "mongo 127.0.0.1:1"},
 		{"unreachable postgres", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://postgres@127.0.0.1:1/x?connect_timeout=2"}, []string{"jobs", "stats"}, 1, "herald:"},
@@ -159,8 +166,34 @@ func pgSchema(t *testing.T) (string, *pgx.Conn) {
 
 func TestStoreCommands(t *testing.T) {
 	t.Parallel()
-	dbURL, _ := pgSchema(t)
-	env := map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": dbURL, "HERALD_LOG_LEVEL": "warn"}
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		dbURL, _ := pgSchema(t)
+		latest, err := postgres.LatestMigration()
+		if err != nil {
+			t.Fatal(err)
+		}
+		storeCommands(t, map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": dbURL, "HERALD_LOG_LEVEL": "warn"},
+			latest, true)
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		latest, err := sqlite.LatestMigration()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The default store: only the data directory is given.
+		storeCommands(t, map[string]string{"HERALD_DATA_DIR": filepath.Join(t.TempDir(), "data"), "HERALD_LOG_LEVEL": "warn"},
+			latest, false)
+	})
+}
+
+// storeCommands drives the maintenance commands on one store, from an
+// empty one: before migrations the commands say what to do, and each
+// command reads or changes what a server would. exists: the store is there
+// before any migration (a database server's schema), not only once migrate
+// up (or a server) creates it (SQLite's file).
+func storeCommands(t *testing.T, env map[string]string, latest uint, exists bool) {
 	expect := func(want int, says string, args ...string) result {
 		t.Helper()
 		r := herald(t, env, args...)
@@ -170,14 +203,15 @@ func TestStoreCommands(t *testing.T) {
 		return r
 	}
 
-	expect(0, "schema version 0, this build needs", "migrate", "version")
-	expect(1, "herald migrate up", "jobs", "stats")
+	if exists {
+		expect(0, "schema version 0, this build needs", "migrate", "version")
+		expect(1, "herald migrate up", "jobs", "stats")
+	} else {
+		expect(1, "no Herald database", "migrate", "version")
+		expect(1, "no Herald database", "jobs", "stats")
+	}
 	expect(0, "up to date", "migrate", "up")
 	expect(0, "up to date", "migrate", "up") // twice is fine
-	latest, err := postgres.LatestMigration()
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := expect(0, "behind", "migrate", "down", "--steps", "1")
 	if !strings.Contains(r.stdout, "schema version "+itoa(latest-1)) {
 		t.Fatalf("after down: %s", r.stdout)
@@ -185,15 +219,20 @@ func TestStoreCommands(t *testing.T) {
 	expect(1, "herald migrate up", "instances", "list")
 	expect(0, "up to date", "migrate", "up")
 
-	// Seed what a running server would have made.
+	// Seed what a running server would have made, through the stores the
+	// commands use.
 	ctx := context.Background()
-	pool, err := postgres.Connect(ctx, dbURL)
+	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	stores, closeStores, err := bootstrap.OpenStoresForCLI(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeStores()
 	now := time.Now().UTC()
-	jobs := postgres.NewJobStore(pool)
+	jobs := stores.Jobs
 	var batch []domain.Job
 	for i, inbox := range []string{"https://a.example/1", "https://a.example/2", "https://down.example/inbox"} {
 		j, _ := domain.NewJob("cli-job-"+itoa(uint(i)), "https://l.example/act/"+itoa(uint(i)), inbox, "s", "k", []byte("{}"), now)
@@ -202,7 +241,7 @@ func TestStoreCommands(t *testing.T) {
 	if _, err := jobs.Enqueue(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	instances := postgres.NewInstanceStore(pool)
+	instances := stores.Instances
 	if _, err := instances.Update(ctx, "down.example", func(r *domain.RemoteInstance) {
 		for range domain.BreakerThreshold {
 			r.RecordFailure(now, "HTTP 503 Service Unavailable")
@@ -282,7 +321,7 @@ func TestServeStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errOut syncBuffer
-	env := map[string]string{"HERALD_ADDR": "127.0.0.1:0", "HERALD_ADMIN_TOKEN": "t0ken", "HERALD_BCRYPT_COST": "4"}
+	env := map[string]string{"HERALD_ADDR": "127.0.0.1:0", "HERALD_ADMIN_TOKEN": "t0ken", "HERALD_BCRYPT_COST": "4", "HERALD_DATA_DIR": t.TempDir()}
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, &out, &errOut) }()
 	var addr string
@@ -329,7 +368,10 @@ func TestDemoFansOut(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errOut syncBuffer
-	env := map[string]string{"HERALD_ADDR": "127.0.0.1:0", "HERALD_BCRYPT_COST": "4", "HERALD_LOG_LEVEL": "error"}
+	// The demo runs on memory unless HERALD_STORE says otherwise: no data
+	// directory appears.
+	dataDir := filepath.Join(t.TempDir(), "herald-data")
+	env := map[string]string{"HERALD_ADDR": "127.0.0.1:0", "HERALD_BCRYPT_COST": "4", "HERALD_LOG_LEVEL": "error", "HERALD_DATA_DIR": dataDir}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"demo", "--demo-posts=2", "--demo-every=50ms"}, func(k string) string { return env[k] }, &out, &errOut)
@@ -370,6 +412,9 @@ func TestDemoFansOut(t *testing.T) {
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("demo did not stop")
+	}
+	if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the demo wrote a data directory: %v", err)
 	}
 }
 
