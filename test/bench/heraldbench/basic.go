@@ -176,7 +176,7 @@ func benchEnqueue(ctx context.Context, r *report, kinds []storeKind) error {
 	t := &table{
 		title:   "Enqueue: a 10,000-recipient fan-out batch",
 		command: "go run ./test/bench/heraldbench -only enqueue",
-		intro:   "One `JobStore.Enqueue` of 10,000 deliveries (the store batches internally: PostgreSQL 1,000 rows per statement, pipelined in one transaction). Median of three runs on a fresh store. Bound: the per-job cost of the memory store, which does no I/O.",
+		intro:   "One `JobStore.Enqueue` of 10,000 deliveries (the store batches internally: PostgreSQL 1,000 rows per statement, pipelined in one transaction; SQLite one write transaction, a prepared INSERT per row, one fsync at commit). Median of three runs on a fresh store. Bound: the per-job cost of the memory store, which does no I/O.",
 		header:  []string{"store", "10,000 jobs in", "jobs per second", "ratio to memory"},
 	}
 	var memRate float64
@@ -228,7 +228,7 @@ func benchLease(ctx context.Context, r *report, kinds []storeKind) error {
 		title:   "Lease throughput",
 		command: "go run ./test/bench/heraldbench -only lease",
 		intro: fmt.Sprintf("Jobs leased and completed per second with a no-op delivery (one `Lease` then one `Complete` per job, as the engine does), %d jobs queued on 1,000 hosts, two hosts skipped per lease as the per-host cap would. "+
-			"Bound: a lease and its completion are two committed writes, so a store cannot beat half its rate of committed one-row UPDATEs at the same concurrency (measured on the same server, each worker on its own row); the memory store's bound is itself with one worker.", queue),
+			"Bound: a lease and its completion are two committed writes, so a store cannot beat half its rate of committed one-row UPDATEs at the same concurrency (measured on the same server, each worker on its own row; on SQLite through the store's one writer connection, each an fsync'd WAL commit); the memory store's bound is itself with one worker.", queue),
 		header: []string{"store", "workers", "jobs per second", "bound (jobs/s)", "ratio to bound"},
 	}
 	lat := &table{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 )
@@ -40,6 +42,13 @@ type storeKind struct {
 func storesFor(dbURL, mongoURI string) []storeKind {
 	kinds := []storeKind{
 		{name: "memory", open: func(context.Context) (jobStore, func(), error) { return memory.NewJobStore(), func() {}, nil }},
+		{name: "sqlite", open: func(ctx context.Context) (jobStore, func(), error) {
+			db, cleanup, err := openSQLite(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			return sqlite.NewJobStore(db), cleanup, nil
+		}, roundTrips: sqliteWrites},
 		{name: "postgres", open: func(ctx context.Context) (jobStore, func(), error) { return openPostgres(ctx, dbURL) },
 			roundTrips: func(ctx context.Context, workers int) (float64, error) { return postgresWrites(ctx, dbURL, workers) }},
 	}
@@ -49,6 +58,87 @@ func storesFor(dbURL, mongoURI string) []storeKind {
 		m.open = func(ctx context.Context) (jobStore, func(), error) { return openMongo(ctx, mongoURI) }
 	}
 	return append(kinds, m)
+}
+
+// openSQLite opens and migrates a database in a data directory of its
+// own, removed by the cleanup, with the settings `herald serve` uses.
+func openSQLite(ctx context.Context) (*sqlite.DB, func(), error) {
+	dir, err := os.MkdirTemp("", "heraldbench-sqlite-")
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := sqlite.Open(ctx, dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	cleanup := func() {
+		_ = db.Close()
+		_ = os.RemoveAll(dir)
+	}
+	if err := sqlite.MigrateUp(ctx, db, slog.New(slog.DiscardHandler)); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	if err := sqlite.EnsureIndexes(ctx, db); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return db, cleanup, nil
+}
+
+// sqliteWrites is the floor of the SQLite store on this machine: committed
+// one-row UPDATEs per second through its one writer connection (a
+// FollowerStore.SetState is one such statement), each a WAL append and an
+// fsync, with the given concurrency, for three seconds.
+func sqliteWrites(ctx context.Context, workers int) (float64, error) {
+	db, cleanup, err := openSQLite(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	followers := sqlite.NewFollowerStore(db)
+	now := time.Now()
+	for w := 0; w < 64; w++ {
+		f, err := domain.NewFollower(fmt.Sprintf("https://r.example/u/%d", w), "https://herald.example/users/alice", "", domain.FollowPending, now)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := followers.Add(ctx, f); err != nil {
+			return 0, err
+		}
+	}
+	return countFor(3*time.Second, workers, func(w int) error {
+		return followers.SetState(ctx, fmt.Sprintf("https://r.example/u/%d", w%64), "https://herald.example/users/alice", domain.FollowAccepted, time.Now())
+	})
+}
+
+// countFor runs op in workers goroutines for d and returns the operations
+// per second; the first error stops the count.
+func countFor(d time.Duration, workers int, op func(worker int) error) (float64, error) {
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				if err := op(w); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				total.Add(1)
+			}
+		}(w)
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return 0, err
+	}
+	return float64(total.Load()) / time.Since(start).Seconds(), nil
 }
 
 // openPostgres migrates a schema of its own, dropped by the cleanup.
@@ -170,27 +260,8 @@ func postgresWrites(ctx context.Context, dbURL string, workers int) (float64, er
 		INSERT INTO floor (id) SELECT generate_series(0, 63)`); err != nil {
 		return 0, err
 	}
-	var total atomic.Int64
-	var wg sync.WaitGroup
-	var firstErr atomic.Value
-	deadline := time.Now().Add(3 * time.Second)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				if _, err := pool.Exec(ctx, `UPDATE floor SET n = n + 1 WHERE id = $1`, w%64); err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				total.Add(1)
-			}
-		}(w)
-	}
-	start := time.Now()
-	wg.Wait()
-	if err, ok := firstErr.Load().(error); ok {
-		return 0, err
-	}
-	return float64(total.Load()) / time.Since(start).Seconds(), nil
+	return countFor(3*time.Second, workers, func(w int) error {
+		_, err := pool.Exec(ctx, `UPDATE floor SET n = n + 1 WHERE id = $1`, w%64)
+		return err
+	})
 }
