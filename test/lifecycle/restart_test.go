@@ -1,5 +1,5 @@
 // Package lifecycle_test proves the graceful shutdown of SPEC §2 on the
-// whole server over PostgreSQL: stopping a server in the middle of a
+// whole server over PostgreSQL and SQLite: stopping a server in the middle of a
 // fan-out and starting another loses no delivery and sends none twice.
 package lifecycle_test
 
@@ -285,11 +285,15 @@ func counts(t *testing.T, r *running) map[domain.JobState]int {
 // the queue. Every delivery arrives exactly once.
 func TestGracefulRestartUnderLoad(t *testing.T) {
 	t.Parallel()
-	dbURL := schemaURL(t)
+	gracefulRestartUnderLoad(t, config(t, schemaURL(t), 30*time.Second))
+}
+
+// gracefulRestartUnderLoad is that proof on the store cfg names; the second
+// server starts on the same store once the first has closed it.
+func gracefulRestartUnderLoad(t *testing.T, cfg bootstrap.Config) {
 	sinks := []*sink{newSink(t, 15*time.Millisecond), newSink(t, 15*time.Millisecond), newSink(t, 30*time.Millisecond), newSink(t, 5*time.Millisecond)}
 	const perHost, posts = 50, 3
 	want := len(sinks) * perHost * posts
-	cfg := config(t, dbURL, 30*time.Second)
 
 	first := start(t, cfg, "first")
 	tok := seed(t, first, sinks, perHost)
