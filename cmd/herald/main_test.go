@@ -448,3 +448,42 @@ func TestExampleEnvListsEverySetting(t *testing.T) {
 		t.Fatalf("herald.example.env does not load: %v", err)
 	}
 }
+
+// The README's settings table lists every setting with its default.
+func TestReadmeListsEverySetting(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		cells := strings.Split(l, "|")
+		if len(cells) < 4 {
+			continue
+		}
+		names, def := strings.TrimSpace(cells[1]), strings.TrimSpace(cells[2])
+		// One row may name two settings: "`A`, `B` | `1`, `2`".
+		defs := strings.Split(def, ", ")
+		for i, n := range strings.Split(names, ", ") {
+			d := def
+			if len(defs) == len(strings.Split(names, ", ")) {
+				d = defs[i]
+			}
+			rows[strings.Trim(n, "`")] = strings.Trim(d, "`")
+		}
+	}
+	for _, s := range bootstrap.Settings() {
+		d, ok := rows[s[0]]
+		want := s[1]
+		if want == "" {
+			want = "none"
+		}
+		switch {
+		case !ok:
+			t.Errorf("README's settings table lacks %s", s[0])
+		case !strings.HasPrefix(d, want):
+			t.Errorf("README: %s defaults to %q, the code to %q", s[0], d, want)
+		}
+	}
+}
