@@ -32,7 +32,8 @@ var (
 	// workerBin and heraldBin are the helper program and the herald binary,
 	// built once by TestMain (without -race: see buildBinaries).
 	workerBin, heraldBin string
-	// skipReason is set when no PostgreSQL answers: every proof then skips.
+	// skipReason is set when no PostgreSQL answers: every PostgreSQL proof
+	// then skips (the SQLite ones run).
 	skipReason string
 )
 
@@ -49,8 +50,8 @@ func testMain(m *testing.M) int {
 	flag.Parse()
 	if err := ping(databaseURL()); err != nil {
 		skipReason = fmt.Sprintf("no PostgreSQL at %s (%v)", redact(databaseURL()), err)
-		return m.Run()
 	}
+	// Built whether or not PostgreSQL answers: the SQLite proofs need them.
 	dir, err := os.MkdirTemp("", "herald-proof-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "proof: temp dir:", err)

@@ -1,5 +1,6 @@
 // Command worker is one delivery process of the PostgreSQL proofs
-// (test/proof): the real application.Engine over the PostgreSQL stores and
+// (test/proof), and with -data-dir of the SQLite ones: the real
+// application.Engine over the PostgreSQL (or SQLite) stores and
 // the real signed HTTP client, and nothing else (no HTTP server, no
 // migrations: the test prepares the schema). The proofs start several of it
 // as OS processes, kill some with SIGKILL, and cut their database away.
@@ -31,7 +32,6 @@ import (
 	"time"
 
 	"github.com/heraldfed/herald/adapters/delivery"
-	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
@@ -50,6 +50,7 @@ func run() int {
 	var (
 		name     = flag.String("name", "", "this process's name, sent in the User-Agent and used as lease owner")
 		dbURL    = flag.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (search_path selects the schema)")
+		dataDir  = flag.String("data-dir", "", "SQLite data directory: run on the SQLite stores instead (the test migrates it)")
 		workers  = flag.Int("workers", 8, "deliveries at a time (HERALD_WORKERS)")
 		perHost  = flag.Int("per-host", 2, "deliveries at a time per host (HERALD_PER_HOST)")
 		leaseFor = flag.Duration("lease", 2*time.Minute, "lease length (production: 2m)")
@@ -68,21 +69,25 @@ func run() int {
 		}
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("proc", *name)
-	if *name == "" || *dbURL == "" {
-		log.Error("worker needs -name and -database-url (or DATABASE_URL)")
+	if *name == "" || (*dbURL == "" && *dataDir == "") {
+		log.Error("worker needs -name and -database-url (or DATABASE_URL) or -data-dir")
 		return 2
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	connectCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	pool, err := postgres.Connect(connectCtx, *dbURL)
-	cancel()
+	var st stores
+	var err error
+	if *dataDir != "" {
+		st, err = openSQLite(ctx, *dataDir, log)
+	} else {
+		st, err = openPostgres(ctx, *dbURL, log)
+	}
 	if err != nil {
 		log.Error("cannot connect", "err", err)
 		return 1
 	}
-	defer pool.Close()
+	defer st.close()
 
 	out := &events{enc: json.NewEncoder(os.Stdout)}
 	obs := &observer{out: out}
@@ -92,15 +97,15 @@ func run() int {
 		UserAgent:    UserAgentPrefix + *name,
 	})
 	defer client.Close()
-	waker := &readyWaker{inner: postgres.NewWaker(pool, log), ready: func() {
+	waker := &readyWaker{inner: st.wakes, ready: func() {
 		out.emit(map[string]any{"event": "ready", "name": *name, "pid": os.Getpid()})
 	}}
-	jobs := &watchedJobs{JobStore: postgres.NewJobStore(pool), held: map[string]lease{}}
+	jobs := &watchedJobs{JobStore: st.jobs, held: map[string]lease{}}
 	engine := application.NewEngine(application.EngineDeps{
 		Jobs:      jobs,
-		Instances: postgres.NewInstanceStore(pool),
+		Instances: st.instances,
 		Deliverer: client,
-		Keys:      application.ActorKeys{Actors: postgres.NewAccountStore(pool)},
+		Keys:      application.ActorKeys{Actors: st.actors},
 		Clock:     system.Clock{},
 		Random:    system.Random{},
 		IDs:       system.IDs{},
