@@ -47,6 +47,16 @@ func activityID(i int) string { return fmt.Sprintf("http://proof.invalid/activit
 // queue has this order whatever order the store gives ties.
 func enqueueJobs(t *testing.T, d *database, sender string, inboxes []string, n, run int) {
 	t.Helper()
+	jobs := makeProofJobs(t, sender, inboxes, n, run)
+	got, err := postgres.NewJobStore(d.pool).Enqueue(testCtx(t), jobs)
+	if err != nil || got != n {
+		t.Fatalf("enqueue: %d of %d, %v", got, n, err)
+	}
+}
+
+// makeProofJobs builds the n jobs enqueueJobs queues.
+func makeProofJobs(t *testing.T, sender string, inboxes []string, n, run int) []domain.Job {
+	t.Helper()
 	now := time.Now().Add(-time.Second)
 	jobs := make([]domain.Job, 0, n)
 	for i := range n {
@@ -59,10 +69,7 @@ func enqueueJobs(t *testing.T, d *database, sender string, inboxes []string, n, 
 		j.RunAt = now.Add(time.Duration(i) * time.Microsecond)
 		jobs = append(jobs, j)
 	}
-	got, err := postgres.NewJobStore(d.pool).Enqueue(testCtx(t), jobs)
-	if err != nil || got != n {
-		t.Fatalf("enqueue: %d of %d, %v", got, n, err)
-	}
+	return jobs
 }
 
 // fleet is the worker processes of one proof.

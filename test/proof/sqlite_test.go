@@ -60,24 +60,10 @@ func newSQLiteStore(t *testing.T) (*sqliteStore, string) {
 	return &sqliteStore{dir: dir, jobs: sqlite.NewJobStore(shared)}, a.ID
 }
 
-// enqueue queues n deliveries as enqueueJobs does on PostgreSQL: one
-// activity each, runs of `run` consecutive jobs per host, RunAt a
-// microsecond apart.
+// enqueue queues the n deliveries enqueueJobs queues on PostgreSQL.
 func (s *sqliteStore) enqueue(t *testing.T, sender string, inboxes []string, n, run int) {
 	t.Helper()
-	now := time.Now().Add(-time.Second)
-	jobs := make([]domain.Job, 0, n)
-	for i := range n {
-		id := activityID(i)
-		payload := fmt.Sprintf(`{"@context":"https://www.w3.org/ns/activitystreams","id":%q,"type":"Create","actor":"http://proof.invalid/users/proofsender","object":{"type":"Note","content":"proof %d"}}`, id, i)
-		j, err := domain.NewJob(system.IDs{}.NewID(), id, inboxes[(i/run)%len(inboxes)], sender, senderKeyID, []byte(payload), now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		j.RunAt = now.Add(time.Duration(i) * time.Microsecond)
-		jobs = append(jobs, j)
-	}
-	if got, err := s.jobs.Enqueue(testCtx(t), jobs); err != nil || got != n {
+	if got, err := s.jobs.Enqueue(testCtx(t), makeProofJobs(t, sender, inboxes, n, run)); err != nil || got != n {
 		t.Fatalf("enqueue: %d of %d, %v", got, n, err)
 	}
 }
