@@ -328,11 +328,34 @@ var skipTwo = []string{"h0001.example", "h0002.example"}
 
 func leaseComplete(ctx context.Context, s jobStore, tok string) error {
 	now := time.Now()
-	j, err := s.Lease(ctx, ports.LeaseRequest{Owner: "bench", Token: tok, Now: now, Until: now.Add(2 * time.Minute), SkipHosts: skipTwo})
+	j, err := leaseOne(ctx, s, ports.LeaseRequest{Owner: "bench", Token: tok, Now: now, Until: now.Add(2 * time.Minute), SkipHosts: skipTwo})
 	if err != nil {
 		return err
 	}
-	return s.Complete(ctx, j.ID, tok, now)
+	return complete(ctx, s, j, now)
+}
+
+// leaseOne is a lease batch of one, the single lease the engine made
+// before batching: domain.ErrNoJob when nothing is runnable.
+func leaseOne(ctx context.Context, s jobStore, req ports.LeaseRequest) (domain.Job, error) {
+	req.Limit = 1
+	jobs, err := s.LeaseBatch(ctx, req)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	if len(jobs) == 0 {
+		return domain.Job{}, domain.ErrNoJob
+	}
+	return jobs[0], nil
+}
+
+// complete settles one job succeeded.
+func complete(ctx context.Context, s jobStore, j domain.Job, at time.Time) error {
+	lost, err := s.Settle(ctx, []ports.Settlement{{ID: j.ID, Token: j.LeaseToken, State: domain.JobSucceeded, Attempts: j.Attempts + 1, FinishedAt: at}})
+	if err != nil {
+		return err
+	}
+	return lost[0]
 }
 
 func leaseLatency(ctx context.Context, k storeKind, size int) (p50, p99 time.Duration, err error) {
@@ -350,12 +373,12 @@ func leaseLatency(ctx context.Context, k storeKind, size int) (p50, p99 time.Dur
 		now := time.Now()
 		tok := fmt.Sprintf("l%d", i)
 		start := time.Now()
-		j, err := s.Lease(ctx, ports.LeaseRequest{Owner: "bench", Token: tok, Now: now, Until: now.Add(2 * time.Minute), SkipHosts: skipTwo})
+		j, err := leaseOne(ctx, s, ports.LeaseRequest{Owner: "bench", Token: tok, Now: now, Until: now.Add(2 * time.Minute), SkipHosts: skipTwo})
 		lats = append(lats, time.Since(start))
 		if err != nil {
 			return 0, 0, err
 		}
-		if err := s.Complete(ctx, j.ID, tok, now); err != nil {
+		if err := complete(ctx, s, j, now); err != nil {
 			return 0, 0, err
 		}
 	}
