@@ -84,14 +84,15 @@ func (c *completer) run() {
 }
 
 // gather waits until a batch is worth writing: FlushMax results, or
-// FlushEvery since the first of them, or nothing more coming (no delivery
-// running and the dispatcher idle), or shutdown.
+// FlushEvery since the first of them, or shutdown, or the dispatcher idle:
+// it found nothing runnable, perhaps because the hosts' slots are held by
+// these very results, so waiting for more would only hold them longer.
 func (c *completer) gather() {
 	window := time.NewTimer(c.e.cfg.FlushEvery) // wall clock: see Engine
 	defer window.Stop()
 	for {
 		n, stopping := c.state()
-		if n >= c.e.cfg.FlushMax || stopping || (c.e.idle.Load() && c.e.InFlight() == 0) {
+		if n >= c.e.cfg.FlushMax || stopping || c.e.idle.Load() {
 			return
 		}
 		select {

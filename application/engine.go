@@ -48,7 +48,7 @@ type EngineConfig struct {
 	LeaseWindow time.Duration
 	// FlushEvery is how long the completer gathers results before it
 	// writes them (5 ms); it writes at once when FlushMax results wait, or
-	// when nothing is delivering or leasing (no more results are coming).
+	// when the dispatcher found nothing to lease.
 	FlushEvery time.Duration
 	// FlushMax is the most results one write carries (4×Workers, at least
 	// 32). Results delivered and not yet written are what a kill -9 sends
@@ -148,9 +148,8 @@ type Engine struct {
 	flushed chan struct{} // the completer wrote a batch (host slots came back)
 
 	// idle is set while the dispatcher waits because nothing was runnable
-	// (or has stopped): then no new results are coming from it, and the
-	// completer need not wait for more once the deliveries running now
-	// have ended.
+	// (or has stopped): the completer then writes what it has at once,
+	// since results held back may be what keeps hosts at their cap.
 	idle      atomic.Bool
 	completer *completer
 
@@ -310,9 +309,9 @@ func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGro
 			continue // the batch was full: more may be runnable
 		}
 		// Nothing more to lease now: no slot is free, or nothing is
-		// runnable. In the second case tell the completer that no new
-		// deliveries are coming from here for the moment (in the first,
-		// more results are on their way and worth waiting for).
+		// runnable. In the second case tell the completer to write what
+		// it has (in the first, more results are on their way and worth
+		// waiting for).
 		if poll == nil {
 			poll = e.clock.After(e.cfg.PollEvery)
 		}
@@ -373,9 +372,6 @@ func (e *Engine) work(ctx context.Context, job domain.Job, failing bool) {
 	e.mu.Unlock()
 	e.obs.InFlight(n)
 	signal(e.freed)
-	if n == 0 {
-		e.completer.kick() // the last delivery ended: maybe nothing more is coming
-	}
 }
 
 func (e *Engine) every(ctx context.Context, period time.Duration, f func(context.Context)) {

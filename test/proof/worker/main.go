@@ -57,6 +57,7 @@ func run() int {
 		poll     = flag.Duration("poll", 5*time.Second, "lease poll without wake-ups (production: 5s)")
 		grace    = flag.Duration("grace", 10*time.Second, "shutdown grace for in-flight deliveries")
 		timeout  = flag.Duration("timeout", 10*time.Second, "timeout of one delivery")
+		flushMax = flag.Int("flush-max", 0, "most results one completer write carries (0: the engine's default, 4 x workers, at least 32)")
 	)
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here (diagnosis only)")
 	flag.Parse()
@@ -109,11 +110,11 @@ func run() int {
 		Log:       log,
 	}, application.EngineConfig{
 		Workers: *workers, PerHost: *perHost, LeaseFor: *leaseFor, ReapEvery: *reap, PollEvery: *poll,
-		Grace: *grace, Owner: fmt.Sprintf("%s/%d", *name, os.Getpid()),
+		Grace: *grace, Owner: fmt.Sprintf("%s/%d", *name, os.Getpid()), FlushMax: *flushMax,
 	})
 	cfg := engine.Config()
 	log.Info("worker starting", "workers", cfg.Workers, "per_host", cfg.PerHost, "lease", cfg.LeaseFor,
-		"reap_every", cfg.ReapEvery, "poll_every", cfg.PollEvery)
+		"reap_every", cfg.ReapEvery, "poll_every", cfg.PollEvery, "flush_max", cfg.FlushMax)
 	_ = engine.Run(ctx)
 	s := obs.summary()
 	jobs.report(s)
