@@ -39,6 +39,10 @@ type breakerCache struct {
 	failing     map[string]struct{}
 	quarantined map[string]time.Time // host → end of its quarantine
 	viewAt      time.Time            // when quarantined was read; zero: never
+	// lateSuccesses are successes waiting to be written (successWriteEvery),
+	// by host, at the time of the latest.
+	lateSuccesses map[string]time.Time
+	lateWrittenAt time.Time
 }
 
 type breakerEntry struct {
@@ -47,7 +51,8 @@ type breakerEntry struct {
 }
 
 func newBreakerCache() breakerCache {
-	return breakerCache{states: map[string]breakerEntry{}, failing: map[string]struct{}{}, quarantined: map[string]time.Time{}}
+	return breakerCache{states: map[string]breakerEntry{}, failing: map[string]struct{}{}, quarantined: map[string]time.Time{},
+		lateSuccesses: map[string]time.Time{}}
 }
 
 func (c *breakerCache) failingHosts() []string {
@@ -157,25 +162,51 @@ type breakerEvent struct {
 	at      time.Time
 }
 
+// successWriteEvery spaces the writes of successes that change nothing
+// urgent (a host not known failing here: its first contact, or a success
+// whose cached state is stale): they are gathered and written together at
+// most this often, so the first contacts of a fan-out's thousand hosts cost
+// a few writes, not one per batch. A success of a host known failing resets
+// its breaker at once. Operators see LastSuccessAt within a minute anyway.
+const successWriteEvery = time.Second
+
 // recordBreakers feeds a batch's attempts to their hosts' breakers, in one
-// UpdateMany for every host that needs a write (a failure, or a success the
-// cache does not already know). A failure that opens a breaker moves the
+// UpdateMany for every host that needs a write (a failure, a success of a
+// host known failing, and the gathered successes once successWriteEvery has
+// passed; stop writes the rest). A failure that opens a breaker moves the
 // host's queued jobs past the quarantine, and the batch's own retries of
 // that host with them, before the batch is settled: the jobs' slots come
 // back only then, so no job of the host is attempted in between.
-func (e *Engine) recordBreakers(ctx context.Context, batch []result) {
+func (e *Engine) recordBreakers(ctx context.Context, batch []result, final bool) {
 	now := e.clock.Now()
 	events := map[string][]breakerEvent{}
 	e.mu.Lock()
+	late := e.breakers.lateSuccesses
 	for _, r := range batch {
 		if r.outcome == nil {
 			continue
 		}
 		host := r.job.Host
-		if !r.outcome.HostFailure && len(events[host]) == 0 && e.breakers.successKnown(host, now) {
-			continue
+		ev := breakerEvent{failure: r.outcome.HostFailure, reason: r.outcome.Reason, at: r.at}
+		switch {
+		case ev.failure:
+			if at, ok := late[host]; ok { // keep the order: that success came first
+				events[host] = append(events[host], breakerEvent{at: at})
+				delete(late, host)
+			}
+			events[host] = append(events[host], ev)
+		case len(events[host]) > 0 || e.breakers.isFailing(host):
+			events[host] = append(events[host], ev)
+		case !e.breakers.successKnown(host, now):
+			late[host] = ev.at
 		}
-		events[host] = append(events[host], breakerEvent{failure: r.outcome.HostFailure, reason: r.outcome.Reason, at: r.at})
+	}
+	if len(late) > 0 && (final || now.Sub(e.breakers.lateWrittenAt) >= successWriteEvery) {
+		for host, at := range late {
+			events[host] = append(events[host], breakerEvent{at: at})
+		}
+		clear(late)
+		e.breakers.lateWrittenAt = now
 	}
 	e.mu.Unlock()
 	if len(events) == 0 {

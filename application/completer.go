@@ -66,6 +66,7 @@ func (c *completer) run() {
 		n, stopping := c.state()
 		if n == 0 {
 			if stopping {
+				c.flush(nil, true) // the successes still waiting to be written
 				return
 			}
 			<-c.wakeCh
@@ -77,8 +78,9 @@ func (c *completer) run() {
 		batch := make([]result, take)
 		copy(batch, c.pending)
 		c.pending = append(c.pending[:0], c.pending[take:]...)
+		final := c.stopping && len(c.pending) == 0
 		c.mu.Unlock()
-		c.flush(batch)
+		c.flush(batch, final)
 		signal(c.e.flushed)
 	}
 }
@@ -104,15 +106,20 @@ func (c *completer) gather() {
 }
 
 // flush writes one batch: the breaker changes first (a quarantine it opens
-// defers the batch's own retries of that host), then the settlements.
-func (c *completer) flush(batch []result) {
+// defers the batch's own retries of that host), then the settlements. final
+// is the last flush before Run returns: every success still waiting is
+// written.
+func (c *completer) flush(batch []result, final bool) {
 	e := c.e
 	started := time.Now()
 	// A decided result is worth recording even while shutting down.
 	ctx := context.Background()
 	bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	e.recordBreakers(bctx, batch)
+	e.recordBreakers(bctx, batch, final)
 	cancel()
+	if len(batch) == 0 {
+		return
+	}
 	e.settle(ctx, batch)
 	e.obs.Flushed(time.Since(started), len(batch))
 }

@@ -47,7 +47,7 @@ type EngineConfig struct {
 	// at once). It never delays a lease when every slot is free.
 	LeaseWindow time.Duration
 	// FlushEvery is how long the completer gathers results before it
-	// writes them (5 ms); it writes at once when FlushMax results wait, or
+	// writes them (10 ms); it writes at once when FlushMax results wait, or
 	// when the dispatcher found nothing to lease.
 	FlushEvery time.Duration
 	// FlushMax is the most results one write carries (4×Workers, at least
@@ -68,7 +68,7 @@ func DefaultEngineConfig() EngineConfig {
 		Retention:   7 * 24 * time.Hour,
 		Grace:       30 * time.Second,
 		LeaseWindow: time.Millisecond,
-		FlushEvery:  5 * time.Millisecond,
+		FlushEvery:  10 * time.Millisecond,
 	}
 }
 
@@ -306,7 +306,10 @@ func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGro
 			}()
 		}
 		if asked > 0 && len(batch) == asked {
-			continue // the batch was full: more may be runnable
+			// The batch was full: more may be runnable. Lease again once
+			// the slots have freed, not slot by slot as they do.
+			e.gather(ctx)
+			continue
 		}
 		// Nothing more to lease now: no slot is free, or nothing is
 		// runnable. In the second case tell the completer to write what
