@@ -116,8 +116,8 @@ func benchEngine(ctx context.Context, r *report, dbURL string) error {
 		}
 	}
 	t.notes = append(t.notes, "Herald leases as many jobs as it has free slots in one statement (the per-host cap counted in `host_slots` for every process), "+
-		"and its completer writes the results in batches (every 5 ms, or 4×workers results, or when nothing is left to lease) with one statement; "+
-		"a worker's slot frees when its delivery ends, its host's slot when the result is written. Breaker successes are written in batches too, at most once per host per 10 s.")
+		"and its completer writes the results in batches (every 10 ms, or 4×workers results, or when nothing is left to lease) with one statement; "+
+		"a worker's slot frees when its delivery ends, its host's slot when the result is written. Breaker successes of hosts not known failing (a fan-out's first contacts) are written together, at most once a second.")
 	if riverErr != nil {
 		t.notes = append(t.notes, "River not measured: "+riverErr.Error())
 	}
