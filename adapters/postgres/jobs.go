@@ -292,6 +292,23 @@ FROM pick
 WHERE j.id = pick.id AND j.state = 'queued'
 RETURNING ` + jobColumnsOf("j") + `, j.seq`
 
+// slotsBack is the tail of every statement that moves jobs out of leased:
+// CTEs that give their host slots back, the rows locked in host order as
+// the lease takes them. moved is the CTE whose rows (with a host column)
+// left the leased state.
+func slotsBack(moved string) string {
+	return `freed AS (
+	SELECT host, count(*)::int AS n FROM ` + moved + ` GROUP BY host
+), locked AS MATERIALIZED (
+	SELECT h.host, freed.n FROM host_slots h JOIN freed ON freed.host = h.host
+	ORDER BY h.host
+	FOR UPDATE OF h
+), given AS (
+	UPDATE host_slots h SET in_flight = h.in_flight - locked.n FROM locked WHERE h.host = locked.host
+	RETURNING 1
+)`
+}
+
 // noCap stands for "no per-host cap" in leaseSQL: a host never has this
 // many jobs in flight.
 const noCap = 1 << 30
@@ -353,7 +370,7 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 // (the first ends the lease; the second is lost). done writes them; the host
 // slots of the settled jobs are given back in host order, in this same
 // statement, so host_slots never drifts from the leased rows.
-const settleSQL = `
+var settleSQL = `
 WITH s AS (
 	SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::timestamptz[])
 		AS t(ord, id, token, state, attempts, run_at, last_error, finished_at)
@@ -373,16 +390,7 @@ WITH s AS (
 	FROM held JOIN s ON s.ord = held.ord
 	WHERE j.id = held.id AND j.state = 'leased' AND j.lease_token = s.token
 	RETURNING held.ord, j.host
-), freed AS (
-	SELECT host, count(*)::int AS n FROM done GROUP BY host
-), locked AS MATERIALIZED (
-	SELECT h.host, freed.n FROM host_slots h JOIN freed ON freed.host = h.host
-	ORDER BY h.host
-	FOR UPDATE OF h
-), given AS (
-	UPDATE host_slots h SET in_flight = h.in_flight - locked.n FROM locked WHERE h.host = locked.host
-	RETURNING 1
-)
+), ` + slotsBack("done") + `
 SELECT ord FROM done`
 
 // Settle implements ports.JobStore in one statement (settleSQL). A batch
@@ -444,7 +452,7 @@ const settleAttempts = 3
 // the reaper passes over the job. The same order means a reap and a
 // settlement overlapping on jobs never deadlock, and the host slots are
 // taken in host order as everywhere else.
-const reapSQL = `
+var reapSQL = `
 WITH expired AS MATERIALIZED (
 	SELECT id FROM jobs WHERE state = 'leased' AND lease_until < $1
 	ORDER BY id
@@ -460,16 +468,7 @@ WITH expired AS MATERIALIZED (
 	FROM expired
 	WHERE jobs.id = expired.id AND jobs.state = 'leased' AND jobs.lease_until < $1
 	RETURNING jobs.state, jobs.host
-), freed AS (
-	SELECT host, count(*)::int AS n FROM reaped GROUP BY host
-), locked AS MATERIALIZED (
-	SELECT h.host, freed.n FROM host_slots h JOIN freed ON freed.host = h.host
-	ORDER BY h.host
-	FOR UPDATE OF h
-), given AS (
-	UPDATE host_slots h SET in_flight = h.in_flight - locked.n FROM locked WHERE h.host = locked.host
-	RETURNING 1
-)
+), ` + slotsBack("reaped") + `
 SELECT count(*) FILTER (WHERE state = 'queued'), count(*) FILTER (WHERE state = 'dead') FROM reaped`
 
 // Reap implements ports.JobStore in one statement (reapSQL) over the
