@@ -12,7 +12,7 @@ import (
 	"github.com/heraldfed/herald/test/fake"
 )
 
-// slowLease holds the first Lease until proceed is closed and then, like a
+// slowLease holds the first LeaseBatch until proceed is closed and then, like a
 // database whose reply was lost to a cancelled context, grants the lease in
 // the store even when its context has ended, returning the context's error.
 type slowLease struct {
@@ -22,18 +22,18 @@ type slowLease struct {
 	first   bool
 }
 
-func (s *slowLease) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Job, error) {
+func (s *slowLease) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	if !s.first {
 		s.first = true
 		close(s.entered)
 		<-s.proceed
-		j, err := s.JobStore.Lease(context.Background(), req)
+		jobs, err := s.JobStore.LeaseBatch(context.Background(), req)
 		if ctx.Err() != nil {
-			return domain.Job{}, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return j, err
+		return jobs, err
 	}
-	return s.JobStore.Lease(ctx, req)
+	return s.JobStore.LeaseBatch(ctx, req)
 }
 
 // A lease in progress when shutdown begins is seen through: the job it got

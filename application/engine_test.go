@@ -583,8 +583,8 @@ func TestEngineReaperRecoversExpiredLeases(t *testing.T) {
 	b := setup(t, application.EngineConfig{}, nil)
 	b.enqueueSilently(b.job("j1", "a.example"))
 	// A worker of a process that then died took the job.
-	if _, err := b.jobs.Lease(context.Background(), ports.LeaseRequest{Owner: "dead", Token: "dead-token", Now: t0, Until: t0.Add(2 * time.Minute)}); err != nil {
-		t.Fatal(err)
+	if got, err := b.jobs.LeaseBatch(context.Background(), ports.LeaseRequest{Owner: "dead", Token: "dead-token", Now: t0, Until: t0.Add(2 * time.Minute)}); err != nil || len(got) != 1 {
+		t.Fatal(err, got)
 	}
 	b.start()
 	for i := 0; i < 4; i++ { // reaper passes at 30, 60, 90 and 120 s: the lease still holds
@@ -627,8 +627,8 @@ func TestEngineStaleResultIsDropped(t *testing.T) {
 		if _, err := b.jobs.Reap(ctx, later, domain.MaxAttempts); err != nil {
 			panic(err)
 		}
-		if _, err := b.jobs.Lease(ctx, ports.LeaseRequest{Owner: "other", Token: "other-token", Now: later, Until: later.Add(2 * time.Minute)}); err != nil {
-			panic(err)
+		if got, err := b.jobs.LeaseBatch(ctx, ports.LeaseRequest{Owner: "other", Token: "other-token", Now: later, Until: later.Add(2 * time.Minute)}); err != nil || len(got) != 1 {
+			panic(fmt.Sprint(err, got))
 		}
 		return domain.Classify(410, "", time.Time{})
 	})

@@ -67,21 +67,24 @@ func (b *opBundle) kill(t *testing.T, inbox, reason string) domain.Job {
 	j := b.enqueue(t, inbox)
 	ctx := context.Background()
 	now := b.clock.Now()
-	for {
-		got, err := b.jobs.Lease(ctx, ports.LeaseRequest{Owner: "t", Token: "tok-" + j.ID, Now: now, Until: now.Add(time.Minute)})
-		if err != nil {
-			t.Fatal(err)
+	settle := func(st ports.Settlement) {
+		t.Helper()
+		if lost, err := b.jobs.Settle(ctx, []ports.Settlement{st}); err != nil || lost[0] != nil {
+			t.Fatal(err, lost)
 		}
+	}
+	for {
+		batch, err := b.jobs.LeaseBatch(ctx, ports.LeaseRequest{Owner: "t", Token: "tok-" + j.ID, Now: now, Until: now.Add(time.Minute), Limit: 1})
+		if err != nil || len(batch) != 1 {
+			t.Fatal(err, batch)
+		}
+		got := batch[0]
 		if got.ID == j.ID {
-			if err := b.jobs.Fail(ctx, j.ID, "tok-"+j.ID, 3, reason, now); err != nil {
-				t.Fatal(err)
-			}
+			settle(ports.Settlement{ID: j.ID, Token: "tok-" + j.ID, State: domain.JobDead, Attempts: 3, LastError: reason, FinishedAt: now})
 			return j
 		}
 		// Another queued job: put it back untouched.
-		if err := b.jobs.Release(ctx, got.ID, "tok-"+j.ID, now.Add(time.Hour)); err != nil {
-			t.Fatal(err)
-		}
+		settle(ports.Settlement{ID: got.ID, Token: "tok-" + j.ID, State: domain.JobQueued, Attempts: got.Attempts, RunAt: now.Add(time.Hour), LastError: got.LastError})
 	}
 }
 

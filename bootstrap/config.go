@@ -116,7 +116,7 @@ var settings = []setting{
 	{"DATABASE_URL", "", "connection string of the PostgreSQL store", secret(func(c *Config) *Secret { return &c.DatabaseURL })},
 	{"HERALD_ADMIN_TOKEN", "", "bearer token of the operator API and page (empty: operator API off)", secret(func(c *Config) *Secret { return &c.AdminToken })},
 	{"HERALD_WORKERS", "8", "deliveries at a time in this process", integer("HERALD_WORKERS", func(c *Config) *int { return &c.Workers }, 1, 1024)},
-	{"HERALD_PER_HOST", "2", "deliveries at a time per remote host", integer("HERALD_PER_HOST", func(c *Config) *int { return &c.PerHost }, 1, 64)},
+	{"HERALD_PER_HOST", "2", "deliveries at a time per remote host, over every process sharing the store", integer("HERALD_PER_HOST", func(c *Config) *int { return &c.PerHost }, 1, 64)},
 	{"HERALD_ALLOW_PRIVATE_TARGETS", "false", "let deliveries reach loopback/private addresses (tests, demos)", func(c *Config, v string) error {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {

@@ -2,27 +2,54 @@ package ports
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
 )
 
-// LeaseRequest asks for the runnable job (queued, RunAt <= Now) with the
-// oldest RunAt whose host is not in SkipHosts. Among jobs with the same
-// RunAt the order is the store's (enqueue order, or time-ordered ids).
+// LeaseRequest asks for up to Limit runnable jobs (queued, RunAt <= Now),
+// oldest RunAt first, none of a host in SkipHosts, and no more of one host
+// than keeps that host's leased jobs at or below PerHost. Among jobs with the
+// same RunAt the order is the store's (enqueue order, or time-ordered ids).
+//
+// PerHost is counted over every holder of the store, not per caller: two
+// engines in two processes on one database, each asking with PerHost 2,
+// never hold more than 2 jobs of one host between them. A job counts from
+// its lease until it leaves the leased state (settled, reaped), not until
+// its delivery ends, so a batching caller's unflushed results still hold
+// their host's slots.
 type LeaseRequest struct {
-	Owner     string    // who holds the lease (process id), for operators
-	Token     string    // the fencing token every later update must present
-	Now       time.Time //
-	Until     time.Time // lease expiry; the reaper requeues the job after it
-	SkipHosts []string  // hosts already at this process's per-host cap
+	Owner string    // who holds the lease (process id), for operators
+	Token string    // the fencing token of every job of this batch; fresh per call
+	Now   time.Time //
+	Until time.Time // lease expiry; the reaper requeues the jobs after it
+	// Limit is the most jobs one call returns; below 1 it is 1.
+	Limit int
+	// PerHost caps the leased jobs of one host across every holder; 0 (or
+	// less) is no cap for this caller, whose leases still count against
+	// the caps of others.
+	PerHost int
+	// SkipHosts are hosts the caller does not want now (its slots for
+	// failing hosts are taken).
+	SkipHosts []string
 }
 
-// RetryUpdate records a failed attempt that will be tried again.
-type RetryUpdate struct {
-	Attempts  int
-	RunAt     time.Time
-	LastError string
+// Settlement is where one leased job goes next, fenced by its lease token.
+// The store writes the fields as given and ends the lease; the caller
+// computes them (application.Engine: from the job as it leased it).
+type Settlement struct {
+	ID    string
+	Token string
+	// State is succeeded, dead, or queued (a retry, or a release that
+	// spends no attempt); never leased.
+	State     domain.JobState
+	Attempts  int       // the job's attempts from now on
+	RunAt     time.Time // when a queued job is due again; ignored otherwise
+	LastError string    // kept as given: "" after a success
+	// FinishedAt is set for succeeded and dead jobs (retention counts from
+	// it) and ignored otherwise.
+	FinishedAt time.Time
 }
 
 // ReapResult counts what one reaper pass did.
@@ -45,19 +72,22 @@ type JobStore interface {
 	// store fails part way, enqueueing the same batch again completes it
 	// without duplicates (the dedupe keys see to that).
 	Enqueue(ctx context.Context, jobs []domain.Job) (inserted int, err error)
-	// Lease atomically takes the job described by req, or returns
-	// domain.ErrNoJob.
-	Lease(ctx context.Context, req LeaseRequest) (domain.Job, error)
-	// Complete marks a delivered job succeeded, counting the attempt, with
-	// FinishedAt = at.
-	Complete(ctx context.Context, id, token string, at time.Time) error
-	// Retry puts a failed job back in the queue for a later attempt.
-	Retry(ctx context.Context, id, token string, u RetryUpdate) error
-	// Fail marks a job dead with its reason and FinishedAt = at.
-	Fail(ctx context.Context, id, token string, attempts int, reason string, at time.Time) error
-	// Release puts a leased job back in the queue at runAt without spending
-	// an attempt (its host is quarantined, or the process is shutting down).
-	Release(ctx context.Context, id, token string, runAt time.Time) error
+	// LeaseBatch atomically leases the jobs described by req, in one round
+	// trip where the store can, and returns them oldest RunAt first, each
+	// leased with req.Token and LeaseUntil = req.Until. Jobs other callers
+	// are leasing at the same instant are passed over, never waited for
+	// nor leased twice. Nothing runnable is an empty result, not an error.
+	LeaseBatch(ctx context.Context, req LeaseRequest) ([]domain.Job, error)
+	// Settle applies many settlements in one call. lost[i] is
+	// domain.ErrLeaseLost (wrapped) when batch[i]'s token no longer holds
+	// its job (also for a job named twice: the first ends the lease), and
+	// nil when it was applied; lost ones change nothing and fail no other.
+	// A non-nil err is the store failing: then the whole batch may be
+	// sent again, and a settlement that had been applied after all comes
+	// back as lost (its lease ended). A settlement whose State is not
+	// succeeded, dead or queued is domain.ErrInvalidInput and nothing of
+	// the batch is applied.
+	Settle(ctx context.Context, batch []Settlement) (lost []error, err error)
 	// Reap requeues every job whose lease expired before now, counting the
 	// reap as an attempt; a job reaching maxAttempts that way is dead.
 	Reap(ctx context.Context, now time.Time, maxAttempts int) (ReapResult, error)
@@ -102,4 +132,21 @@ type JobAdmin interface {
 	// empty) back in the queue at now with their attempts reset. It returns
 	// how many moved; a job that is not dead is left alone.
 	RetryDead(ctx context.Context, id, host string, now time.Time) (int, error)
+}
+
+// CheckSettlements is the validation every JobStore.Settle does before it
+// applies anything: each settlement names a job and goes to succeeded, dead
+// or queued.
+func CheckSettlements(batch []Settlement) error {
+	for _, st := range batch {
+		switch {
+		case st.ID == "":
+			return fmt.Errorf("%w: settlement without a job id", domain.ErrInvalidInput)
+		case st.State != domain.JobSucceeded && st.State != domain.JobDead && st.State != domain.JobQueued:
+			return fmt.Errorf("%w: job %s cannot be settled to %q", domain.ErrInvalidInput, st.ID, st.State)
+		case st.Attempts < 0:
+			return fmt.Errorf("%w: job %s settled with %d attempts", domain.ErrInvalidInput, st.ID, st.Attempts)
+		}
+	}
+	return nil
 }

@@ -9,14 +9,17 @@ import (
 // EngineObserver hears what the delivery engine does, for metrics. Calls
 // are synchronous and on hot paths: implementations only count.
 type EngineObserver interface {
-	// Leased reports one lease attempt, how long it took, and whether it
-	// found a job.
-	Leased(took time.Duration, found bool)
+	// Leased reports one lease round trip, how long it took, and how many
+	// jobs it leased (0: nothing runnable).
+	Leased(took time.Duration, jobs int)
 	// Delivered reports one finished delivery attempt.
 	Delivered(host string, o domain.Outcome, took time.Duration)
 	// Settled reports where a job went after an attempt: succeeded,
 	// queued (a retry) or dead.
 	Settled(state domain.JobState)
+	// Flushed reports one batch of results written to the store, how long
+	// it took and how many results it carried.
+	Flushed(took time.Duration, results int)
 	// Reaped reports one reaper pass that found expired leases.
 	Reaped(r ReapResult)
 	// Quarantined reports that a host's breaker opened.
@@ -28,7 +31,8 @@ type EngineObserver interface {
 // NopObserver ignores everything.
 type NopObserver struct{}
 
-func (NopObserver) Leased(time.Duration, bool)                      {}
+func (NopObserver) Leased(time.Duration, int)                       {}
+func (NopObserver) Flushed(time.Duration, int)                      {}
 func (NopObserver) Delivered(string, domain.Outcome, time.Duration) {}
 func (NopObserver) Settled(domain.JobState)                         {}
 func (NopObserver) Reaped(ReapResult)                               {}

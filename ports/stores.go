@@ -33,6 +33,15 @@ type InstanceStore interface {
 	// atomically with respect to other Updates of the same host, so
 	// concurrent failures are all counted. fn may be called more than once.
 	Update(ctx context.Context, host string, fn func(*domain.RemoteInstance)) (domain.RemoteInstance, error)
+	// UpdateMany is Update for many hosts at once, in one transaction and a
+	// fixed number of round trips where the store has them (the engine
+	// records a whole batch of outcomes' breaker changes this way). fn is
+	// applied to each distinct host's state (lower-cased; fn reads the host
+	// from r.Host) atomically with respect to every other Update and
+	// UpdateMany of that host, so concurrent changes are all counted;
+	// concurrent callers never deadlock on each other. It returns the
+	// stored states by host. fn may be called more than once per host.
+	UpdateMany(ctx context.Context, hosts []string, fn func(*domain.RemoteInstance)) (map[string]domain.RemoteInstance, error)
 	// List returns hosts by name; only quarantined ones (at now) if
 	// quarantinedAt is not zero.
 	List(ctx context.Context, quarantinedAt time.Time) ([]domain.RemoteInstance, error)

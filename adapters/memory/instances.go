@@ -59,6 +59,36 @@ func (s *InstanceStore) Update(ctx context.Context, host string, fn func(*domain
 	return r, nil
 }
 
+// UpdateMany implements ports.InstanceStore under one hold of the mutex.
+func (s *InstanceStore) UpdateMany(ctx context.Context, hosts []string, fn func(*domain.RemoteInstance)) (map[string]domain.RemoteInstance, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, h := range hosts {
+		if h == "" {
+			return nil, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]domain.RemoteInstance, len(hosts))
+	for _, h := range hosts {
+		h = strings.ToLower(h)
+		if _, done := out[h]; done {
+			continue
+		}
+		r, ok := s.hosts[h]
+		if !ok {
+			r = domain.NewRemoteInstance(h)
+		}
+		fn(&r)
+		r.Host = h
+		s.hosts[h] = r
+		out[h] = r
+	}
+	return out, nil
+}
+
 // List implements ports.InstanceStore.
 func (s *InstanceStore) List(ctx context.Context, quarantinedAt time.Time) ([]domain.RemoteInstance, error) {
 	s.mu.Lock()

@@ -31,6 +31,7 @@ type JobStore struct {
 	hosts   map[string]*hostQueue
 	ready   readyHeap
 	leased  map[string]*entry
+	perHost map[string]int // leased jobs by host: the per-host cap's count
 	byState map[domain.JobState]int
 }
 
@@ -48,6 +49,7 @@ func NewJobStore() *JobStore {
 		byKey:   make(map[string]string),
 		hosts:   make(map[string]*hostQueue),
 		leased:  make(map[string]*entry),
+		perHost: make(map[string]int),
 		byState: make(map[domain.JobState]int),
 	}
 }
@@ -90,48 +92,67 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 		case domain.JobQueued:
 			s.push(e)
 		case domain.JobLeased:
-			s.leased[j.ID] = e
+			s.addLeased(e)
 		}
 		n++
 	}
 	return n, nil
 }
 
-// Lease implements ports.JobStore.
-func (s *JobStore) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Job, error) {
+// LeaseBatch implements ports.JobStore. The per-host cap is counted from
+// the leased jobs themselves (perHost), under the mutex, so it holds for
+// every caller of this store: one memory store is one process.
+func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	if err := ctx.Err(); err != nil {
-		return domain.Job{}, err
+		return nil, err
 	}
 	if req.Token == "" {
-		return domain.Job{}, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
 	}
+	limit := max(req.Limit, 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var skipped []*hostQueue
+	// Hosts passed over (skipped, or at their cap) leave the ready heap for
+	// the rest of the call, so the loop stops at the first due job it may
+	// take, and go back at the end.
+	var aside []*hostQueue
 	defer func() {
-		for _, hq := range skipped {
+		for _, hq := range aside {
 			heap.Push(&s.ready, hq)
 		}
 	}()
-	for s.ready.Len() > 0 {
+	var out []domain.Job
+	for len(out) < limit && s.ready.Len() > 0 {
 		hq := s.ready[0]
 		head := hq.items[0]
 		if head.job.RunAt.After(req.Now) {
 			break // every other host's earliest job is later still
 		}
-		if slices.Contains(req.SkipHosts, hq.host) {
-			skipped = append(skipped, heap.Pop(&s.ready).(*hostQueue))
+		if slices.Contains(req.SkipHosts, hq.host) || (req.PerHost > 0 && s.perHost[hq.host] >= req.PerHost) {
+			aside = append(aside, heap.Pop(&s.ready).(*hostQueue))
 			continue
 		}
-		s.unqueue(head)
+		s.unqueue(head) // the host's next job, if any, takes its place in the heap
 		s.setState(head, domain.JobLeased)
 		head.job.LeaseOwner = req.Owner
 		head.job.LeaseToken = req.Token
 		head.job.LeaseUntil = req.Until
-		s.leased[head.job.ID] = head
-		return s.copyOut(head), nil
+		s.addLeased(head)
+		out = append(out, s.copyOut(head))
 	}
-	return domain.Job{}, domain.ErrNoJob
+	return out, nil
+}
+
+func (s *JobStore) addLeased(e *entry) {
+	s.leased[e.job.ID] = e
+	s.perHost[e.job.Host]++
+}
+
+func (s *JobStore) dropLeased(e *entry) {
+	delete(s.leased, e.job.ID)
+	if s.perHost[e.job.Host]--; s.perHost[e.job.Host] <= 0 {
+		delete(s.perHost, e.job.Host)
+	}
 }
 
 // held returns the entry if token holds its lease.
@@ -144,68 +165,43 @@ func (s *JobStore) held(id, token string) (*entry, error) {
 }
 
 func (s *JobStore) finish(e *entry, state domain.JobState, at time.Time) {
-	delete(s.leased, e.job.ID)
+	s.dropLeased(e)
 	s.setState(e, state)
 	e.job.FinishedAt = at
 	clearLease(&e.job)
 }
 
-// Complete implements ports.JobStore.
-func (s *JobStore) Complete(ctx context.Context, id, token string, at time.Time) error {
+// Settle implements ports.JobStore, the whole batch under one hold of the
+// mutex.
+func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := ports.CheckSettlements(batch); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, err := s.held(id, token)
-	if err != nil {
-		return err
+	lost := make([]error, len(batch))
+	for i, st := range batch {
+		e, err := s.held(st.ID, st.Token)
+		if err != nil {
+			lost[i] = err
+			continue
+		}
+		e.job.Attempts = st.Attempts
+		e.job.LastError = st.LastError
+		if st.State == domain.JobQueued {
+			s.requeue(e, st.RunAt)
+		} else {
+			s.finish(e, st.State, st.FinishedAt)
+		}
 	}
-	e.job.Attempts++
-	e.job.LastError = ""
-	s.finish(e, domain.JobSucceeded, at)
-	return nil
-}
-
-// Retry implements ports.JobStore.
-func (s *JobStore) Retry(ctx context.Context, id, token string, u ports.RetryUpdate) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, err := s.held(id, token)
-	if err != nil {
-		return err
-	}
-	e.job.Attempts = u.Attempts
-	e.job.LastError = u.LastError
-	s.requeue(e, u.RunAt)
-	return nil
-}
-
-// Fail implements ports.JobStore.
-func (s *JobStore) Fail(ctx context.Context, id, token string, attempts int, reason string, at time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, err := s.held(id, token)
-	if err != nil {
-		return err
-	}
-	e.job.Attempts = attempts
-	e.job.LastError = reason
-	s.finish(e, domain.JobDead, at)
-	return nil
-}
-
-// Release implements ports.JobStore.
-func (s *JobStore) Release(ctx context.Context, id, token string, runAt time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, err := s.held(id, token)
-	if err != nil {
-		return err
-	}
-	s.requeue(e, runAt)
-	return nil
+	return lost, nil
 }
 
 func (s *JobStore) requeue(e *entry, runAt time.Time) {
-	delete(s.leased, e.job.ID)
+	s.dropLeased(e)
 	clearLease(&e.job)
 	s.setState(e, domain.JobQueued)
 	e.job.RunAt = runAt

@@ -43,6 +43,8 @@ type Metrics struct {
 	reaperPasses  prometheus.Counter
 	quarantines   prometheus.Counter
 	inFlight      prometheus.Gauge
+	flushed       prometheus.Counter
+	flushLatency  prometheus.Histogram
 	storeFailures prometheus.Counter
 }
 
@@ -67,7 +69,7 @@ func New(jobs ports.JobAdmin, instances ports.InstanceStore, clock ports.Clock, 
 		leased: prometheus.NewCounter(prometheus.CounterOpts{Name: "herald_jobs_leased_total",
 			Help: "Jobs leased by this process's delivery engine."}),
 		leaseLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "herald_lease_duration_seconds",
-			Help: "Time one lease query took, by whether it found a job.", Buckets: leaseBuckets}, []string{"found"}),
+			Help: "Time one lease query (a batch) took, by whether it found a job.", Buckets: leaseBuckets}, []string{"found"}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "herald_deliveries_total",
 			Help: "Delivery attempts by outcome (delivered, retryable, final) and HTTP status class (2xx ... 5xx, network)."},
 			[]string{"outcome", "status_class"}),
@@ -85,11 +87,15 @@ func New(jobs ports.JobAdmin, instances ports.InstanceStore, clock ports.Clock, 
 			Help: "Times a remote host's circuit breaker opened."}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "herald_deliveries_in_flight",
 			Help: "Deliveries running now in this process."}),
+		flushed: prometheus.NewCounter(prometheus.CounterOpts{Name: "herald_results_flushed_total",
+			Help: "Delivery results written to the store in batches by the engine's completer."}),
+		flushLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "herald_flush_duration_seconds",
+			Help: "Time one batch of results took to write.", Buckets: leaseBuckets}),
 		storeFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "herald_metrics_store_errors_total",
 			Help: "Scrapes whose reading of the queue or the breakers failed (their gauges are then left out)."}),
 	}
 	reg.MustRegister(m.leased, m.leaseLatency, m.deliveries, m.deliveryTime, m.settled, m.retries, m.reaped,
-		m.reaperPasses, m.quarantines, m.inFlight, m.storeFailures,
+		m.reaperPasses, m.quarantines, m.inFlight, m.flushed, m.flushLatency, m.storeFailures,
 		&storeCollector{jobs: jobs, instances: instances, clock: clock, cacheFor: opts.CacheFor, log: opts.Log, failures: m.storeFailures},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -112,13 +118,19 @@ func (m *Metrics) Register(r *mux.Router) {
 }
 
 // Leased implements ports.EngineObserver.
-func (m *Metrics) Leased(took time.Duration, found bool) {
+func (m *Metrics) Leased(took time.Duration, jobs int) {
 	label := "false"
-	if found {
+	if jobs > 0 {
 		label = "true"
-		m.leased.Inc()
+		m.leased.Add(float64(jobs))
 	}
 	m.leaseLatency.WithLabelValues(label).Observe(took.Seconds())
+}
+
+// Flushed implements ports.EngineObserver.
+func (m *Metrics) Flushed(took time.Duration, results int) {
+	m.flushed.Add(float64(results))
+	m.flushLatency.Observe(took.Seconds())
 }
 
 // Delivered implements ports.EngineObserver. The host is not a label: the

@@ -85,8 +85,9 @@ func TestEngineObserver(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	m := b.m
-	m.Leased(2*time.Millisecond, true)
-	m.Leased(time.Millisecond, false)
+	m.Leased(2*time.Millisecond, 3)
+	m.Leased(time.Millisecond, 0)
+	m.Flushed(time.Millisecond, 5)
 	m.Delivered("a.example", domain.Outcome{Kind: domain.OutcomeDelivered, Status: 202}, 100*time.Millisecond)
 	m.Delivered("a.example", domain.Outcome{Kind: domain.OutcomeRetryable, Status: 503}, time.Second)
 	m.Delivered("b.example", domain.NetworkFailure(context.DeadlineExceeded), 30*time.Second)
@@ -101,7 +102,9 @@ func TestEngineObserver(t *testing.T) {
 	m.InFlight(4)
 	text := b.scrape(t)
 	has(t, text,
-		"herald_jobs_leased_total 1",
+		"herald_jobs_leased_total 3",
+		"herald_results_flushed_total 5",
+		"herald_flush_duration_seconds_count 1",
 		`herald_lease_duration_seconds_count{found="true"} 1`,
 		`herald_lease_duration_seconds_count{found="false"} 1`,
 		`herald_deliveries_total{outcome="delivered",status_class="2xx"} 1`,

@@ -273,7 +273,8 @@ func (s *JobStore) undo(ctx context.Context, ids []string, cause error) (int, er
 	return len(ids) - int(res.DeletedCount), cause
 }
 
-// Lease implements ports.JobStore with one FindOneAndUpdate: the filter
+// Lease leases one job with one FindOneAndUpdate (LeaseBatch, in
+// jobs_batch.go, is built on it): the filter
 // picks queued jobs due by now outside the skipped hosts, the sort takes
 // the oldest RunAt (then the smallest id: ids are UUIDv7, so that is the
 // oldest insert, as the memory adapter's insertion order), and the update
@@ -349,55 +350,6 @@ func (s *JobStore) held(ctx context.Context, id, token string, update bson.D) er
 		return fmt.Errorf("job %s: %w", id, domain.ErrLeaseLost)
 	}
 	return nil
-}
-
-// Complete implements ports.JobStore.
-func (s *JobStore) Complete(ctx context.Context, id, token string, at time.Time) error {
-	return s.held(ctx, id, token, bson.D{
-		{Key: "$set", Value: bson.D{
-			{Key: "state", Value: string(domain.JobSucceeded)},
-			{Key: "finishedAt", Value: at.UTC()},
-		}},
-		{Key: "$inc", Value: bson.D{{Key: "attempts", Value: 1}}},
-		{Key: "$unset", Value: append(bson.D{{Key: "lastError", Value: ""}}, unsetLease...)},
-	})
-}
-
-// Retry implements ports.JobStore.
-func (s *JobStore) Retry(ctx context.Context, id, token string, u ports.RetryUpdate) error {
-	return s.held(ctx, id, token, bson.D{
-		{Key: "$set", Value: bson.D{
-			{Key: "state", Value: string(domain.JobQueued)},
-			{Key: "attempts", Value: u.Attempts},
-			{Key: "runAt", Value: u.RunAt.UTC()},
-			{Key: "lastError", Value: u.LastError},
-		}},
-		{Key: "$unset", Value: unsetLease},
-	})
-}
-
-// Fail implements ports.JobStore.
-func (s *JobStore) Fail(ctx context.Context, id, token string, attempts int, reason string, at time.Time) error {
-	return s.held(ctx, id, token, bson.D{
-		{Key: "$set", Value: bson.D{
-			{Key: "state", Value: string(domain.JobDead)},
-			{Key: "attempts", Value: attempts},
-			{Key: "lastError", Value: reason},
-			{Key: "finishedAt", Value: at.UTC()},
-		}},
-		{Key: "$unset", Value: unsetLease},
-	})
-}
-
-// Release implements ports.JobStore.
-func (s *JobStore) Release(ctx context.Context, id, token string, runAt time.Time) error {
-	return s.held(ctx, id, token, bson.D{
-		{Key: "$set", Value: bson.D{
-			{Key: "state", Value: string(domain.JobQueued)},
-			{Key: "runAt", Value: runAt.UTC()},
-		}},
-		{Key: "$unset", Value: unsetLease},
-	})
 }
 
 // Reap implements ports.JobStore with two UpdateManys rather than one

@@ -29,11 +29,11 @@ FROM generate_series(1, $1) g`, size)
 			skip := []string{"h1.example", "h2.example"}
 			for i := 0; b.Loop(); i++ {
 				tok := fmt.Sprintf("t%d", i)
-				j, err := store.Lease(b.Context(), ports.LeaseRequest{Owner: "w", Token: tok, Now: now, Until: now.Add(time.Minute), SkipHosts: skip})
+				j, err := leaseOne(b.Context(), store, ports.LeaseRequest{Owner: "w", Token: tok, Now: now, Until: now.Add(time.Minute), SkipHosts: skip})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := store.Complete(b.Context(), j.ID, tok, now); err != nil {
+				if err := settleOne(b.Context(), store, ports.Settlement{ID: j.ID, Token: tok, State: domain.JobSucceeded, Attempts: 1, FinishedAt: now}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,7 +1,10 @@
 package postgres_test
 
 import (
+	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/ports"
@@ -13,7 +16,27 @@ import (
 
 func TestJobStore(t *testing.T) {
 	t.Parallel()
-	contract.JobStore(t, func(t *testing.T) contract.Jobs { return postgres.NewJobStore(migrated(t)) })
+	var mu sync.Mutex
+	pools := map[contract.Jobs]*pgxpool.Pool{}
+	contract.JobStore(t, func(t *testing.T) contract.Jobs {
+		p := migrated(t)
+		s := postgres.NewJobStore(p)
+		mu.Lock()
+		pools[s] = p
+		mu.Unlock()
+		return s
+	}, contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
+		// A pool of its own on the same schema: another process.
+		mu.Lock()
+		p := pools[s]
+		mu.Unlock()
+		other, err := pgxpool.NewWithConfig(testCtx(t), p.Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(other.Close)
+		return postgres.NewJobStore(other)
+	}))
 }
 
 func TestNameRegistry(t *testing.T) {

@@ -3,4 +3,4 @@ package postgres
 // Hooks for the black-box tests in package postgres_test.
 var InterpretError = interpretError
 
-const LeaseSQL = leaseSQL
+var LeaseSQL = leaseSQL

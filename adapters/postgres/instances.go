@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +83,80 @@ RETURNING `+instanceColumns,
 	})
 	if err != nil {
 		return domain.RemoteInstance{}, fmt.Errorf("update instance %q: %w", host, interpretError(err))
+	}
+	return out, nil
+}
+
+// UpdateMany implements ports.InstanceStore in one transaction of three
+// statements whatever the number of hosts: the missing rows are created
+// (in host order), every row is locked in host order (so two UpdateManys, or
+// an UpdateMany and an Update, overlapping on hosts queue instead of
+// deadlocking), fn is applied to each, and one UPDATE from arrays writes
+// them all back. fn runs once per host.
+func (s *InstanceStore) UpdateMany(ctx context.Context, hosts []string, fn func(*domain.RemoteInstance)) (map[string]domain.RemoteInstance, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(hosts))
+	var keys []string
+	for _, h := range hosts {
+		h = strings.ToLower(h)
+		if h == "" {
+			return nil, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
+		}
+		if !seen[h] {
+			seen[h] = true
+			keys = append(keys, h)
+		}
+	}
+	out := make(map[string]domain.RemoteInstance, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	slices.Sort(keys)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO remote_instances (host) SELECT unnest($1::text[]) ORDER BY 1 ON CONFLICT (host) DO NOTHING`, keys); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT `+instanceColumns+` FROM remote_instances WHERE host = ANY($1) ORDER BY host FOR UPDATE`, keys)
+		if err != nil {
+			return err
+		}
+		states, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.RemoteInstance, error) { return scanInstance(row) })
+		if err != nil {
+			return err
+		}
+		n := len(states)
+		var (
+			hs, lastErrors         = make([]string, n), make([]string, n)
+			failures, levels       = make([]int32, n), make([]int32, n)
+			untils, succ, failedAt = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
+		)
+		for i, r := range states {
+			host := r.Host
+			fn(&r)
+			r.Host = host
+			hs[i], failures[i], levels[i], lastErrors[i] = host, int32(r.ConsecutiveFailures), int32(r.QuarantineLevel), r.LastError
+			untils[i], succ[i], failedAt[i] = optTime(r.QuarantinedUntil), optTime(r.LastSuccessAt), optTime(r.LastFailureAt)
+		}
+		rows, err = tx.Query(ctx, `
+UPDATE remote_instances r SET consecutive_failures = u.failures, quarantine_level = u.level, quarantined_until = u.until,
+	last_success_at = u.success, last_failure_at = u.failure, last_error = u.last_error
+FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[], $7::text[])
+	AS u(host, failures, level, until, success, failure, last_error)
+WHERE r.host = u.host
+RETURNING `+qualified("r", instanceColumns), hs, failures, levels, untils, succ, failedAt, lastErrors)
+		if err != nil {
+			return err
+		}
+		stored, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.RemoteInstance, error) { return scanInstance(row) })
+		for _, r := range stored {
+			out[r.Host] = r
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update %d instances: %w", len(keys), interpretError(err))
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,12 +50,25 @@ func NewJobStore(pool *pgxpool.Pool) *JobStore { return &JobStore{pool: pool} }
 const jobColumns = `id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, attempts,
 	run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at`
 
-func scanJob(row pgx.Row) (domain.Job, error) {
+// jobColumnsOf is jobColumns qualified by a table alias.
+func jobColumnsOf(alias string) string { return qualified(alias, jobColumns) }
+
+// qualified prefixes each of a comma-separated column list with alias.
+func qualified(alias, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+// scanJob reads jobColumns, then any extra columns into extra.
+func scanJob(row pgx.Row, extra ...any) (domain.Job, error) {
 	var j domain.Job
 	var state string
 	var leaseUntil, finishedAt pgtype.Timestamptz
-	err := row.Scan(&j.ID, &j.DedupeKey, &j.ActivityID, &j.Inbox, &j.Host, &j.SenderID, &j.KeyID, &j.Payload,
-		&state, &j.Attempts, &j.RunAt, &j.LeaseOwner, &j.LeaseToken, &leaseUntil, &j.LastError, &j.CreatedAt, &finishedAt)
+	err := row.Scan(append([]any{&j.ID, &j.DedupeKey, &j.ActivityID, &j.Inbox, &j.Host, &j.SenderID, &j.KeyID, &j.Payload,
+		&state, &j.Attempts, &j.RunAt, &j.LeaseOwner, &j.LeaseToken, &leaseUntil, &j.LastError, &j.CreatedAt, &finishedAt}, extra...)...)
 	if err != nil {
 		return domain.Job{}, err
 	}
@@ -71,7 +85,9 @@ func scanJob(row pgx.Row) (domain.Job, error) {
 // CONFLICT (dedupe_key) DO NOTHING also skips a repeat of a key inside the
 // same chunk. The NOTIFY is evaluated only when a row went in, and is
 // delivered at commit, once per transaction whatever the number of chunks
-// (PostgreSQL folds equal notifications of one transaction). Its payload is
+// (PostgreSQL folds equal notifications of one transaction). A job enqueued
+// already leased (a restore, a test) takes its host slot in the same
+// statement, as a lease would. Its payload is
 // the schema, so deployments sharing a database in different schemas do not
 // wake each other (the channel is database-wide).
 const enqueueSQL = `
@@ -87,6 +103,11 @@ WITH inserted AS (
 			run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at, ord)
 	ORDER BY ord
 	ON CONFLICT (dedupe_key) DO NOTHING
+	RETURNING state, host
+), slots AS (
+	INSERT INTO host_slots AS h (host, in_flight)
+	SELECT host, count(*) FROM inserted WHERE state = 'leased' GROUP BY host ORDER BY host
+	ON CONFLICT (host) DO UPDATE SET in_flight = h.in_flight + EXCLUDED.in_flight
 	RETURNING 1
 ), counted AS (
 	SELECT count(*) AS n FROM inserted
@@ -204,115 +225,239 @@ func chunkArgs(jobs []domain.Job) []any {
 		runAts, owners, tokens, leaseUntils, lastErrors, createdAts, finishedAts}
 }
 
-// leaseSQL takes the oldest runnable job in one statement. The sub-select
-// locks the first queued, due row of a host not skipped, passing over rows
-// other leases hold (SKIP LOCKED), so concurrent workers of every process
-// take different jobs without waiting on each other; the UPDATE then owns
-// it. The outer WHERE repeats state = 'queued' as a guard.
+// leaseSQL leases a batch in one statement, taking the host slots in the
+// same statement, so the per-host cap holds across every process on the
+// database (host_slots, migration 005):
 //
-// The plan, from EXPLAIN (ANALYZE, BUFFERS) on PostgreSQL 15 with 1,000,000
-// jobs (100,000 queued, about half of them due, in groups of 500 sharing one
-// run_at as a fan-out makes them; 900,000 finished), ANALYZEd: an InitPlan
-// with an Index Scan on jobs_state_run_at_idx (state, run_at, seq), Index
-// Cond state = 'queued' AND run_at <= $4, the skipped hosts a Filter, under
-// LockRows and Limit 1; then an Index Scan on jobs_pkey for the UPDATE. It
-// read 4 index/heap pages and ran in well under a millisecond: the rows come
-// in (run_at, seq) order, so LIMIT 1 stops at the first one not locked and
-// not skipped, with no sort and no scan of the queue. seq in the index is
-// what makes that so: with (state, run_at) alone the planner adds an
-// Incremental Sort that read all 500 jobs of the head's run_at (246 pages).
-// A partial index on (run_at, seq) WHERE state = 'queued' was preferred by
-// the planner when present, at the same cost (3 pages); it is smaller, but
-// it would be one more index to write on every state change, so the schema
-// keeps the single queue index SPEC §4 names, which also serves Reap (state
-// = 'leased') and the admin counts. TestLeasePlanUsesQueueIndex keeps this
-// true. The skipped hosts being a filter, a lease passes over the due jobs of
-// the hosts this process has at its per-host cap (at most workers/perHost
-// hosts) that sit ahead of the first eligible job, never over the rest.
-const leaseSQL = `
-UPDATE jobs SET state = 'leased', lease_owner = $1, lease_token = $2, lease_until = $3
-WHERE state = 'queued' AND id = (
-	SELECT id FROM jobs
+//   - cand locks the oldest runnable jobs (queued, due, host not skipped),
+//     passing over rows other leases hold (SKIP LOCKED) and, as a
+//     prefilter, hosts whose slots this statement's snapshot already sees
+//     full. $8 rows at most: a few times the batch, so runs of one host's
+//     jobs (a fan-out to many inboxes of one server) leave room for others.
+//   - firsts keeps at most $6 jobs of each host and, of those, the oldest $7.
+//   - slots takes each host's slots in host_slots: an INSERT … ON CONFLICT
+//     DO UPDATE in host order. That is what makes the cap exact under
+//     concurrency. The UPDATE arm locks the host's row and works on its
+//     newest version, committed by whoever held the lock before, not on
+//     this statement's snapshot; a count(*) of leased rows here would read
+//     the snapshot and miss a lease committed a moment before, and two
+//     processes would both see one slot free and both take it. Taking the
+//     rows in host order, as every statement that touches host_slots does,
+//     keeps concurrent leases, settlements and reaps from deadlocking.
+//     granted is what each host gave: min(wanted, cap - in_flight), 0 rows
+//     when the host is full.
+//   - pick is each host's first `granted` jobs; the UPDATE leases them.
+//
+// So the slots taken are exactly the jobs leased, and every transition out
+// of leased gives them back in its own statement (settleSQL, reapSQL,
+// enqueueSQL for jobs enqueued leased).
+//
+// cand's scan is the plan TestLeasePlanUsesQueueIndex keeps: an Index Scan
+// on jobs_state_run_at_idx (state, run_at, seq) under LockRows and Limit,
+// rows in queue order with no sort, the skipped hosts and the full-host
+// check filters on it (the latter a lookup in host_slots_pkey). On
+// PostgreSQL 15 with 1,000,000 jobs (100,000 queued, in groups of 500
+// sharing one run_at as a fan-out makes them) that read a handful of pages
+// for one job before slots were counted; the batch reads about as many per
+// job it takes. A lease passes over the due jobs of full hosts that sit
+// ahead of the first eligible ones, never over the rest of the queue.
+var leaseSQL = `
+WITH cand AS MATERIALIZED (
+	SELECT id, host, run_at, seq FROM jobs
 	WHERE state = 'queued' AND run_at <= $4 AND host <> ALL($5::text[])
+		AND NOT EXISTS (SELECT 1 FROM host_slots s WHERE s.host = jobs.host AND s.in_flight >= $6)
 	ORDER BY run_at, seq
-	LIMIT 1
+	LIMIT $8
 	FOR UPDATE SKIP LOCKED
+), firsts AS MATERIALIZED (
+	SELECT id, host, rn, run_at, seq FROM (
+		SELECT id, host, run_at, seq, row_number() OVER (PARTITION BY host ORDER BY run_at, seq) AS rn FROM cand
+	) ranked
+	WHERE rn <= $6
+	ORDER BY run_at, seq
+	LIMIT $7
+), slots AS (
+	INSERT INTO host_slots AS s (host, in_flight, granted)
+	SELECT host, count(*), count(*) FROM firsts GROUP BY host ORDER BY host
+	ON CONFLICT (host) DO UPDATE
+		SET in_flight = s.in_flight + LEAST(EXCLUDED.granted, $6 - s.in_flight),
+			granted = LEAST(EXCLUDED.granted, $6 - s.in_flight)
+		WHERE s.in_flight < $6
+	RETURNING s.host, s.granted
+), pick AS (
+	SELECT f.id FROM firsts f JOIN slots ON slots.host = f.host WHERE f.rn <= slots.granted
 )
-RETURNING ` + jobColumns
+UPDATE jobs j SET state = 'leased', lease_owner = $1, lease_token = $2, lease_until = $3
+FROM pick
+WHERE j.id = pick.id AND j.state = 'queued'
+RETURNING ` + jobColumnsOf("j") + `, j.seq`
 
-// Lease implements ports.JobStore.
-func (s *JobStore) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Job, error) {
+// slotsBack is the tail of every statement that moves jobs out of leased:
+// CTEs that give their host slots back, the rows locked in host order as
+// the lease takes them. moved is the CTE whose rows (with a host column)
+// left the leased state.
+func slotsBack(moved string) string {
+	return `freed AS (
+	SELECT host, count(*)::int AS n FROM ` + moved + ` GROUP BY host
+), locked AS MATERIALIZED (
+	SELECT h.host, freed.n FROM host_slots h JOIN freed ON freed.host = h.host
+	ORDER BY h.host
+	FOR UPDATE OF h
+), given AS (
+	UPDATE host_slots h SET in_flight = h.in_flight - locked.n FROM locked WHERE h.host = locked.host
+	RETURNING 1
+)`
+}
+
+// noCap stands for "no per-host cap" in leaseSQL: a host never has this
+// many jobs in flight.
+const noCap = 1 << 30
+
+// leaseScan is how many candidates leaseSQL considers per job wanted.
+const leaseScan = 4
+
+// LeaseBatch implements ports.JobStore in one statement (leaseSQL).
+func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	if err := ctx.Err(); err != nil {
-		return domain.Job{}, err
+		return nil, err
 	}
 	if req.Token == "" {
-		return domain.Job{}, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+	}
+	limit := max(req.Limit, 1)
+	perHost := req.PerHost
+	if perHost <= 0 {
+		perHost = noCap
 	}
 	skip := req.SkipHosts
 	if skip == nil {
 		skip = []string{} // <> ALL(NULL) is NULL, which would match nothing
 	}
-	j, err := scanJob(s.pool.QueryRow(ctx, leaseSQL, req.Owner, req.Token, req.Until, req.Now, skip))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return domain.Job{}, domain.ErrNoJob
-	}
+	rows, err := s.pool.Query(ctx, leaseSQL, req.Owner, req.Token, req.Until, req.Now, skip, perHost, limit, leaseScan*limit+16)
 	if err != nil {
-		return domain.Job{}, fmt.Errorf("lease: %w", interpretError(err))
+		return nil, fmt.Errorf("lease: %w", interpretError(err))
 	}
-	return j, nil
-}
-
-// held runs a fenced update: it changes the job only while token holds its
-// lease, and reports domain.ErrLeaseLost, having changed nothing, otherwise.
-func (s *JobStore) held(ctx context.Context, what, id, token, set string, args ...any) error {
-	if token == "" {
-		return fmt.Errorf("%s job %s: %w", what, id, domain.ErrLeaseLost)
+	type leased struct {
+		job domain.Job
+		seq int64
 	}
-	sql := `UPDATE jobs SET ` + set + `, lease_owner = '', lease_token = '', lease_until = NULL
-		WHERE id = $1 AND lease_token = $2 AND state = 'leased'`
-	tag, err := s.pool.Exec(ctx, sql, append([]any{id, token}, args...)...)
+	got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (leased, error) {
+		var l leased
+		var err error
+		l.job, err = scanJob(row, &l.seq)
+		return l, err
+	})
 	if err != nil {
-		return fmt.Errorf("%s job %s: %w", what, id, interpretError(err))
+		return nil, fmt.Errorf("lease: %w", interpretError(err))
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%s job %s: %w", what, id, domain.ErrLeaseLost)
+	// RETURNING has no order: put the batch back in queue order.
+	slices.SortFunc(got, func(a, b leased) int {
+		return cmp.Or(a.job.RunAt.Compare(b.job.RunAt), cmp.Compare(a.seq, b.seq))
+	})
+	out := make([]domain.Job, len(got))
+	for i, l := range got {
+		out[i] = l.job
 	}
-	return nil
+	return out, nil
 }
 
-// Complete implements ports.JobStore.
-func (s *JobStore) Complete(ctx context.Context, id, token string, at time.Time) error {
-	return s.held(ctx, "complete", id, token,
-		`state = 'succeeded', attempts = attempts + 1, last_error = '', finished_at = $3`, at)
-}
+// settleSQL applies a batch of settlements in one statement. matched locks
+// the jobs still held by their settlement's token, in id order (so two
+// batches, or a batch and the reaper, overlapping on jobs wait for each
+// other instead of deadlocking), and re-checks the token on the newest
+// version of each row after any wait: a job reaped meanwhile drops out.
+// held keeps, of a job named twice with its token, the first settlement
+// (the first ends the lease; the second is lost). done writes them; the host
+// slots of the settled jobs are given back in host order, in this same
+// statement, so host_slots never drifts from the leased rows.
+var settleSQL = `
+WITH s AS (
+	SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::timestamptz[])
+		AS t(ord, id, token, state, attempts, run_at, last_error, finished_at)
+), matched AS MATERIALIZED (
+	SELECT j.id, j.host, s.ord FROM jobs j JOIN s ON s.id = j.id
+	WHERE j.state = 'leased' AND j.lease_token = s.token AND s.token <> ''
+	ORDER BY j.id
+	FOR UPDATE OF j
+), held AS (
+	SELECT DISTINCT ON (id) id, host, ord FROM matched ORDER BY id, ord
+), done AS (
+	UPDATE jobs j SET state = s.state, attempts = s.attempts,
+		run_at = CASE WHEN s.state = 'queued' THEN s.run_at ELSE j.run_at END,
+		last_error = s.last_error,
+		finished_at = CASE WHEN s.state = 'queued' THEN NULL ELSE s.finished_at END,
+		lease_owner = '', lease_token = '', lease_until = NULL
+	FROM held JOIN s ON s.ord = held.ord
+	WHERE j.id = held.id AND j.state = 'leased' AND j.lease_token = s.token
+	RETURNING held.ord, j.host
+), ` + slotsBack("done") + `
+SELECT ord FROM done`
 
-// Retry implements ports.JobStore.
-func (s *JobStore) Retry(ctx context.Context, id, token string, u ports.RetryUpdate) error {
-	return s.held(ctx, "retry", id, token,
-		`state = 'queued', attempts = $3, run_at = $4, last_error = $5`, u.Attempts, u.RunAt, u.LastError)
-}
-
-// Fail implements ports.JobStore.
-func (s *JobStore) Fail(ctx context.Context, id, token string, attempts int, reason string, at time.Time) error {
-	return s.held(ctx, "fail", id, token,
-		`state = 'dead', attempts = $3, last_error = $4, finished_at = $5`, attempts, reason, at)
-}
-
-// Release implements ports.JobStore.
-func (s *JobStore) Release(ctx context.Context, id, token string, runAt time.Time) error {
-	return s.held(ctx, "release", id, token, `state = 'queued', run_at = $3`, runAt)
-}
-
-// Reap implements ports.JobStore: one UPDATE over the expired leases (the
-// state = 'leased' range of jobs_state_run_at_idx: at most the jobs in
-// flight). A concurrent fenced update of the same job waits for the row and
-// then finds its token gone, or the reaper finds the job no longer leased.
-func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (ports.ReapResult, error) {
+// Settle implements ports.JobStore in one statement (settleSQL). A batch
+// that met another's locks in a cycle all the same (PostgreSQL aborts one
+// as a deadlock) changed nothing and is sent again.
+func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]error, error) {
 	if err := ctx.Err(); err != nil {
-		return ports.ReapResult{}, err
+		return nil, err
 	}
-	const sql = `
-WITH reaped AS (
+	if err := ports.CheckSettlements(batch); err != nil {
+		return nil, err
+	}
+	n := len(batch)
+	var (
+		ords, attempts                  = make([]int32, n), make([]int32, n)
+		ids, tokens, states, lastErrors = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		runAts, finishedAts             = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
+	)
+	for i, st := range batch {
+		ords[i], ids[i], tokens[i], states[i] = int32(i), st.ID, st.Token, string(st.State)
+		attempts[i], runAts[i], lastErrors[i], finishedAts[i] = int32(st.Attempts), optTime(st.RunAt), st.LastError, optTime(st.FinishedAt)
+	}
+	var applied []int32
+	var err error
+	for attempt := 1; attempt <= settleAttempts; attempt++ {
+		var rows pgx.Rows
+		rows, err = s.pool.Query(ctx, settleSQL, ords, ids, tokens, states, attempts, runAts, lastErrors, finishedAts)
+		if err == nil {
+			applied, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+		}
+		var pgErr *pgconn.PgError
+		if err == nil || !errors.As(err, &pgErr) || !pgerrcode.IsTransactionRollback(pgErr.Code) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("settle %d jobs: %w", n, interpretError(err))
+	}
+	lost := make([]error, n)
+	ok := make([]bool, n)
+	for _, i := range applied {
+		ok[i] = true
+	}
+	for i, st := range batch {
+		if !ok[i] {
+			lost[i] = fmt.Errorf("settle job %s: %w", st.ID, domain.ErrLeaseLost)
+		}
+	}
+	return lost, nil
+}
+
+// settleAttempts bounds Settle's retries of a batch aborted as a deadlock.
+const settleAttempts = 3
+
+// reapSQL requeues (or, at the last attempt, kills) every job whose lease
+// expired, and gives their host slots back in the same statement. The
+// expired rows are locked in id order and re-checked on their newest
+// version, as settleSQL does: a settlement that got there first wins, and
+// the reaper passes over the job. The same order means a reap and a
+// settlement overlapping on jobs never deadlock, and the host slots are
+// taken in host order as everywhere else.
+var reapSQL = `
+WITH expired AS MATERIALIZED (
+	SELECT id FROM jobs WHERE state = 'leased' AND lease_until < $1
+	ORDER BY id
+	FOR UPDATE
+), reaped AS (
 	UPDATE jobs SET
 		attempts = attempts + 1,
 		last_error = $3,
@@ -320,12 +465,21 @@ WITH reaped AS (
 		run_at = CASE WHEN attempts + 1 >= $2 THEN run_at ELSE $1 END,
 		finished_at = CASE WHEN attempts + 1 >= $2 THEN $1::timestamptz END,
 		lease_owner = '', lease_token = '', lease_until = NULL
-	WHERE state = 'leased' AND lease_until < $1
-	RETURNING state
-)
+	FROM expired
+	WHERE jobs.id = expired.id AND jobs.state = 'leased' AND jobs.lease_until < $1
+	RETURNING jobs.state, jobs.host
+), ` + slotsBack("reaped") + `
 SELECT count(*) FILTER (WHERE state = 'queued'), count(*) FILTER (WHERE state = 'dead') FROM reaped`
+
+// Reap implements ports.JobStore in one statement (reapSQL) over the
+// state = 'leased' range of jobs_state_run_at_idx: at most the jobs in
+// flight.
+func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (ports.ReapResult, error) {
+	if err := ctx.Err(); err != nil {
+		return ports.ReapResult{}, err
+	}
 	var r ports.ReapResult
-	if err := s.pool.QueryRow(ctx, sql, now, maxAttempts, reapReason).Scan(&r.Requeued, &r.Dead); err != nil {
+	if err := s.pool.QueryRow(ctx, reapSQL, now, maxAttempts, reapReason).Scan(&r.Requeued, &r.Dead); err != nil {
 		return ports.ReapResult{}, fmt.Errorf("reap: %w", interpretError(err))
 	}
 	return r, nil

@@ -25,6 +25,28 @@ import (
 	"github.com/heraldfed/herald/ports"
 )
 
+// leaseOne leases a batch of one: domain.ErrNoJob when nothing is due.
+func leaseOne(ctx context.Context, s *postgres.JobStore, req ports.LeaseRequest) (domain.Job, error) {
+	req.Limit = 1
+	jobs, err := s.LeaseBatch(ctx, req)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	if len(jobs) == 0 {
+		return domain.Job{}, domain.ErrNoJob
+	}
+	return jobs[0], nil
+}
+
+// settleOne applies one settlement: the store's error, else the job's.
+func settleOne(ctx context.Context, s *postgres.JobStore, st ports.Settlement) error {
+	lost, err := s.Settle(ctx, []ports.Settlement{st})
+	if err != nil {
+		return err
+	}
+	return lost[0]
+}
+
 func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
 	t.Helper()
 	j, err := domain.NewJob(id, "https://local.example/act/"+id, "https://"+host+"/inbox", "actor-1",
@@ -56,7 +78,7 @@ FROM generate_series(1, 200000) g`)
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	var raw []byte
 	err := p.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+postgres.LeaseSQL,
-		"w", "tok", now.Add(time.Minute), now, []string{"h0.example", "h10.example"}).Scan(&raw)
+		"w", "tok", now.Add(time.Minute), now, []string{"h0.example", "h10.example"}, 2, 8, 48).Scan(&raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,22 +86,36 @@ FROM generate_series(1, 200000) g`)
 	if err := json.Unmarshal(raw, &plan); err != nil {
 		t.Fatal(err)
 	}
-	var nodes []planNode
-	plan[0].Plan.walk(func(n planNode) { nodes = append(nodes, n) })
+	// The queue is read by cand, the CTE that picks the candidates: an
+	// index scan in queue order, no sort of the queue, no scan of the
+	// table. The sorts elsewhere (per host, for the host slots) are over the
+	// candidates only, a few times the batch.
+	var cand *planNode
+	plan[0].Plan.walk(func(n planNode) {
+		if n.SubplanName == "CTE cand" {
+			cand = &n
+		}
+		if n.RelationName == "jobs" && (n.NodeType == "Seq Scan" || n.NodeType == "Bitmap Heap Scan") {
+			t.Errorf("lease plan has a %s on jobs: %s", n.NodeType, raw)
+		}
+	})
+	if cand == nil {
+		t.Fatalf("no CTE cand in the lease plan: %s", raw)
+	}
 	usesQueueIndex := false
-	for _, n := range nodes {
+	cand.walk(func(n planNode) {
 		switch {
 		case n.NodeType == "Index Scan" && n.IndexName == "jobs_state_run_at_idx":
 			usesQueueIndex = true
-		case n.NodeType == "Seq Scan", strings.Contains(n.NodeType, "Sort"), n.NodeType == "Bitmap Heap Scan":
-			t.Errorf("lease plan has a %s: %s", n.NodeType, raw)
+		case strings.Contains(n.NodeType, "Sort"):
+			t.Errorf("the lease sorts the queue (%s): %s", n.NodeType, raw)
 		}
-	}
+	})
 	if !usesQueueIndex {
 		t.Fatalf("lease plan does not scan jobs_state_run_at_idx: %s", raw)
 	}
 	// And it does lease the oldest due job of a host not skipped.
-	j, err := postgres.NewJobStore(p).Lease(ctx, ports.LeaseRequest{Owner: "w", Token: "tok", Now: now, Until: now.Add(time.Minute),
+	j, err := leaseOne(ctx, postgres.NewJobStore(p), ports.LeaseRequest{Owner: "w", Token: "tok", Now: now, Until: now.Add(time.Minute),
 		SkipHosts: []string{"h0.example", "h10.example"}})
 	if err != nil || j.ID != "j00000020" {
 		t.Fatalf("leased %s, %v; want j00000020", j.ID, err)
@@ -87,9 +123,11 @@ FROM generate_series(1, 200000) g`)
 }
 
 type planNode struct {
-	NodeType  string     `json:"Node Type"`
-	IndexName string     `json:"Index Name"`
-	Plans     []planNode `json:"Plans"`
+	NodeType     string     `json:"Node Type"`
+	IndexName    string     `json:"Index Name"`
+	RelationName string     `json:"Relation Name"`
+	SubplanName  string     `json:"Subplan Name"`
+	Plans        []planNode `json:"Plans"`
 }
 
 func (n planNode) walk(f func(planNode)) {
@@ -149,7 +187,7 @@ func TestEnqueueLargeBatchInFewRoundTrips(t *testing.T) {
 	slices.SortFunc(sorted, func(a, b domain.Job) int { return strings.Compare(a.DedupeKey, b.DedupeKey) })
 	store := postgres.NewJobStore(p)
 	for _, want := range sorted[:3] {
-		j, err := store.Lease(testCtx(t), ports.LeaseRequest{Owner: "w", Token: "t" + want.ID, Now: base, Until: base.Add(time.Minute)})
+		j, err := leaseOne(testCtx(t), store, ports.LeaseRequest{Owner: "w", Token: "t" + want.ID, Now: base, Until: base.Add(time.Minute)})
 		if err != nil || j.ID != want.ID {
 			t.Fatalf("leased %s, %v; want %s", j.ID, err, want.ID)
 		}
@@ -179,7 +217,7 @@ func TestEnqueueRefusesTakenIDAndInvalidJobs(t *testing.T) {
 	if n, err := s.Enqueue(ctx, nil); n != 0 || err != nil {
 		t.Fatalf("empty batch: %d %v", n, err)
 	}
-	if _, err := s.Lease(ctx, ports.LeaseRequest{Now: now}); !errors.Is(err, domain.ErrInvalidInput) {
+	if _, err := s.LeaseBatch(ctx, ports.LeaseRequest{Now: now}); !errors.Is(err, domain.ErrInvalidInput) {
 		t.Fatalf("lease without token: %v", err)
 	}
 }
@@ -420,7 +458,7 @@ func TestHelperProcess(t *testing.T) {
 				for i := 0; ; i++ {
 					tok := fmt.Sprintf("%d-%d-%d", os.Getpid(), w, i)
 					now := time.Now()
-					j, err := store.Lease(ctx, ports.LeaseRequest{Owner: "p", Token: tok, Now: now, Until: now.Add(time.Minute)})
+					j, err := leaseOne(ctx, store, ports.LeaseRequest{Owner: "p", Token: tok, Now: now, Until: now.Add(time.Minute)})
 					if errors.Is(err, domain.ErrNoJob) {
 						return
 					}
@@ -431,7 +469,7 @@ func TestHelperProcess(t *testing.T) {
 					mu.Lock()
 					fmt.Printf("leased %s\n", j.ID)
 					mu.Unlock()
-					if err := store.Complete(ctx, j.ID, tok, time.Now()); err != nil {
+					if err := settleOne(ctx, store, ports.Settlement{ID: j.ID, Token: tok, State: domain.JobSucceeded, Attempts: 1, FinishedAt: time.Now()}); err != nil {
 						t.Error(err)
 						return
 					}

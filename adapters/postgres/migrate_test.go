@@ -255,7 +255,7 @@ func TestMigrationsOnLegacyData(t *testing.T) {
 		now := time.Now()
 		lease := func(token string) domain.Job {
 			t.Helper()
-			j, err := jobs.Lease(ctx, ports.LeaseRequest{Owner: "w", Token: token, Now: now, Until: now.Add(time.Minute)})
+			j, err := leaseOne(ctx, jobs, ports.LeaseRequest{Owner: "w", Token: token, Now: now, Until: now.Add(time.Minute)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,18 +268,19 @@ func TestMigrationsOnLegacyData(t *testing.T) {
 		// The queue runs in delivery order: d1 is delivered, d3 fails once
 		// and waits, d4 is being sent when the rollback comes, d11 waits.
 		delivered := lease("t1")
-		if err := jobs.Complete(ctx, delivered.ID, "t1", now); err != nil {
+		if err := settleOne(ctx, jobs, ports.Settlement{ID: delivered.ID, Token: "t1", State: domain.JobSucceeded, Attempts: delivered.Attempts + 1, FinishedAt: now}); err != nil {
 			t.Fatal(err)
 		}
 		failed := lease("t2")
-		if err := jobs.Retry(ctx, failed.ID, "t2", ports.RetryUpdate{Attempts: 7, RunAt: now, LastError: "HTTP 503"}); err != nil {
+		if err := settleOne(ctx, jobs, ports.Settlement{ID: failed.ID, Token: "t2", State: domain.JobQueued, Attempts: 7, RunAt: now, LastError: "HTTP 503"}); err != nil {
 			t.Fatal(err)
 		}
 		inFlight := lease("t3")
 		if got := []string{moved(delivered), moved(failed), moved(inFlight)}; !slices.Equal(got, []string{"d1", "d3", "d4"}) {
 			t.Fatalf("leased %v; the test expects delivery order", got)
 		}
-		if err := postgres.MigrateDown(ctx, p, 1, testLog(t)); err != nil {
+		// Two steps: 005 (the host slots) and 004.
+		if err := postgres.MigrateDown(ctx, p, 2, testLog(t)); err != nil {
 			t.Fatal(err)
 		}
 		if v, dirty, err := postgres.MigrationVersion(ctx, p); v != 3 || dirty || err != nil {
@@ -364,7 +365,7 @@ func TestMigrationsOnFreshDatabase(t *testing.T) {
 	p := migrated(t)
 	ctx := testCtx(t)
 	latest, err := postgres.LatestMigration()
-	if err != nil || latest != 4 {
+	if err != nil || latest != 5 {
 		t.Fatalf("latest migration %d, %v", latest, err)
 	}
 	v, dirty, err := postgres.MigrationVersion(ctx, p)
@@ -424,7 +425,7 @@ func TestMigrateDownToZeroAndUpAgain(t *testing.T) {
 		t.Fatalf("down lost legacy data: %d posts", n)
 	}
 	mustMigrate(t, p)
-	if v, dirty, err := postgres.MigrationVersion(ctx, p); v != 4 || dirty || err != nil {
+	if v, dirty, err := postgres.MigrationVersion(ctx, p); v != 5 || dirty || err != nil {
 		t.Fatalf("up again: version %d dirty %v err %v", v, dirty, err)
 	}
 	if err := postgres.NewNameRegistry(p).Reserve(ctx, domain.ReservedName{Name: "admin", Kind: domain.NameKindPersona, OwnerID: "x"}); !errors.Is(err, domain.ErrNameTaken) {
@@ -472,7 +473,7 @@ func TestMigrateUpConcurrently(t *testing.T) {
 
 func checkMigratedOnce(t *testing.T, p *pgxpool.Pool) {
 	t.Helper()
-	if v, dirty, err := postgres.MigrationVersion(testCtx(t), p); v != 4 || dirty || err != nil {
+	if v, dirty, err := postgres.MigrationVersion(testCtx(t), p); v != 5 || dirty || err != nil {
 		t.Fatalf("version %d dirty %v err %v", v, dirty, err)
 	}
 	if n := count(t, p, `SELECT count(*) FROM schema_migrations`); n != 1 {
@@ -561,4 +562,38 @@ func TestFailedMigrationIsRolledBackAndExplained(t *testing.T) {
 	mustExec(t, p, `UPDATE schema_migrations SET version = 2, dirty = false`)
 	mustMigrate(t, p)
 	checkMigratedOnce(t, p)
+}
+
+// 005 counts the jobs leased when it runs (an upgrade with leases in
+// flight), so their slots are taken from the start and their settlements
+// give back what they took.
+func TestMigration005CountsLeasedJobs(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	if err := postgres.MigrateDown(ctx, p, 1, testLog(t)); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, p, `
+INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at, lease_token, lease_until)
+VALUES ('l1', 'k1', 'a1', 'https://a.example/inbox', 'a.example', 's', 'k', '\x7b7d', 'leased', now(), now(), 't1', now() + interval '1 minute'),
+       ('l2', 'k2', 'a2', 'https://a.example/inbox', 'a.example', 's', 'k', '\x7b7d', 'leased', now(), now(), 't2', now() + interval '1 minute'),
+       ('q1', 'k3', 'a3', 'https://b.example/inbox', 'b.example', 's', 'k', '\x7b7d', 'queued', now(), now(), '', NULL)`)
+	mustMigrate(t, p)
+	if got := column(t, p, `SELECT host || ':' || in_flight FROM host_slots ORDER BY host`); !slices.Equal(got, []string{"a.example:2"}) {
+		t.Fatalf("host_slots after 005: %v, want a.example:2", got)
+	}
+	store := postgres.NewJobStore(p)
+	if err := settleOne(ctx, store, ports.Settlement{ID: "l1", Token: "t1", State: domain.JobSucceeded, Attempts: 1, FinishedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := column(t, p, `SELECT in_flight::text FROM host_slots WHERE host = 'a.example'`); !slices.Equal(got, []string{"1"}) {
+		t.Fatalf("after a settlement: %v", got)
+	}
+	if err := postgres.MigrateDown(ctx, p, 1, testLog(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'host_slots'`); n != 0 {
+		t.Fatal("005 down left host_slots")
+	}
 }

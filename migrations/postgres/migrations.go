@@ -18,6 +18,9 @@
 //     table into jobs and marks them abandoned. Down gives back to the old
 //     worker the moved rows whose job is still queued; what the new engine
 //     is sending or has finished stays with it.
+//   - 005_host_slots: the per-host slot counts that make the per-host cap
+//     hold across processes, filled from the leased jobs. Down drops them;
+//     the jobs are untouched.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

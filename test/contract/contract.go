@@ -11,7 +11,16 @@ import (
 type Option func(*options)
 
 type options struct {
-	skip map[string]string
+	skip   map[string]string
+	second func(t *testing.T, s Jobs) Jobs
+}
+
+// SecondHandle tells the job store suite how to open a second store on the
+// database of s, as a second process would (its own pool or client). A
+// store without it (memory: one store is one process) is its own second
+// handle.
+func SecondHandle(open func(t *testing.T, s Jobs) Jobs) Option {
+	return func(o *options) { o.second = open }
 }
 
 // Skip marks one case (by its subtest name) as not verifiable on this store,
@@ -30,13 +39,18 @@ type testCase[S any] struct {
 	run  func(t *testing.T, s S)
 }
 
-// runCases runs each case on a fresh store from newStore.
-func runCases[S any](t *testing.T, newStore func(t *testing.T) S, opts []Option, cases []testCase[S]) {
-	t.Helper()
+func buildOptions(opts []Option) options {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
+	return o
+}
+
+// runCases runs each case on a fresh store from newStore.
+func runCases[S any](t *testing.T, newStore func(t *testing.T) S, opts []Option, cases []testCase[S]) {
+	t.Helper()
+	o := buildOptions(opts)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if why, ok := o.skip[c.name]; ok {

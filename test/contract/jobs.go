@@ -44,7 +44,18 @@ func enqueue(t *testing.T, s Jobs, jobs ...domain.Job) {
 
 func leaseAt(t *testing.T, s Jobs, now time.Time, token string, skip ...string) (domain.Job, error) {
 	t.Helper()
-	return s.Lease(ctx(t), ports.LeaseRequest{Owner: "worker-" + token, Token: token, Now: now, Until: now.Add(lease), SkipHosts: skip})
+	jobs, err := s.LeaseBatch(ctx(t), ports.LeaseRequest{Owner: "worker-" + token, Token: token, Now: now, Until: now.Add(lease), Limit: 1, SkipHosts: skip})
+	if err != nil {
+		return domain.Job{}, err
+	}
+	switch len(jobs) {
+	case 0:
+		return domain.Job{}, domain.ErrNoJob
+	case 1:
+		return jobs[0], nil
+	}
+	t.Fatalf("a lease of limit 1 returned %d jobs", len(jobs))
+	return domain.Job{}, nil
 }
 
 func mustLease(t *testing.T, s Jobs, now time.Time, token string, skip ...string) domain.Job {
@@ -52,6 +63,68 @@ func mustLease(t *testing.T, s Jobs, now time.Time, token string, skip ...string
 	j, err := leaseAt(t, s, now, token, skip...)
 	mustNil(t, err, "lease")
 	return j
+}
+
+// leaseBatch leases with req's Owner, Until and Limit filled in when zero.
+func leaseBatch(t *testing.T, s Jobs, req ports.LeaseRequest) []domain.Job {
+	t.Helper()
+	if req.Owner == "" {
+		req.Owner = "worker-" + req.Token
+	}
+	if req.Until.IsZero() {
+		req.Until = req.Now.Add(lease)
+	}
+	jobs, err := s.LeaseBatch(ctx(t), req)
+	mustNil(t, err, "lease batch")
+	for i, j := range jobs {
+		if j.State != domain.JobLeased || j.LeaseToken != req.Token || !j.LeaseUntil.Equal(req.Until) {
+			t.Fatalf("leased job %d of the batch: %+v", i, j)
+		}
+		if i > 0 && j.RunAt.Before(jobs[i-1].RunAt) {
+			t.Fatalf("batch not oldest first: %s (%v) after %s (%v)", j.ID, j.RunAt, jobs[i-1].ID, jobs[i-1].RunAt)
+		}
+	}
+	return jobs
+}
+
+func jobIDs(jobs []domain.Job) []string {
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
+}
+
+// settle applies one settlement and returns its outcome: the store's
+// error, else the job's (nil, or ErrLeaseLost).
+func settle(t *testing.T, s Jobs, st ports.Settlement) error {
+	t.Helper()
+	lost, err := s.Settle(ctx(t), []ports.Settlement{st})
+	if err != nil {
+		return err
+	}
+	if len(lost) != 1 {
+		t.Fatalf("settle of one job returned %d results", len(lost))
+	}
+	return lost[0]
+}
+
+func succeeded(id, token string, attempts int, at time.Time) ports.Settlement {
+	return ports.Settlement{ID: id, Token: token, State: domain.JobSucceeded, Attempts: attempts, FinishedAt: at}
+}
+
+func retried(id, token string, attempts int, runAt time.Time, reason string) ports.Settlement {
+	return ports.Settlement{ID: id, Token: token, State: domain.JobQueued, Attempts: attempts, RunAt: runAt, LastError: reason}
+}
+
+func dead(id, token string, attempts int, reason string, at time.Time) ports.Settlement {
+	return ports.Settlement{ID: id, Token: token, State: domain.JobDead, Attempts: attempts, LastError: reason, FinishedAt: at}
+}
+
+// released puts a leased job back without spending an attempt: its
+// attempts and last error as they were.
+func released(j domain.Job, runAt time.Time) ports.Settlement {
+	return ports.Settlement{ID: j.ID, Token: j.LeaseToken, State: domain.JobQueued, Attempts: j.Attempts, RunAt: runAt, LastError: j.LastError}
 }
 
 func get(t *testing.T, s Jobs, id string) domain.Job {
@@ -202,14 +275,15 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 					defer wg.Done()
 					for i := 0; ; i++ {
 						tok := fmt.Sprintf("w%02d-%04d", w, i)
-						j, err := s.Lease(ctx(t), ports.LeaseRequest{Owner: "w", Token: tok, Now: base, Until: base.Add(lease)})
-						if errors.Is(err, domain.ErrNoJob) {
+						jobs, err := s.LeaseBatch(ctx(t), ports.LeaseRequest{Owner: "w", Token: tok, Now: base, Until: base.Add(lease), Limit: 1})
+						if err == nil && len(jobs) == 0 {
 							return
 						}
 						if err != nil {
 							errs <- err
 							return
 						}
+						j := jobs[0]
 						mu.Lock()
 						if prev, dup := seen[j.ID]; dup {
 							mu.Unlock()
@@ -218,7 +292,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 						}
 						seen[j.ID] = tok
 						mu.Unlock()
-						if err := s.Complete(ctx(t), j.ID, tok, base); err != nil {
+						if err := settle(t, s, succeeded(j.ID, tok, 1, base)); err != nil {
 							errs <- fmt.Errorf("complete %s: %w", j.ID, err)
 							return
 						}
@@ -241,19 +315,19 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 		{"CompleteIsFencedByToken", func(t *testing.T, s Jobs) {
 			enqueue(t, s, job(t, "j1", "a.example", base))
 			mustLease(t, s, base, "good")
-			mustIs(t, s.Complete(ctx(t), "j1", "stale", base), domain.ErrLeaseLost, "complete with wrong token")
-			mustIs(t, s.Complete(ctx(t), "j1", "", base), domain.ErrLeaseLost, "complete with empty token")
-			mustIs(t, s.Complete(ctx(t), "nope", "good", base), domain.ErrLeaseLost, "complete unknown job")
+			mustIs(t, settle(t, s, succeeded("j1", "stale", 1, base)), domain.ErrLeaseLost, "complete with wrong token")
+			mustIs(t, settle(t, s, succeeded("j1", "", 1, base)), domain.ErrLeaseLost, "complete with empty token")
+			mustIs(t, settle(t, s, succeeded("nope", "good", 1, base)), domain.ErrLeaseLost, "complete unknown job")
 			if got := get(t, s, "j1"); got.State != domain.JobLeased || got.LeaseToken != "good" {
 				t.Fatalf("stale complete changed the job: %+v", got)
 			}
-			mustNil(t, s.Complete(ctx(t), "j1", "good", base.Add(time.Second)), "complete")
+			mustNil(t, settle(t, s, succeeded("j1", "good", 1, base.Add(time.Second))), "complete")
 			got := get(t, s, "j1")
 			if got.State != domain.JobSucceeded || got.Attempts != 1 || got.LeaseToken != "" {
 				t.Fatalf("completed job %+v", got)
 			}
 			sameTime(t, got.FinishedAt, base.Add(time.Second), "finishedAt")
-			mustIs(t, s.Complete(ctx(t), "j1", "good", base), domain.ErrLeaseLost, "second complete")
+			mustIs(t, settle(t, s, succeeded("j1", "good", 1, base)), domain.ErrLeaseLost, "second complete")
 		}},
 		{"StaleHolderCannotOverwriteNextHolder", func(t *testing.T, s Jobs) {
 			enqueue(t, s, job(t, "j1", "a.example", base))
@@ -265,12 +339,14 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			if r.Requeued != 1 || r.Dead != 0 {
 				t.Fatalf("reap = %+v", r)
 			}
-			mustLease(t, s, base.Add(lease+time.Second), "second")
+			second := mustLease(t, s, base.Add(lease+time.Second), "second")
+			stale := second
+			stale.LeaseToken = "first"
 			for name, err := range map[string]error{
-				"complete": s.Complete(ctx(t), "j1", "first", base),
-				"retry":    s.Retry(ctx(t), "j1", "first", ports.RetryUpdate{Attempts: 5, RunAt: base.Add(time.Hour), LastError: "x"}),
-				"fail":     s.Fail(ctx(t), "j1", "first", 9, "stale", base),
-				"release":  s.Release(ctx(t), "j1", "first", base),
+				"complete": settle(t, s, succeeded("j1", "first", 1, base)),
+				"retry":    settle(t, s, retried("j1", "first", 5, base.Add(time.Hour), "x")),
+				"fail":     settle(t, s, dead("j1", "first", 9, "stale", base)),
+				"release":  settle(t, s, released(stale, base)),
 			} {
 				mustIs(t, err, domain.ErrLeaseLost, "stale "+name)
 			}
@@ -278,18 +354,18 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			if got.State != domain.JobLeased || got.LeaseToken != "second" || got.Attempts != 1 || got.LastError == "" {
 				t.Fatalf("stale holder changed the job: %+v", got)
 			}
-			mustNil(t, s.Complete(ctx(t), "j1", "second", base.Add(lease+2*time.Second)), "second holder completes")
+			mustNil(t, settle(t, s, succeeded("j1", "second", 2, base.Add(lease+2*time.Second))), "second holder completes")
 		}},
 		{"ExpiredButUnreapedHolderStillHolds", func(t *testing.T, s Jobs) {
 			enqueue(t, s, job(t, "j1", "a.example", base))
 			mustLease(t, s, base, "tok")
-			mustNil(t, s.Complete(ctx(t), "j1", "tok", base.Add(lease+time.Minute)), "late complete before any reap")
+			mustNil(t, settle(t, s, succeeded("j1", "tok", 1, base.Add(lease+time.Minute))), "late complete before any reap")
 		}},
 		{"RetryRequeuesForLater", func(t *testing.T, s Jobs) {
 			enqueue(t, s, job(t, "j1", "a.example", base))
 			mustLease(t, s, base, "tok")
 			runAt := base.Add(16 * time.Second)
-			mustNil(t, s.Retry(ctx(t), "j1", "tok", ports.RetryUpdate{Attempts: 1, RunAt: runAt, LastError: "HTTP 503"}), "retry")
+			mustNil(t, settle(t, s, retried("j1", "tok", 1, runAt, "HTTP 503")), "retry")
 			got := get(t, s, "j1")
 			if got.State != domain.JobQueued || got.Attempts != 1 || got.LastError != "HTTP 503" || got.LeaseToken != "" || !got.LeaseUntil.IsZero() {
 				t.Fatalf("retried job %+v", got)
@@ -300,12 +376,12 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			if j := mustLease(t, s, runAt, "tok2"); j.Attempts != 1 {
 				t.Fatalf("attempts lost: %+v", j)
 			}
-			mustIs(t, s.Retry(ctx(t), "j1", "tok", ports.RetryUpdate{Attempts: 2, RunAt: runAt}), domain.ErrLeaseLost, "retry with old token")
+			mustIs(t, settle(t, s, retried("j1", "tok", 2, runAt, "")), domain.ErrLeaseLost, "retry with old token")
 		}},
 		{"FailIsDeadWithReason", func(t *testing.T, s Jobs) {
 			enqueue(t, s, job(t, "j1", "a.example", base))
 			mustLease(t, s, base, "tok")
-			mustNil(t, s.Fail(ctx(t), "j1", "tok", 1, "HTTP 410 Gone", base.Add(time.Second)), "fail")
+			mustNil(t, settle(t, s, dead("j1", "tok", 1, "HTTP 410 Gone", base.Add(time.Second))), "fail")
 			got := get(t, s, "j1")
 			if got.State != domain.JobDead || got.Attempts != 1 || got.LastError != "HTTP 410 Gone" || got.LeaseToken != "" {
 				t.Fatalf("dead job %+v", got)
@@ -318,12 +394,12 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			j := job(t, "j1", "a.example", base)
 			enqueue(t, s, j)
 			mustLease(t, s, base, "tok")
-			mustNil(t, s.Retry(ctx(t), "j1", "tok", ports.RetryUpdate{Attempts: 3, RunAt: base, LastError: "x"}), "retry")
-			mustLease(t, s, base, "tok2")
+			mustNil(t, settle(t, s, retried("j1", "tok", 3, base, "x")), "retry")
+			again := mustLease(t, s, base, "tok2")
 			until := base.Add(time.Hour)
-			mustNil(t, s.Release(ctx(t), "j1", "tok2", until), "release")
+			mustNil(t, settle(t, s, released(again, until)), "release")
 			got := get(t, s, "j1")
-			if got.State != domain.JobQueued || got.Attempts != 3 || got.LeaseToken != "" {
+			if got.State != domain.JobQueued || got.Attempts != 3 || got.LastError != "x" || got.LeaseToken != "" {
 				t.Fatalf("released job %+v", got)
 			}
 			sameTime(t, got.RunAt, until, "runAt")
@@ -376,12 +452,12 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			for _, id := range []string{"old-ok", "old-dead", "new-ok", "queued", "leased"} {
 				enqueue(t, s, job(t, id, id+".example", base))
 			}
-			finish := func(id string, dead bool, at time.Time) {
+			finish := func(id string, isDead bool, at time.Time) {
 				mustLease(t, s, base, "t-"+id, hostsExcept(id)...)
-				if dead {
-					mustNil(t, s.Fail(ctx(t), id, "t-"+id, 1, "x", at), "fail")
+				if isDead {
+					mustNil(t, settle(t, s, dead(id, "t-"+id, 1, "x", at)), "fail")
 				} else {
-					mustNil(t, s.Complete(ctx(t), id, "t-"+id, at), "complete")
+					mustNil(t, settle(t, s, succeeded(id, "t-"+id, 1, at)), "complete")
 				}
 			}
 			finish("old-ok", false, base)
@@ -447,7 +523,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 				enqueue(t, s, job(t, fmt.Sprintf("b%d", i), "b.example", base))
 			}
 			j := mustLease(t, s, base, "t1")
-			mustNil(t, s.Fail(ctx(t), j.ID, "t1", 1, "gone", base), "fail")
+			mustNil(t, settle(t, s, dead(j.ID, "t1", 1, "gone", base)), "fail")
 			mustLease(t, s, base, "t2")
 			c, err := s.Counts(ctx(t))
 			mustNil(t, err, "counts")
@@ -490,7 +566,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			enqueue(t, s, job(t, "d1", "a.example", base), job(t, "d2", "a.example", base), job(t, "d3", "b.example", base), job(t, "q", "c.example", base.Add(time.Hour)))
 			for i := 0; i < 3; i++ {
 				j := mustLease(t, s, base, fmt.Sprintf("t%d", i))
-				mustNil(t, s.Fail(ctx(t), j.ID, fmt.Sprintf("t%d", i), 16, "gave up", base), "fail")
+				mustNil(t, settle(t, s, dead(j.ID, fmt.Sprintf("t%d", i), 16, "gave up", base)), "fail")
 			}
 			later := base.Add(time.Minute)
 			n, err := s.RetryDead(ctx(t), "d3", "", later)
@@ -516,6 +592,197 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 				t.Fatal("revived job not leasable")
 			}
 		}},
+		{"LeaseBatchTakesOldestFirstUpToLimit", func(t *testing.T, s Jobs) {
+			enqueue(t, s,
+				job(t, "d", "d.example", base.Add(-1*time.Second)),
+				job(t, "a", "a.example", base.Add(-6*time.Second)),
+				job(t, "c", "c.example", base.Add(-4*time.Second)),
+				job(t, "f", "f.example", base),
+				job(t, "b", "b.example", base.Add(-5*time.Second)),
+				job(t, "e", "e.example", base.Add(-2*time.Second)),
+				job(t, "later", "g.example", base.Add(time.Minute)),
+			)
+			first := leaseBatch(t, s, ports.LeaseRequest{Token: "t1", Now: base, Limit: 4})
+			if got := fmt.Sprint(jobIDs(first)); got != "[a b c e]" {
+				t.Fatalf("first batch %s, want the 4 oldest [a b c e]", got)
+			}
+			rest := leaseBatch(t, s, ports.LeaseRequest{Token: "t2", Now: base, Limit: 10})
+			if got := fmt.Sprint(jobIDs(rest)); got != "[d f]" {
+				t.Fatalf("second batch %s, want the due rest [d f]", got)
+			}
+			for _, j := range append(first, rest...) {
+				if got := get(t, s, j.ID); got.State != domain.JobLeased || got.LeaseToken != j.LeaseToken {
+					t.Fatalf("stored %+v", got)
+				}
+			}
+			if none := leaseBatch(t, s, ports.LeaseRequest{Token: "t3", Now: base, Limit: 10}); len(none) != 0 {
+				t.Fatalf("leased %v with nothing due", jobIDs(none))
+			}
+			if one := leaseBatch(t, s, ports.LeaseRequest{Token: "t4", Now: base.Add(time.Hour)}); len(one) != 1 || one[0].ID != "later" {
+				t.Fatalf("limit 0 is one job: got %v", jobIDs(one))
+			}
+		}},
+		{"LeaseBatchSkipsHosts", func(t *testing.T, s Jobs) {
+			enqueue(t, s,
+				job(t, "a1", "a.example", base.Add(-4*time.Second)),
+				job(t, "b1", "b.example", base.Add(-3*time.Second)),
+				job(t, "a2", "a.example", base.Add(-2*time.Second)),
+				job(t, "c1", "c.example", base.Add(-1*time.Second)),
+			)
+			got := leaseBatch(t, s, ports.LeaseRequest{Token: "t1", Now: base, Limit: 10, SkipHosts: []string{"a.example", "c.example"}})
+			if fmt.Sprint(jobIDs(got)) != "[b1]" {
+				t.Fatalf("got %v, want [b1]", jobIDs(got))
+			}
+		}},
+		{"LeaseBatchKeepsThePerHostCap", func(t *testing.T, s Jobs) {
+			for i := 1; i <= 5; i++ {
+				enqueue(t, s, job(t, fmt.Sprintf("a%d", i), "a.example", base.Add(time.Duration(i-11)*time.Second)))
+			}
+			enqueue(t, s, job(t, "b1", "b.example", base.Add(-5*time.Second)), job(t, "c1", "c.example", base.Add(-4*time.Second)))
+			first := leaseBatch(t, s, ports.LeaseRequest{Token: "t1", Now: base, Limit: 10, PerHost: 2})
+			if got := fmt.Sprint(jobIDs(first)); got != "[a1 a2 b1 c1]" {
+				t.Fatalf("got %s, want two of a.example and the others [a1 a2 b1 c1]", got)
+			}
+			if again := leaseBatch(t, s, ports.LeaseRequest{Token: "t2", Now: base, Limit: 10, PerHost: 2}); len(again) != 0 {
+				t.Fatalf("a.example at its cap, yet leased %v", jobIDs(again))
+			}
+			// Another caller's higher cap counts the same leases.
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "t3", Now: base, Limit: 10, PerHost: 3}); fmt.Sprint(jobIDs(got)) != "[a3]" {
+				t.Fatalf("cap 3 with 2 leased: got %v, want [a3]", jobIDs(got))
+			}
+			// A settlement gives the slot back.
+			mustNil(t, settle(t, s, succeeded("a1", "t1", 1, base)), "complete a1")
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "t4", Now: base, Limit: 10, PerHost: 3}); fmt.Sprint(jobIDs(got)) != "[a4]" {
+				t.Fatalf("after a completion: got %v, want [a4]", jobIDs(got))
+			}
+			// So does a release, and the released job waits its turn.
+			mustNil(t, settle(t, s, released(first[1], base)), "release a2")
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "t5", Now: base, Limit: 10, PerHost: 3}); fmt.Sprint(jobIDs(got)) != "[a5]" {
+				t.Fatalf("after a release: got %v, want the older [a5]", jobIDs(got))
+			}
+			// And a reap: every lease has expired (a3, a4, a5, b1, c1), all
+			// come back.
+			later := base.Add(lease + time.Second)
+			r, err := s.Reap(ctx(t), later, domain.MaxAttempts)
+			mustNil(t, err, "reap")
+			if r.Requeued != 5 {
+				t.Fatalf("reaped %+v, want 5 requeued", r)
+			}
+			got := leaseBatch(t, s, ports.LeaseRequest{Token: "t6", Now: later, Limit: 10, PerHost: 2})
+			perHost := map[string]int{}
+			for _, j := range got {
+				perHost[j.Host]++
+			}
+			if len(got) != 4 || perHost["a.example"] != 2 {
+				t.Fatalf("after the reap: %v, want 2 of a.example, b1 and c1", jobIDs(got))
+			}
+			// No cap: the rest of a.example.
+			if rest := leaseBatch(t, s, ports.LeaseRequest{Token: "t7", Now: later, Limit: 10}); len(rest) != 2 {
+				t.Fatalf("without a cap: %v, want the 2 other a.example jobs", jobIDs(rest))
+			}
+		}},
+		{"PerHostCapHoldsAcrossTwoStores", func(t *testing.T, s Jobs) {
+			other := s
+			if o := buildOptions(opts); o.second != nil {
+				other = o.second(t, s)
+			}
+			for i := 1; i <= 4; i++ {
+				enqueue(t, s, job(t, fmt.Sprintf("a%d", i), "a.example", base.Add(time.Duration(i-10)*time.Second)))
+			}
+			enqueue(t, s, job(t, "b1", "b.example", base))
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "t1", Now: base, Limit: 1, PerHost: 2}); fmt.Sprint(jobIDs(got)) != "[a1]" {
+				t.Fatalf("first store: %v", jobIDs(got))
+			}
+			if got := leaseBatch(t, other, ports.LeaseRequest{Token: "t2", Now: base, Limit: 10, PerHost: 2}); fmt.Sprint(jobIDs(got)) != "[a2 b1]" {
+				t.Fatalf("second store: %v, want one more of a.example (the cap counts the first store's) and b1", jobIDs(got))
+			}
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "t3", Now: base, Limit: 10, PerHost: 2}); len(got) != 0 {
+				t.Fatalf("first store again: %v, want nothing (a.example at its cap)", jobIDs(got))
+			}
+			mustNil(t, settle(t, other, succeeded("a1", "t1", 1, base)), "the second store settles the first's lease")
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "t4", Now: base, Limit: 10, PerHost: 2}); fmt.Sprint(jobIDs(got)) != "[a3]" {
+				t.Fatalf("after the settlement: %v, want [a3]", jobIDs(got))
+			}
+		}},
+		{"SettleMixedBatchReportsLostLeases", func(t *testing.T, s Jobs) {
+			for i, id := range []string{"stale", "ok", "retry", "dead", "release"} {
+				enqueue(t, s, job(t, id, id+".example", base.Add(time.Duration(i-10)*time.Second)))
+			}
+			// "stale" is leased with a short lease, reaped, and leased again
+			// by someone else: its first token is stale.
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "old", Now: base, Until: base.Add(time.Second), Limit: 1}); fmt.Sprint(jobIDs(got)) != "[stale]" {
+				t.Fatalf("lease stale: %v", jobIDs(got))
+			}
+			batch := leaseBatch(t, s, ports.LeaseRequest{Token: "t1", Now: base, Limit: 10})
+			if len(batch) != 4 {
+				t.Fatalf("leased %v", jobIDs(batch))
+			}
+			later := base.Add(2 * time.Second)
+			if r, err := s.Reap(ctx(t), later, domain.MaxAttempts); err != nil || r.Requeued != 1 {
+				t.Fatalf("reap %+v %v", r, err)
+			}
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "new", Now: later, Limit: 10}); fmt.Sprint(jobIDs(got)) != "[stale]" {
+				t.Fatalf("re-lease: %v", jobIDs(got))
+			}
+			var rel domain.Job
+			for _, j := range batch {
+				if j.ID == "release" {
+					rel = j
+				}
+			}
+			runAt := base.Add(time.Minute)
+			lost, err := s.Settle(ctx(t), []ports.Settlement{
+				succeeded("ok", "t1", 1, later),
+				retried("retry", "t1", 1, runAt, "HTTP 503"),
+				succeeded("stale", "old", 1, later), // lost: reaped and re-leased
+				dead("dead", "t1", 1, "HTTP 410", later),
+				released(rel, runAt),
+				succeeded("nope", "t1", 1, later),   // lost: no such job
+				succeeded("ok", "t1", 7, later),     // lost: the first settlement of ok ended its lease
+				retried("retry", "", 9, later, "x"), // lost: no token
+			})
+			mustNil(t, err, "settle")
+			if len(lost) != 8 {
+				t.Fatalf("%d results for 8 settlements", len(lost))
+			}
+			for i, want := range []bool{false, false, true, false, false, true, true, true} {
+				if want {
+					mustIs(t, lost[i], domain.ErrLeaseLost, fmt.Sprintf("settlement %d", i))
+				} else {
+					mustNil(t, lost[i], fmt.Sprintf("settlement %d", i))
+				}
+			}
+			if j := get(t, s, "ok"); j.State != domain.JobSucceeded || j.Attempts != 1 || j.LeaseToken != "" || !j.FinishedAt.Equal(later) {
+				t.Fatalf("ok: %+v", j)
+			}
+			if j := get(t, s, "retry"); j.State != domain.JobQueued || j.Attempts != 1 || j.LastError != "HTTP 503" || !j.RunAt.Equal(runAt) || j.LeaseToken != "" {
+				t.Fatalf("retry: %+v", j)
+			}
+			if j := get(t, s, "dead"); j.State != domain.JobDead || j.LastError != "HTTP 410" || !j.FinishedAt.Equal(later) {
+				t.Fatalf("dead: %+v", j)
+			}
+			if j := get(t, s, "release"); j.State != domain.JobQueued || j.Attempts != 0 || !j.RunAt.Equal(runAt) || !j.LeaseUntil.IsZero() {
+				t.Fatalf("release: %+v", j)
+			}
+			if j := get(t, s, "stale"); j.State != domain.JobLeased || j.LeaseToken != "new" || j.Attempts != 1 {
+				t.Fatalf("a stale settlement changed the next holder's job: %+v", j)
+			}
+		}},
+		{"SettleRefusesAnInvalidBatchWhole", func(t *testing.T, s Jobs) {
+			enqueue(t, s, job(t, "j1", "a.example", base), job(t, "j2", "b.example", base))
+			leaseBatch(t, s, ports.LeaseRequest{Token: "t1", Now: base, Limit: 2})
+			_, err := s.Settle(ctx(t), []ports.Settlement{
+				succeeded("j1", "t1", 1, base),
+				{ID: "j2", Token: "t1", State: domain.JobLeased},
+			})
+			mustIs(t, err, domain.ErrInvalidInput, "settle to leased")
+			if j := get(t, s, "j1"); j.State != domain.JobLeased {
+				t.Fatalf("part of a refused batch was applied: %+v", j)
+			}
+		}},
+		{"BatchLeasingUnderConcurrencyKeepsEveryRule", func(t *testing.T, s Jobs) {
+			concurrentBatches(t, s, buildOptions(opts))
+		}},
 	})
 }
 
@@ -529,4 +796,135 @@ func hostsExcept(id string) []string {
 		}
 	}
 	return out
+}
+
+// concurrentBatches is the chaos case: workers on two store handles lease
+// batches of 1 to 5 jobs with a cap of 2 per host, count what they hold per
+// host (from after the lease to before the settlement, inside the store's
+// own count), and settle each batch in one call: mostly successes, some
+// releases and retries (leased again later), and a stale settlement of the
+// batch's first job ahead of the real one. Every job must end succeeded
+// exactly once, no host ever be held more than twice, and afterwards no
+// slot be left over: a cap of 1 leases one job of every host.
+func concurrentBatches(t *testing.T, s Jobs, o options) {
+	const hosts, perHost, total, workers = 20, 2, 600, 16
+	other := s
+	if o.second != nil {
+		other = o.second(t, s)
+	}
+	all := make([]domain.Job, total)
+	for i := range all {
+		all[i] = job(t, fmt.Sprintf("j%04d", i), fmt.Sprintf("h%02d.example", (i/3)%hosts), base.Add(-time.Duration(total-i)*time.Millisecond))
+	}
+	enqueue(t, s, all...)
+	var (
+		mu      sync.Mutex
+		holding = map[string]int{}
+		wins    = map[string]int{}
+		done    int
+		errs    []error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			store := s
+			if w%2 == 1 {
+				store = other
+			}
+			for i := 0; time.Now().Before(deadline); i++ {
+				mu.Lock()
+				finished := done == total || len(errs) > 0
+				mu.Unlock()
+				if finished {
+					return
+				}
+				tok := fmt.Sprintf("w%02d-%05d", w, i)
+				jobs, err := store.LeaseBatch(ctx(t), ports.LeaseRequest{Owner: "w", Token: tok, Now: base, Until: base.Add(lease), Limit: 1 + i%5, PerHost: perHost})
+				if err != nil {
+					fail(fmt.Errorf("lease: %w", err))
+					return
+				}
+				if len(jobs) == 0 {
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				mu.Lock()
+				for _, j := range jobs {
+					if holding[j.Host]++; holding[j.Host] > perHost {
+						errs = append(errs, fmt.Errorf("host %s held %d times at once, cap %d", j.Host, holding[j.Host], perHost))
+					}
+				}
+				mu.Unlock()
+				batch := []ports.Settlement{succeeded(jobs[0].ID, "stale-"+tok, 1, base)}
+				for k, j := range jobs {
+					switch (i + k) % 7 {
+					case 0:
+						batch = append(batch, released(j, base))
+					case 1:
+						batch = append(batch, retried(j.ID, tok, j.Attempts, base, "HTTP 503"))
+					default:
+						batch = append(batch, succeeded(j.ID, tok, j.Attempts+1, base))
+					}
+				}
+				mu.Lock()
+				for _, j := range jobs {
+					holding[j.Host]--
+				}
+				mu.Unlock()
+				lost, err := store.Settle(ctx(t), batch)
+				if err != nil {
+					fail(fmt.Errorf("settle: %w", err))
+					return
+				}
+				if !errors.Is(lost[0], domain.ErrLeaseLost) {
+					fail(fmt.Errorf("a stale token settled job %s: %v", jobs[0].ID, lost[0]))
+				}
+				mu.Lock()
+				for k, st := range batch[1:] {
+					if lost[k+1] != nil {
+						errs = append(errs, fmt.Errorf("the holder's settlement of %s was lost: %v", st.ID, lost[k+1]))
+					} else if st.State == domain.JobSucceeded {
+						wins[st.ID]++
+						done++
+					}
+				}
+				mu.Unlock()
+			}
+			fail(fmt.Errorf("worker %d still had work at the deadline", w))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		t.Error(err)
+	}
+	if t.Failed() {
+		return
+	}
+	for _, j := range all {
+		if n := wins[j.ID]; n != 1 {
+			t.Errorf("job %s succeeded %d times", j.ID, n)
+		}
+	}
+	c, _ := s.Counts(ctx(t))
+	if c[domain.JobSucceeded] != total || c[domain.JobLeased] != 0 {
+		t.Fatalf("counts %v, want all %d succeeded", c, total)
+	}
+	// No slot was left behind by the chaos: one more job per host, a cap of
+	// one, and every host gives its job.
+	var more []domain.Job
+	for h := range hosts {
+		more = append(more, job(t, fmt.Sprintf("more%02d", h), fmt.Sprintf("h%02d.example", h), base))
+	}
+	enqueue(t, s, more...)
+	if got := leaseBatch(t, other, ports.LeaseRequest{Token: "after", Now: base, Limit: 100, PerHost: 1}); len(got) != hosts {
+		t.Fatalf("after the run a cap of 1 leased %d jobs of %d hosts: a slot was left over", len(got), hosts)
+	}
 }

@@ -20,6 +20,10 @@ const (
 	proofJobs    = 20000
 	hostRun      = 10 // consecutive jobs per host in the queue
 	inboxDelay   = 5 * time.Millisecond
+	// proofFlushMax is the most results a worker's completer writes at
+	// once (its -flush-max): what a kill -9 may leave delivered and
+	// unwritten, on top of the deliveries in flight.
+	proofFlushMax = 32
 )
 
 func jobsToRun(t *testing.T) int {
@@ -36,7 +40,7 @@ func jobsToRun(t *testing.T) int {
 
 func workerArgs(lease, reap time.Duration) []string {
 	return []string{"-workers", strconv.Itoa(proofWorkers), "-per-host", strconv.Itoa(proofPerHost),
-		"-lease", lease.String(), "-reap", reap.String()}
+		"-lease", lease.String(), "-reap", reap.String(), "-flush-max", strconv.Itoa(proofFlushMax)}
 }
 
 // 4 processes of 8 workers deliver 20,000 jobs on 200 hosts: every job is

@@ -68,12 +68,13 @@ func (b *bundle) kill(t *testing.T, inbox, reason string) domain.Job {
 	t.Helper()
 	j := b.enqueue(t, inbox)
 	ctx := context.Background()
-	got, err := b.jobs.Lease(ctx, ports.LeaseRequest{Owner: "t", Token: "tok", Now: b.clock.Now(), Until: b.clock.Now().Add(time.Minute)})
-	if err != nil || got.ID != j.ID {
-		t.Fatalf("lease %v %v", got.ID, err)
+	got, err := b.jobs.LeaseBatch(ctx, ports.LeaseRequest{Owner: "t", Token: "tok", Now: b.clock.Now(), Until: b.clock.Now().Add(time.Minute)})
+	if err != nil || len(got) != 1 || got[0].ID != j.ID {
+		t.Fatalf("lease %v %v", got, err)
 	}
-	if err := b.jobs.Fail(ctx, j.ID, "tok", 16, reason, b.clock.Now()); err != nil {
-		t.Fatal(err)
+	lost, err := b.jobs.Settle(ctx, []ports.Settlement{{ID: j.ID, Token: "tok", State: domain.JobDead, Attempts: 16, LastError: reason, FinishedAt: b.clock.Now()}})
+	if err != nil || lost[0] != nil {
+		t.Fatal(err, lost)
 	}
 	return j
 }

@@ -50,8 +50,8 @@ func WriteConcernOnTheWire(t *testing.T, uri string) {
 	if _, err := jobs.Lease(Ctx(t), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Second), Until: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := jobs.Complete(Ctx(t), "j1", "t", time.Now()); err != nil {
-		t.Fatal(err)
+	if lost, err := jobs.Settle(Ctx(t), []ports.Settlement{{ID: "j1", Token: "t", State: domain.JobSucceeded, Attempts: 1, FinishedAt: time.Now()}}); err != nil || lost[0] != nil {
+		t.Fatal(err, lost)
 	}
 	r, _ := domain.NewReservedName("alice", domain.NameKindPersona, "av1", time.Now())
 	if err := mongo.NewNameRegistry(db).Reserve(Ctx(t), r); err != nil {

@@ -7,6 +7,9 @@
 //	                   serial one-at-a-time worker
 //	lease throughput   jobs leased and completed per second, 1/8/32 workers,
 //	                   and lease latency from 1k to 1M queued jobs, per store
+//	engine throughput  20,000 no-op jobs over 1,000 hosts drained by the real
+//	                   engine on PostgreSQL and by River, 8 and 32 workers,
+//	                   with statements and commits per job
 //	enqueue            a 10,000-recipient fan-out batch, per store
 //	signing            signed deliveries per second per core against
 //	                   `openssl speed rsa2048`
@@ -38,7 +41,7 @@ func main() {
 	}
 	out := flag.String("out", "docs/benchmarks.md", "report to write")
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
-	only := flag.String("only", "sign,memory,enqueue,lease,fanout", "which measurements, comma-separated")
+	only := flag.String("only", "sign,memory,enqueue,lease,engine,fanout", "which measurements, comma-separated")
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
 	dbURL := flag.String("database-url", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL for the postgres rows")
 	mongoURI := flag.String("mongodb-uri", os.Getenv("MONGODB_URI"), "MongoDB for the mongo rows (skipped when empty)")
@@ -60,6 +63,7 @@ func main() {
 		{"memory", benchMemory},
 		{"enqueue", func(ctx context.Context, r *report) error { return benchEnqueue(ctx, r, stores) }},
 		{"lease", func(ctx context.Context, r *report) error { return benchLease(ctx, r, stores) }},
+		{"engine", func(ctx context.Context, r *report) error { return benchEngine(ctx, r, *dbURL) }},
 		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL) }},
 	}
 	failed := false

@@ -58,6 +58,7 @@ func run() int {
 		poll     = flag.Duration("poll", 5*time.Second, "lease poll without wake-ups (production: 5s)")
 		grace    = flag.Duration("grace", 10*time.Second, "shutdown grace for in-flight deliveries")
 		timeout  = flag.Duration("timeout", 10*time.Second, "timeout of one delivery")
+		flushMax = flag.Int("flush-max", 0, "most results one completer write carries (0: the engine's default, 4 x workers, at least 32)")
 	)
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here (diagnosis only)")
 	flag.Parse()
@@ -105,20 +106,21 @@ func run() int {
 		Jobs:      jobs,
 		Instances: st.instances,
 		Deliverer: client,
-		Keys:      application.ActorKeys{Actors: st.actors},
-		Clock:     system.Clock{},
-		Random:    system.Random{},
-		IDs:       system.IDs{},
-		Wakes:     waker,
-		Observer:  obs,
-		Log:       log,
+		// As bootstrap wires it: keys cached for a minute, not read per job.
+		Keys:     application.NewCachedKeys(application.ActorKeys{Actors: st.actors}, system.Clock{}),
+		Clock:    system.Clock{},
+		Random:   system.Random{},
+		IDs:      system.IDs{},
+		Wakes:    waker,
+		Observer: obs,
+		Log:      log,
 	}, application.EngineConfig{
 		Workers: *workers, PerHost: *perHost, LeaseFor: *leaseFor, ReapEvery: *reap, PollEvery: *poll,
-		Grace: *grace, Owner: fmt.Sprintf("%s/%d", *name, os.Getpid()),
+		Grace: *grace, Owner: fmt.Sprintf("%s/%d", *name, os.Getpid()), FlushMax: *flushMax,
 	})
 	cfg := engine.Config()
 	log.Info("worker starting", "workers", cfg.Workers, "per_host", cfg.PerHost, "lease", cfg.LeaseFor,
-		"reap_every", cfg.ReapEvery, "poll_every", cfg.PollEvery)
+		"reap_every", cfg.ReapEvery, "poll_every", cfg.PollEvery, "flush_max", cfg.FlushMax)
 	_ = engine.Run(ctx)
 	s := obs.summary()
 	jobs.report(s)
@@ -189,16 +191,23 @@ type observer struct {
 	leaseNanos                            atomic.Int64
 	settledOther                          atomic.Int64
 	deliveredFailures, deliveredHostFails atomic.Int64
+	leasedJobs, flushes, flushedResults   atomic.Int64
 }
 
 var _ ports.EngineObserver = (*observer)(nil)
 
-func (o *observer) Leased(took time.Duration, found bool) {
+func (o *observer) Leased(took time.Duration, jobs int) {
 	o.leases.Add(1)
 	o.leaseNanos.Add(int64(took))
-	if found {
+	o.leasedJobs.Add(int64(jobs))
+	if jobs > 0 {
 		o.leasesFound.Add(1)
 	}
+}
+
+func (o *observer) Flushed(_ time.Duration, results int) {
+	o.flushes.Add(1)
+	o.flushedResults.Add(int64(results))
 }
 
 func (o *observer) Delivered(_ string, out domain.Outcome, _ time.Duration) {
@@ -252,6 +261,7 @@ func (o *observer) summary() map[string]any {
 	}
 	return map[string]any{
 		"leases": leases, "leases_found": o.leasesFound.Load(), "mean_lease_ms": meanLease,
+		"leased_jobs": o.leasedJobs.Load(), "flushes": o.flushes.Load(), "flushed_results": o.flushedResults.Load(),
 		"delivered": o.delivered.Load(), "delivered_ok": o.deliveredOK.Load(),
 		"delivered_failures": o.deliveredFailures.Load(), "host_failures": o.deliveredHostFails.Load(),
 		"succeeded": o.succeeded.Load(), "retried": o.retried.Load(), "dead": o.dead.Load(),
@@ -260,10 +270,10 @@ func (o *observer) summary() map[string]any {
 	}
 }
 
-// watchedJobs is the PostgreSQL JobStore with a stopwatch: it notes when
+// watchedJobs is the store's JobStore with a stopwatch: it notes when
 // each lease of this process was taken and until when it held, and at the
-// job's settlement (Complete, Retry, Fail, Release) how long the job was
-// held and whether that was after its lease had ended. It changes nothing.
+// job's settlement how long the job was held and whether that was after its
+// lease had ended. It changes nothing.
 type watchedJobs struct {
 	ports.JobStore
 	mu             sync.Mutex
@@ -276,53 +286,41 @@ type watchedJobs struct {
 
 type lease struct{ at, until time.Time }
 
-func (w *watchedJobs) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Job, error) {
-	j, err := w.JobStore.Lease(ctx, req)
-	if err == nil {
-		w.mu.Lock()
+func (w *watchedJobs) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
+	jobs, err := w.JobStore.LeaseBatch(ctx, req)
+	w.mu.Lock()
+	for _, j := range jobs {
 		w.held[j.ID] = lease{at: time.Now(), until: j.LeaseUntil}
-		w.mu.Unlock()
 	}
-	return j, err
+	w.mu.Unlock()
+	return jobs, err
 }
 
-func (w *watchedJobs) settle(id string, err error) error {
+func (w *watchedJobs) Settle(ctx context.Context, batch []ports.Settlement) ([]error, error) {
+	lost, err := w.JobStore.Settle(ctx, batch)
+	if err != nil {
+		return lost, err // the engine retries or gives up; the leases are still ours or lost
+	}
 	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if errors.Is(err, domain.ErrLeaseLost) {
-		w.leaseLostCount++
+	for i, st := range batch {
+		if errors.Is(lost[i], domain.ErrLeaseLost) {
+			w.leaseLostCount++
+			continue
+		}
+		l, ok := w.held[st.ID]
+		if !ok {
+			continue
+		}
+		delete(w.held, st.ID)
+		w.settled++
+		w.maxHold = max(w.maxHold, now.Sub(l.at))
+		if now.After(l.until) {
+			w.afterLeaseEnd++
+		}
 	}
-	if err != nil {
-		return err // the engine retries or gives up; the lease is still ours or lost
-	}
-	l, ok := w.held[id]
-	if !ok {
-		return nil
-	}
-	delete(w.held, id)
-	w.settled++
-	w.maxHold = max(w.maxHold, now.Sub(l.at))
-	if now.After(l.until) {
-		w.afterLeaseEnd++
-	}
-	return nil
-}
-
-func (w *watchedJobs) Complete(ctx context.Context, id, token string, at time.Time) error {
-	return w.settle(id, w.JobStore.Complete(ctx, id, token, at))
-}
-
-func (w *watchedJobs) Retry(ctx context.Context, id, token string, u ports.RetryUpdate) error {
-	return w.settle(id, w.JobStore.Retry(ctx, id, token, u))
-}
-
-func (w *watchedJobs) Fail(ctx context.Context, id, token string, attempts int, reason string, at time.Time) error {
-	return w.settle(id, w.JobStore.Fail(ctx, id, token, attempts, reason, at))
-}
-
-func (w *watchedJobs) Release(ctx context.Context, id, token string, runAt time.Time) error {
-	return w.settle(id, w.JobStore.Release(ctx, id, token, runAt))
+	return lost, nil
 }
 
 func (w *watchedJobs) report(s map[string]any) {

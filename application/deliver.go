@@ -1,0 +1,47 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// deliver runs one leased job's attempt and returns what is to be recorded:
+// it is not attempted while its host is quarantined (the job waits, its
+// attempts untouched), else it is delivered and decided by the rules of
+// SPEC §2 (domain.Decide). Nothing is written here: the completer writes the
+// result, fenced by the job's lease token, with others in one batch.
+func (e *Engine) deliver(ctx context.Context, job domain.Job) result {
+	if until, q := e.quarantinedUntil(ctx, job.Host); q {
+		return e.release(job, until, "host quarantined")
+	}
+	key, err := e.keys.SigningKey(ctx, job.SenderID)
+	if errors.Is(err, domain.ErrNotFound) {
+		// The sending actor is gone: nothing can ever sign this job.
+		return e.dead(job, "sender "+job.SenderID+" no longer exists", e.clock.Now())
+	}
+	if err != nil {
+		// Our own store failed; that is not the job's fault, so it spends
+		// no attempt.
+		e.jobLog(job).Error("signing key unavailable; job released", "err", err)
+		return e.release(job, e.clock.Now().Add(e.cfg.PollEvery), "signing key unavailable")
+	}
+
+	started := e.clock.Now()
+	wallStart := time.Now()
+	outcome := e.deliverer.Deliver(ctx, ports.Delivery{
+		Inbox: job.Inbox, Payload: job.Payload, KeyID: job.KeyID, PrivateKeyPEM: key,
+	})
+	e.obs.Delivered(job.Host, outcome, time.Since(wallStart))
+	if ctx.Err() != nil {
+		// Shutdown cut the attempt off: the remote may or may not have it,
+		// but it did not fail, so it spends no attempt.
+		return e.release(job, e.clock.Now(), "shutdown cut the attempt off")
+	}
+	now := e.clock.Now()
+	d := domain.Decide(job.Attempts, outcome, now, e.rnd.Float64())
+	return e.decided(job, outcome, d, now, now.Sub(started))
+}

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	pgx "github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/adapters/security"
+	"github.com/heraldfed/herald/adapters/system"
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/bench/pgcount"
+)
+
+// Engine throughput of issue 13: 20,000 no-op jobs over 1,000 hosts,
+// drained by the real Engine on PostgreSQL (a deliverer that succeeds at
+// once) and by River on the same server, 8 and 32 workers, runs
+// interleaved (Herald 8, River 8, Herald 32, River 32, three rounds), each
+// system in a schema of its own inside a database of the run's own.
+const (
+	engineJobs  = 20_000
+	engineHosts = 1000
+)
+
+// engineRun is one drain, by either system.
+type engineRun struct {
+	System     string  `json:"system"`
+	Workers    int     `json:"workers"`
+	Jobs       int     `json:"jobs"`
+	Seconds    float64 `json:"seconds"`
+	Statements int64   `json:"statements"`
+	Commits    int64   `json:"commits"`
+}
+
+func (r engineRun) rate() float64 { return float64(r.Jobs) / r.Seconds }
+
+func benchEngine(ctx context.Context, r *report, dbURL string) error {
+	jobs, rounds := engineJobs, 3
+	if r.quick {
+		jobs, rounds = 5000, 1
+	}
+	db, drop, err := pgcount.TempDatabase(ctx, dbURL)
+	if err != nil {
+		return fmt.Errorf("a database of the run's own (for its commit counts): %w", err)
+	}
+	defer drop()
+	riverBin, riverErr := buildRiver(ctx)
+	if riverBin != "" {
+		defer os.RemoveAll(filepath.Dir(riverBin))
+	}
+	runs := map[string][]engineRun{}
+	for round := 0; round < rounds; round++ {
+		for _, w := range []int{8, 32} {
+			h, err := runHerald(ctx, db, w, jobs)
+			if err != nil {
+				return fmt.Errorf("herald, %d workers: %w", w, err)
+			}
+			fmt.Fprintf(os.Stderr, "   herald %2d workers: %.0f jobs/s, %.3f statements/job, %.3f commits/job\n", w, h.rate(),
+				float64(h.Statements)/float64(h.Jobs), float64(h.Commits)/float64(h.Jobs))
+			runs[key("herald", w)] = append(runs[key("herald", w)], h)
+			if riverErr != nil {
+				continue
+			}
+			rv, err := runRiver(ctx, riverBin, db, w, jobs)
+			if err != nil {
+				return fmt.Errorf("river, %d workers: %w", w, err)
+			}
+			fmt.Fprintf(os.Stderr, "   river  %2d workers: %.0f jobs/s, %.3f statements/job, %.3f commits/job\n", w, rv.rate(),
+				float64(rv.Statements)/float64(rv.Jobs), float64(rv.Commits)/float64(rv.Jobs))
+			runs[key("river", w)] = append(runs[key("river", w)], rv)
+		}
+	}
+	t := &table{
+		title:   "Engine throughput against River",
+		command: "go run ./test/bench/heraldbench -only engine",
+		intro: fmt.Sprintf("%d no-op jobs over %d hosts drained on PostgreSQL by Herald's real `application.Engine` (a deliverer that succeeds at once, per-host cap 2, "+
+			"the PostgreSQL stores and LISTEN/NOTIFY waker) and by River v0.51.2 (`riverpgxv5`, FetchCooldown 1 ms, a no-op worker; `test/bench/river`, a module of its own), "+
+			"%d interleaved rounds (Herald 8, River 8, Herald 32, River 32), median of the rounds. Each system works in a schema of its own in a database made for the run. "+
+			"Statements: every query, batch query and COPY the system's pool sent, counted by a pgx tracer (`test/bench/pgcount`); commits: `pg_stat_database.xact_commit` of that database, before and after, "+
+			"once the system's backends have exited. Goals of issue 13: Herald ≥ 1.5× River at 8 and at 32 workers, Herald at 32 ≥ 3× Herald at 8, ≤ 0.2 statements and ≤ 0.2 commits per job.",
+			jobs, engineHosts, rounds),
+		header: []string{"system", "workers", "jobs per second", "statements per job", "commits per job", "Herald / River", "32 / 8 workers"},
+	}
+	for _, sys := range []string{"herald", "river"} {
+		for _, w := range []int{8, 32} {
+			rs := runs[key(sys, w)]
+			if len(rs) == 0 {
+				t.rows = append(t.rows, []string{sys, fmt.Sprint(w), "not measured: " + fmt.Sprint(riverErr), "–", "–", "–", "–"})
+				continue
+			}
+			m := median(rs)
+			vsRiver, vs8 := "–", "–"
+			if sys == "herald" && len(runs[key("river", w)]) > 0 {
+				vsRiver = ratio(m.rate(), median(runs[key("river", w)]).rate())
+			}
+			if w == 32 {
+				vs8 = ratio(m.rate(), median(runs[key(sys, 8)]).rate())
+			}
+			t.rows = append(t.rows, []string{sys, fmt.Sprint(w), fmt.Sprintf("%.0f", m.rate()),
+				fmt.Sprintf("%.3f", float64(m.Statements)/float64(m.Jobs)), fmt.Sprintf("%.3f", float64(m.Commits)/float64(m.Jobs)), vsRiver, vs8})
+		}
+	}
+	t.notes = append(t.notes, "Herald leases as many jobs as it has free slots in one statement (the per-host cap counted in `host_slots` for every process), "+
+		"and its completer writes the results in batches (every 10 ms, or 4×workers results, or when nothing is left to lease) with one statement; "+
+		"a worker's slot frees when its delivery ends, its host's slot when the result is written. Breaker successes of hosts not known failing (a fan-out's first contacts) are written together, at most once a second.")
+	if riverErr != nil {
+		t.notes = append(t.notes, "River not measured: "+riverErr.Error())
+	}
+	r.add(t)
+	return nil
+}
+
+func key(system string, workers int) string { return fmt.Sprintf("%s/%d", system, workers) }
+
+// median is the run of median throughput.
+func median(rs []engineRun) engineRun {
+	s := append([]engineRun(nil), rs...)
+	sort.Slice(s, func(i, j int) bool { return s[i].rate() < s[j].rate() })
+	return s[len(s)/2]
+}
+
+// buildRiver builds test/bench/river (its own module) into a temp dir.
+func buildRiver(ctx context.Context) (string, error) {
+	dir, err := os.MkdirTemp("", "heraldbench-river-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "riverbench")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	cmd.Dir = filepath.Join("test", "bench", "river")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return bin, fmt.Errorf("build test/bench/river: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+func runRiver(ctx context.Context, bin, db string, workers, jobs int) (engineRun, error) {
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "-database-url", db, "-workers", fmt.Sprint(workers), "-jobs", fmt.Sprint(jobs),
+		"-hosts", fmt.Sprint(engineHosts), "-payload-bytes", fmt.Sprint(len(payload)))
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return engineRun{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
+	}
+	var res engineRun
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return engineRun{}, fmt.Errorf("river printed %q: %v", out.String(), err)
+	}
+	return res, nil
+}
+
+// noopDeliverer succeeds at once.
+type noopDeliverer struct{}
+
+func (noopDeliverer) Deliver(context.Context, ports.Delivery) domain.Outcome {
+	return domain.Outcome{Kind: domain.OutcomeDelivered, Status: 202}
+}
+
+// settledCounter tells when every job has succeeded (the observer hears it
+// after the result is written).
+type settledCounter struct {
+	ports.NopObserver
+	n    atomic.Int64
+	want int64
+	done chan struct{}
+}
+
+func (s *settledCounter) Settled(st domain.JobState) {
+	if st == domain.JobSucceeded && s.n.Add(1) == s.want {
+		close(s.done)
+	}
+}
+
+// runHerald drains jobs with the real engine over the PostgreSQL stores.
+func runHerald(ctx context.Context, db string, workers, jobs int) (engineRun, error) {
+	admin, err := pgx.Connect(ctx, db)
+	if err != nil {
+		return engineRun{}, err
+	}
+	defer admin.Close(context.Background())
+	tag := strings.ToLower(rand.Text()[:10])
+	schema := "herald_" + tag
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return engineRun{}, err
+	}
+	defer func() { _, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }()
+
+	// Set up on a pool that is not measured: schema, sender, jobs.
+	setup, err := postgres.Connect(ctx, pgcount.WithParams(db, map[string]string{"search_path": schema}))
+	if err != nil {
+		return engineRun{}, err
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	err = postgres.MigrateUp(ctx, setup, quiet)
+	if err == nil {
+		err = postgres.EnsureIndexes(ctx, setup)
+	}
+	var sender domain.Avatar
+	if err == nil {
+		var kp domain.KeyPair
+		kp, err = security.RSAKeys{}.GenerateKeyPair()
+		if err == nil {
+			sender, err = domain.NewAvatar(system.IDs{}.NewID(), "", "sender", kp, time.Now())
+		}
+		if err == nil {
+			err = postgres.NewAccountStore(setup).CreateAvatar(ctx, sender)
+		}
+	}
+	if err == nil {
+		all := makeJobs("eng", jobs, engineHosts, time.Now().Add(-time.Hour))
+		for i := range all {
+			all[i].SenderID = sender.ID
+		}
+		_, err = postgres.NewJobStore(setup).Enqueue(ctx, all)
+	}
+	setup.Close()
+	if err != nil {
+		return engineRun{}, err
+	}
+
+	app := "heraldbench_" + tag
+	cfg, err := pgxpool.ParseConfig(pgcount.WithParams(db, map[string]string{"search_path": schema, "application_name": app}))
+	if err != nil {
+		return engineRun{}, err
+	}
+	stmts := &pgcount.Statements{}
+	cfg.ConnConfig.Tracer = stmts
+	cfg.MaxConns = 10 // as River's pool
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return engineRun{}, err
+	}
+	obs := &settledCounter{want: int64(jobs), done: make(chan struct{})}
+	clock := system.Clock{}
+	engine := application.NewEngine(application.EngineDeps{
+		Jobs: postgres.NewJobStore(pool), Instances: postgres.NewInstanceStore(pool), Deliverer: noopDeliverer{},
+		Keys:  application.NewCachedKeys(application.ActorKeys{Actors: postgres.NewAccountStore(pool)}, clock),
+		Clock: clock, Random: system.Random{}, IDs: system.IDs{}, Wakes: postgres.NewWaker(pool, quiet), Observer: obs, Log: quiet,
+	}, application.EngineConfig{Workers: workers, PerHost: 2, Owner: app})
+	commits0, err := pgcount.Commits(ctx, admin)
+	if err != nil {
+		pool.Close()
+		return engineRun{}, err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan struct{})
+	started := time.Now()
+	go func() { defer close(ran); _ = engine.Run(runCtx) }()
+	select {
+	case <-obs.done:
+	case <-time.After(5 * time.Minute):
+		stop()
+		<-ran
+		pool.Close()
+		return engineRun{}, fmt.Errorf("only %d of %d jobs succeeded in 5 minutes", obs.n.Load(), jobs)
+	}
+	took := time.Since(started)
+	statements := stmts.Count()
+	stop()
+	<-ran
+	pool.Close()
+	if err := pgcount.WaitGone(ctx, admin, app); err != nil {
+		return engineRun{}, err
+	}
+	commits1, err := pgcount.Commits(ctx, admin)
+	if err != nil {
+		return engineRun{}, err
+	}
+	return engineRun{System: "herald", Workers: workers, Jobs: jobs, Seconds: took.Seconds(), Statements: statements, Commits: commits1 - commits0}, nil
+}

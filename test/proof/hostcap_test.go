@@ -1,0 +1,63 @@
+package proof_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// The per-host cap holds for the deployment, not per process: 4 processes
+// x 8 workers on a few hosts with many jobs each, and the receiving servers
+// never see more than 2 requests at once to one host from all processes
+// together (issue 13). Before the cap was counted in the store, each
+// process kept its own 2 and a host saw up to 8.
+//
+// The inboxes answer in 20 ms, so the 32 workers always have more work for
+// these 4 hosts than the cap lets them do: the cap is what is measured.
+func TestPerHostCapHoldsAcrossProcesses(t *testing.T) {
+	requirePG(t, "the per-host cap of 2 held by 4 processes together on PostgreSQL (host_slots), measured by the receiving servers")
+	t.Parallel()
+	const hosts, jobs, delay = 4, 1200, 20 * time.Millisecond
+	d := newDatabase(t, true)
+	s := newSink(t, hosts, delay)
+	sender := createSender(t, d)
+	f := newFleet(t, d.url, workerArgs(15*time.Second, time.Second)...)
+	for i := range proofProcs {
+		f.start(fmt.Sprintf("w%d", i+1))
+	}
+	f.waitReady()
+	start := time.Now()
+	enqueueJobs(t, d, sender, s.inboxes, jobs, hostRun)
+	waitAllDone(t, d, jobs, 2*time.Minute)
+	took := time.Since(start)
+	sums := f.stop()
+
+	tl := checkDelivered(t, s, jobs, 0)
+	if tl.maxPerHost > proofPerHost {
+		t.Errorf("a host had %d requests at once from all processes together, cap %d", tl.maxPerHost, proofPerHost)
+	}
+	if tl.maxPerHost < proofPerHost {
+		t.Errorf("no host ever had %d requests at once: the cap was never put to the test", proofPerHost)
+	}
+	spread := 0
+	for name := range sums {
+		if tl.perProc[name] > 0 {
+			spread++
+		}
+	}
+	if spread < 2 {
+		t.Errorf("only %d process delivered: the cap was not shared between processes", spread)
+	}
+	if states := jobStates(t, d); states["succeeded/attempts=1"] != jobs {
+		t.Errorf("jobs by state %v, want all %d succeeded at the first attempt", states, jobs)
+	}
+	if n := d.count(t, `SELECT coalesce(sum(in_flight), 0)::int FROM host_slots`); n != 0 {
+		t.Errorf("%d host slots still taken after every job succeeded", n)
+	}
+	// The bound on throughput the cap sets: hosts x cap requests at once.
+	bound := float64(hosts*proofPerHost) / delay.Seconds()
+	t.Logf("%d jobs on %d hosts, %d processes x %d workers: max %d at once per host over all processes, %d per (process, host); "+
+		"%.0f deliveries/s (bound %d hosts x %d / %s = %.0f/s); deliveries per process %v",
+		jobs, hosts, proofProcs, proofWorkers, tl.maxPerHost, tl.maxPerProcHost, float64(jobs)/took.Seconds(),
+		hosts, proofPerHost, delay, bound, tl.perProc)
+}
