@@ -1,6 +1,8 @@
 package sqlite_test
 
 import (
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/heraldfed/herald/adapters/sqlite"
@@ -13,7 +15,31 @@ import (
 
 func TestJobStore(t *testing.T) {
 	t.Parallel()
-	contract.JobStore(t, func(t *testing.T) contract.Jobs { return sqlite.NewJobStore(migrated(t)) })
+	var mu sync.Mutex
+	dbs := map[contract.Jobs]*sqlite.DB{}
+	contract.JobStore(t, func(t *testing.T) contract.Jobs {
+		db := migrated(t)
+		s := sqlite.NewJobStore(db)
+		mu.Lock()
+		dbs[s] = db
+		mu.Unlock()
+		return s
+	}, contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
+		// A handle of its own on the same file, as an operator's command
+		// opens it beside the server (sqlite.OpenShared): its own writer
+		// connection, so the two are ordered by SQLite's file lock, as two
+		// processes' would be. (A second server process is refused by the
+		// directory's lock, so this is the one second writer there can be.)
+		mu.Lock()
+		db := dbs[s]
+		mu.Unlock()
+		other, err := sqlite.OpenShared(testCtx(t), filepath.Dir(db.Path()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = other.Close() })
+		return sqlite.NewJobStore(other)
+	}))
 }
 
 func TestNameRegistry(t *testing.T) {

@@ -7,9 +7,12 @@
 // through which every write of the process goes (the writes queue in
 // database/sql instead of failing with SQLITE_BUSY), and a pool of
 // query_only readers that read the last committed state beside it (WAL
-// mode). A lease is one UPDATE ... RETURNING over the oldest due job, which
-// SQLite runs atomically under its write lock, fenced by the lease token
-// like every later update of the job; reservations and every other
+// mode). A lease is one UPDATE ... RETURNING over a batch of the oldest due
+// jobs within the per-host cap, which SQLite runs atomically under its
+// write lock; the host_slots counts the cap reads are kept by triggers in
+// the statements that move jobs into and out of leased. A batch of
+// settlements is one write transaction, each fenced by its lease token;
+// reservations and every other
 // uniqueness are arbitrated by unique indexes, whose violations
 // interpretError turns into domain sentinels by table and column. Finished
 // jobs are removed by Purge, which the engine's retention loop calls.
@@ -17,7 +20,7 @@
 // A data directory belongs to one serving process: Open takes an exclusive
 // flock on its herald.lock, so a second `herald serve` on the same
 // directory is refused at start with an error naming the holder (the
-// engine's per-host cap and its in-process wake-ups are per process).
+// engine's in-process wake-ups reach one process only).
 // Operators' commands and `herald backup` open it beside the server
 // (OpenShared, Backup), as extra SQLite connections.
 //

@@ -1,6 +1,9 @@
 package sqlite
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Hooks for the black-box tests in package sqlite_test.
 var InterpretError = interpretError
@@ -22,7 +25,8 @@ func QueryStrings(ctx context.Context, db *DB, q string, args ...any) ([]string,
 }
 
 // Plan is EXPLAIN QUERY PLAN's detail column for q, on the writer, where
-// the lease runs. (A reader connection opened before the migrations would
+// the lease runs, each line indented two spaces per level of the plan's
+// tree. (A reader connection opened before the migrations would
 // explain with the schema it loaded then: EXPLAIN does not check the schema
 // cookie, where a real statement re-prepares on a changed schema.)
 func Plan(ctx context.Context, db *DB, q string, args ...any) ([]string, error) {
@@ -32,13 +36,22 @@ func Plan(ctx context.Context, db *DB, q string, args ...any) ([]string, error) 
 	}
 	defer rows.Close()
 	var out []string
+	depth := map[int]int{0: -1}
 	for rows.Next() {
 		var id, parent, unused int
 		var detail string
 		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
 			return nil, err
 		}
-		out = append(out, detail)
+		depth[id] = depth[parent] + 1
+		out = append(out, strings.Repeat("  ", depth[id])+detail)
 	}
 	return out, rows.Err()
+}
+
+// QueryInt runs a read whose one row is one integer.
+func QueryInt(ctx context.Context, db *DB, q string, args ...any) (int, error) {
+	var n int
+	err := db.r.QueryRowContext(ctx, q, args...).Scan(&n)
+	return n, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,28 +58,74 @@ func (s *InstanceStore) Update(ctx context.Context, host string, fn func(*domain
 	}
 	var out domain.RemoteInstance
 	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO remote_instances (host) VALUES (?) ON CONFLICT (host) DO NOTHING`, host); err != nil {
-			return err
-		}
-		r, err := scanInstance(tx.QueryRowContext(ctx, `SELECT `+instanceColumns+` FROM remote_instances WHERE host = ?`, host))
-		if err != nil {
-			return err
-		}
-		fn(&r)
-		r.Host = host
-		out, err = scanInstance(tx.QueryRowContext(ctx, `
-UPDATE remote_instances SET consecutive_failures = ?, quarantine_level = ?, quarantined_until = ?,
-	last_success_at = ?, last_failure_at = ?, last_error = ?
-WHERE host = ?
-RETURNING `+instanceColumns,
-			r.ConsecutiveFailures, r.QuarantineLevel, nanos(r.QuarantinedUntil),
-			nanos(r.LastSuccessAt), nanos(r.LastFailureAt), r.LastError, host))
+		var err error
+		out, err = updateIn(ctx, tx, host, fn)
 		return err
 	})
 	if err != nil {
 		return domain.RemoteInstance{}, fmt.Errorf("update instance %q: %w", host, interpretError(err))
 	}
 	return out, nil
+}
+
+// UpdateMany implements ports.InstanceStore: Update for every distinct
+// host, all in one write transaction (one fsync). The write lock is the
+// whole database's, taken at BEGIN, so no host's read-modify-write can be
+// interleaved with another writer's and two callers never deadlock: the
+// second waits for the first's commit. fn runs once per host.
+func (s *InstanceStore) UpdateMany(ctx context.Context, hosts []string, fn func(*domain.RemoteInstance)) (map[string]domain.RemoteInstance, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, h := range hosts {
+		h = strings.ToLower(h)
+		if h == "" {
+			return nil, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
+		}
+		if !slices.Contains(keys, h) {
+			keys = append(keys, h)
+		}
+	}
+	out := make(map[string]domain.RemoteInstance, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		for _, h := range keys {
+			r, err := updateIn(ctx, tx, h, fn)
+			if err != nil {
+				return err
+			}
+			out[h] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update %d instances: %w", len(keys), interpretError(err))
+	}
+	return out, nil
+}
+
+// updateIn is one host's read-modify-write inside a write transaction:
+// the row is created when missing, read, changed by fn and written back.
+func updateIn(ctx context.Context, tx *sql.Tx, host string, fn func(*domain.RemoteInstance)) (domain.RemoteInstance, error) {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO remote_instances (host) VALUES (?) ON CONFLICT (host) DO NOTHING`, host); err != nil {
+		return domain.RemoteInstance{}, err
+	}
+	r, err := scanInstance(tx.QueryRowContext(ctx, `SELECT `+instanceColumns+` FROM remote_instances WHERE host = ?`, host))
+	if err != nil {
+		return domain.RemoteInstance{}, err
+	}
+	fn(&r)
+	r.Host = host
+	return scanInstance(tx.QueryRowContext(ctx, `
+UPDATE remote_instances SET consecutive_failures = ?, quarantine_level = ?, quarantined_until = ?,
+	last_success_at = ?, last_failure_at = ?, last_error = ?
+WHERE host = ?
+RETURNING `+instanceColumns,
+		r.ConsecutiveFailures, r.QuarantineLevel, nanos(r.QuarantinedUntil),
+		nanos(r.LastSuccessAt), nanos(r.LastFailureAt), r.LastError, host))
 }
 
 // List implements ports.InstanceStore.

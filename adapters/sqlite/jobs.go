@@ -1,11 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -30,9 +31,12 @@ const reapReason = "lease expired (worker died or stalled)"
 // Every write is one statement (or one transaction) on the DB's single
 // writer connection, and SQLite runs a statement atomically under its
 // database-wide write lock. So the lease, one UPDATE ... RETURNING over the
-// oldest due job, cannot hand one job to two workers, in this process or
-// any other, and every fenced update is conditional on the lease token in
-// the same statement that changes the job.
+// oldest due jobs, cannot hand one job to two workers, in this process or
+// any other, nor a host more than its cap; and every settlement is
+// conditional on the lease token in the same statement that changes the
+// job. The per-host counts the cap reads (host_slots) are kept by triggers
+// (migration 004) in the statement that moves a job into or out of leased,
+// whichever statement that is.
 type JobStore struct{ db *DB }
 
 // NewJobStore returns the queue on db.
@@ -69,7 +73,8 @@ ON CONFLICT (dedupe_key) DO NOTHING`
 // transaction, one prepared INSERT per job (in process, with no round trip
 // to pay, a statement per row is as fast as multi-row VALUES and keeps the
 // batch's order in seq, the lease's tie-break). An id clash rolls the whole
-// batch back.
+// batch back. A job enqueued already leased (a restore, a test) takes its
+// host slot as a lease would (the insert trigger of migration 004).
 func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -110,30 +115,76 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	return inserted, nil
 }
 
-// leaseSQL takes the oldest runnable job in one statement. The sub-select
-// reads jobs_state_run_at_idx from (queued, -inf) in (run_at, seq) order
-// (the rowid ends every SQLite index), stops at the first due job whose host
-// is not skipped, and the UPDATE leases that row by its rowid; EXPLAIN QUERY
-// PLAN shows no sort and no scan of the table (TestLeasePlanUsesQueueIndex).
-// The skipped hosts come as one JSON array, so the statement text is the
-// same whatever their number. The outer state = 'queued' is a guard.
+// leaseSQL leases a batch in one statement, the per-host cap included. The
+// statement runs under SQLite's one write lock, which it takes before it
+// reads: no other write, of this process (one writer connection) or of
+// another (an operator's command on the file), comes between what it reads
+// and what it writes. So the counts it reads in host_slots are the newest,
+// and the cap is exact without the care PostgreSQL needs (there a
+// statement's snapshot can be older than a lease committed a moment
+// before).
+//
+//   - cand reads jobs_state_run_at_idx from (queued, -inf) in (run_at, seq)
+//     order (the rowid ends every SQLite index), passing over skipped hosts
+//     (one JSON array, so the statement text is the same whatever their
+//     number) and hosts already at their cap, and stops after ?8 rows: a
+//     few times the batch, so a run of one host's jobs (a fan-out to many
+//     inboxes of one server) leaves room for the others.
+//   - ranked numbers each host's candidates and computes what the host has
+//     free; the batch is the oldest ?7 of those within their host's free
+//     slots.
+//   - The UPDATE leases them by rowid. The IN list is computed once, before
+//     the first row changes, of rows this statement read as queued (so the
+//     UPDATE needs no state check of its own: one would make SQLite drive it
+//     from the queued range of the state index instead of the rowids), and
+//     the triggers of migration 004 take each leased job's slot in
+//     host_slots as its row changes, in this same statement.
+//
+// EXPLAIN QUERY PLAN shows the queue index searched in order with no sort,
+// the jobs updated by rowid, and no scan of jobs
+// (TestLeasePlanUsesQueueIndex); the sorts are of the few candidates, for
+// the per-host numbering and the batch's order. RETURNING has no order:
+// LeaseBatch sorts by (run_at, seq).
 const leaseSQL = `
-UPDATE jobs SET state = 'leased', lease_owner = ?, lease_token = ?, lease_until = ?
-WHERE state = 'queued' AND seq = (
-	SELECT seq FROM jobs
-	WHERE state = 'queued' AND run_at <= ? AND host NOT IN (SELECT value FROM json_each(?))
+UPDATE jobs SET state = 'leased', lease_owner = ?1, lease_token = ?2, lease_until = ?3
+WHERE seq IN (
+	SELECT seq FROM (
+		SELECT seq, run_at,
+			row_number() OVER (PARTITION BY host ORDER BY run_at, seq) AS rn,
+			?6 - coalesce((SELECT in_flight FROM host_slots s WHERE s.host = cand.host), 0) AS free
+		FROM (
+			SELECT seq, host, run_at FROM jobs
+			WHERE state = 'queued' AND run_at <= ?4 AND host NOT IN (SELECT value FROM json_each(?5))
+				AND NOT EXISTS (SELECT 1 FROM host_slots s WHERE s.host = jobs.host AND s.in_flight >= ?6)
+			ORDER BY run_at, seq
+			LIMIT ?8
+		) cand
+	) ranked
+	WHERE rn <= free
 	ORDER BY run_at, seq
-	LIMIT 1
+	LIMIT ?7
 )
-RETURNING ` + jobColumns
+RETURNING seq, ` + jobColumns
 
-// Lease implements ports.JobStore.
-func (s *JobStore) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Job, error) {
+// noCap stands for "no per-host cap" in leaseSQL: a host never has this
+// many jobs in flight.
+const noCap = 1 << 30
+
+// leaseScan is how many candidates leaseSQL considers per job wanted.
+const leaseScan = 4
+
+// LeaseBatch implements ports.JobStore in one statement (leaseSQL).
+func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	if err := ctx.Err(); err != nil {
-		return domain.Job{}, err
+		return nil, err
 	}
 	if req.Token == "" {
-		return domain.Job{}, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+	}
+	limit := max(req.Limit, 1)
+	perHost := req.PerHost
+	if perHost <= 0 {
+		perHost = noCap
 	}
 	skip := req.SkipHosts
 	if skip == nil {
@@ -141,62 +192,111 @@ func (s *JobStore) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Jo
 	}
 	hosts, err := json.Marshal(skip)
 	if err != nil {
-		return domain.Job{}, fmt.Errorf("lease: %w", err)
+		return nil, fmt.Errorf("lease: %w", err)
 	}
-	j, err := scanJob(s.db.w.QueryRowContext(ctx, leaseSQL, req.Owner, req.Token, nanos(req.Until), stamp(req.Now), string(hosts)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return domain.Job{}, domain.ErrNoJob
+	type leased struct {
+		job domain.Job
+		seq int64
 	}
+	got, err := func() ([]leased, error) {
+		rows, err := s.db.w.QueryContext(ctx, leaseSQL, req.Owner, req.Token, nanos(req.Until), stamp(req.Now), string(hosts),
+			perHost, limit, leaseScan*limit+16)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []leased
+		for rows.Next() {
+			var l leased
+			var err error
+			if l.job, err = scanJob(seqThen{rows, &l.seq}); err != nil {
+				return nil, err
+			}
+			out = append(out, l)
+		}
+		return out, rows.Err()
+	}()
 	if err != nil {
-		return domain.Job{}, fmt.Errorf("lease: %w", interpretError(err))
+		return nil, fmt.Errorf("lease: %w", interpretError(err))
 	}
-	return j, nil
+	slices.SortFunc(got, func(a, b leased) int {
+		return cmp.Or(a.job.RunAt.Compare(b.job.RunAt), cmp.Compare(a.seq, b.seq))
+	})
+	out := make([]domain.Job, len(got))
+	for i, l := range got {
+		out[i] = l.job
+	}
+	return out, nil
 }
 
-// held runs a fenced update: it changes the job only while token holds its
-// lease, and reports domain.ErrLeaseLost, having changed nothing, otherwise.
-func (s *JobStore) held(ctx context.Context, what, id, token, set string, args ...any) error {
-	if token == "" {
-		return fmt.Errorf("%s job %s: %w", what, id, domain.ErrLeaseLost)
+// seqThen scans a row of seq followed by jobColumns.
+type seqThen struct {
+	row scanner
+	seq *int64
+}
+
+func (r seqThen) Scan(dest ...any) error { return r.row.Scan(append([]any{r.seq}, dest...)...) }
+
+// settleSQL applies one settlement, fenced by its token: the job changes
+// only while that token holds its lease. The triggers of migration 004 give
+// the job's host slot back in the same statement.
+const settleSQL = `
+UPDATE jobs SET state = ?1, attempts = ?2,
+	run_at = CASE WHEN ?1 = 'queued' THEN ?3 ELSE run_at END,
+	last_error = ?4,
+	finished_at = CASE WHEN ?1 = 'queued' THEN NULL ELSE ?5 END,
+	lease_owner = '', lease_token = '', lease_until = NULL
+WHERE id = ?6 AND lease_token = ?7 AND state = 'leased'`
+
+// Settle implements ports.JobStore: the whole batch in one write
+// transaction (BEGIN IMMEDIATE, one fsync at commit), one prepared UPDATE
+// per settlement (in process there is no round trip to save). A settlement
+// that changes no row lost its lease; a job named twice is settled by the
+// first, which ends the lease, and the second finds it no longer leased. A
+// failure rolls the whole batch back, so sending it again is safe.
+func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	q := `UPDATE jobs SET ` + set + `, lease_owner = '', lease_token = '', lease_until = NULL
-		WHERE id = ? AND lease_token = ? AND state = 'leased'`
-	res, err := s.db.w.ExecContext(ctx, q, append(args, id, token)...)
+	if err := ports.CheckSettlements(batch); err != nil {
+		return nil, err
+	}
+	applied := make([]bool, len(batch))
+	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, settleSQL)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, st := range batch {
+			if st.Token == "" {
+				continue
+			}
+			res, err := stmt.ExecContext(ctx, string(st.State), st.Attempts, stamp(st.RunAt), st.LastError, nanos(st.FinishedAt),
+				st.ID, st.Token)
+			if err != nil {
+				return fmt.Errorf("job %s: %w", st.ID, err)
+			}
+			applied[i] = affected(res) == 1
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("%s job %s: %w", what, id, interpretError(err))
+		return nil, fmt.Errorf("settle %d jobs: %w", len(batch), interpretError(err))
 	}
-	if affected(res) == 0 {
-		return fmt.Errorf("%s job %s: %w", what, id, domain.ErrLeaseLost)
+	lost := make([]error, len(batch))
+	for i, st := range batch {
+		if !applied[i] {
+			lost[i] = fmt.Errorf("settle job %s: %w", st.ID, domain.ErrLeaseLost)
+		}
 	}
-	return nil
-}
-
-// Complete implements ports.JobStore.
-func (s *JobStore) Complete(ctx context.Context, id, token string, at time.Time) error {
-	return s.held(ctx, "complete", id, token,
-		`state = 'succeeded', attempts = attempts + 1, last_error = '', finished_at = ?`, nanos(at))
-}
-
-// Retry implements ports.JobStore.
-func (s *JobStore) Retry(ctx context.Context, id, token string, u ports.RetryUpdate) error {
-	return s.held(ctx, "retry", id, token,
-		`state = 'queued', attempts = ?, run_at = ?, last_error = ?`, u.Attempts, stamp(u.RunAt), u.LastError)
-}
-
-// Fail implements ports.JobStore.
-func (s *JobStore) Fail(ctx context.Context, id, token string, attempts int, reason string, at time.Time) error {
-	return s.held(ctx, "fail", id, token,
-		`state = 'dead', attempts = ?, last_error = ?, finished_at = ?`, attempts, reason, nanos(at))
-}
-
-// Release implements ports.JobStore.
-func (s *JobStore) Release(ctx context.Context, id, token string, runAt time.Time) error {
-	return s.held(ctx, "release", id, token, `state = 'queued', run_at = ?`, stamp(runAt))
+	return lost, nil
 }
 
 // Reap implements ports.JobStore: one UPDATE over the expired leases (the
 // state = 'leased' range of jobs_state_run_at_idx: at most the jobs in
-// flight). A fenced update of the same job runs before or after it, never
+// flight), their host slots given back by the triggers in the same
+// statement. A settlement of the same job runs before or after it, never
 // between: it finds its token gone, or the reaper finds the job no longer
 // leased.
 func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (ports.ReapResult, error) {

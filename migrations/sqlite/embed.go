@@ -11,11 +11,16 @@
 //   - 002_delivery_queue: jobs and remote_instances. Down drops both, and
 //     with them the queue.
 //   - 003_tokens: bearer tokens. Down drops them (every session ends).
+//   - 004_host_slots: the per-host slot counts the lease reads to keep the
+//     per-host cap (PostgreSQL's 005), filled from the leased jobs and kept
+//     by triggers on jobs. Down drops the table and the triggers; the jobs
+//     are untouched.
 //
 // 001 to 003 hold what PostgreSQL's 001 to 003 hold. PostgreSQL's and
 // Mongo's 004 (moving the old serial worker's deliveries into jobs) has no
 // counterpart: no old server ever wrote to SQLite. A later migration takes
-// the next free number here, whatever its number on the other stores.
+// the next free number here, whatever its number on the other stores (so
+// PostgreSQL's 005 is 004 here).
 package sqlite
 
 import "embed"
