@@ -199,7 +199,11 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 		seq int64
 	}
 	got, err := func() ([]leased, error) {
-		rows, err := s.db.w.QueryContext(ctx, leaseSQL, req.Owner, req.Token, nanos(req.Until), stamp(req.Now), string(hosts),
+		stmt, err := s.db.prepared(ctx, leaseSQL)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := stmt.QueryContext(ctx, req.Owner, req.Token, nanos(req.Until), stamp(req.Now), string(hosts),
 			perHost, limit, leaseScan*limit+16)
 		if err != nil {
 			return nil, err
@@ -262,11 +266,12 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 		return nil, err
 	}
 	applied := make([]bool, len(batch))
-	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, settleSQL)
-		if err != nil {
-			return err
-		}
+	prep, err := s.db.prepared(ctx, settleSQL)
+	if err != nil {
+		return nil, fmt.Errorf("settle %d jobs: %w", len(batch), interpretError(err))
+	}
+	err = s.db.inTx(ctx, func(tx *sql.Tx) error {
+		stmt := tx.StmtContext(ctx, prep)
 		defer stmt.Close()
 		for i, st := range batch {
 			if st.Token == "" {

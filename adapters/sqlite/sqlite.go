@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	// The pure-Go SQLite (a C-to-Go translation, no cgo), registered as
@@ -52,6 +53,9 @@ type DB struct {
 	w    *sql.DB // one connection; every write and every write transaction
 	r    *sql.DB // query_only connections
 	lock *dirLock
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt // the writer's hot statements, prepared once (prepared)
 }
 
 // Open opens, creating them when missing, the data directory dir and its
@@ -185,7 +189,7 @@ func open(ctx context.Context, path string, create bool) (*DB, error) {
 	}
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
-	return &DB{path: path, w: w, r: r}, nil
+	return &DB{path: path, w: w, r: r, stmts: map[string]*sql.Stmt{}}, nil
 }
 
 // Path is the database file.
@@ -194,11 +198,38 @@ func (db *DB) Path() string { return db.path }
 // Close closes the connections (the last one checkpoints the WAL into the
 // database file) and then releases the directory's lock.
 func (db *DB) Close() error {
-	err := errors.Join(db.r.Close(), db.w.Close())
+	db.mu.Lock()
+	var errs []error
+	for q, st := range db.stmts {
+		errs = append(errs, st.Close())
+		delete(db.stmts, q)
+	}
+	db.mu.Unlock()
+	err := errors.Join(append(errs, db.r.Close(), db.w.Close())...)
 	if db.lock != nil {
 		db.lock.release()
 	}
 	return err
+}
+
+// prepared returns q prepared on the writer, preparing it at its first
+// use. SQLite parses and plans a statement when it is prepared, and for
+// the lease (a statement of four nested selects) that is more work than
+// running it: the engine's hot statements are prepared once per DB, not
+// once per call. In a transaction, tx.StmtContext reuses the preparation,
+// as the transaction runs on the same (the only) writer connection.
+func (db *DB) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if st, ok := db.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := db.w.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	db.stmts[q] = st
+	return st, nil
 }
 
 // inTx runs fn in one write transaction (BEGIN IMMEDIATE) on the writer,
