@@ -9,7 +9,8 @@
 //	                   and lease latency from 1k to 1M queued jobs, per store
 //	engine throughput  20,000 no-op jobs over 1,000 hosts drained by the real
 //	                   engine on PostgreSQL and by River, 8 and 32 workers,
-//	                   with statements and commits per job
+//	                   with statements and commits per job; and by the
+//	                   engine on SQLite, with commits per job
 //	enqueue            a 10,000-recipient fan-out batch, per store
 //	signing            signed deliveries per second per core against
 //	                   `openssl speed rsa2048`
@@ -41,7 +42,8 @@ func main() {
 	}
 	out := flag.String("out", "docs/benchmarks.md", "report to write")
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
-	only := flag.String("only", "sign,memory,enqueue,lease,engine,fanout", "which measurements, comma-separated")
+	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,fanout", "which measurements, comma-separated")
+	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue and lease rows measure, comma-separated")
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
 	dbURL := flag.String("database-url", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL for the postgres rows")
 	mongoURI := flag.String("mongodb-uri", os.Getenv("MONGODB_URI"), "MongoDB for the mongo rows (skipped when empty)")
@@ -54,7 +56,12 @@ func main() {
 	for _, w := range strings.Split(*only, ",") {
 		want[strings.TrimSpace(w)] = true
 	}
-	stores := storesFor(*dbURL, *mongoURI)
+	var stores []storeKind
+	for _, k := range storesFor(*dbURL, *mongoURI) {
+		if strings.Contains(","+*storeNames+",", ","+k.name+",") {
+			stores = append(stores, k)
+		}
+	}
 	steps := []struct {
 		name string
 		run  func(context.Context, *report) error
@@ -64,6 +71,7 @@ func main() {
 		{"enqueue", func(ctx context.Context, r *report) error { return benchEnqueue(ctx, r, stores) }},
 		{"lease", func(ctx context.Context, r *report) error { return benchLease(ctx, r, stores) }},
 		{"engine", func(ctx context.Context, r *report) error { return benchEngine(ctx, r, *dbURL) }},
+		{"engine-sqlite", benchEngineSQLite},
 		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL) }},
 	}
 	failed := false
