@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 )
 
@@ -49,9 +50,7 @@ func Plan(ctx context.Context, db *DB, q string, args ...any) ([]string, error) 
 	return out, rows.Err()
 }
 
-// QueryInt runs a read whose one row is one integer.
-func QueryInt(ctx context.Context, db *DB, q string, args ...any) (int, error) {
-	var n int
-	err := db.r.QueryRowContext(ctx, q, args...).Scan(&n)
-	return n, err
+// QueryRow runs a read on a reader connection.
+func QueryRow(ctx context.Context, db *DB, q string, args ...any) *sql.Row {
+	return db.r.QueryRowContext(ctx, q, args...)
 }
