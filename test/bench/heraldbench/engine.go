@@ -186,6 +186,29 @@ func (s *settledCounter) Settled(st domain.JobState) {
 	}
 }
 
+// drain runs engine until obs has heard every job succeed (at most five
+// minutes) and returns how long that took; measured is called at that
+// moment, before the engine shuts down.
+func drain(ctx context.Context, engine *application.Engine, obs *settledCounter, measured func()) (time.Duration, error) {
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	ran := make(chan struct{})
+	started := time.Now()
+	go func() { defer close(ran); _ = engine.Run(runCtx) }()
+	select {
+	case <-obs.done:
+	case <-time.After(5 * time.Minute):
+		stop()
+		<-ran
+		return 0, fmt.Errorf("only %d of %d jobs succeeded in 5 minutes", obs.n.Load(), obs.want)
+	}
+	took := time.Since(started)
+	measured()
+	stop()
+	<-ran
+	return took, nil
+}
+
 // runHerald drains jobs with the real engine over the PostgreSQL stores.
 func runHerald(ctx context.Context, db string, workers, jobs int) (engineRun, error) {
 	admin, err := pgx.Connect(ctx, db)
@@ -257,23 +280,12 @@ func runHerald(ctx context.Context, db string, workers, jobs int) (engineRun, er
 		pool.Close()
 		return engineRun{}, err
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	ran := make(chan struct{})
-	started := time.Now()
-	go func() { defer close(ran); _ = engine.Run(runCtx) }()
-	select {
-	case <-obs.done:
-	case <-time.After(5 * time.Minute):
-		stop()
-		<-ran
-		pool.Close()
-		return engineRun{}, fmt.Errorf("only %d of %d jobs succeeded in 5 minutes", obs.n.Load(), jobs)
-	}
-	took := time.Since(started)
-	statements := stmts.Count()
-	stop()
-	<-ran
+	var statements int64
+	took, err := drain(ctx, engine, obs, func() { statements = stmts.Count() })
 	pool.Close()
+	if err != nil {
+		return engineRun{}, err
+	}
 	if err := pgcount.WaitGone(ctx, admin, app); err != nil {
 		return engineRun{}, err
 	}

@@ -121,21 +121,11 @@ func runHeraldIn(ctx context.Context, store string, workers, jobs int) (engineRu
 		Keys:  application.NewCachedKeys(application.ActorKeys{Actors: st.actors}, clock),
 		Clock: clock, Random: system.Random{}, IDs: system.IDs{}, Observer: obs, Log: slog.New(slog.DiscardHandler),
 	}, application.EngineConfig{Workers: workers, PerHost: 2, Owner: "heraldbench"})
-	runCtx, stop := context.WithCancel(ctx)
-	ran := make(chan struct{})
-	started := time.Now()
-	go func() { defer close(ran); _ = engine.Run(runCtx) }()
-	select {
-	case <-obs.done:
-	case <-time.After(5 * time.Minute):
-		stop()
-		<-ran
-		return engineRun{}, fmt.Errorf("only %d of %d jobs succeeded in 5 minutes", obs.n.Load(), jobs)
+	var n int64
+	took, err := drain(ctx, engine, obs, func() { n = commits.Load() })
+	if err != nil {
+		return engineRun{}, err
 	}
-	took := time.Since(started)
-	n := commits.Load()
-	stop()
-	<-ran
 	return engineRun{System: "herald-" + store, Workers: workers, Jobs: jobs, Seconds: took.Seconds(), Commits: n}, nil
 }
 
