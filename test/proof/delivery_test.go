@@ -85,7 +85,7 @@ func TestFourProcessesDeliverEveryJobExactlyOnce(t *testing.T) {
 	checkCap(t, tl, proofPerHost)
 	states := jobStates(t, d)
 	if got := states["succeeded/attempts=1"]; got != n {
-		t.Errorf("jobs by state: %v; want all %d succeeded at their first attempt (none retried or reaped)", states, n)
+		t.Errorf("jobs by state: %v; want all %d succeeded at their first attempt (none retried or reaped); failed attempts: %q", states, n, f.failed())
 	}
 	if requeued, dead, passes := f.reaped(); requeued+dead > 0 {
 		t.Errorf("%d reaper passes recovered %d jobs (%d dead): a lease expired during the run", passes, requeued, dead)

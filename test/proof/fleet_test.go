@@ -134,6 +134,18 @@ func (f *fleet) stop() map[string]map[string]any {
 	return out
 }
 
+// failed lists the failed delivery attempts every process reported (killed
+// processes included, up to their death), one line each.
+func (f *fleet) failed() []string {
+	var out []string
+	for _, p := range f.all {
+		for _, e := range p.Events("failed") {
+			out = append(out, fmt.Sprintf("%s: %v %v (HTTP %v) %v", p.name, e["host"], e["kind"], e["status"], e["reason"]))
+		}
+	}
+	return out
+}
+
 // reaped sums what every process's reaper passes recovered, as they
 // reported it on stdout (killed processes included, up to their death).
 func (f *fleet) reaped() (requeued, dead, passes int) {

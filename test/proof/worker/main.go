@@ -10,6 +10,7 @@
 //
 //	{"event":"ready",...}    the engine runs and its LISTEN connection is up
 //	{"event":"reaped",...}   a reaper pass of this process recovered jobs
+//	{"event":"failed",...}   a delivery attempt failed: host, kind, status, reason
 //	{"event":"summary",...}  at exit after SIGTERM: what the observer counted
 //
 // Every request it sends carries the User-Agent "herald-proof/<name>", so the
@@ -178,8 +179,8 @@ func (w *readyWaker) Wakeups(ctx context.Context) <-chan struct{} {
 }
 
 // observer counts what the engine reports, and writes every reaper pass
-// that recovered jobs to stdout at once (so it is known even if this
-// process is killed afterwards).
+// that recovered jobs, and every failed delivery, to stdout at once (so it
+// is known even if this process is killed afterwards).
 type observer struct {
 	out                                   *events
 	leases, leasesFound                   atomic.Int64
@@ -210,12 +211,15 @@ func (o *observer) Flushed(_ time.Duration, results int) {
 	o.flushedResults.Add(int64(results))
 }
 
-func (o *observer) Delivered(_ string, out domain.Outcome, _ time.Duration) {
+func (o *observer) Delivered(host string, out domain.Outcome, _ time.Duration) {
 	o.delivered.Add(1)
 	if out.Kind == domain.OutcomeDelivered {
 		o.deliveredOK.Add(1)
 	} else {
 		o.deliveredFailures.Add(1)
+		// Said at once (the engine logs a retry at debug level only), so a
+		// proof that expects no failure can say which one it met.
+		o.out.emit(map[string]any{"event": "failed", "host": host, "kind": out.Kind.String(), "status": out.Status, "reason": out.Reason})
 	}
 	if out.HostFailure {
 		o.deliveredHostFails.Add(1)
