@@ -214,9 +214,9 @@ func (db *DB) Close() error {
 
 // prepared returns q prepared on the writer, preparing it at its first
 // use. SQLite parses and plans a statement when it is prepared, and for
-// the lease (a statement of four nested selects) that is more work than
-// running it: the engine's hot statements are prepared once per DB, not
-// once per call. In a transaction, tx.StmtContext reuses the preparation,
+// the lease (four nested selects) that cost nearly as much as running it
+// (a CPU profile of the engine on SQLite: 1.8 s of the lease's 4.1 s), so
+// the engine's hot statements are prepared once per DB, not once per call. In a transaction, tx.StmtContext reuses the preparation,
 // as the transaction runs on the same (the only) writer connection.
 func (db *DB) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 	db.mu.Lock()
