@@ -41,6 +41,15 @@ type EngineConfig struct {
 	Grace        time.Duration // shutdown grace for in-flight deliveries (30 s)
 	Owner        string        // this process's name on its leases
 
+	// BusyPoll is the lease poll for BusyFor (2 s) after a wake-up or a
+	// lease that found work, when a lease comes back short of the free
+	// slots (100 ms). Other processes may hold hosts at the per-host cap,
+	// and their slots free without a word to this process; polling every
+	// 5 s then would leave the whole fan-out to whichever process leased
+	// first (SPEC §9: the work spreads across processes).
+	BusyPoll time.Duration
+	BusyFor  time.Duration
+
 	// LeaseWindow is how long the dispatcher, woken by a freed slot while
 	// other deliveries still run, waits for more slots to free before it
 	// leases, so that one round trip fills several (1 ms; negative: lease
@@ -63,6 +72,8 @@ func DefaultEngineConfig() EngineConfig {
 		PerHost:     2,
 		LeaseFor:    2 * time.Minute,
 		PollEvery:   5 * time.Second,
+		BusyPoll:    100 * time.Millisecond,
+		BusyFor:     2 * time.Second,
 		ReapEvery:   30 * time.Second,
 		PurgeEvery:  time.Hour,
 		Retention:   7 * 24 * time.Hour,
@@ -89,6 +100,13 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	}
 	if c.PollEvery <= 0 {
 		c.PollEvery = d.PollEvery
+	}
+	if c.BusyPoll <= 0 {
+		c.BusyPoll = d.BusyPoll
+	}
+	c.BusyPoll = min(c.BusyPoll, c.PollEvery)
+	if c.BusyFor <= 0 {
+		c.BusyFor = d.BusyFor
 	}
 	if c.ReapEvery <= 0 {
 		c.ReapEvery = d.ReapEvery
@@ -277,12 +295,18 @@ func (e *Engine) InFlight() int {
 // dispatch is the leasing loop. Only this goroutine leases, so the slot
 // counts it leases by are exact for this process.
 func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGroup) {
-	var poll <-chan time.Time
+	var poll, busyPoll <-chan time.Time
+	// busySince is the last wake-up or lease that found work: for BusyFor
+	// after it a short lease is tried again every BusyPoll.
+	var busySince time.Time
 	backoff := time.Duration(0)
 	failures := 0
 	for ctx.Err() == nil {
 		e.refreshQuarantines(ctx)
 		batch, asked, err := e.leaseBatch(ctx)
+		if len(batch) > 0 {
+			busySince = e.clock.Now()
+		}
 		if err == nil && failures > 0 {
 			e.log.Info("leasing works again", "failed_leases", failures)
 			failures = 0
@@ -314,9 +338,15 @@ func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGro
 		// Nothing more to lease now: no slot is free, or nothing is
 		// runnable. In the second case tell the completer to write what
 		// it has (in the first, more results are on their way and worth
-		// waiting for).
+		// waiting for). In the second case, while busy, it may be only
+		// that other processes hold the runnable jobs' hosts at the cap:
+		// look again soon (BusyPoll) rather than at the next 5 s poll,
+		// which stays armed beside it (no clock wait is ever abandoned).
 		if poll == nil {
 			poll = e.clock.After(e.cfg.PollEvery)
+		}
+		if busyPoll == nil && asked > 0 && !busySince.IsZero() && e.clock.Now().Sub(busySince) < e.cfg.BusyFor {
+			busyPoll = e.clock.After(e.cfg.BusyPoll)
 		}
 		if asked > 0 {
 			e.idle.Store(true)
@@ -325,12 +355,15 @@ func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGro
 		select {
 		case <-ctx.Done():
 		case <-e.wake:
+			busySince = e.clock.Now()
 		case <-e.freed:
 			e.gather(ctx)
 		case <-e.flushed:
 			e.gather(ctx)
 		case <-poll:
 			poll = nil
+		case <-busyPoll:
+			busyPoll = nil
 		}
 		e.idle.Store(false)
 	}

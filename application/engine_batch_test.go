@@ -244,3 +244,61 @@ func TestEngineWritesEveryResultBeforeRunReturns(t *testing.T) {
 		t.Fatalf("after Run returned: %v, want all 8 succeeded", c)
 	}
 }
+
+// Another process holds a host at the per-host cap; when it settles, this
+// engine, which was woken for that host's jobs and found them capped,
+// leases them within BusyPoll (100 ms), not at the next 5 s poll: without
+// it, on a quiet machine one process took a whole fan-out (SPEC §9). Once
+// BusyFor (2 s) has passed with nothing found, it is back to 5 s polls.
+func TestEngineLooksAgainSoonWhileOtherProcessesHoldTheCap(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, nil)
+	jobs, _ := withCounters(t, b, application.EngineConfig{})
+	b.start()
+	b.enqueueSilently(b.job("j1", "a.example"), b.job("j2", "a.example"), b.job("j3", "a.example"))
+	// The other process: two leases of a.example, the cap.
+	held, err := b.jobs.LeaseBatch(context.Background(), ports.LeaseRequest{
+		Owner: "other", Token: "other-token", Now: t0, Until: t0.Add(2 * time.Minute), Limit: 2, PerHost: 2,
+	})
+	if err != nil || len(held) != 2 {
+		t.Fatalf("other process leased %d (%v), want 2", len(held), err)
+	}
+	before, _ := jobs.calls()
+	b.engine.Wake() // as the enqueue's NOTIFY would
+	b.eventually("a lease after the wake-up", func() bool { l, _ := jobs.calls(); return len(l) > len(before) })
+	if l, _ := jobs.calls(); l[len(l)-1].got != 0 {
+		t.Fatalf("leased %d of a host at its cap", l[len(l)-1].got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !b.clock.BlockUntil(ctx, idleWaiters+1) { // the busy poll beside the 5 s one
+		t.Fatal("the engine armed no busy poll")
+	}
+	if n := len(b.deliverer.Calls()); n != 0 {
+		t.Fatalf("delivered %d while the other process held the cap", n)
+	}
+	var done []ports.Settlement
+	for _, j := range held {
+		done = append(done, ports.Settlement{ID: j.ID, Token: j.LeaseToken, State: domain.JobSucceeded, Attempts: 1, FinishedAt: t0})
+	}
+	if lost, err := b.jobs.Settle(context.Background(), done); err != nil || lost[0] != nil || lost[1] != nil {
+		t.Fatalf("other process's settle: %v %v", lost, err)
+	}
+	b.clock.Advance(100 * time.Millisecond)
+	b.eventually("the third job leased after BusyPoll", func() bool { return len(b.deliverer.Calls()) == 1 })
+
+	// Idle for longer than BusyFor: a job another process enqueues waits
+	// for the 5 s poll again.
+	b.waitState("j3", domain.JobSucceeded)
+	l, _ := jobs.calls()
+	b.advance(3 * time.Second) // fires the last busy poll, past BusyFor
+	b.eventually("the last busy poll's lease", func() bool { l2, _ := jobs.calls(); return len(l2) > len(l) })
+	b.settleIdle()
+	b.enqueueSilently(b.job("j4", "b.example"))
+	b.advance(time.Second)
+	if n := len(b.deliverer.Calls()); n != 1 {
+		t.Fatalf("delivered %d: polled faster than every 5 s while idle", n)
+	}
+	b.advance(time.Second)
+	b.eventually("j4 at the 5 s poll", func() bool { return len(b.deliverer.Calls()) == 2 })
+}
