@@ -1,6 +1,7 @@
 package interop_test
 
 import (
+	"fmt"
 	"net/url"
 	"os"
 	"strings"
@@ -116,6 +117,18 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		eventually(t, "the reply on Herald", func() bool { return h.postBy(carolTok, ann.uri, "a reply on "+store) != nil })
 		if p := h.postBy(carolTok, ann.uri, "a reply on "+store); p.InReplyTo != carolPost {
 			t.Fatalf("reply stored in reply to %q, want %q", p.InReplyTo, carolPost)
+		}
+	})
+
+	step("long posts GoToSocial to Herald", func(t *testing.T) {
+		// Within GoToSocial's 5000 characters, over 5000 bytes as HTML.
+		for i, text := range []string{strings.Repeat("a", 4980), strings.Repeat("é", 2600)} {
+			mark := fmt.Sprintf("long%d on %s ", i, store)
+			ann.post(url.Values{"status": {mark + text}, "visibility": {"public"}})
+			eventually(t, "the long post on Herald", func() bool { return h.postBy(carolTok, ann.uri, mark) != nil })
+			if p := h.postBy(carolTok, ann.uri, mark); !strings.Contains(p.Content, text) {
+				t.Fatalf("long post %d stored cut: %d bytes", i, len(p.Content))
+			}
 		}
 	})
 

@@ -269,7 +269,7 @@ func (u *gtsUser) post(form url.Values) gtsStatus {
 	u.g.t.Helper()
 	var st gtsStatus
 	if s := u.call("POST", "/api/v1/statuses", form, &st); s != 200 {
-		u.g.t.Fatalf("%s posting %v: %d", u.name, form, s)
+		u.g.t.Fatalf("%s posting %s: %d", u.name, clip([]byte(form.Encode())), s)
 	}
 	return st
 }
