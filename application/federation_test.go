@@ -471,6 +471,23 @@ func TestInboxCreateOfALongRemoteNote(t *testing.T) {
 	}
 }
 
+// A direct note that names one of our actors only by a Mention tag (and is
+// posted to the shared inbox) is a conversation with that actor.
+func TestInboxDirectNoteByMentionOnly(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	const obj = "https://remote.example/users/bob/statuses/dm"
+	act := `{"id":"` + obj + `/activity","type":"Create","actor":"` + bob + `","object":{"id":"` + obj + `","type":"Note","attributedTo":"` + bob +
+		`","content":"psst","tag":[{"type":"Mention","href":"` + alice + `"}]}}`
+	if _, err := b.deliver("", bob, act); err != nil {
+		t.Fatal(err)
+	}
+	dm, err := b.content.DmByObjectURI(context.Background(), obj)
+	if err != nil || dm.ParticipantsKey != domain.ParticipantsKey([]string{bob, alice}) {
+		t.Fatalf("dm %+v %v", dm, err)
+	}
+}
+
 func TestInboxCreateStoresOnce(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -340,6 +340,13 @@ func (h InboxHandler) createDm(ctx context.Context, req InboxRequest, id string,
 	if req.Recipient != "" {
 		to = append(to, req.Recipient)
 	}
+	// Our actors mentioned in the note are in the conversation even when a
+	// server addresses them only by tag.
+	for _, m := range o.Mentions {
+		if h.core.local(m) {
+			to = append(to, m)
+		}
+	}
 	dm, err := domain.NewRemoteDmPost(id, o.ID, signer, o.Content, to, published)
 	if err != nil {
 		return InboxResult{}, err

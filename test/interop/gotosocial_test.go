@@ -99,6 +99,18 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		eventually(t, "the post in ann's home timeline", func() bool { return ann.inHome("hello from Herald on "+store) != nil })
 	})
 
+	step("mention Herald to GoToSocial", func(t *testing.T) {
+		// A public post to ann's address: GoToSocial notifies her only
+		// if the note carries a Mention of her in tag.
+		h.publish(carolTok, map[string]any{"as": "carol", "content": "<p>@" + bea.name + " look, a mention on " + store + "</p>", "to": []string{bea.uri}})
+		eventually(t, "a mention notification for bea", func() bool { return hasMention(bea.notifications(), "a mention on "+store, "public") })
+	})
+
+	step("direct post Herald to GoToSocial", func(t *testing.T) {
+		h.publish(carolTok, map[string]any{"as": "carol", "content": "<p>a direct word on " + store + "</p>", "visibility": "direct", "to": []string{ann.uri}})
+		eventually(t, "the direct note in ann's notifications", func() bool { return hasMention(ann.notifications(), "a direct word on "+store, "direct") })
+	})
+
 	var annPost gtsStatus
 	step("public post GoToSocial to Herald", func(t *testing.T) {
 		annPost = ann.post(url.Values{"status": {"hello from GoToSocial to " + store}, "visibility": {"public"}})
@@ -203,4 +215,15 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 	step("no 5xx from Herald and no panic in either log", func(t *testing.T) {
 		checkLogs(t, h, g)
 	})
+}
+
+// hasMention reports whether a mention notification holds a status with
+// text and visibility.
+func hasMention(ns []gtsNotification, text, visibility string) bool {
+	for _, n := range ns {
+		if n.Type == "mention" && n.Status != nil && strings.Contains(n.Status.Content, text) && n.Status.Visibility == visibility {
+			return true
+		}
+	}
+	return false
 }
