@@ -572,6 +572,12 @@ func checkLogs(t *testing.T, h *herald, g *gts) {
 		if strings.Contains(line, "panic") {
 			t.Errorf("gotosocial log: %s", line)
 		}
+		// GoToSocial fetches every remote account's featured collection
+		// and logs an error when it cannot.
+		if strings.Contains(line, h.host) && strings.Contains(strings.ToLower(line), "featured") &&
+			(strings.Contains(line, "level=ERROR") || strings.Contains(line, "level=WARN")) {
+			t.Errorf("gotosocial log: %s", line)
+		}
 		// GoToSocial names the remote it talked to; a 5xx from Herald
 		// shows there as a status code next to Herald's host.
 		if strings.Contains(line, h.host) && gtsStatus5xx.MatchString(strings.ReplaceAll(line, h.host, "")) &&
