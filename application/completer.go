@@ -116,6 +116,7 @@ func (c *completer) flush(batch []result, final bool) {
 	ctx := context.Background()
 	bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	e.recordBreakers(bctx, batch, final)
+	e.holdFailedHosts(bctx, batch)
 	cancel()
 	if len(batch) == 0 {
 		return
