@@ -74,7 +74,8 @@ type EngineConfig struct {
 	FlushEvery time.Duration
 	// FlushMax is the most results one write carries (4×Workers, at least
 	// 32). Results delivered and not yet written are what a kill -9 sends
-	// again: at most Workers in flight plus FlushMax unwritten.
+	// again: at most Workers + Waits in flight plus FlushMax unwritten (the
+	// Waits only while hosts that have not answered are slow to).
 	FlushMax int
 }
 
@@ -159,7 +160,8 @@ func (c EngineConfig) withDefaults() EngineConfig {
 // jobs for this process's free slots in one round trip (the store keeps the
 // per-host cap for every process), a goroutine per running delivery, a
 // completer that writes the results in batches, a reaper and a retention
-// purge. A slow or dead host can hold at most PerHost slots.
+// purge. A slow or dead host can hold at most PerHost slots, and a host
+// that has not answered lately gives its slot back after ParkAfter (Waits).
 //
 // Two waits are on the wall clock, not the injected one: the dispatcher's
 // LeaseWindow and the completer's FlushEvery. They are throughput devices

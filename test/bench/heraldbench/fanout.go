@@ -94,6 +94,12 @@ func newFakeFediverse(seed uint64, hosts int) (*fakeFediverse, error) {
 	perm := rng.Perm(hosts)
 	share := func(x float64) int { return max(1, int(x*float64(hosts))) }
 	nDead, nRefused, nBusy, nSlow := share(deadShare), share(refusedShare), share(busyShare), share(slowShare)
+	var refused []net.Listener
+	defer func() {
+		for _, ln := range refused {
+			_ = ln.Close()
+		}
+	}()
 	for i := 0; i < hosts; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -119,7 +125,9 @@ func newFakeFediverse(seed uint64, hosts int) (*fakeFediverse, error) {
 		f.hosts[host] = p
 		f.order = append(f.order, host)
 		if p.kind == kindRefused {
-			_ = ln.Close() // the port stays closed: every connection is refused
+			// Closed once every port is taken, so no later listener of
+			// this loop gets it; then every connection to it is refused.
+			refused = append(refused, ln)
 			continue
 		}
 		srv := &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 5 * time.Second}
