@@ -45,7 +45,13 @@ type EngineConfig struct {
 	// ParkAfter is how long a delivery to a host that has not answered
 	// lately holds its slot before it waits in the Waits budget (1 s:
 	// most servers answer in well under a second).
-	ParkAfter  time.Duration
+	ParkAfter time.Duration
+	// Hold is how long an attempt that failed against its host holds the
+	// host's other jobs, unattempted (holdFailedHosts): zero, the first step
+	// of the retry curve (16 s and its jitter), or a 429's Retry-After if
+	// longer; negative, no hold (the benchmark measures what it saves).
+	Hold time.Duration
+
 	LeaseFor   time.Duration // lease length (2 min)
 	PollEvery  time.Duration // lease poll when nobody wakes the engine (5 s)
 	ReapEvery  time.Duration // reaper period (30 s)

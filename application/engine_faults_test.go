@@ -197,3 +197,17 @@ func TestEngineHoldsAHostAfterItFails(t *testing.T) {
 		})
 	}
 }
+
+// A negative Hold turns the hold off: every job of a failing host is
+// attempted when leased (what the benchmark compares against).
+func TestEngineNegativeHoldDoesNotHold(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{PerHost: 1, Hold: -1}, status(503))
+	b.start()
+	var jobs []domain.Job
+	for i := 0; i < 5; i++ {
+		jobs = append(jobs, b.job(fmt.Sprintf("j%d", i), "sick.example"))
+	}
+	b.enqueue(jobs...)
+	b.eventually("every job attempted once, no clock moved", func() bool { return len(b.deliverer.Calls()) == 5 })
+}

@@ -91,13 +91,20 @@ func (r result) log(e *Engine) *slog.Logger {
 // quarantine. It runs before the batch is settled, so that the host's slots
 // come back only once its queued jobs have moved.
 func (e *Engine) holdFailedHosts(ctx context.Context, batch []result) {
+	if e.cfg.Hold < 0 {
+		return
+	}
 	holds := map[string]time.Time{}
 	for _, r := range batch {
 		o := r.outcome
 		if o == nil || !o.HostFailure && o.RetryAfter <= 0 {
 			continue
 		}
-		until := r.at.Add(max(domain.RetryDelay(1, e.rnd.Float64()), min(o.RetryAfter, domain.MaxRetryAfter)))
+		hold := e.cfg.Hold
+		if hold == 0 {
+			hold = domain.RetryDelay(1, e.rnd.Float64())
+		}
+		until := r.at.Add(max(hold, min(o.RetryAfter, domain.MaxRetryAfter)))
 		if until.After(holds[r.job.Host]) {
 			holds[r.job.Host] = until
 		}

@@ -461,17 +461,20 @@ func workerMain(args []string) int {
 	dbURL := fs.String("database-url", "", "PostgreSQL")
 	workers := fs.Int("workers", 8, "")
 	perHost := fs.Int("per-host", 2, "")
+	parkAfter := fs.Duration("park-after", 0, "EngineConfig.ParkAfter (0: the default)")
+	hold := fs.Duration("hold", 0, "EngineConfig.Hold (0: the default; negative: no hold)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if err := worker(*store, *targets, *dbURL, *workers, *perHost); err != nil {
+	cfg := application.EngineConfig{Workers: *workers, PerHost: *perHost, ParkAfter: *parkAfter, Hold: *hold, PurgeEvery: -1}
+	if err := worker(*store, *targets, *dbURL, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
 	}
 	return 0
 }
 
-func worker(store, targetsFile, dbURL string, workers, perHost int) error {
+func worker(store, targetsFile, dbURL string, engineCfg application.EngineConfig) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	var inboxes []string
@@ -526,7 +529,7 @@ func worker(store, targetsFile, dbURL string, workers, perHost int) error {
 	engine := application.NewEngine(application.EngineDeps{
 		Jobs: stores.Jobs, Instances: stores.Instances, Deliverer: client, Keys: application.NewCachedKeys(application.ActorKeys{Actors: stores.Actors}, clock),
 		Clock: clock, Random: system.Random{}, IDs: ids, Wakes: stores.Wakes, Log: log,
-	}, application.EngineConfig{Workers: workers, PerHost: perHost, PurgeEvery: -1})
+	}, engineCfg)
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	app := application.New(application.Deps{
 		Users: stores.Users, Tokens: stores.Tokens, Actors: stores.Actors, Names: stores.Names, Followers: stores.Followers,
