@@ -234,7 +234,7 @@ type fanRun struct {
 // two: the second once the first's healthy deliveries are all made, while
 // its retries to faulty hosts come due), waits until every healthy inbox got
 // the last post, then stops the child. The run measured is the last post's.
-func runFanout(ctx context.Context, f *fakeFediverse, store, dbURL string, targets []string, workers, perHost, posts int) (fanRun, error) {
+func runFanout(ctx context.Context, f *fakeFediverse, store, dbURL string, targets []string, workers, perHost, posts int, extra ...string) (fanRun, error) {
 	f.reset("post 1 ")
 	wantHealthy := 0
 	for _, in := range targets {
@@ -256,8 +256,9 @@ func runFanout(ctx context.Context, f *fakeFediverse, store, dbURL string, targe
 	if err != nil {
 		return fanRun{}, err
 	}
-	cmd := exec.CommandContext(ctx, self, "worker", "-store", store, "-targets", tf, "-database-url", dbURL,
-		"-workers", strconv.Itoa(workers), "-per-host", strconv.Itoa(perHost))
+	args := append([]string{"worker", "-store", store, "-targets", tf, "-database-url", dbURL,
+		"-workers", strconv.Itoa(workers), "-per-host", strconv.Itoa(perHost)}, extra...)
+	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -354,6 +355,7 @@ type fanoutRow struct {
 	keep  func(hostProfile) bool
 	posts int
 	store string
+	args  []string // the worker's extra flags
 }
 
 func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]bool) error {
@@ -381,13 +383,17 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 		return n
 	}
 	all := []fanoutRow{
-		{"clean", fmt.Sprintf("no faulty host (the %d slow 2 s hosts only)", count(kindSlow)), hostProfile.answers, 1, "memory"},
-		{"dead", fmt.Sprintf("%d dead hosts: accept, never answer", count(kindDead)), with(kindDead), 1, "memory"},
-		{"refused", fmt.Sprintf("%d hosts refuse connections", count(kindRefused)), with(kindRefused), 1, "memory"},
-		{"retry-after", fmt.Sprintf("%d hosts answer 503 and %d answer 429, with Retry-After: %s", count(kind503), count(kind429), retryAfter), with(kind503, kind429), 1, "memory"},
-		{"all", "every fault above at once", with(kindDead, kindRefused, kind503, kind429), 1, "memory"},
-		{"second-post", "second post, published as the first's healthy deliveries end, while its retries to the dead hosts come due", with(kindDead), 2, "memory"},
-		{"postgres", "no faulty host, PostgreSQL store", hostProfile.answers, 1, "postgres"},
+		{"clean", fmt.Sprintf("no faulty host (the %d slow 2 s hosts only)", count(kindSlow)), hostProfile.answers, 1, "memory", nil},
+		{"dead", fmt.Sprintf("%d dead hosts: accept, never answer", count(kindDead)), with(kindDead), 1, "memory", nil},
+		{"refused", fmt.Sprintf("%d hosts refuse connections", count(kindRefused)), with(kindRefused), 1, "memory", nil},
+		{"retry-after", fmt.Sprintf("%d hosts answer 503 and %d answer 429, with Retry-After: %s", count(kind503), count(kind429), retryAfter), with(kind503, kind429), 1, "memory", nil},
+		{"all", "every fault above at once", with(kindDead, kindRefused, kind503, kind429), 1, "memory", nil},
+		{"second-post", "second post, published as the first's healthy deliveries end, while its retries to the dead hosts come due", with(kindDead), 2, "memory", nil},
+		{"postgres", "no faulty host, PostgreSQL store", hostProfile.answers, 1, "postgres", nil},
+		// What each rule is worth, on the dead-host row.
+		{"dead-no-park", "dead hosts; waits keep their slots (ParkAfter 1 h)", with(kindDead), 1, "memory", []string{"-park-after", "1h"}},
+		{"dead-no-hold", "dead hosts; no hold after a failure (Hold < 0)", with(kindDead), 1, "memory", []string{"-hold", "-1ns"}},
+		{"dead-neither", "dead hosts; neither", with(kindDead), 1, "memory", []string{"-park-after", "1h", "-hold", "-1ns"}},
 	}
 	t := &table{
 		title:   fmt.Sprintf("Fan-out makespan: one post to %d inboxes on %d hosts, with the faults of the fediverse", hosts*inboxesPerHost, hosts),
@@ -408,7 +414,7 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 		}
 		targets, _, _, faulty := f.inboxes(row.keep)
 		fmt.Fprintf(os.Stderr, "   fan-out row %s (%d inboxes, %d faulty, %s store)\n", row.name, len(targets), faulty, row.store)
-		run, err := runFanout(ctx, f, row.store, dbURL, targets, 8, 2, row.posts)
+		run, err := runFanout(ctx, f, row.store, dbURL, targets, 8, 2, row.posts, row.args...)
 		if err != nil {
 			t.notes = append(t.notes, fmt.Sprintf("Row %q not measured: %v", row.name, err))
 			if ctx.Err() != nil {
