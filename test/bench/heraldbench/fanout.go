@@ -18,6 +18,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -564,6 +566,14 @@ func worker(store, targetsFile, dbURL string, engineCfg application.EngineConfig
 		}
 	}()
 	<-done
+	if path := os.Getenv("HERALDBENCH_HEAP_PROFILE"); path != "" {
+		// Where the engine's memory is at the end of a run (go tool pprof).
+		if f, err := os.Create(path); err == nil {
+			runtime.GC()
+			_ = pprof.WriteHeapProfile(f)
+			_ = f.Close()
+		}
+	}
 	return nil
 }
 
