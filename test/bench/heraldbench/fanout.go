@@ -424,6 +424,8 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 			}
 			continue
 		}
+		fmt.Fprintf(os.Stderr, "   row %s: makespan %s, %s of the bound %s, %d faulty requests, %d duplicates\n",
+			row.name, ms(run.makespan), ratio(run.makespan.Seconds(), bound.Seconds()), ms(bound), run.faulty, run.dups)
 		label := row.label
 		if row.posts > 1 {
 			label += fmt.Sprintf(" (the first published %s earlier)", ms(run.first))
