@@ -253,9 +253,9 @@ func chunkArgs(jobs []domain.Job) []any {
 // enqueueSQL for jobs enqueued leased).
 //
 // cand's scan is the plan TestLeasePlanUsesQueueIndex keeps: an Index Scan
-// on jobs_state_run_at_idx (state, run_at, seq) under LockRows and Limit,
-// rows in queue order with no sort, the skipped hosts and the full-host
-// check filters on it (the latter a lookup in host_slots_pkey). On
+// on jobs_queued_run_at_idx ((run_at, seq) of the queued jobs: indexes.go)
+// under LockRows and Limit, rows in queue order with no sort, the skipped
+// hosts and the full-host check filters on it (the latter a lookup in host_slots_pkey). On
 // PostgreSQL 15 with 1,000,000 jobs (100,000 queued, in groups of 500
 // sharing one run_at as a fan-out makes them) that read a handful of pages
 // for one job before slots were counted; the batch reads about as many per
@@ -472,8 +472,7 @@ WITH expired AS MATERIALIZED (
 SELECT count(*) FILTER (WHERE state = 'queued'), count(*) FILTER (WHERE state = 'dead') FROM reaped`
 
 // Reap implements ports.JobStore in one statement (reapSQL) over the
-// state = 'leased' range of jobs_state_run_at_idx: at most the jobs in
-// flight.
+// expired range of jobs_lease_until_idx: at most the jobs in flight.
 func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (ports.ReapResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ports.ReapResult{}, err
@@ -485,11 +484,8 @@ func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (po
 	return r, nil
 }
 
-// Purge implements ports.JobStore, in chunks of purgeChunk rows, each its
-// own short transaction. The outer DELETE repeats the conditions so a job an
-// operator revived between the sub-select and the delete is kept.
-func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, error) {
-	const sql = `
+// purgeSQL deletes one chunk of finished jobs, read from jobs_finished_idx.
+const purgeSQL = `
 DELETE FROM jobs
 WHERE id IN (
 	SELECT id FROM jobs
@@ -497,12 +493,17 @@ WHERE id IN (
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
 ) AND finished_at < $1 AND state IN ('succeeded', 'dead')`
+
+// Purge implements ports.JobStore, in chunks of purgeChunk rows, each its
+// own short transaction. The outer DELETE repeats the conditions so a job an
+// operator revived between the sub-select and the delete is kept.
+func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, error) {
 	total := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		tag, err := s.pool.Exec(ctx, sql, finishedBefore, purgeChunk)
+		tag, err := s.pool.Exec(ctx, purgeSQL, finishedBefore, purgeChunk)
 		if err != nil {
 			return total, fmt.Errorf("purge: %w", interpretError(err))
 		}
@@ -513,10 +514,16 @@ WHERE id IN (
 	}
 }
 
+// deferHostSQL and resumeHostSQL move a host's queued jobs, read from
+// jobs_queued_host_idx.
+const (
+	deferHostSQL  = `UPDATE jobs SET run_at = $2 WHERE host = $1 AND state = 'queued' AND run_at < $2`
+	resumeHostSQL = `UPDATE jobs SET run_at = $3 WHERE host = $1 AND state = 'queued' AND run_at > $3 AND run_at <= $2`
+)
+
 // DeferHost implements ports.JobStore.
 func (s *JobStore) DeferHost(ctx context.Context, host string, until time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx,
-		`UPDATE jobs SET run_at = $2 WHERE host = $1 AND state = 'queued' AND run_at < $2`, host, until)
+	tag, err := s.pool.Exec(ctx, deferHostSQL, host, until)
 	if err != nil {
 		return 0, fmt.Errorf("defer host %s: %w", host, interpretError(err))
 	}
@@ -525,9 +532,7 @@ func (s *JobStore) DeferHost(ctx context.Context, host string, until time.Time) 
 
 // ResumeHost implements ports.JobStore.
 func (s *JobStore) ResumeHost(ctx context.Context, host string, until, now time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx,
-		`UPDATE jobs SET run_at = $3 WHERE host = $1 AND state = 'queued' AND run_at > $3 AND run_at <= $2`,
-		host, until, now)
+	tag, err := s.pool.Exec(ctx, resumeHostSQL, host, until, now)
 	if err != nil {
 		return 0, fmt.Errorf("resume host %s: %w", host, interpretError(err))
 	}

@@ -105,20 +105,106 @@ FROM generate_series(1, 200000) g`)
 	usesQueueIndex := false
 	cand.walk(func(n planNode) {
 		switch {
-		case n.NodeType == "Index Scan" && n.IndexName == "jobs_state_run_at_idx":
+		case n.NodeType == "Index Scan" && n.IndexName == "jobs_queued_run_at_idx":
 			usesQueueIndex = true
 		case strings.Contains(n.NodeType, "Sort"):
 			t.Errorf("the lease sorts the queue (%s): %s", n.NodeType, raw)
 		}
 	})
 	if !usesQueueIndex {
-		t.Fatalf("lease plan does not scan jobs_state_run_at_idx: %s", raw)
+		t.Fatalf("lease plan does not scan jobs_queued_run_at_idx: %s", raw)
 	}
 	// And it does lease the oldest due job of a host not skipped.
 	j, err := leaseOne(ctx, postgres.NewJobStore(p), ports.LeaseRequest{Owner: "w", Token: "tok", Now: now, Until: now.Add(time.Minute),
 		SkipHosts: []string{"h0.example", "h10.example"}})
 	if err != nil || j.ID != "j00000020" {
 		t.Fatalf("leased %s, %v; want j00000020", j.ID, err)
+	}
+}
+
+// The other queue statements read the partial index made for them
+// (indexes.go), never the table: the reaper the leases by their end, a
+// quarantine's DeferHost and ResumeHost the host's queued jobs, the purge
+// the finished jobs; and the settlement finds its jobs by id, not by a scan
+// of every lease (its "state = 'leased'" must not make jobs_lease_until_idx
+// look useful).
+func TestQueueStatementsUseTheirIndexes(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	// 100,000 jobs: 2% queued, 1% leased, the rest finished.
+	mustExec(t, p, `
+INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at,
+	lease_token, lease_until, finished_at)
+SELECT 'j' || lpad(g::text, 8, '0'), md5(g::text), 'a' || g, 'https://h' || (g % 500) || '.example/inbox',
+	'h' || (g % 500) || '.example', 's', 'k', '\x7b7d'::bytea,
+	CASE WHEN g % 100 < 2 THEN 'queued' WHEN g % 100 = 2 THEN 'leased' ELSE 'succeeded' END,
+	timestamptz '2026-01-01' + (g || ' seconds')::interval, now(),
+	CASE WHEN g % 100 = 2 THEN 'tok' || g ELSE '' END,
+	CASE WHEN g % 100 = 2 THEN timestamptz '2026-01-01' + (g || ' seconds')::interval END,
+	CASE WHEN g % 100 > 2 THEN timestamptz '2026-01-01' + (g || ' seconds')::interval END
+FROM generate_series(1, 100000) g`)
+	mustExec(t, p, `ANALYZE jobs`)
+	at := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name, sql string
+		args      []any
+		index     string // the index the plan must read jobs through
+	}{
+		{"reap", postgres.ReapSQL, []any{at, 16, "expired"}, "jobs_lease_until_idx"},
+		{"defer host", postgres.DeferHostSQL, []any{"h7.example", at}, "jobs_queued_host_idx"},
+		{"resume host", postgres.ResumeHostSQL, []any{"h7.example", at.Add(time.Hour), at}, "jobs_queued_host_idx"},
+		{"purge", postgres.PurgeSQL, []any{at, 5000}, "jobs_finished_idx"},
+		{"settle", postgres.SettleSQL, []any{[]int32{0}, []string{"j00000002"}, []string{"tok2"}, []string{"succeeded"}, []int32{1},
+			[]*time.Time{nil}, []string{""}, []time.Time{at}}, "jobs_pkey"},
+	}
+	for _, c := range cases {
+		var raw []byte
+		if err := p.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+c.sql, c.args...).Scan(&raw); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var plan []struct{ Plan planNode }
+		if err := json.Unmarshal(raw, &plan); err != nil {
+			t.Fatal(err)
+		}
+		var read []string
+		plan[0].Plan.walk(func(n planNode) {
+			if n.RelationName == "jobs" && (strings.Contains(n.NodeType, "Scan") || n.NodeType == "Bitmap Heap Scan") {
+				read = append(read, n.NodeType+" "+n.IndexName)
+			}
+			if strings.HasPrefix(n.IndexName, "jobs_") && n.IndexName != c.index {
+				t.Errorf("%s reads %s, not %s: %s", c.name, n.IndexName, c.index, raw)
+			}
+			if n.RelationName == "jobs" && n.NodeType == "Seq Scan" {
+				t.Errorf("%s scans the table: %s", c.name, raw)
+			}
+		})
+		if len(read) == 0 {
+			t.Errorf("%s does not read jobs: %s", c.name, raw)
+		}
+	}
+}
+
+// EnsureIndexes drops the full queue indexes of earlier versions, which
+// the partial ones replace (every write would keep maintaining them).
+func TestEnsureIndexesDropsRetiredIndexes(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	mustExec(t, p, `CREATE INDEX jobs_state_run_at_idx ON jobs (state, run_at, seq)`)
+	mustExec(t, p, `CREATE INDEX jobs_host_state_idx ON jobs (host, state)`)
+	mustExec(t, p, `CREATE INDEX jobs_finished_at_idx ON jobs (finished_at)`)
+	if err := postgres.EnsureIndexes(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	have := column(t, p, `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'jobs' ORDER BY 1`)
+	want := []string{"jobs_dedupe_key_key", "jobs_finished_idx", "jobs_lease_until_idx", "jobs_pkey", "jobs_queued_host_idx", "jobs_queued_run_at_idx"}
+	if !slices.Equal(have, want) {
+		t.Fatalf("indexes on jobs: %v, want %v", have, want)
+	}
+	// And a second start changes nothing.
+	if err := postgres.EnsureIndexes(ctx, p); err != nil {
+		t.Fatal(err)
 	}
 }
 
