@@ -35,6 +35,7 @@ type IncomingObject struct {
 	Content  string
 	Reply    string // inReplyTo
 	Publish  time.Time
+	Updated  time.Time // when its author last edited it (an Update's object)
 	Audience []string
 	// Mentions are the hrefs of the Mention tags, distinct (GoToSocial and
 	// Mastodon tag every mentioned actor).
@@ -61,6 +62,7 @@ type as2Object struct {
 	Content      json.RawMessage `json:"content"`
 	InReplyTo    json.RawMessage `json:"inReplyTo"`
 	Published    json.RawMessage `json:"published"`
+	Updated      json.RawMessage `json:"updated"`
 	To           json.RawMessage `json:"to"`
 	CC           json.RawMessage `json:"cc"`
 	Bto          json.RawMessage `json:"bto"`
@@ -138,6 +140,11 @@ func decodeIncomingObject(raw json.RawMessage) (IncomingObject, error) {
 	if p := stringOf(o.Published); p != "" {
 		if t, err := time.Parse(time.RFC3339, p); err == nil {
 			obj.Publish = t.UTC()
+		}
+	}
+	if u := stringOf(o.Updated); u != "" {
+		if t, err := time.Parse(time.RFC3339, u); err == nil {
+			obj.Updated = t.UTC()
 		}
 	}
 	return obj, nil

@@ -488,6 +488,52 @@ func TestInboxDirectNoteByMentionOnly(t *testing.T) {
 	}
 }
 
+// Update{Note}: only the author edits, and only a later "updated" applies,
+// so a redelivered or out-of-order Update changes nothing.
+func TestInboxUpdateOfANote(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		to   []string
+	}{{"public post", []string{application.ASPublic}}, {"direct post", []string{alice}}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupFed(t)
+			ctx := context.Background()
+			const obj = "https://remote.example/users/bob/statuses/e1"
+			if _, err := b.deliver("", bob, note(obj, bob, "<p>first</p>", tt.to...)); err != nil {
+				t.Fatal(err)
+			}
+			content := func() string {
+				if p, err := b.content.PostByObjectURI(ctx, obj); err == nil {
+					return p.Content
+				}
+				dm, _ := b.content.DmByObjectURI(ctx, obj)
+				return dm.Content
+			}
+			update := func(actor, author, text, updated string) (application.InboxResult, error) {
+				return b.deliver("", actor, `{"type":"Update","actor":"`+actor+`","object":{"id":"`+obj+`","type":"Note","attributedTo":"`+author+
+					`","content":"`+text+`","updated":"`+updated+`"}}`)
+			}
+			if res, err := update(bob, bob, "<p>second</p>", "2026-06-01T11:00:00Z"); err != nil || res.Duplicate || res.Ignored || content() != "<p>second</p>" {
+				t.Fatalf("edit: %+v %v, content %q", res, err, content())
+			}
+			if res, err := update(bob, bob, "<p>second</p>", "2026-06-01T11:00:00Z"); err != nil || !res.Duplicate {
+				t.Fatalf("the same Update again: %+v %v", res, err)
+			}
+			if res, err := update(bob, bob, "<p>older</p>", "2026-06-01T10:30:00Z"); err != nil || !res.Duplicate || content() != "<p>second</p>" {
+				t.Fatalf("an older Update: %+v %v, content %q", res, err, content())
+			}
+			if _, err := update(carol, carol, "<p>hijack</p>", "2026-06-01T12:00:00Z"); !errors.Is(err, domain.ErrForbidden) || content() != "<p>second</p>" {
+				t.Fatalf("another actor's Update: %v, content %q", err, content())
+			}
+			if _, err := update(bob, bob, strings.Repeat("x", domain.MaxRemoteTextChars+1), "2026-06-01T12:00:00Z"); !errors.Is(err, domain.ErrInvalidInput) {
+				t.Fatalf("an Update over the remote limits: %v", err)
+			}
+		})
+	}
+}
+
 func TestInboxCreateStoresOnce(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -410,8 +410,11 @@ func (h InboxHandler) delete(ctx context.Context, req InboxRequest) (InboxResult
 func (h InboxHandler) update(ctx context.Context, req InboxRequest) (InboxResult, error) {
 	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
 	o := act.Object
+	if noteTypes[o.Type] {
+		return h.updateNote(ctx, req)
+	}
 	if !actorTypes[o.Type] {
-		return h.core.ignore(ctx, act, "Update of something other than an actor"), nil
+		return h.core.ignore(ctx, act, "Update of something other than an actor or a note"), nil
 	}
 	if o.ID != signer {
 		return InboxResult{}, fmt.Errorf("%w: Update of actor %q by another actor", domain.ErrForbidden, clip(o.ID))
@@ -428,6 +431,56 @@ func (h InboxHandler) update(ctx context.Context, req InboxRequest) (InboxResult
 		return InboxResult{}, err
 	}
 	d.Log.InfoContext(ctx, "remote actor updated", "actor", signer)
+	return InboxResult{}, nil
+}
+
+// updateNote applies an edit of a note we hold: only its author may edit
+// it, and an Update applies only when its "updated" is later than the last
+// edit applied, so a redelivered or out-of-order Update changes nothing.
+func (h InboxHandler) updateNote(ctx context.Context, req InboxRequest) (InboxResult, error) {
+	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
+	o := act.Object
+	if !httpURL(o.ID) {
+		return InboxResult{}, fmt.Errorf("%w: the note needs an http(s) id", domain.ErrInvalidInput)
+	}
+	if o.Author != "" && o.Author != signer {
+		return InboxResult{}, fmt.Errorf("%w: note attributed to %q, not to the signer", domain.ErrForbidden, clip(o.Author))
+	}
+	author := ""
+	if p, err := d.Posts.PostByObjectURI(ctx, o.ID); err == nil {
+		author = p.AuthorURI
+	} else if !notFound(err) {
+		return InboxResult{}, err
+	} else if dm, err := d.Posts.DmByObjectURI(ctx, o.ID); err == nil {
+		author = dm.AuthorURI
+	} else if !notFound(err) {
+		return InboxResult{}, err
+	}
+	if author == "" {
+		return h.core.ignore(ctx, act, "Update of a note we do not have"), nil
+	}
+	if author != signer {
+		return InboxResult{}, fmt.Errorf("%w: only its author can update %s", domain.ErrForbidden, clip(o.ID))
+	}
+	if err := domain.CheckRemoteContent(o.Content); err != nil {
+		return InboxResult{}, err
+	}
+	updated := o.Updated
+	if updated.IsZero() {
+		// No "updated": the edit is as new as its arrival.
+		updated = d.Clock.Now()
+	}
+	changed, err := d.Posts.UpdateContent(ctx, o.ID, o.Content, updated)
+	if notFound(err) {
+		return h.core.ignore(ctx, act, "Update of a note deleted meanwhile"), nil
+	}
+	if err != nil {
+		return InboxResult{}, err
+	}
+	if !changed {
+		return InboxResult{Duplicate: true}, nil
+	}
+	d.Log.InfoContext(ctx, "remote note updated", "object", o.ID, "author", signer)
 	return InboxResult{}, nil
 }
 

@@ -33,7 +33,9 @@ type Post struct {
 	Visibility Visibility
 	InReplyTo  string
 	Published  time.Time
-	Local      bool
+	// Updated is when its author last edited it; zero if never.
+	Updated time.Time
+	Local   bool
 }
 
 // DmPost is a note addressed to listed participants, threaded by
@@ -46,6 +48,7 @@ type DmPost struct {
 	ParticipantsKey string
 	Content         string
 	Published       time.Time
+	Updated         time.Time // last edit by its author; zero if never
 	Local           bool
 }
 
@@ -126,6 +129,10 @@ func checkContent(content string) error {
 	}
 	return nil
 }
+
+// CheckRemoteContent applies the remote content limits to a note's
+// content (a Create's, or an Update's new text).
+func CheckRemoteContent(content string) error { return checkRemoteContent(content) }
 
 func checkRemoteContent(content string) error {
 	if strings.TrimSpace(content) == "" {

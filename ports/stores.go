@@ -129,6 +129,12 @@ type PostStore interface {
 	// DeletePost removes a post or a DM by ObjectURI; domain.ErrNotFound
 	// if neither exists.
 	DeletePost(ctx context.Context, objectURI string) error
+	// UpdateContent replaces the content of the post or direct post with
+	// that ObjectURI and sets its Updated, if updated is later than its
+	// last edit (its Published when never edited); changed is false
+	// otherwise, so a repeated or out-of-order Update changes nothing.
+	// domain.ErrNotFound if neither exists.
+	UpdateContent(ctx context.Context, objectURI, content string, updated time.Time) (changed bool, err error)
 	// CreateDm is CreatePost for direct posts.
 	CreateDm(ctx context.Context, p domain.DmPost) (created bool, err error)
 	DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error)

@@ -123,6 +123,7 @@ type postOutJSON struct {
 	Group      string    `json:"group,omitempty"`
 	InReplyTo  string    `json:"in_reply_to,omitempty"`
 	Published  time.Time `json:"published"`
+	Updated    string    `json:"updated,omitempty"` // RFC 3339, when its author last edited it
 	Local      bool      `json:"local"`
 }
 
@@ -158,9 +159,16 @@ func (f *FollowRoutes) listPosts(w http.ResponseWriter, r *http.Request, _ domai
 	out := make([]postOutJSON, 0, len(posts))
 	for _, p := range posts {
 		out = append(out, postOutJSON{URI: p.ObjectURI, Author: p.AuthorURI, Content: p.Content, Visibility: string(p.Visibility),
-			Group: p.GroupURI, InReplyTo: p.InReplyTo, Published: p.Published, Local: p.Local})
+			Group: p.GroupURI, InReplyTo: p.InReplyTo, Published: p.Published, Updated: rfc3339(p.Updated), Local: p.Local})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"posts": out})
+}
+
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 func intParam(v string) (int, error) {

@@ -169,6 +169,40 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	return nil
 }
 
+// UpdateContent implements ports.PostStore.
+func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, updated time.Time) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	updated = updated.UTC()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.posts[uri]; ok {
+		if !updated.After(lastEdit(p.Published, p.Updated)) {
+			return false, nil
+		}
+		p.Content, p.Updated = content, updated
+		s.posts[uri] = p
+		return true, nil
+	}
+	if d, ok := s.dms[uri]; ok {
+		if !updated.After(lastEdit(d.Published, d.Updated)) {
+			return false, nil
+		}
+		d.Content, d.Updated = content, updated
+		s.dms[uri] = d
+		return true, nil
+	}
+	return false, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+}
+
+func lastEdit(published, updated time.Time) time.Time {
+	if updated.IsZero() {
+		return published
+	}
+	return updated
+}
+
 // CreateDm implements ports.PostStore.
 func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, error) {
 	if err := ctx.Err(); err != nil {

@@ -117,17 +117,21 @@ func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 	return nil
 }
 
-const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local`
+const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local, updated`
 
 func scanPost(row pgx.Row) (domain.Post, error) {
 	var p domain.Post
 	var vis string
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &p.Published, &p.Local)
+	var updated *time.Time
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &p.Published, &p.Local, &updated)
 	if err != nil {
 		return domain.Post{}, err
 	}
 	p.Visibility = domain.Visibility(vis)
 	p.Published = p.Published.UTC()
+	if updated != nil {
+		p.Updated = updated.UTC()
+	}
 	return p, nil
 }
 
@@ -135,9 +139,9 @@ func scanPost(row pgx.Row) (domain.Post, error) {
 // NOTHING keeps the first copy when an inbox gets the same Create twice.
 func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `
-INSERT INTO posts (`+postColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+INSERT INTO posts (`+postColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (object_uri) DO NOTHING`,
-		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, p.Published, p.Local)
+		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, p.Published, p.Local, nullTime(p.Updated))
 	if err != nil {
 		return false, fmt.Errorf("post %q: %w", p.ObjectURI, interpretError(err))
 	}
@@ -201,15 +205,49 @@ SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d)`, uri).Scan(&n)
 	return nil
 }
 
-const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local`
+// UpdateContent implements ports.PostStore: one statement over both
+// tables, the condition on the last edit inside the UPDATE so that two
+// Updates at once apply in their order, whichever runs first.
+func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, updated time.Time) (bool, error) {
+	var changed int
+	var exists bool
+	err := s.pool.QueryRow(ctx, `
+WITH p AS (UPDATE posts SET content = $2, updated = $3 WHERE object_uri = $1 AND COALESCE(updated, published) < $3 RETURNING 1),
+     d AS (UPDATE dm_posts SET content = $2, updated = $3 WHERE object_uri = $1 AND COALESCE(updated, published) < $3 RETURNING 1)
+SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d),
+       EXISTS (SELECT 1 FROM posts WHERE object_uri = $1) OR EXISTS (SELECT 1 FROM dm_posts WHERE object_uri = $1)`,
+		uri, content, updated.UTC()).Scan(&changed, &exists)
+	if err != nil {
+		return false, fmt.Errorf("update post %q: %w", uri, interpretError(err))
+	}
+	if !exists {
+		return false, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+	}
+	return changed > 0, nil
+}
+
+// nullTime is NULL for the zero time (a post never edited).
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local, updated`
 
 func scanDm(row pgx.Row) (domain.DmPost, error) {
 	var p domain.DmPost
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.Participants, &p.ParticipantsKey, &p.Content, &p.Published, &p.Local)
+	var updated *time.Time
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.Participants, &p.ParticipantsKey, &p.Content, &p.Published, &p.Local, &updated)
 	if err != nil {
 		return domain.DmPost{}, err
 	}
 	p.Published = p.Published.UTC()
+	if updated != nil {
+		p.Updated = updated.UTC()
+	}
 	return p, nil
 }
 
@@ -220,9 +258,9 @@ func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, err
 		parts = []string{}
 	}
 	tag, err := s.pool.Exec(ctx, `
-INSERT INTO dm_posts (`+dmColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO dm_posts (`+dmColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (object_uri) DO NOTHING`,
-		p.ID, p.ObjectURI, p.AuthorURI, parts, p.ParticipantsKey, p.Content, p.Published, p.Local)
+		p.ID, p.ObjectURI, p.AuthorURI, parts, p.ParticipantsKey, p.Content, p.Published, p.Local, nullTime(p.Updated))
 	if err != nil {
 		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, interpretError(err))
 	}

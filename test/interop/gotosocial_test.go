@@ -152,6 +152,17 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		}
 	})
 
+	step("edit GoToSocial to Herald", func(t *testing.T) {
+		form := url.Values{"status": {"hello from GoToSocial to " + store + ", edited"}}
+		if s := ann.call("PUT", "/api/v1/statuses/"+annPost.ID, form, nil); s != 200 {
+			t.Fatalf("edit: %d", s)
+		}
+		eventually(t, "the edit on Herald", func() bool {
+			p := h.postBy(carolTok, ann.uri, "hello from GoToSocial to "+store)
+			return p != nil && strings.Contains(p.Content, "edited") && p.Updated != ""
+		})
+	})
+
 	step("delete GoToSocial to Herald", func(t *testing.T) {
 		if s := ann.call("DELETE", "/api/v1/statuses/"+annPost.ID, nil, nil); s != 200 {
 			t.Fatalf("delete: %d", s)

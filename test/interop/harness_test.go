@@ -484,6 +484,7 @@ type heraldPost struct {
 	Visibility string `json:"visibility"`
 	Group      string `json:"group"`
 	InReplyTo  string `json:"in_reply_to"`
+	Updated    string `json:"updated"`
 	Local      bool   `json:"local"`
 }
 
