@@ -534,6 +534,66 @@ func TestInboxUpdateOfANote(t *testing.T) {
 	}
 }
 
+// Likes and Announces of our posts are counted once per actor and kind,
+// and Undo takes them back (only their actor's Undo).
+func TestInboxLikesAndAnnouncesOfOurPosts(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := res.ObjectURI
+	count := func() map[domain.ReactionKind]int {
+		c, err := b.fed.Collections.Reactions(ctx, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for i, act := range []string{
+		`{"id":"https://remote.example/l/1","type":"Like","actor":"` + bob + `","object":"` + obj + `"}`,
+		`{"id":"https://remote.example/l/1","type":"Like","actor":"` + bob + `","object":"` + obj + `"}`,
+		`{"id":"https://remote.example/a/1","type":"Announce","actor":"` + bob + `","object":"` + obj + `"}`,
+		`{"id":"https://remote.example/l/2","type":"Like","actor":"` + carol + `","object":{"id":"` + obj + `","type":"Note"}}`,
+	} {
+		r, err := b.deliver("", actorOf(act), act)
+		if err != nil || r.Ignored || r.Duplicate != (i == 1) {
+			t.Fatalf("%d: %+v %v", i, r, err)
+		}
+	}
+	if c := count(); c[domain.ReactionLike] != 2 || c[domain.ReactionAnnounce] != 1 {
+		t.Fatalf("counts %v", c)
+	}
+	undo := func(actor, inner, typ string) (application.InboxResult, error) {
+		return b.deliver("", actor, `{"type":"Undo","actor":"`+actor+`","object":{"id":"https://remote.example/x","type":"`+typ+`","actor":"`+inner+`","object":"`+obj+`"}}`)
+	}
+	if _, err := undo(carol, bob, "Like"); !errors.Is(err, domain.ErrForbidden) {
+		t.Fatalf("undo of bob's like by carol: %v", err)
+	}
+	if _, err := undo(bob, bob, "Like"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := undo(bob, bob, "Announce"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := undo(bob, bob, "Announce"); err != nil || !r.Ignored {
+		t.Fatalf("undo twice: %+v %v", r, err)
+	}
+	if c := count(); c[domain.ReactionLike] != 1 || c[domain.ReactionAnnounce] != 0 {
+		t.Fatalf("counts after undo %v", c)
+	}
+}
+
+func actorOf(act string) string {
+	var a struct {
+		Actor string `json:"actor"`
+	}
+	_ = json.Unmarshal([]byte(act), &a)
+	return a.Actor
+}
+
 func TestInboxCreateStoresOnce(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

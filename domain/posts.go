@@ -196,3 +196,31 @@ func ParticipantsKey(participants []string) string {
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\n")))
 	return hex.EncodeToString(sum[:])
 }
+
+// ReactionKind is what a remote actor did to a post: liked or boosted it.
+type ReactionKind string
+
+const (
+	ReactionLike     ReactionKind = "like"     // an incoming Like
+	ReactionAnnounce ReactionKind = "announce" // an incoming Announce (boost)
+)
+
+// Reaction is one actor's Like or Announce of a post, kept once per (post,
+// actor, kind): the post's counts are how many there are.
+type Reaction struct {
+	ObjectURI string
+	ActorURI  string
+	Kind      ReactionKind
+	CreatedAt time.Time
+}
+
+// NewReaction validates a reaction.
+func NewReaction(objectURI, actorURI string, kind ReactionKind, at time.Time) (Reaction, error) {
+	if objectURI == "" || actorURI == "" {
+		return Reaction{}, fmt.Errorf("%w: a reaction needs a post and an actor", ErrInvalidInput)
+	}
+	if kind != ReactionLike && kind != ReactionAnnounce {
+		return Reaction{}, fmt.Errorf("%w: reaction %q is not like or announce", ErrInvalidInput, kind)
+	}
+	return Reaction{ObjectURI: objectURI, ActorURI: actorURI, Kind: kind, CreatedAt: at.UTC()}, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
@@ -64,7 +65,14 @@ type postDoc struct {
 	Local      bool      `bson:"local"`
 	// Updated is absent until the author edits the post.
 	Updated *time.Time `bson:"updated,omitempty"`
+	// Reactions (Likes and Announces) live in the post's document, one
+	// "kind actor" string each: they go with the post, and one conditional
+	// update ($ne, then $push) adds one atomically. Plain strings keep the
+	// filter to operators FerretDB implements too.
+	Reactions []string `bson:"reactions,omitempty"`
 }
+
+func reactionKey(kind domain.ReactionKind, actor string) string { return string(kind) + " " + actor }
 
 func (d postDoc) post() domain.Post {
 	return domain.Post{ID: d.ID, ObjectURI: d.ObjectURI, AuthorURI: d.AuthorURI, GroupURI: d.GroupURI, Content: d.Content,
@@ -315,6 +323,63 @@ func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, u
 		}
 	}
 	return false, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+}
+
+// AddReaction implements ports.PostStore: one UpdateOne whose filter
+// requires that the actor has no reaction of that kind yet, so two at once
+// add one.
+func (s *ContentStore) AddReaction(ctx context.Context, r domain.Reaction) (bool, error) {
+	key := reactionKey(r.Kind, r.ActorURI)
+	res, err := s.posts.UpdateOne(ctx,
+		bson.D{{Key: "objectUri", Value: r.ObjectURI}, {Key: "reactions", Value: bson.D{{Key: "$ne", Value: key}}}},
+		bson.D{{Key: "$push", Value: bson.D{{Key: "reactions", Value: key}}}})
+	if err != nil {
+		return false, fmt.Errorf("%s of %q: %w", r.Kind, r.ObjectURI, interpretError(err, nil))
+	}
+	if res.ModifiedCount > 0 {
+		return true, nil
+	}
+	n, err := s.posts.CountDocuments(ctx, bson.D{{Key: "objectUri", Value: r.ObjectURI}})
+	if err != nil {
+		return false, fmt.Errorf("%s of %q: %w", r.Kind, r.ObjectURI, interpretError(err, nil))
+	}
+	if n == 0 {
+		return false, fmt.Errorf("post %q: %w", r.ObjectURI, domain.ErrNotFound)
+	}
+	return false, nil
+}
+
+// RemoveReaction implements ports.PostStore.
+func (s *ContentStore) RemoveReaction(ctx context.Context, uri, actor string, kind domain.ReactionKind) error {
+	key := reactionKey(kind, actor)
+	res, err := s.posts.UpdateOne(ctx,
+		bson.D{{Key: "objectUri", Value: uri}, {Key: "reactions", Value: key}},
+		bson.D{{Key: "$pull", Value: bson.D{{Key: "reactions", Value: key}}}})
+	if err != nil {
+		return fmt.Errorf("%s of %q: %w", kind, uri, interpretError(err, nil))
+	}
+	if res.ModifiedCount == 0 {
+		return fmt.Errorf("%s of %q by %q: %w", kind, uri, actor, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// CountReactions implements ports.PostStore from the post's document.
+func (s *ContentStore) CountReactions(ctx context.Context, uri string) (map[domain.ReactionKind]int, error) {
+	var d postDoc
+	err := s.posts.FindOne(ctx, bson.D{{Key: "objectUri", Value: uri}}).Decode(&d)
+	out := map[domain.ReactionKind]int{}
+	if errors.Is(err, mongodrv.ErrNoDocuments) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reactions of %q: %w", uri, interpretError(err, nil))
+	}
+	for _, r := range d.Reactions {
+		kind, _, _ := strings.Cut(r, " ")
+		out[domain.ReactionKind(kind)]++
+	}
+	return out, nil
 }
 
 // CreateDm implements ports.PostStore.

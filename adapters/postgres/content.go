@@ -194,7 +194,8 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	var n int
 	err := s.pool.QueryRow(ctx, `
 WITH p AS (DELETE FROM posts WHERE object_uri = $1 RETURNING 1),
-     d AS (DELETE FROM dm_posts WHERE object_uri = $1 RETURNING 1)
+     d AS (DELETE FROM dm_posts WHERE object_uri = $1 RETURNING 1),
+     r AS (DELETE FROM reactions WHERE object_uri = $1)
 SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d)`, uri).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("delete post %q: %w", uri, interpretError(err))
@@ -224,6 +225,60 @@ SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d),
 		return false, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
 	}
 	return changed > 0, nil
+}
+
+// AddReaction implements ports.PostStore: the insert reads the post in
+// the same statement, so a reaction to a missing post is no row at all.
+func (s *ContentStore) AddReaction(ctx context.Context, r domain.Reaction) (bool, error) {
+	var created, exists bool
+	err := s.pool.QueryRow(ctx, `
+WITH ins AS (
+  INSERT INTO reactions (object_uri, actor_uri, kind, created_at)
+  SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM posts WHERE object_uri = $1)
+  ON CONFLICT (object_uri, actor_uri, kind) DO NOTHING RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM ins), EXISTS (SELECT 1 FROM posts WHERE object_uri = $1)`,
+		r.ObjectURI, r.ActorURI, string(r.Kind), r.CreatedAt).Scan(&created, &exists)
+	if err != nil {
+		return false, fmt.Errorf("%s of %q: %w", r.Kind, r.ObjectURI, interpretError(err))
+	}
+	if !exists {
+		return false, fmt.Errorf("post %q: %w", r.ObjectURI, domain.ErrNotFound)
+	}
+	return created, nil
+}
+
+// RemoveReaction implements ports.PostStore.
+func (s *ContentStore) RemoveReaction(ctx context.Context, uri, actor string, kind domain.ReactionKind) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM reactions WHERE object_uri = $1 AND actor_uri = $2 AND kind = $3`, uri, actor, string(kind))
+	if err != nil {
+		return fmt.Errorf("%s of %q: %w", kind, uri, interpretError(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%s of %q by %q: %w", kind, uri, actor, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// CountReactions implements ports.PostStore on the primary key's prefix.
+func (s *ContentStore) CountReactions(ctx context.Context, uri string) (map[domain.ReactionKind]int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT kind, count(*) FROM reactions WHERE object_uri = $1 GROUP BY kind`, uri)
+	if err != nil {
+		return nil, fmt.Errorf("reactions of %q: %w", uri, interpretError(err))
+	}
+	defer rows.Close()
+	out := map[domain.ReactionKind]int{}
+	for rows.Next() {
+		var kind string
+		var n int
+		if err := rows.Scan(&kind, &n); err != nil {
+			return nil, fmt.Errorf("reactions of %q: %w", uri, interpretError(err))
+		}
+		out[domain.ReactionKind(kind)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reactions of %q: %w", uri, interpretError(err))
+	}
+	return out, nil
 }
 
 // nullTime is NULL for the zero time (a post never edited).

@@ -199,7 +199,8 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 			}
 			n += affected(res)
 		}
-		return nil
+		_, err := tx.ExecContext(ctx, `DELETE FROM reactions WHERE object_uri = ?`, uri)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("delete post %q: %w", uri, interpretError(err))
@@ -237,6 +238,68 @@ func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, u
 		return false, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
 	}
 	return changed > 0, nil
+}
+
+// AddReaction implements ports.PostStore: the insert reads the post in
+// the same statement, under the write lock.
+func (s *ContentStore) AddReaction(ctx context.Context, r domain.Reaction) (bool, error) {
+	created, exists := false, false
+	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+INSERT INTO reactions (object_uri, actor_uri, kind, created_at)
+SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM posts WHERE object_uri = ?)
+ON CONFLICT (object_uri, actor_uri, kind) DO NOTHING`, r.ObjectURI, r.ActorURI, string(r.Kind), stamp(r.CreatedAt), r.ObjectURI)
+		if err != nil {
+			return err
+		}
+		created = affected(res) == 1
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM posts WHERE object_uri = ?`, r.ObjectURI).Scan(&n); err != nil {
+			return err
+		}
+		exists = n > 0
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("%s of %q: %w", r.Kind, r.ObjectURI, interpretError(err))
+	}
+	if !exists {
+		return false, fmt.Errorf("post %q: %w", r.ObjectURI, domain.ErrNotFound)
+	}
+	return created, nil
+}
+
+// RemoveReaction implements ports.PostStore.
+func (s *ContentStore) RemoveReaction(ctx context.Context, uri, actor string, kind domain.ReactionKind) error {
+	res, err := s.db.w.ExecContext(ctx, `DELETE FROM reactions WHERE object_uri = ? AND actor_uri = ? AND kind = ?`, uri, actor, string(kind))
+	if err != nil {
+		return fmt.Errorf("%s of %q: %w", kind, uri, interpretError(err))
+	}
+	if affected(res) == 0 {
+		return fmt.Errorf("%s of %q by %q: %w", kind, uri, actor, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// CountReactions implements ports.PostStore on the primary key's prefix.
+func (s *ContentStore) CountReactions(ctx context.Context, uri string) (map[domain.ReactionKind]int, error) {
+	type row struct {
+		kind string
+		n    int
+	}
+	rows, err := query(ctx, s.db, func(r scanner) (row, error) {
+		var x row
+		err := r.Scan(&x.kind, &x.n)
+		return x, err
+	}, `SELECT kind, count(*) FROM reactions WHERE object_uri = ? GROUP BY kind`, uri)
+	if err != nil {
+		return nil, fmt.Errorf("reactions of %q: %w", uri, interpretError(err))
+	}
+	out := map[domain.ReactionKind]int{}
+	for _, x := range rows {
+		out[domain.ReactionKind(x.kind)] = x.n
+	}
+	return out, nil
 }
 
 // nullStamp is NULL for the zero time (a post never edited).

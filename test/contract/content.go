@@ -210,6 +210,49 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 			_, err = s.UpdateContent(ctx(t), "https://h.example/notes/none", "x", base.Add(time.Hour))
 			mustIs(t, err, domain.ErrNotFound, "update of an unknown post")
 		}},
+		{"ReactionsCountOncePerActorAndKind", func(t *testing.T, s ports.PostStore) {
+			p := post(t, 1, alice, "", base)
+			_, _ = s.CreatePost(ctx(t), p)
+			react := func(actor string, kind domain.ReactionKind) bool {
+				t.Helper()
+				r, err := domain.NewReaction(p.ObjectURI, actor, kind, base)
+				mustNil(t, err, "reaction")
+				created, err := s.AddReaction(ctx(t), r)
+				mustNil(t, err, "add reaction")
+				return created
+			}
+			if !react(bob, domain.ReactionLike) || !react(club, domain.ReactionLike) || !react(bob, domain.ReactionAnnounce) {
+				t.Fatal("a first reaction was not created")
+			}
+			if react(bob, domain.ReactionLike) {
+				t.Fatal("a second Like by the same actor was created")
+			}
+			counts := func() map[domain.ReactionKind]int {
+				t.Helper()
+				c, err := s.CountReactions(ctx(t), p.ObjectURI)
+				mustNil(t, err, "count")
+				return c
+			}
+			if c := counts(); c[domain.ReactionLike] != 2 || c[domain.ReactionAnnounce] != 1 {
+				t.Fatalf("counts %v, want 2 likes and 1 announce", c)
+			}
+			mustNil(t, s.RemoveReaction(ctx(t), p.ObjectURI, bob, domain.ReactionLike), "undo like")
+			mustIs(t, s.RemoveReaction(ctx(t), p.ObjectURI, bob, domain.ReactionLike), domain.ErrNotFound, "undo twice")
+			if c := counts(); c[domain.ReactionLike] != 1 || c[domain.ReactionAnnounce] != 1 {
+				t.Fatalf("counts after undo %v", c)
+			}
+			r, _ := domain.NewReaction("https://h.example/notes/none", bob, domain.ReactionLike, base)
+			_, err := s.AddReaction(ctx(t), r)
+			mustIs(t, err, domain.ErrNotFound, "reaction to an unknown post")
+			mustNil(t, s.DeletePost(ctx(t), p.ObjectURI), "delete post")
+			if c := counts(); c[domain.ReactionLike] != 0 || c[domain.ReactionAnnounce] != 0 {
+				t.Fatalf("a deleted post keeps reactions %v", c)
+			}
+			_, _ = s.CreatePost(ctx(t), p)
+			if c := counts(); c[domain.ReactionLike] != 0 {
+				t.Fatalf("a post created again inherits reactions %v", c)
+			}
+		}},
 		{"DeletePostOrDm", func(t *testing.T, s ports.PostStore) {
 			p := post(t, 1, alice, "", base)
 			_, _ = s.CreatePost(ctx(t), p)

@@ -132,6 +132,33 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		}
 	})
 
+	step("boosts and likes of our posts, and their Undo", func(t *testing.T) {
+		st := ann.resolveStatus(carolPost)
+		if st == nil {
+			t.Fatal("GoToSocial cannot find carol's post " + carolPost)
+		}
+		counts := func() (int, int) {
+			for _, p := range h.postsBy(carolTok, h.base+"/users/carol") {
+				if p.URI == carolPost {
+					return p.Likes, p.Announces
+				}
+			}
+			return -1, -1
+		}
+		for _, act := range []string{"favourite", "reblog"} {
+			if s := ann.call("POST", "/api/v1/statuses/"+st.ID+"/"+act, url.Values{}, nil); s != 200 {
+				t.Fatalf("%s: %d", act, s)
+			}
+		}
+		eventually(t, "one like and one boost counted on Herald", func() bool { l, a := counts(); return l == 1 && a == 1 })
+		for _, act := range []string{"unfavourite", "unreblog"} {
+			if s := ann.call("POST", "/api/v1/statuses/"+st.ID+"/"+act, url.Values{}, nil); s != 200 {
+				t.Fatalf("%s: %d", act, s)
+			}
+		}
+		eventually(t, "the like and the boost undone on Herald", func() bool { l, a := counts(); return l == 0 && a == 0 })
+	})
+
 	step("long posts GoToSocial to Herald", func(t *testing.T) {
 		// Within GoToSocial's 5000 characters, over 5000 bytes as HTML.
 		for i, text := range []string{strings.Repeat("a", 4980), strings.Repeat("é", 2600)} {

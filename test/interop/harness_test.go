@@ -486,6 +486,8 @@ type heraldPost struct {
 	InReplyTo  string `json:"in_reply_to"`
 	Updated    string `json:"updated"`
 	Local      bool   `json:"local"`
+	Likes      int    `json:"likes"`
+	Announces  int    `json:"announces"`
 }
 
 func (h *herald) postsBy(token, author string) []heraldPost {
