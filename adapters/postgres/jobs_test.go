@@ -186,7 +186,8 @@ FROM generate_series(1, 100000) g`)
 }
 
 // EnsureIndexes drops the full queue indexes of earlier versions, which
-// the partial ones replace (every write would keep maintaining them).
+// the partial ones replace (every write would keep maintaining them), and
+// leaves room in the jobs table's pages for the next row versions.
 func TestEnsureIndexesDropsRetiredIndexes(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
@@ -201,6 +202,11 @@ func TestEnsureIndexesDropsRetiredIndexes(t *testing.T) {
 	want := []string{"jobs_dedupe_key_key", "jobs_finished_idx", "jobs_lease_until_idx", "jobs_pkey", "jobs_queued_host_idx", "jobs_queued_run_at_idx"}
 	if !slices.Equal(have, want) {
 		t.Fatalf("indexes on jobs: %v, want %v", have, want)
+	}
+	// The fillfactor is set, once.
+	opts := column(t, p, `SELECT unnest(reloptions) FROM pg_class WHERE oid = 'jobs'::regclass`)
+	if !slices.Equal(opts, []string{"fillfactor=70"}) {
+		t.Fatalf("jobs reloptions %v, want fillfactor=70", opts)
 	}
 	// And a second start changes nothing.
 	if err := postgres.EnsureIndexes(ctx, p); err != nil {
