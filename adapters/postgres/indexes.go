@@ -112,6 +112,26 @@ WHERE n.nspname = current_schema() AND c.relname = 'jobs' AND c.relkind = 'r'`, 
 	return nil
 }
 
+// ensureLeaseFunc creates the lease function (leaseFunc in jobs.go) when
+// it is missing or its source differs from this build's. It touches no
+// table.
+func ensureLeaseFunc(ctx context.Context, tx pgx.Tx) error {
+	var src string
+	err := tx.QueryRow(ctx, `
+SELECT p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname = current_schema() AND p.proname = $1`, leaseFunc).Scan(&src)
+	if err == nil && src == leaseFuncBody {
+		return nil
+	}
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("lease function: %w", err)
+	}
+	if _, err := tx.Exec(ctx, leaseFuncDDL); err != nil {
+		return fmt.Errorf("lease function: %w", err)
+	}
+	return nil
+}
+
 // IndexNames lists the indexes EnsureIndexes guarantees, for tests and
 // operators.
 func IndexNames() []string {
@@ -123,8 +143,8 @@ func IndexNames() []string {
 }
 
 // EnsureIndexes creates every index that is missing, and leaves the others
-// alone, and sets the jobs table's fillfactor (jobsFillfactor); run it on
-// every start, after MigrateUp. It holds a transaction-level
+// alone, sets the jobs table's fillfactor (jobsFillfactor) and creates the
+// lease function (leaseFunc); run it on every start, after MigrateUp. It holds a transaction-level
 // advisory lock so two processes starting together do not race on one name,
 // and creates only what the catalog lacks (and drops only the retired
 // indexes it still has), so a normal start takes no lock on any table. A
@@ -159,6 +179,9 @@ WHERE n.nspname = current_schema() AND c.relkind = 'i'`)
 			}
 		}
 		if err := ensureJobsFillfactor(ctx, tx); err != nil {
+			return err
+		}
+		if err := ensureLeaseFunc(ctx, tx); err != nil {
 			return err
 		}
 		for _, name := range retired {
