@@ -18,6 +18,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -422,6 +424,8 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 			}
 			continue
 		}
+		fmt.Fprintf(os.Stderr, "   row %s: makespan %s, %s of the bound %s, %d faulty requests, %d duplicates\n",
+			row.name, ms(run.makespan), ratio(run.makespan.Seconds(), bound.Seconds()), ms(bound), run.faulty, run.dups)
 		label := row.label
 		if row.posts > 1 {
 			label += fmt.Sprintf(" (the first published %s earlier)", ms(run.first))
@@ -564,6 +568,14 @@ func worker(store, targetsFile, dbURL string, engineCfg application.EngineConfig
 		}
 	}()
 	<-done
+	if path := os.Getenv("HERALDBENCH_HEAP_PROFILE"); path != "" {
+		// Where the engine's memory is at the end of a run (go tool pprof).
+		if f, err := os.Create(path); err == nil {
+			runtime.GC()
+			_ = pprof.WriteHeapProfile(f)
+			_ = f.Close()
+		}
+	}
 	return nil
 }
 
