@@ -1,6 +1,8 @@
 -- 006: when a post's author last edited it (Update{Note}); NULL for a post
 -- never edited. An Update applies only if it is later than the last edit
 -- (or the publication), so a repeated or late one changes nothing.
+BEGIN;
+
 ALTER TABLE posts ADD COLUMN IF NOT EXISTS updated timestamptz;
 ALTER TABLE dm_posts ADD COLUMN IF NOT EXISTS updated timestamptz;
 
@@ -13,3 +15,5 @@ CREATE TABLE IF NOT EXISTS reactions (
     created_at timestamptz NOT NULL,
     PRIMARY KEY (object_uri, actor_uri, kind)
 );
+
+COMMIT;
