@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	pgx "github.com/jackc/pgx/v5"
@@ -76,6 +77,61 @@ var indexes = []index{
 // them again at its start.
 var retired = []string{"jobs_state_run_at_idx", "jobs_host_state_idx", "jobs_finished_at_idx"}
 
+// jobsFillfactor leaves room in each page of jobs for the next versions of
+// its rows. A job is written three times (enqueued, leased, settled), and
+// every write is a new row version (not HOT: state is indexed). When it
+// fits in the old version's page, PostgreSQL logs only the bytes that
+// changed (a lease changes a few columns, not the kilobyte of activity),
+// and finds the room without a search or extending the table: on this
+// machine's 20,000-job drain, 1,700 bytes of WAL per job instead of 3,400,
+// and about 5-10% less server CPU (docs/storage.md). The price: a table
+// about 1.4 times the size for the same rows.
+const jobsFillfactor = 70
+
+// ensureJobsFillfactor sets jobsFillfactor on jobs when it is not set
+// already (a brief SHARE UPDATE EXCLUSIVE lock; the pages already written
+// keep their rows until they are rewritten).
+func ensureJobsFillfactor(ctx context.Context, tx pgx.Tx) error {
+	want := fmt.Sprintf("fillfactor=%d", jobsFillfactor)
+	var has bool
+	err := tx.QueryRow(ctx, `
+SELECT COALESCE($1 = ANY(c.reloptions), false) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = 'jobs' AND c.relkind = 'r'`, want).Scan(&has)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil // no jobs table (migrations not run): nothing to set
+	}
+	if err != nil {
+		return fmt.Errorf("jobs fillfactor: %w", err)
+	}
+	if has {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, fmt.Sprintf(`ALTER TABLE jobs SET (fillfactor = %d)`, jobsFillfactor)); err != nil {
+		return fmt.Errorf("jobs fillfactor: %w", err)
+	}
+	return nil
+}
+
+// ensureLeaseFunc creates the lease function (leaseFunc in jobs.go) when
+// it is missing or its source differs from this build's. It touches no
+// table.
+func ensureLeaseFunc(ctx context.Context, tx pgx.Tx) error {
+	var src string
+	err := tx.QueryRow(ctx, `
+SELECT p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname = current_schema() AND p.proname = $1`, leaseFunc).Scan(&src)
+	if err == nil && src == leaseFuncBody {
+		return nil
+	}
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("lease function: %w", err)
+	}
+	if _, err := tx.Exec(ctx, leaseFuncDDL); err != nil {
+		return fmt.Errorf("lease function: %w", err)
+	}
+	return nil
+}
+
 // IndexNames lists the indexes EnsureIndexes guarantees, for tests and
 // operators.
 func IndexNames() []string {
@@ -87,7 +143,8 @@ func IndexNames() []string {
 }
 
 // EnsureIndexes creates every index that is missing, and leaves the others
-// alone; run it on every start, after MigrateUp. It holds a transaction-level
+// alone, sets the jobs table's fillfactor (jobsFillfactor) and creates the
+// lease function (leaseFunc); run it on every start, after MigrateUp. It holds a transaction-level
 // advisory lock so two processes starting together do not race on one name,
 // and creates only what the catalog lacks (and drops only the retired
 // indexes it still has), so a normal start takes no lock on any table. A
@@ -120,6 +177,12 @@ WHERE n.nspname = current_schema() AND c.relkind = 'i'`)
 			if _, err := tx.Exec(ctx, ix.ddl); err != nil {
 				return fmt.Errorf("index %s: %w", ix.name, err)
 			}
+		}
+		if err := ensureJobsFillfactor(ctx, tx); err != nil {
+			return err
+		}
+		if err := ensureLeaseFunc(ctx, tx); err != nil {
+			return err
 		}
 		for _, name := range retired {
 			if !exists[name] {

@@ -286,11 +286,46 @@ WITH cand AS MATERIALIZED (
 	RETURNING s.host, s.granted
 ), pick AS (
 	SELECT f.id FROM firsts f JOIN slots ON slots.host = f.host WHERE f.rn <= slots.granted
+), leased AS (
+	UPDATE jobs j SET state = 'leased', lease_owner = $1, lease_token = $2, lease_until = $3
+	FROM pick
+	WHERE j.id = pick.id AND j.state = 'queued'
+	RETURNING ` + jobColumnsOf("j") + `, j.seq
 )
-UPDATE jobs j SET state = 'leased', lease_owner = $1, lease_token = $2, lease_until = $3
-FROM pick
-WHERE j.id = pick.id AND j.state = 'queued'
-RETURNING ` + jobColumnsOf("j") + `, j.seq`
+SELECT * FROM leased`
+
+// leaseFunc runs leaseSQL as a PL/pgSQL function that keeps one generic
+// plan per connection. Sent as a prepared statement, leaseSQL is planned
+// afresh at every call: PostgreSQL's plan cache compares the generic
+// plan's estimate with the custom plans' and, with the limits and run_at
+// unknown, keeps choosing custom ones (150 custom plans of 150 calls). That
+// planning was a third of a lease's time; the function's SET clause makes
+// the plan generic (the plan TestLeasePlanUsesQueueIndex checks), planned
+// once per connection. Measured on this machine, a drain of 20,000 jobs in
+// batches of 32: 60 instead of 72 µs per leased job, 83 instead of 99 µs of
+// server CPU per job (lease and settlement). EnsureIndexes creates it (the
+// version in the name lets processes of two versions each call their own
+// during a rolling upgrade); LeaseBatch runs leaseSQL itself where it is
+// missing.
+const leaseFunc = "herald_lease_v1"
+
+// leaseFuncDDL creates leaseFunc in the current schema. Its parameters are
+// leaseSQL's, by position; its columns are leaseSQL's RETURNING.
+var leaseFuncDDL = `CREATE OR REPLACE FUNCTION ` + leaseFunc + `(text, text, timestamptz, timestamptz, text[], integer, integer, integer)
+RETURNS TABLE (r_id text, r_dedupe_key text, r_activity_id text, r_inbox text, r_host text, r_sender_id text, r_key_id text,
+	r_payload bytea, r_state text, r_attempts integer, r_run_at timestamptz, r_lease_owner text, r_lease_token text,
+	r_lease_until timestamptz, r_last_error text, r_created_at timestamptz, r_finished_at timestamptz, r_seq bigint)
+LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = force_generic_plan
+AS $lease$` + leaseFuncBody + `$lease$`
+
+// leaseFuncBody is leaseFunc's source, as pg_proc.prosrc keeps it.
+var leaseFuncBody = `
+#variable_conflict use_column
+BEGIN
+	RETURN QUERY ` + leaseSQL + `;
+END
+`
 
 // slotsBack is the tail of every statement that moves jobs out of leased:
 // CTEs that give their host slots back, the rows locked in host order as
@@ -333,25 +368,19 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	if skip == nil {
 		skip = []string{} // <> ALL(NULL) is NULL, which would match nothing
 	}
-	rows, err := s.pool.Query(ctx, leaseSQL, req.Owner, req.Token, req.Until, req.Now, skip, perHost, limit, leaseScan*limit+16)
-	if err != nil {
-		return nil, fmt.Errorf("lease: %w", interpretError(err))
+	args := []any{req.Owner, req.Token, req.Until, req.Now, skip, perHost, limit, leaseScan*limit + 16}
+	got, err := s.lease(ctx, `SELECT * FROM `+leaseFunc+`($1, $2, $3, $4, $5, $6, $7, $8)`, args)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UndefinedFunction {
+		// A schema EnsureIndexes has not seen: the same statement, planned
+		// at every call. Nothing was leased by the failed call.
+		got, err = s.lease(ctx, leaseSQL, args)
 	}
-	type leased struct {
-		job domain.Job
-		seq int64
-	}
-	got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (leased, error) {
-		var l leased
-		var err error
-		l.job, err = scanJob(row, &l.seq)
-		return l, err
-	})
 	if err != nil {
 		return nil, fmt.Errorf("lease: %w", interpretError(err))
 	}
 	// RETURNING has no order: put the batch back in queue order.
-	slices.SortFunc(got, func(a, b leased) int {
+	slices.SortFunc(got, func(a, b leasedRow) int {
 		return cmp.Or(a.job.RunAt.Compare(b.job.RunAt), cmp.Compare(a.seq, b.seq))
 	})
 	out := make([]domain.Job, len(got))
@@ -359,6 +388,25 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 		out[i] = l.job
 	}
 	return out, nil
+}
+
+// leasedRow is one row of leaseSQL: the job and its seq.
+type leasedRow struct {
+	job domain.Job
+	seq int64
+}
+
+func (s *JobStore) lease(ctx context.Context, sql string, args []any) ([]leasedRow, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (leasedRow, error) {
+		var l leasedRow
+		var err error
+		l.job, err = scanJob(row, &l.seq)
+		return l, err
+	})
 }
 
 // settleSQL applies a batch of settlements in one statement. matched locks

@@ -76,9 +76,20 @@ SELECT 'j' || lpad(g::text, 8, '0'), md5(g::text), 'a' || g, 'https://h' || (g %
 FROM generate_series(1, 200000) g`)
 	mustExec(t, p, `ANALYZE jobs`)
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	// The plan the lease function runs: the generic one (its SET clause),
+	// planned without the parameters' values.
 	var raw []byte
-	err := p.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+postgres.LeaseSQL,
-		"w", "tok", now.Add(time.Minute), now, []string{"h0.example", "h10.example"}, 2, 8, 48).Scan(&raw)
+	err := pgx.BeginFunc(ctx, p, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `PREPARE lease_plan (text, text, timestamptz, timestamptz, text[], integer, integer, integer) AS `+postgres.LeaseSQL); err != nil {
+			return err
+		}
+		// EXECUTE takes no bound parameters: the values go in as literals.
+		return tx.QueryRow(ctx, fmt.Sprintf(`EXPLAIN (FORMAT JSON) EXECUTE lease_plan ('w', 'tok', '%s', '%s', '{h0.example,h10.example}', 2, 8, 48)`,
+			now.Add(time.Minute).Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))).Scan(&raw)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +130,61 @@ FROM generate_series(1, 200000) g`)
 		SkipHosts: []string{"h0.example", "h10.example"}})
 	if err != nil || j.ID != "j00000020" {
 		t.Fatalf("leased %s, %v; want j00000020", j.ID, err)
+	}
+}
+
+// The lease runs as a function that keeps its plan (leaseFunc), and where
+// the function is missing (a schema EnsureIndexes has not seen) as the
+// plain statement, leasing the same.
+func TestLeaseFunctionAndItsFallback(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	if n := count(t, p, `SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE n.nspname = current_schema() AND p.proname = 'herald_lease_v1'`); n != 1 {
+		t.Fatalf("%d lease functions after EnsureIndexes, want 1", n)
+	}
+	s := postgres.NewJobStore(p)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	var jobs []domain.Job
+	for i := range 6 {
+		jobs = append(jobs, newJob(t, fmt.Sprintf("f%d", i), fmt.Sprintf("h%d.example", i%2), now.Add(time.Duration(i-10)*time.Second)))
+	}
+	if _, err := s.Enqueue(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	lease := func(tok string) []string {
+		got, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: tok, Now: now, Until: now.Add(time.Minute), Limit: 3, PerHost: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, j := range got {
+			if j.LeaseToken != tok || j.State != domain.JobLeased || string(j.Payload) != `{"id":"`+j.ID+`"}` {
+				t.Fatalf("leased %+v", j)
+			}
+			ids = append(ids, j.ID)
+		}
+		return ids
+	}
+	if got := lease("t1"); !slices.Equal(got, []string{"f0", "f1"}) {
+		t.Fatalf("through the function: leased %v, want f0 f1 (one per host)", got)
+	}
+	mustExec(t, p, `DROP FUNCTION herald_lease_v1`)
+	if got := lease("t2"); len(got) != 0 {
+		t.Fatalf("without the function: leased %v at the cap, want none", got)
+	}
+	mustExec(t, p, `UPDATE jobs SET state = 'queued', lease_token = '', lease_owner = '', lease_until = NULL WHERE lease_token = 't1'`)
+	mustExec(t, p, `UPDATE host_slots SET in_flight = 0`)
+	if got := lease("t3"); !slices.Equal(got, []string{"f0", "f1"}) {
+		t.Fatalf("without the function: leased %v, want f0 f1", got)
+	}
+	// A start puts it back.
+	if err := postgres.EnsureIndexes(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v1' AND pronamespace = current_schema()::regnamespace`); n != 1 {
+		t.Fatalf("%d lease functions after a second EnsureIndexes", n)
 	}
 }
 
@@ -186,7 +252,8 @@ FROM generate_series(1, 100000) g`)
 }
 
 // EnsureIndexes drops the full queue indexes of earlier versions, which
-// the partial ones replace (every write would keep maintaining them).
+// the partial ones replace (every write would keep maintaining them), and
+// leaves room in the jobs table's pages for the next row versions.
 func TestEnsureIndexesDropsRetiredIndexes(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
@@ -201,6 +268,11 @@ func TestEnsureIndexesDropsRetiredIndexes(t *testing.T) {
 	want := []string{"jobs_dedupe_key_key", "jobs_finished_idx", "jobs_lease_until_idx", "jobs_pkey", "jobs_queued_host_idx", "jobs_queued_run_at_idx"}
 	if !slices.Equal(have, want) {
 		t.Fatalf("indexes on jobs: %v, want %v", have, want)
+	}
+	// The fillfactor is set, once.
+	opts := column(t, p, `SELECT unnest(reloptions) FROM pg_class WHERE oid = 'jobs'::regclass`)
+	if !slices.Equal(opts, []string{"fillfactor=70"}) {
+		t.Fatalf("jobs reloptions %v, want fillfactor=70", opts)
 	}
 	// And a second start changes nothing.
 	if err := postgres.EnsureIndexes(ctx, p); err != nil {
