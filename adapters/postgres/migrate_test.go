@@ -279,8 +279,8 @@ func TestMigrationsOnLegacyData(t *testing.T) {
 		if got := []string{moved(delivered), moved(failed), moved(inFlight)}; !slices.Equal(got, []string{"d1", "d3", "d4"}) {
 			t.Fatalf("leased %v; the test expects delivery order", got)
 		}
-		// Two steps: 005 (the host slots) and 004.
-		if err := postgres.MigrateDown(ctx, p, 2, testLog(t)); err != nil {
+		// Three steps: 006 (post edits), 005 (the host slots) and 004.
+		if err := postgres.MigrateDown(ctx, p, 3, testLog(t)); err != nil {
 			t.Fatal(err)
 		}
 		if v, dirty, err := postgres.MigrationVersion(ctx, p); v != 3 || dirty || err != nil {
@@ -365,7 +365,7 @@ func TestMigrationsOnFreshDatabase(t *testing.T) {
 	p := migrated(t)
 	ctx := testCtx(t)
 	latest, err := postgres.LatestMigration()
-	if err != nil || latest != 5 {
+	if err != nil || latest != 6 {
 		t.Fatalf("latest migration %d, %v", latest, err)
 	}
 	v, dirty, err := postgres.MigrationVersion(ctx, p)
@@ -425,7 +425,7 @@ func TestMigrateDownToZeroAndUpAgain(t *testing.T) {
 		t.Fatalf("down lost legacy data: %d posts", n)
 	}
 	mustMigrate(t, p)
-	if v, dirty, err := postgres.MigrationVersion(ctx, p); v != 5 || dirty || err != nil {
+	if v, dirty, err := postgres.MigrationVersion(ctx, p); v != 6 || dirty || err != nil {
 		t.Fatalf("up again: version %d dirty %v err %v", v, dirty, err)
 	}
 	if err := postgres.NewNameRegistry(p).Reserve(ctx, domain.ReservedName{Name: "admin", Kind: domain.NameKindPersona, OwnerID: "x"}); !errors.Is(err, domain.ErrNameTaken) {
@@ -473,7 +473,7 @@ func TestMigrateUpConcurrently(t *testing.T) {
 
 func checkMigratedOnce(t *testing.T, p *pgxpool.Pool) {
 	t.Helper()
-	if v, dirty, err := postgres.MigrationVersion(testCtx(t), p); v != 5 || dirty || err != nil {
+	if v, dirty, err := postgres.MigrationVersion(testCtx(t), p); v != 6 || dirty || err != nil {
 		t.Fatalf("version %d dirty %v err %v", v, dirty, err)
 	}
 	if n := count(t, p, `SELECT count(*) FROM schema_migrations`); n != 1 {
@@ -571,7 +571,8 @@ func TestMigration005CountsLeasedJobs(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
 	ctx := testCtx(t)
-	if err := postgres.MigrateDown(ctx, p, 1, testLog(t)); err != nil {
+	// Down to 004: 006 (post edits), then 005.
+	if err := postgres.MigrateDown(ctx, p, 2, testLog(t)); err != nil {
 		t.Fatal(err)
 	}
 	mustExec(t, p, `
@@ -590,7 +591,7 @@ VALUES ('l1', 'k1', 'a1', 'https://a.example/inbox', 'a.example', 's', 'k', '\x7
 	if got := column(t, p, `SELECT in_flight::text FROM host_slots WHERE host = 'a.example'`); !slices.Equal(got, []string{"1"}) {
 		t.Fatalf("after a settlement: %v", got)
 	}
-	if err := postgres.MigrateDown(ctx, p, 1, testLog(t)); err != nil {
+	if err := postgres.MigrateDown(ctx, p, 2, testLog(t)); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'host_slots'`); n != 0 {

@@ -109,11 +109,12 @@ func TestMigration004CountsLeasedJobs(t *testing.T) {
 	t.Parallel()
 	db := migrated(t)
 	ctx := testCtx(t)
-	if err := sqlite.MigrateDown(ctx, db, 1, testLog(t)); err != nil {
+	// Down to 003: 005 (post edits), then 004.
+	if err := sqlite.MigrateDown(ctx, db, 2, testLog(t)); err != nil {
 		t.Fatal(err)
 	}
 	if v, _, err := sqlite.MigrationVersion(ctx, db); v != 3 || err != nil {
-		t.Fatalf("version %d after one step down (%v); this test is about 004", v, err)
+		t.Fatalf("version %d after two steps down (%v); this test is about 004", v, err)
 	}
 	s := sqlite.NewJobStore(db)
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
