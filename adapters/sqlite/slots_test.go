@@ -2,11 +2,14 @@ package sqlite_test
 
 import (
 	"fmt"
+	"io/fs"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/domain"
+	sqlitemigrations "github.com/heraldfed/herald/migrations/sqlite"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
 )
@@ -109,8 +112,7 @@ func TestMigration004CountsLeasedJobs(t *testing.T) {
 	t.Parallel()
 	db := migrated(t)
 	ctx := testCtx(t)
-	// Down to 003: 005 (post edits), then 004.
-	if err := sqlite.MigrateDown(ctx, db, 2, testLog(t)); err != nil {
+	if err := sqlite.MigrateDown(ctx, db, stepsDownTo(t, 3), testLog(t)); err != nil {
 		t.Fatal(err)
 	}
 	if v, _, err := sqlite.MigrationVersion(ctx, db); v != 3 || err != nil {
@@ -150,4 +152,25 @@ func TestMigration004CountsLeasedJobs(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0].Host == "a.example" || got[1].Host == "a.example" {
 		t.Fatalf("leased %v, %v: want c.example's job and more-b, none of the full a.example", ids, err)
 	}
+}
+
+// stepsDownTo is the number of down steps from the latest migration to v.
+// Versions may have gaps (numbers are handed out to branches ahead).
+func stepsDownTo(t *testing.T, v uint) int {
+	t.Helper()
+	names, err := fs.Glob(sqlitemigrations.FS, "*.up.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, name := range names {
+		x, err := strconv.ParseUint(name[:3], 10, 32)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if uint(x) > v {
+			n++
+		}
+	}
+	return n
 }
