@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
@@ -30,6 +32,9 @@ const reapReason = "lease expired (worker died or stalled)"
 // JobStore is the delivery queue in the jobs collection.
 type JobStore struct {
 	jobs *mongodrv.Collection
+	// unhinted is set once the server refused the jobs_lease hint on
+	// findAndModify (see findAndLease).
+	unhinted atomic.Bool
 }
 
 // NewJobStore returns the queue of db. EnsureIndexes must have run: the
@@ -316,12 +321,7 @@ func (s *JobStore) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Jo
 		{Key: "leaseOwner", Value: req.Owner},
 		{Key: "leaseUntil", Value: req.Until.UTC()},
 	}}}
-	opts := options.FindOneAndUpdate().
-		SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
-		SetHint(idxJobsLease).
-		SetReturnDocument(options.After)
-	var d jobDoc
-	err := s.jobs.FindOneAndUpdate(ctx, filter, update, opts).Decode(&d)
+	d, err := s.findAndLease(ctx, filter, update)
 	if errors.Is(err, mongodrv.ErrNoDocuments) {
 		return domain.Job{}, domain.ErrNoJob
 	}
@@ -329,6 +329,38 @@ func (s *JobStore) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Jo
 		return domain.Job{}, fmt.Errorf("lease: %w", interpretError(err, nil))
 	}
 	return d.job(), nil
+}
+
+// findAndLease is the lease's one findAndModify: the oldest job matching
+// filter, by (runAt, _id), updated by update and returned as it is after.
+// It is hinted to jobs_lease, unless this server refused the hint once:
+// FerretDB v2 (DocumentDB) answers CommandNotSupported to a hint on
+// findAndModify, a refusal that applies nothing, and its planner takes the
+// (state, runAt) index by itself (mongotest's LeaseQueryIsAnIndexScan
+// shows it), so the lease goes again without the hint, and from then on.
+func (s *JobStore) findAndLease(ctx context.Context, filter, update bson.D) (jobDoc, error) {
+	for {
+		opts := options.FindOneAndUpdate().
+			SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
+			SetReturnDocument(options.After)
+		hinted := !s.unhinted.Load()
+		if hinted {
+			opts.SetHint(idxJobsLease)
+		}
+		var d jobDoc
+		err := s.jobs.FindOneAndUpdate(ctx, filter, update, opts).Decode(&d)
+		if hinted && hintRefused(err) {
+			s.unhinted.Store(true)
+			continue
+		}
+		return d, err
+	}
+}
+
+// hintRefused reports whether err is the server refusing a hint option.
+func hintRefused(err error) bool {
+	var ce mongodrv.CommandError
+	return errors.As(err, &ce) && ce.Code == codeCommandNotSupported && strings.Contains(ce.Message, "hint")
 }
 
 // held updates the job if token still holds its lease; ErrLeaseLost, with

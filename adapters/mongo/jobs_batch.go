@@ -124,8 +124,7 @@ func (s *JobStore) leaseHost(ctx context.Context, req ports.LeaseRequest, host s
 	}
 	var out []domain.Job
 	for room := min(want, req.PerHost-int(n)); len(out) < room; {
-		var d jobDoc
-		err := s.jobs.FindOneAndUpdate(ctx,
+		d, err := s.findAndLease(ctx,
 			bson.D{
 				{Key: "state", Value: string(domain.JobQueued)},
 				{Key: "runAt", Value: bson.D{{Key: "$lte", Value: req.Now.UTC()}}},
@@ -136,11 +135,7 @@ func (s *JobStore) leaseHost(ctx context.Context, req ports.LeaseRequest, host s
 				{Key: "leaseToken", Value: req.Token},
 				{Key: "leaseOwner", Value: req.Owner},
 				{Key: "leaseUntil", Value: req.Until.UTC()},
-			}}},
-			options.FindOneAndUpdate().
-				SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
-				SetHint(idxJobsLease).
-				SetReturnDocument(options.After)).Decode(&d)
+			}}})
 		if errors.Is(err, mongodrv.ErrNoDocuments) {
 			break
 		}
