@@ -32,7 +32,9 @@ type bodyDoc struct {
 	TouchedAt time.Time `bson:"touchedAt"`
 }
 
-func (s *JobStore) bodiesColl() *mongodrv.Collection { return collection(s.jobs.Database(), collBodies) }
+func (s *JobStore) bodiesColl() *mongodrv.Collection {
+	return collection(s.jobs.Database(), collBodies)
+}
 
 // putBodies stores the batch's bodies that are absent (an unordered
 // InsertMany: a duplicate key is a body stored already) and, for those
