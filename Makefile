@@ -6,7 +6,7 @@ FERRET_DIR  := test/ferret
 DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export DATABASE_URL
 
-.PHONY: run test check fmt-check vet wire-check unit ferret generate lint bench bench-go build clean
+.PHONY: run test check fmt-check vet wire-check unit ferret interop generate lint bench bench-go build clean
 
 ## run: start Herald at http://127.0.0.1:8080 on the embedded SQLite store (data kept in ./herald-data)
 run:
@@ -37,6 +37,11 @@ unit:
 # production binary never links FerretDB.
 ferret:
 	@if [ -f $(FERRET_DIR)/go.mod ]; then cd $(FERRET_DIR) && $(GO) vet ./... && $(GO) test -race -count=1 ./...; fi
+
+## interop: federate with a real GoToSocial (HERALD_GOTOSOCIAL, default ../shared/peers/gotosocial) on the
+## memory, SQLite and PostgreSQL stores; lists every scenario by name (a few minutes; needs curl and jq)
+interop:
+	HERALD_INTEROP=1 $(GO) test -count=1 -v -timeout 20m ./test/interop/
 
 ## generate: regenerate bootstrap/wire_gen.go
 generate:

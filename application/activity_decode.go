@@ -328,17 +328,38 @@ type as2Key struct {
 	PublicKeyPem json.RawMessage `json:"publicKeyPem"`
 }
 
-// keyDocumentOwner returns the owner when data is a bare key document
-// ({"id","owner","publicKeyPem"}) rather than an actor.
-func keyDocumentOwner(data []byte) string {
+// keyDocumentOwner returns the owner of key keyID when data is not a full
+// actor (it has no inbox) but holds that key: a bare key document
+// ({"id","owner","publicKeyPem"}), or a document whose publicKey (one
+// object or an array) has the key's id. The owner is the key's "owner",
+// else the document's own id. It returns "" for a full actor and for a
+// document without that key.
+func keyDocumentOwner(data []byte, keyID string) string {
 	var a as2Actor
 	if decodeObject(data, &a) != nil {
 		return ""
 	}
-	if len(bytes.TrimSpace(a.Inbox)) > 0 || stringOf(a.PublicKeyPem) == "" {
+	if len(bytes.TrimSpace(a.Inbox)) > 0 {
 		return ""
 	}
-	return idOf(a.Owner)
+	if stringOf(a.PublicKeyPem) != "" {
+		return idOf(a.Owner)
+	}
+	keys := []json.RawMessage{a.PublicKey}
+	if pk := bytes.TrimSpace(a.PublicKey); len(pk) > 0 && pk[0] == '[' {
+		keys = arrayOf(pk)
+	}
+	for _, raw := range keys {
+		var k as2Key
+		if decodeObject(raw, &k) != nil || idOf(k.ID) != keyID || stringOf(k.PublicKeyPem) == "" {
+			continue
+		}
+		if owner := idOf(k.Owner); owner != "" {
+			return owner
+		}
+		return idOf(a.ID)
+	}
+	return ""
 }
 
 // DecodeActor reads an actor document and checks what delivery and

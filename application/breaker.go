@@ -43,6 +43,13 @@ type breakerCache struct {
 	// by host, at the time of the latest.
 	lateSuccesses map[string]time.Time
 	lateWrittenAt time.Time
+	// answers is when each host last answered an attempt here (any HTTP
+	// status that is not a host failure): a delivery to a host without a
+	// recent answer may wait in the Waits budget (EngineConfig.ParkAfter).
+	answers map[string]time.Time
+	// held is the hosts whose jobs wait, unattempted, until the time
+	// given: the host just failed, or asked for time with Retry-After.
+	held map[string]time.Time
 }
 
 type breakerEntry struct {
@@ -52,7 +59,74 @@ type breakerEntry struct {
 
 func newBreakerCache() breakerCache {
 	return breakerCache{states: map[string]breakerEntry{}, failing: map[string]struct{}{}, quarantined: map[string]time.Time{},
-		lateSuccesses: map[string]time.Time{}}
+		lateSuccesses: map[string]time.Time{}, answers: map[string]time.Time{}, held: map[string]time.Time{}}
+}
+
+// answeredFor is how long an answer counts as recent: a host that answered
+// within it is taken to answer again, and its deliveries keep their slots.
+const answeredFor = 10 * time.Minute
+
+// maxSkipHeld bounds how many held hosts a lease names to skip; the jobs of
+// held hosts beyond it come back with a lease and go back unattempted.
+const maxSkipHeld = 256
+
+func (c *breakerCache) answered(host string, at time.Time) {
+	if len(c.answers) >= maxCachedBreakers {
+		for h, t := range c.answers {
+			if at.Sub(t) >= answeredFor {
+				delete(c.answers, h)
+			}
+		}
+	}
+	c.answers[host] = at
+}
+
+func (c *breakerCache) answeredSince(host string, since time.Time) bool {
+	t, ok := c.answers[host]
+	return ok && !t.Before(since)
+}
+
+// hold keeps host's jobs until until (a later hold already there stays).
+// It reports whether the hold is new or longer.
+func (c *breakerCache) hold(host string, until, now time.Time) bool {
+	if len(c.held) >= maxCachedBreakers {
+		for h, t := range c.held {
+			if !now.Before(t) {
+				delete(c.held, h)
+			}
+		}
+	}
+	if t, ok := c.held[host]; ok && !t.Before(until) {
+		return false
+	}
+	c.held[host] = until
+	return true
+}
+
+func (c *breakerCache) heldUntil(host string, now time.Time) (time.Time, bool) {
+	t, ok := c.held[host]
+	if ok && !now.Before(t) {
+		delete(c.held, host)
+		return time.Time{}, false
+	}
+	return t, ok
+}
+
+// heldHosts lists the hosts held at now, or nil when there are more than
+// limit (the lease then finds their jobs and sends them back).
+func (c *breakerCache) heldHosts(now time.Time, limit int) []string {
+	var out []string
+	for h, t := range c.held {
+		if !now.Before(t) {
+			delete(c.held, h)
+			continue
+		}
+		out = append(out, h)
+	}
+	if len(out) > limit {
+		return nil
+	}
+	return out
 }
 
 func (c *breakerCache) failingHosts() []string {
@@ -66,6 +140,11 @@ func (c *breakerCache) failingHosts() []string {
 func (c *breakerCache) isFailing(host string) bool {
 	_, ok := c.failing[host]
 	return ok
+}
+
+func (c *breakerCache) isQuarantined(host string, now time.Time) bool {
+	until, ok := c.quarantined[host]
+	return ok && now.Before(until)
 }
 
 func (c *breakerCache) put(r domain.RemoteInstance, now time.Time) {

@@ -20,7 +20,8 @@ import (
 //
 // A crash (kill -9) loses the results not yet written; their jobs are still
 // leased and the reaper requeues them when their lease ends, so they are
-// delivered again: at most the deliveries in flight plus FlushMax. Nothing
+// delivered again: at most the deliveries in flight (Workers, plus Waits
+// while hosts that have not answered are slow to) plus FlushMax. Nothing
 // is lost. At shutdown, Run stops the completer only after every delivery
 // has handed its result over, and stop writes them all.
 type completer struct {
@@ -116,6 +117,7 @@ func (c *completer) flush(batch []result, final bool) {
 	ctx := context.Background()
 	bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	e.recordBreakers(bctx, batch, final)
+	e.holdFailedHosts(bctx, batch)
 	cancel()
 	if len(batch) == 0 {
 		return

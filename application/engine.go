@@ -29,17 +29,36 @@ type EngineConfig struct {
 	// PerHost is the most deliveries at a time to one remote host (2), for
 	// the whole deployment: the store counts every process's leases.
 	PerHost int
+	// Waits is the budget of waits on hosts that have not answered, beside
+	// the Workers slots (Workers): a delivery to a host whose last attempt
+	// failed runs in it from its start, and one to a host that has not
+	// answered lately (its first contact) moves into it when it has run
+	// ParkAfter without an answer, giving its slot back. A dead server's
+	// timeout then costs a slot at most ParkAfter, not the whole timeout,
+	// while at most Workers deliveries at a time go to hosts that answer.
+	Waits int
 	// FailingSlots caps the deliveries at a time, all hosts together, to
-	// hosts whose last attempt failed (Workers/4, at least 1), so that dead
-	// servers waiting out their timeouts cannot fill every slot.
+	// hosts whose last attempt failed (Workers/4, at least 1): they run in
+	// the Waits budget, so that their retries leave room there for the
+	// first contacts that wait.
 	FailingSlots int
-	LeaseFor     time.Duration // lease length (2 min)
-	PollEvery    time.Duration // lease poll when nobody wakes the engine (5 s)
-	ReapEvery    time.Duration // reaper period (30 s)
-	PurgeEvery   time.Duration // retention purge period (1 h); negative disables it (TTL stores)
-	Retention    time.Duration // finished jobs are kept this long (7 days)
-	Grace        time.Duration // shutdown grace for in-flight deliveries (30 s)
-	Owner        string        // this process's name on its leases
+	// ParkAfter is how long a delivery to a host that has not answered
+	// lately holds its slot before it waits in the Waits budget (1 s:
+	// most servers answer in well under a second).
+	ParkAfter time.Duration
+	// Hold is how long an attempt that failed against its host holds the
+	// host's other jobs, unattempted (holdFailedHosts): zero, the first step
+	// of the retry curve (16 s and its jitter), or a 429's Retry-After if
+	// longer; negative, no hold (the benchmark measures what it saves).
+	Hold time.Duration
+
+	LeaseFor   time.Duration // lease length (2 min)
+	PollEvery  time.Duration // lease poll when nobody wakes the engine (5 s)
+	ReapEvery  time.Duration // reaper period (30 s)
+	PurgeEvery time.Duration // retention purge period (1 h); negative disables it (TTL stores)
+	Retention  time.Duration // finished jobs are kept this long (7 days)
+	Grace      time.Duration // shutdown grace for in-flight deliveries (30 s)
+	Owner      string        // this process's name on its leases
 
 	// BusyPoll is the lease poll for BusyFor (2 s) after a wake-up or a
 	// lease that found work, when a lease comes back short of the free
@@ -61,7 +80,8 @@ type EngineConfig struct {
 	FlushEvery time.Duration
 	// FlushMax is the most results one write carries (4×Workers, at least
 	// 32). Results delivered and not yet written are what a kill -9 sends
-	// again: at most Workers in flight plus FlushMax unwritten.
+	// again: at most Workers + Waits in flight plus FlushMax unwritten (the
+	// Waits only while hosts that have not answered are slow to).
 	FlushMax int
 }
 
@@ -70,6 +90,7 @@ func DefaultEngineConfig() EngineConfig {
 	return EngineConfig{
 		Workers:     8,
 		PerHost:     2,
+		ParkAfter:   time.Second,
 		LeaseFor:    2 * time.Minute,
 		PollEvery:   5 * time.Second,
 		BusyPoll:    100 * time.Millisecond,
@@ -91,10 +112,16 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	if c.PerHost <= 0 {
 		c.PerHost = d.PerHost
 	}
+	if c.Waits <= 0 {
+		c.Waits = c.Workers
+	}
 	if c.FailingSlots <= 0 {
 		c.FailingSlots = max(1, c.Workers/4)
 	}
-	c.FailingSlots = min(c.FailingSlots, c.Workers)
+	c.FailingSlots = min(c.FailingSlots, c.Waits)
+	if c.ParkAfter <= 0 {
+		c.ParkAfter = d.ParkAfter
+	}
 	if c.LeaseFor <= 0 {
 		c.LeaseFor = d.LeaseFor
 	}
@@ -139,7 +166,8 @@ func (c EngineConfig) withDefaults() EngineConfig {
 // jobs for this process's free slots in one round trip (the store keeps the
 // per-host cap for every process), a goroutine per running delivery, a
 // completer that writes the results in batches, a reaper and a retention
-// purge. A slow or dead host can hold at most PerHost slots.
+// purge. A slow or dead host can hold at most PerHost slots, and a host
+// that has not answered lately gives its slot back after ParkAfter (Waits).
 //
 // Two waits are on the wall clock, not the injected one: the dispatcher's
 // LeaseWindow and the completer's FlushEvery. They are throughput devices
@@ -172,9 +200,19 @@ type Engine struct {
 	completer *completer
 
 	mu       sync.Mutex
-	inFlight int
-	failing  int // in-flight deliveries to hosts whose last attempt failed
+	inFlight int // deliveries holding one of the Workers slots
+	waiting  int // deliveries in the Waits budget
+	failing  int // in-flight deliveries to hosts whose last attempt failed (in Waits)
+	flights  map[*flight]struct{}
 	breakers breakerCache
+}
+
+// flight is one running delivery, guarded by Engine.mu.
+type flight struct {
+	host    string
+	parkAt  time.Time // when it moves to the Waits budget; zero: never (its host answers)
+	inWaits bool      // it holds a place in Waits, not a slot
+	failing bool      // its host's last attempt failed (it counts in failing)
 }
 
 // EngineDeps are the engine's collaborators.
@@ -206,7 +244,7 @@ func NewEngine(deps EngineDeps, cfg EngineConfig) *Engine {
 		clock: deps.Clock, rnd: deps.Random, ids: deps.IDs, wakes: deps.Wakes, obs: obs,
 		log: log.With("component", "engine"), cfg: cfg.withDefaults(),
 		wake: make(chan struct{}, 1), freed: make(chan struct{}, 1), flushed: make(chan struct{}, 1),
-		breakers: newBreakerCache(),
+		breakers: newBreakerCache(), flights: map[*flight]struct{}{},
 	}
 	e.debug = e.log.Enabled(context.Background(), slog.LevelDebug)
 	e.completer = newCompleter(e)
@@ -285,8 +323,15 @@ func (e *Engine) Run(ctx context.Context) error {
 	return nil
 }
 
-// InFlight is the number of deliveries running now.
+// InFlight is the number of deliveries running now, in slots and waiting.
 func (e *Engine) InFlight() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.inFlight + e.waiting
+}
+
+// slotsTaken is the number of deliveries holding a slot.
+func (e *Engine) slotsTaken() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.inFlight
@@ -295,7 +340,7 @@ func (e *Engine) InFlight() int {
 // dispatch is the leasing loop. Only this goroutine leases, so the slot
 // counts it leases by are exact for this process.
 func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGroup) {
-	var poll, busyPoll <-chan time.Time
+	var poll, busyPoll, park <-chan time.Time
 	// busySince is the last wake-up or lease that found work: for BusyFor
 	// after it a short lease is tried again every BusyPoll.
 	var busySince time.Time
@@ -303,6 +348,9 @@ func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGro
 	failures := 0
 	for ctx.Err() == nil {
 		e.refreshQuarantines(ctx)
+		if next := e.parkDue(e.clock.Now()); park == nil && !next.IsZero() {
+			park = e.clock.After(next.Sub(e.clock.Now()))
+		}
 		batch, asked, err := e.leaseBatch(ctx)
 		if len(batch) > 0 {
 			busySince = e.clock.Now()
@@ -326,7 +374,7 @@ func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGro
 			workers.Add(1)
 			go func() {
 				defer workers.Done()
-				e.work(deliverCtx, l.job, l.failing)
+				e.work(deliverCtx, l.job, l.flight)
 			}()
 		}
 		if asked > 0 && len(batch) == asked {
@@ -364,6 +412,8 @@ func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGro
 			poll = nil
 		case <-busyPoll:
 			busyPoll = nil
+		case <-park:
+			park = nil
 		}
 		e.idle.Store(false)
 	}
@@ -375,12 +425,12 @@ func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGro
 // every slot instead of one. It returns at once when every slot is free,
 // on an enqueue, or at shutdown.
 func (e *Engine) gather(ctx context.Context) {
-	if e.cfg.LeaseWindow < 0 || e.InFlight() == 0 {
+	if e.cfg.LeaseWindow < 0 || e.slotsTaken() == 0 {
 		return
 	}
 	window := time.NewTimer(e.cfg.LeaseWindow) // wall clock: see Engine
 	defer window.Stop()
-	for e.InFlight() > 0 {
+	for e.slotsTaken() > 0 {
 		select {
 		case <-e.freed:
 		case <-window.C:
@@ -395,19 +445,63 @@ func (e *Engine) gather(ctx context.Context) {
 }
 
 // work runs one leased job, hands its result to the completer and frees
-// its slot. The host's slot in the store stays taken until the completer
-// has written the result.
-func (e *Engine) work(ctx context.Context, job domain.Job, failing bool) {
-	e.completer.add(e.deliver(ctx, job))
+// its slot (or its place in Waits). The host's slot in the store stays
+// taken until the completer has written the result.
+func (e *Engine) work(ctx context.Context, job domain.Job, f *flight) {
+	r := e.deliver(ctx, job)
 	e.mu.Lock()
-	e.inFlight--
-	if failing {
+	if r.outcome != nil && r.outcome.Answered() {
+		e.breakers.answered(job.Host, r.at)
+	}
+	e.mu.Unlock()
+	e.completer.add(r)
+	e.mu.Lock()
+	delete(e.flights, f)
+	if f.inWaits {
+		e.waiting--
+	} else {
+		e.inFlight--
+	}
+	if f.failing {
 		e.failing--
 	}
-	n := e.inFlight
+	n := e.inFlight + e.waiting
 	e.mu.Unlock()
 	e.obs.InFlight(n)
 	signal(e.freed)
+}
+
+// parkDue moves the deliveries that have waited ParkAfter on a host that
+// has not answered lately from their slots into the Waits budget, as far
+// as it has room, and returns the next time one is due (zero: none). The
+// dispatcher calls it on every turn, and its clock wait for the next one
+// stays armed until it fires, like the polls.
+func (e *Engine) parkDue(now time.Time) (next time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	moved := false
+	for f := range e.flights {
+		if f.inWaits || f.parkAt.IsZero() {
+			continue
+		}
+		if now.Before(f.parkAt) {
+			if next.IsZero() || f.parkAt.Before(next) {
+				next = f.parkAt
+			}
+			continue
+		}
+		if e.waiting >= e.cfg.Waits {
+			continue // it keeps its slot; a freed wait wakes the dispatcher
+		}
+		f.inWaits = true
+		e.inFlight--
+		e.waiting++
+		moved = true
+	}
+	if moved {
+		signal(e.freed)
+	}
+	return next
 }
 
 func (e *Engine) every(ctx context.Context, period time.Duration, f func(context.Context)) {

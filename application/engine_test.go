@@ -477,20 +477,32 @@ func TestEngineBreakerQuarantinesAfterTenFailures(t *testing.T) {
 		jobs = append(jobs, b.job(fmt.Sprintf("j%02d", i), "sick.example"))
 	}
 	b.enqueue(jobs...)
-	b.eventually("quarantine", func() bool {
-		r, err := b.instances.Get(context.Background(), "sick.example")
-		return err == nil && r.Quarantined(b.clock.Now())
-	})
-	b.eventually("the 10th failure settled", func() bool {
-		c, _ := b.jobs.Counts(context.Background())
-		return c[domain.JobLeased] == 0
-	})
+	// Each failure holds the host's other jobs for the first step of the
+	// curve (holdFailedHosts): the clock moves a step at a time until the
+	// tenth consecutive failure opens the breaker.
+	var quarantinedAt time.Time
+	for step := 0; ; step++ {
+		if step > 4*domain.BreakerThreshold {
+			t.Fatal("no quarantine")
+		}
+		n := len(b.deliverer.Calls())
+		b.eventually("the attempt settled", func() bool {
+			c, _ := b.jobs.Counts(context.Background())
+			return c[domain.JobLeased] == 0
+		})
+		if r, err := b.instances.Get(context.Background(), "sick.example"); err == nil && r.Quarantined(b.clock.Now()) {
+			quarantinedAt = b.clock.Now()
+			break
+		}
+		b.clock.Advance(domain.RetryDelay(1, 0))
+		b.eventually("the next attempt", func() bool { return len(b.deliverer.Calls()) > n })
+	}
 	if n := len(b.deliverer.Calls()); n != domain.BreakerThreshold {
 		t.Fatalf("%d attempts before the quarantine, want %d", n, domain.BreakerThreshold)
 	}
 	r, _ := b.instances.Get(context.Background(), "sick.example")
-	if !r.QuarantinedUntil.Equal(t0.Add(time.Hour)) {
-		t.Fatalf("quarantined until %v, want %v", r.QuarantinedUntil, t0.Add(time.Hour))
+	if !r.QuarantinedUntil.Equal(quarantinedAt.Add(time.Hour)) {
+		t.Fatalf("quarantined until %v, want %v", r.QuarantinedUntil, quarantinedAt.Add(time.Hour))
 	}
 	// While quarantined, nothing is attempted and no attempt is spent.
 	b.advance(59 * time.Minute)
@@ -498,23 +510,21 @@ func TestEngineBreakerQuarantinesAfterTenFailures(t *testing.T) {
 		t.Fatalf("%d attempts during the quarantine", n)
 	}
 	all, _ := b.jobs.List(context.Background(), ports.JobFilter{})
-	untouched := 0
+	attempts := 0
 	for _, j := range all {
-		if j.Attempts == 0 {
-			untouched++
-			if j.RunAt.Before(r.QuarantinedUntil) {
-				t.Fatalf("job %s due %v inside the quarantine", j.ID, j.RunAt)
-			}
+		attempts += j.Attempts
+		if j.Attempts == 0 && j.RunAt.Before(r.QuarantinedUntil) {
+			t.Fatalf("job %s due %v inside the quarantine", j.ID, j.RunAt)
 		}
 	}
-	if untouched != 20 {
-		t.Fatalf("%d jobs kept attempts=0, want 20", untouched)
+	if attempts != domain.BreakerThreshold {
+		t.Fatalf("%d attempts spent in all, want %d", attempts, domain.BreakerThreshold)
 	}
 	// The host recovers; after the quarantine every job is delivered.
 	mu.Lock()
 	healthy = true
 	mu.Unlock()
-	b.clock.Set(t0.Add(time.Hour + 5*time.Minute)) // past the quarantine and every retry of the failed ten
+	b.clock.Set(quarantinedAt.Add(time.Hour + 5*time.Minute)) // past the quarantine and every retry of the failed ten
 	b.eventually("all delivered after the quarantine", func() bool {
 		c, _ := b.jobs.Counts(context.Background())
 		return c[domain.JobSucceeded] == 30
@@ -762,7 +772,9 @@ func TestEngineFailingHostsShareTheirSlots(t *testing.T) {
 		second = append(second, j)
 	}
 	b.enqueue(second...)
-	b.clock.Advance(5 * time.Second) // the healthy jobs are due; the next poll takes them
+	// The healthy jobs are due; the failing hosts' are held until the
+	// first step of the curve (holdFailedHosts), which this passes.
+	b.clock.Advance(domain.RetryDelay(1, 0) + time.Second)
 	b.eventually("every healthy job delivered while the failing hosts hang", func() bool {
 		n := 0
 		for i := 0; i < 100; i++ {

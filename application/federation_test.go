@@ -448,6 +448,29 @@ func note(id, actor, content string, to ...string) string {
 		id+"/activity", actor, tos, id, actor, content, tos)
 }
 
+// A remote note within its server's own character limit is stored however
+// many bytes its HTML takes (GoToSocial allows 5000 characters).
+func TestInboxCreateOfALongRemoteNote(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	for i, text := range []string{strings.Repeat("a", 4995), strings.Repeat("é", 2600)} {
+		obj := fmt.Sprintf("https://remote.example/users/bob/statuses/long%d", i)
+		for _, to := range [][]string{{application.ASPublic}, {alice}} {
+			if _, err := b.deliver("", bob, note(obj+to[0][len(to[0])-3:], bob, "<p>"+text+"</p>", to...)); err != nil {
+				t.Fatalf("%d characters (%d bytes) to %v: %v", len([]rune(text)), len(text), to, err)
+			}
+		}
+		if p, err := b.content.PostByObjectURI(ctx, obj+"lic"); err != nil || p.Content != "<p>"+text+"</p>" {
+			t.Fatalf("post: %v", err)
+		}
+	}
+	_, err := b.deliver("", bob, note("https://remote.example/users/bob/statuses/huge", bob, strings.Repeat("x", domain.MaxRemoteTextChars+1), application.ASPublic))
+	if !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("a note over the remote limit: %v", err)
+	}
+}
+
 func TestInboxCreateStoresOnce(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

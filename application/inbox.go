@@ -271,7 +271,7 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	if public {
 		vis = domain.VisibilityPublic
 	}
-	p, err := domain.NewPost(id, o.ID, signer, o.Content, vis, published)
+	p, err := domain.NewRemotePost(id, o.ID, signer, o.Content, vis, published)
 	if err != nil {
 		return InboxResult{}, err
 	}
@@ -340,7 +340,7 @@ func (h InboxHandler) createDm(ctx context.Context, req InboxRequest, id string,
 	if req.Recipient != "" {
 		to = append(to, req.Recipient)
 	}
-	dm, err := domain.NewDmPost(id, o.ID, signer, o.Content, to, published)
+	dm, err := domain.NewRemoteDmPost(id, o.ID, signer, o.Content, to, published)
 	if err != nil {
 		return InboxResult{}, err
 	}

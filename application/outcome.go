@@ -1,7 +1,9 @@
 package application
 
 import (
+	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -75,4 +77,66 @@ func (r result) log(e *Engine) *slog.Logger {
 		l = l.With("reason", r.st.LastError)
 	}
 	return l
+}
+
+// holdFailedHosts holds the hosts of the batch's attempts that failed (a
+// host failure: no answer, a timeout, a 5xx) or were asked to wait (a
+// Retry-After): the host's other jobs are not attempted now but at the end
+// of the hold, the first step of the retry curve or the Retry-After if
+// longer, unattempted (their attempts untouched; DeferHost moves the queued
+// ones in the store, for every process, and the lease sends back any that
+// come due meanwhile). A dead server in a fan-out then costs one attempt
+// per job slot it holds, not one per job; the jobs that failed retry on
+// their own curve. A host the breaker has quarantined is left to the
+// quarantine. It runs before the batch is settled, so that the host's slots
+// come back only once its queued jobs have moved.
+func (e *Engine) holdFailedHosts(ctx context.Context, batch []result) {
+	if e.cfg.Hold < 0 {
+		return
+	}
+	holds := map[string]time.Time{}
+	for _, r := range batch {
+		o := r.outcome
+		if o == nil || !o.HostFailure && o.RetryAfter <= 0 {
+			continue
+		}
+		hold := e.cfg.Hold
+		if hold == 0 {
+			hold = domain.RetryDelay(1, e.rnd.Float64())
+		}
+		until := r.at.Add(max(hold, min(o.RetryAfter, domain.MaxRetryAfter)))
+		if until.After(holds[r.job.Host]) {
+			holds[r.job.Host] = until
+		}
+	}
+	if len(holds) == 0 {
+		return
+	}
+	now := e.clock.Now()
+	hosts := make([]string, 0, len(holds))
+	e.mu.Lock()
+	for h, until := range holds {
+		if until.After(now) && !e.breakers.isQuarantined(h, now) && e.breakers.hold(h, until, now) {
+			hosts = append(hosts, h)
+		}
+	}
+	e.mu.Unlock()
+	slices.Sort(hosts)
+	for _, h := range hosts {
+		until := holds[h]
+		n, err := e.jobs.DeferHost(ctx, h, until)
+		if err != nil {
+			// The lease still sends this process's late comers back; other
+			// processes may attempt the host's jobs before the hold ends.
+			e.log.Warn("host's jobs not held in the store", "host", h, "until", until, "err", err)
+		} else if e.debug {
+			e.log.Debug("host held after a failure", "host", h, "until", until, "jobs_held", n)
+		}
+		for i := range batch {
+			// The batch's own releases of the host wait too.
+			if st := &batch[i].st; batch[i].job.Host == h && batch[i].outcome == nil && st.State == domain.JobQueued && st.RunAt.Before(until) {
+				st.RunAt = until
+			}
+		}
+	}
 }

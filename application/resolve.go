@@ -97,14 +97,21 @@ func isCacheError(err error) bool {
 
 // keyError makes every failure to obtain a signer's key from its server
 // domain.ErrUnauthorized (the signature cannot be verified), keeping the
-// cause (domain.ErrNotFound for a gone actor) for errors.Is; our own
-// stores' failures pass through unchanged.
+// cause (domain.ErrNotFound for a gone actor) for errors.Is. Two kinds pass
+// through unchanged, because they are not the sender's fault and a final
+// 401 would lose the activity (GoToSocial and Mastodon never retry a 4xx):
+// our own stores' failures, and domain.ErrUnavailable (our network, the
+// key server's 5xx, a timeout), which the inbox answers with 503 and
+// Retry-After so that the sender delivers again later.
 func keyError(keyID string, err error) error {
 	if err == nil || isCacheError(err) {
 		return err
 	}
 	if errors.Is(err, domain.ErrUnauthorized) {
 		return err
+	}
+	if errors.Is(err, domain.ErrUnavailable) {
+		return fmt.Errorf("key %s could not be fetched now: %w", clip(keyID), err)
 	}
 	return fmt.Errorf("%w: key %s: %w", domain.ErrUnauthorized, clip(keyID), err)
 }
@@ -131,16 +138,22 @@ func (r *ActorResolver) Account(ctx context.Context, user, host string) (domain.
 	return r.Resolve(ctx, actor)
 }
 
-// fetchKey fetches the document at a key id: usually the actor itself
-// (Mastodon's ".../users/x#main-key"), sometimes a key document naming its
-// owner (GoToSocial's ".../users/x/main-key"), whose owner is then fetched.
+// fetchKey fetches the document at a key id. Servers serve three shapes
+// there: the full actor (Mastodon's ".../users/x#main-key"), a bare key
+// {"id","owner","publicKeyPem"}, or a minimal actor without inbox whose
+// publicKey has the key id (GoToSocial's ".../users/x/main-key": id, type,
+// preferredUsername, publicKey only). A document with an inbox is taken as
+// the actor; from any other, the key of that id names its owner, whose full
+// actor is then fetched: the inbox needs it (an Accept goes to its inbox),
+// and it must publish the same key, so a key document cannot speak for an
+// actor that does not claim it.
 func (r *ActorResolver) fetchKey(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
 	docURL, _, _ := strings.Cut(keyID, "#")
 	body, err := r.get(ctx, docURL)
 	if err != nil {
 		return domain.ForeignAvatar{}, err
 	}
-	if owner := keyDocumentOwner(body); owner != "" {
+	if owner := keyDocumentOwner(body, keyID); owner != "" {
 		if !sameHost(owner, docURL) {
 			return domain.ForeignAvatar{}, fmt.Errorf("%w: key %s names an owner on another host", domain.ErrUnauthorized, clip(keyID))
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/application"
 )
 
@@ -36,8 +37,11 @@ type Config struct {
 	ShutdownGrace       time.Duration
 	DeliveryTimeout     time.Duration
 	BcryptCost          int
-	AuthRatePerMinute   int // sign-up and login attempts per client IP and minute
-	AuthBurst           int // ... and at once
+	AuthRatePerMinute   int    // sign-up and login attempts per client IP and minute
+	AuthBurst           int    // ... and at once
+	Scheme              string // auto, https or http: the scheme of actor URIs
+	TrustedProxies      string // networks whose forwarding header names the client
+	ProxyHeader         string // x-forwarded-for or forwarded
 }
 
 // Secret is a string that never prints, so a config dump or a log line
@@ -142,6 +146,9 @@ var settings = []setting{
 	{"HERALD_BCRYPT_COST", "10", "bcrypt cost of password hashes", integer("HERALD_BCRYPT_COST", func(c *Config) *int { return &c.BcryptCost }, 4, 31)},
 	{"HERALD_AUTH_RATE_PER_MINUTE", "10", "sign-up and login attempts per client IP and minute (429 past it)", integer("HERALD_AUTH_RATE_PER_MINUTE", func(c *Config) *int { return &c.AuthRatePerMinute }, 1, 100000)},
 	{"HERALD_AUTH_BURST", "10", "sign-up and login attempts per client IP at once", integer("HERALD_AUTH_BURST", func(c *Config) *int { return &c.AuthBurst }, 1, 100000)},
+	{"HERALD_SCHEME", "auto", "scheme of actor URIs: https, http, or auto (http for a loopback HERALD_DOMAIN, https otherwise)", str(func(c *Config) *string { return &c.Scheme })},
+	{"HERALD_TRUSTED_PROXIES", "", "comma-separated networks (CIDR) of reverse proxies whose HERALD_PROXY_HEADER names the client; none: the TCP peer is the client", str(func(c *Config) *string { return &c.TrustedProxies })},
+	{"HERALD_PROXY_HEADER", "x-forwarded-for", "the header the trusted proxies write the client address in: x-forwarded-for or forwarded (RFC 7239)", str(func(c *Config) *string { return &c.ProxyHeader })},
 }
 
 // FlagName is the kebab-case flag of an environment variable.
@@ -222,6 +229,14 @@ func (c Config) validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		errs = append(errs, fmt.Errorf("HERALD_LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel))
+	}
+	switch c.Scheme {
+	case "auto", "https", "http":
+	default:
+		errs = append(errs, fmt.Errorf("HERALD_SCHEME=%q: want auto, https or http", c.Scheme))
+	}
+	if _, err := httpapi.NewProxies(c.TrustedProxies, c.ProxyHeader); err != nil {
+		errs = append(errs, fmt.Errorf("HERALD_TRUSTED_PROXIES / HERALD_PROXY_HEADER: %w", err))
 	}
 	if c.PerHost > c.Workers {
 		errs = append(errs, fmt.Errorf("HERALD_PER_HOST=%d is more than HERALD_WORKERS=%d", c.PerHost, c.Workers))

@@ -27,8 +27,20 @@ func ProvideNamePolicy(cfg Config) (domain.NamePolicy, error) {
 	return domain.NewNamePolicy(cfg.InstanceActor, cfg.ReservedNames)
 }
 
-// ProvideURLs lays out public URIs under HERALD_DOMAIN.
-func ProvideURLs(cfg Config) application.URLs { return application.NewURLs(cfg.Domain) }
+// ProvideURLs lays out public URIs under HERALD_DOMAIN, with the scheme
+// HERALD_SCHEME names (auto: NewURLs's choice).
+func ProvideURLs(cfg Config) application.URLs {
+	u := application.NewURLs(cfg.Domain)
+	if cfg.Scheme == "https" || cfg.Scheme == "http" {
+		u.Scheme = cfg.Scheme
+	}
+	return u
+}
+
+// ProvideProxies is HERALD_TRUSTED_PROXIES (validated with the config).
+func ProvideProxies(cfg Config) (*httpapi.Proxies, error) {
+	return httpapi.NewProxies(cfg.TrustedProxies, cfg.ProxyHeader)
+}
 
 // ProvidePasswords is bcrypt at the configured cost.
 func ProvidePasswords(cfg Config) security.Bcrypt { return security.Bcrypt{Cost: cfg.BcryptCost} }
@@ -98,8 +110,8 @@ func (r *Readiness) Ready(ctx context.Context) error {
 
 // ProvideHTTP builds the HTTP surface.
 func ProvideHTTP(app *application.Application, ready *Readiness, log *slog.Logger,
-	ops *admin.Handler, prom *metrics.Metrics, limits *httpapi.RateLimiter, fed FederationRoutes) *httpapi.Handler {
-	return httpapi.New(app, ready, log, limits, ops, prom, fed)
+	ops *admin.Handler, prom *metrics.Metrics, limits *httpapi.RateLimiter, proxies *httpapi.Proxies, fed FederationRoutes) *httpapi.Handler {
+	return httpapi.New(app, ready, log, proxies, limits, ops, prom, fed)
 }
 
 // ProvideObserver is the engine's metrics sink: the Prometheus metrics.

@@ -35,7 +35,7 @@ var deliverySet = wire.NewSet(
 // appSet builds the core and the HTTP surface over the stores.
 var appSet = wire.NewSet(
 	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvideEngine, ProvideApplication,
-	ProvideReadiness, ProvideHTTP, NewServerFrom,
+	ProvideReadiness, ProvideProxies, ProvideHTTP, NewServerFrom,
 )
 
 // InitializeServer opens the configured store and wires one server.

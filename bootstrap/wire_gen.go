@@ -44,10 +44,16 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	operator := ProvideOperator(cfg, stores, namePolicy, clock, engine)
 	handler := ProvideAdmin(cfg, operator, log)
 	rateLimiter := ProvideRateLimiter(cfg)
+	proxies, err := ProvideProxies(cfg)
+	if err != nil {
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
 	fetcher := ProvideFetcher(client)
 	federation := ProvideFederation(cfg, stores, fetcher, clock, iDs, urLs, application, engine, log)
 	federationRoutes := ProvideFederationRoutes(application, federation, clock, log)
-	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter, federationRoutes)
+	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter, proxies, federationRoutes)
 	server := NewServerFrom(cfg, httpapiHandler, engine, application, readiness, stores, log)
 	return server, func() {
 		cleanup2()
@@ -80,5 +86,5 @@ var deliverySet = wire.NewSet(
 // appSet builds the core and the HTTP surface over the stores.
 var appSet = wire.NewSet(
 	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvideEngine, ProvideApplication,
-	ProvideReadiness, ProvideHTTP, NewServerFrom,
+	ProvideReadiness, ProvideProxies, ProvideHTTP, NewServerFrom,
 )

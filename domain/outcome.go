@@ -46,6 +46,10 @@ type Outcome struct {
 	Reason      string
 }
 
+// Answered says the host answered the attempt as a server that is up: an
+// HTTP status that does not count against it (a 2xx, 4xx, 429, 3xx).
+func (o Outcome) Answered() bool { return o.Status != 0 && !o.HostFailure }
+
 // StatusClass is "2xx", "4xx", ... or "network", for metrics and logs.
 func (o Outcome) StatusClass() string {
 	if o.Status == 0 {

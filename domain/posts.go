@@ -53,30 +53,63 @@ type DmPost struct {
 // characters; we allow HTML markup around them).
 const MaxPostLength = 5000
 
-// NewPost validates a post.
+// Limits on remote content. Other servers count their limits in
+// characters of text (GoToSocial 5000, Mastodon 500, Misskey 3000, some
+// none) and send HTML whose markup and entities can be several times the
+// text, so a remote note is measured as its users count: characters of
+// text (TextLength), generously bounded; a separate byte cap on the HTML
+// keeps a crafted one from costing storage (the inbox takes 1 MiB bodies).
+// Our own posts keep MaxPostLength.
+const (
+	MaxRemoteTextChars    = 100_000
+	MaxRemoteContentBytes = 512 << 10
+)
+
+// NewPost validates a post written here (at most MaxPostLength bytes).
 func NewPost(id, objectURI, authorURI, content string, vis Visibility, published time.Time) (Post, error) {
+	return newPost(id, objectURI, authorURI, content, vis, published, checkContent)
+}
+
+// NewRemotePost validates a post received from another server: its
+// content is bounded by the remote content limits instead.
+func NewRemotePost(id, objectURI, authorURI, content string, vis Visibility, published time.Time) (Post, error) {
+	return newPost(id, objectURI, authorURI, content, vis, published, checkRemoteContent)
+}
+
+func newPost(id, objectURI, authorURI, content string, vis Visibility, published time.Time, check func(string) error) (Post, error) {
 	if id == "" || objectURI == "" || authorURI == "" {
 		return Post{}, fmt.Errorf("%w: a post needs an id, an object URI and an author", ErrInvalidInput)
 	}
 	if !vis.Valid() || vis == VisibilityDirect {
 		return Post{}, fmt.Errorf("%w: visibility %q is not one of public, followers", ErrInvalidInput, vis)
 	}
-	if err := checkContent(content); err != nil {
+	if err := check(content); err != nil {
 		return Post{}, err
 	}
 	return Post{ID: id, ObjectURI: objectURI, AuthorURI: authorURI, Content: content,
 		Visibility: vis, Published: published.UTC()}, nil
 }
 
-// NewDmPost validates a direct post; the author is always a participant.
+// NewDmPost validates a direct post written here; the author is always a
+// participant.
 func NewDmPost(id, objectURI, authorURI, content string, to []string, published time.Time) (DmPost, error) {
+	return newDmPost(id, objectURI, authorURI, content, to, published, checkContent)
+}
+
+// NewRemoteDmPost validates a direct post received from another server,
+// bounded by the remote content limits.
+func NewRemoteDmPost(id, objectURI, authorURI, content string, to []string, published time.Time) (DmPost, error) {
+	return newDmPost(id, objectURI, authorURI, content, to, published, checkRemoteContent)
+}
+
+func newDmPost(id, objectURI, authorURI, content string, to []string, published time.Time, check func(string) error) (DmPost, error) {
 	if id == "" || objectURI == "" || authorURI == "" {
 		return DmPost{}, fmt.Errorf("%w: a post needs an id, an object URI and an author", ErrInvalidInput)
 	}
 	if len(to) == 0 {
 		return DmPost{}, fmt.Errorf("%w: a direct post needs at least one recipient", ErrInvalidInput)
 	}
-	if err := checkContent(content); err != nil {
+	if err := check(content); err != nil {
 		return DmPost{}, err
 	}
 	parts := normalizeParticipants(append([]string{authorURI}, to...))
@@ -92,6 +125,49 @@ func checkContent(content string) error {
 		return fmt.Errorf("%w: content longer than %d bytes", ErrInvalidInput, MaxPostLength)
 	}
 	return nil
+}
+
+func checkRemoteContent(content string) error {
+	if strings.TrimSpace(content) == "" {
+		return fmt.Errorf("%w: empty content", ErrInvalidInput)
+	}
+	if len(content) > MaxRemoteContentBytes {
+		return fmt.Errorf("%w: content of %d bytes is over %d", ErrInvalidInput, len(content), MaxRemoteContentBytes)
+	}
+	if n := TextLength(content); n > MaxRemoteTextChars {
+		return fmt.Errorf("%w: %d characters of text is over %d", ErrInvalidInput, n, MaxRemoteTextChars)
+	}
+	return nil
+}
+
+// TextLength is how many characters a reader sees in HTML content: the
+// runes outside tags, an entity (&amp;, &#233;) counting as one.
+func TextLength(html string) int {
+	n := 0
+	inTag, inEntity := false, false
+	for _, r := range html {
+		switch {
+		case inTag:
+			inTag = r != '>'
+		case r == '<':
+			inTag, inEntity = true, false
+		case inEntity:
+			// An entity ends at ';'; anything that cannot be in one ends
+			// it too (a bare '&' followed by text), counting its runes.
+			if r == ';' {
+				inEntity = false
+			} else if r == ' ' || r == '&' {
+				inEntity = r == '&'
+				n++
+			}
+		case r == '&':
+			inEntity = true
+			n++
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 func normalizeParticipants(uris []string) []string {

@@ -87,3 +87,61 @@ func TestNewFollower(t *testing.T) {
 		t.Fatalf("%+v %v", f, err)
 	}
 }
+
+// Remote notes are measured as their users count them (characters of
+// text), not by the bytes of their HTML: a GoToSocial post within its own
+// 5000-character limit must be accepted whatever its markup or script.
+func TestRemoteContentLimits(t *testing.T) {
+	t.Parallel()
+	para := func(s string) string { return "<p>" + s + "</p>" }
+	tests := []struct {
+		name    string
+		content string
+		wantErr bool
+	}{
+		{"4995 ASCII characters in a paragraph (over 5000 bytes)", para(strings.Repeat("a", 4995)), false},
+		{"2600 × é (5200 bytes)", para(strings.Repeat("é", 2600)), false},
+		{"5000 characters as entities", para(strings.Repeat("&amp;", 5000)), false},
+		{"markup-heavy: links around 2000 characters", strings.Repeat(`<a href="https://example.org/tags/x" class="mention hashtag" rel="tag">#x</a> `, 1000), false},
+		{"at the text limit", strings.Repeat("x", domain.MaxRemoteTextChars), false},
+		{"over the text limit", strings.Repeat("x", domain.MaxRemoteTextChars+1), true},
+		{"over the byte cap with little text", strings.Repeat("<b></b>", domain.MaxRemoteContentBytes/7+1), true},
+		{"empty", "   ", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := domain.NewRemotePost("p1", "https://h/p/1", "https://h/users/a", tt.content, domain.VisibilityPublic, time.Now())
+			if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, domain.ErrInvalidInput)) {
+				t.Fatalf("post: err = %v, wantErr %v", err, tt.wantErr)
+			}
+			_, err = domain.NewRemoteDmPost("d1", "https://h/d/1", "https://h/users/a", tt.content, []string{"https://l/users/b"}, time.Now())
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("dm: err = %v, wantErr %v", err, tt.wantErr)
+			}
+		})
+	}
+	// Our own posts keep their limit.
+	if _, err := domain.NewPost("p1", "https://h/p/1", "https://h/users/a", para(strings.Repeat("a", 4995)), domain.VisibilityPublic, time.Now()); err == nil {
+		t.Fatal("a local post over MaxPostLength bytes was accepted")
+	}
+}
+
+func TestTextLength(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   string
+		want int
+	}{
+		{"", 0},
+		{"plain", 5},
+		{"<p>héllo</p>", 5},
+		{`<p>a <a href="https://x/y">link</a></p>`, 6},
+		{"&amp;&#233;&lt;", 3},
+		{"<br/>x<br>", 1},
+	} {
+		if got := domain.TextLength(tt.in); got != tt.want {
+			t.Errorf("TextLength(%q) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}

@@ -33,6 +33,18 @@ var _ ports.Deliverer = (*Client)(nil)
 type Config struct {
 	// Timeout bounds one delivery, from dial to the end of the response.
 	Timeout time.Duration
+	// ConnectTimeout bounds the dial (TCP connect) alone (3 s, at most
+	// Timeout): a host that does not even complete a handshake is given up
+	// sooner than one that is slow to answer.
+	ConnectTimeout time.Duration
+	// MaxIdleConns bounds the idle connections kept for reuse, all hosts
+	// together (64), and IdleConnTimeout how long one is kept (30 s). A
+	// fan-out visits each host's inboxes one after another, so a host's
+	// connections are seldom reused once its jobs are done: unbounded, a
+	// fan-out to many hosts kept one idle connection (and its buffers and
+	// goroutines) for each of them.
+	MaxIdleConns    int
+	IdleConnTimeout time.Duration
 	// MaxResponseBytes is how much of a response body is read (and
 	// discarded) so the connection can be reused; the rest is dropped with
 	// the connection.
@@ -69,13 +81,23 @@ func New(cfg Config) *Client {
 	if cfg.MaxConnsPerHost <= 0 {
 		cfg.MaxConnsPerHost = 4
 	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 3 * time.Second
+	}
+	cfg.ConnectTimeout = min(cfg.ConnectTimeout, cfg.Timeout)
+	if cfg.MaxIdleConns <= 0 {
+		cfg.MaxIdleConns = 64
+	}
+	if cfg.IdleConnTimeout <= 0 {
+		cfg.IdleConnTimeout = 30 * time.Second
+	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "Herald"
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 	if !cfg.AllowPrivate {
 		// Checked on the address actually dialled, after DNS resolution,
 		// so a name that resolves (or re-resolves) to 127.0.0.1 is refused.
@@ -94,10 +116,10 @@ func New(cfg Config) *Client {
 		Proxy:                 nil, // a proxy would hide the real target from the dial-time guard
 		DialContext:           dialer.DialContext,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   cfg.MaxConnsPerHost,
+		MaxIdleConns:          cfg.MaxIdleConns,
+		MaxIdleConnsPerHost:   min(cfg.MaxConnsPerHost, cfg.MaxIdleConns),
 		MaxConnsPerHost:       cfg.MaxConnsPerHost,
-		IdleConnTimeout:       90 * time.Second,
+		IdleConnTimeout:       cfg.IdleConnTimeout,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: cfg.Timeout,
 		ExpectContinueTimeout: time.Second,

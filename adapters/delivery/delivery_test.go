@@ -230,3 +230,63 @@ func TestDeliverBadInput(t *testing.T) {
 		}
 	}
 }
+
+// connCounter counts a test server's open connections.
+type connCounter struct {
+	mu   sync.Mutex
+	open int
+}
+
+func (c *connCounter) track(_ net.Conn, st http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch st {
+	case http.StateNew:
+		c.open++
+	case http.StateClosed, http.StateHijacked:
+		c.open--
+	}
+}
+
+func (c *connCounter) now() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.open
+}
+
+// A fan-out to many hosts keeps at most MaxIdleConns idle connections, not
+// one per host it visited.
+func TestDeliverBoundsTheIdlePool(t *testing.T) {
+	t.Parallel()
+	const hosts, idle = 40, 5
+	var cc connCounter
+	var inboxes []string
+	for i := 0; i < hosts; i++ {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusAccepted)
+		}))
+		srv.Config.ConnState = cc.track
+		srv.Start()
+		t.Cleanup(srv.Close)
+		inboxes = append(inboxes, srv.URL+"/inbox")
+	}
+	c := delivery.New(delivery.Config{Timeout: 5 * time.Second, AllowPrivate: true, MaxIdleConns: idle})
+	defer c.Close()
+	kp := key(t)
+	for _, in := range inboxes {
+		o := c.Deliver(context.Background(), ports.Delivery{Inbox: in, Payload: []byte(`{}`), KeyID: "https://local.example/users/a#main-key", PrivateKeyPEM: kp.PrivatePEM})
+		if o.Kind != domain.OutcomeDelivered {
+			t.Fatalf("delivery to %s: %+v", in, o)
+		}
+	}
+	// The server sees a close once the client has dropped a connection;
+	// wait (bounded, liveness only) for the closes to arrive.
+	deadline := time.Now().Add(5 * time.Second)
+	for cc.now() > idle && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := cc.now(); n > idle {
+		t.Fatalf("%d connections open after deliveries to %d hosts, want at most MaxIdleConns = %d", n, hosts, idle)
+	}
+}

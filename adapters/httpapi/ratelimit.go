@@ -36,9 +36,9 @@ func DefaultRateLimit() RateLimit { return RateLimit{PerMinute: 10, Burst: 10, M
 // to be full again, when a fresh one is the same, so eviction never
 // loosens the limit.
 //
-// It keys on the TCP peer address: behind a reverse proxy every client
-// shares the proxy's address, so there the proxy should limit instead (see
-// docs/operations.md).
+// It keys on the request's RemoteAddr, which Handler has set to the
+// client's address: the TCP peer, or the forwarded client behind a trusted
+// proxy (Proxies).
 type RateLimiter struct {
 	cfg      RateLimit
 	every    rate.Limit

@@ -30,7 +30,7 @@ func (m *manualNow) Advance(d time.Duration) {
 	m.mu.Unlock()
 }
 
-func newLimited(t *testing.T, cfg httpapi.RateLimit) (http.Handler, *httpapi.RateLimiter, *manualNow) {
+func newLimited(t *testing.T, cfg httpapi.RateLimit, more ...httpapi.Routes) (http.Handler, *httpapi.RateLimiter, *manualNow) {
 	t.Helper()
 	clock := &manualNow{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	cfg.Now = clock.Now
@@ -44,7 +44,7 @@ func newLimited(t *testing.T, cfg httpapi.RateLimit) (http.Handler, *httpapi.Rat
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	app := application.New(deps, policy, "instance", application.NewURLs("local.example"), nil)
 	rl := httpapi.NewRateLimiter(cfg)
-	return httpapi.New(app, ready{}, slog.New(slog.DiscardHandler), rl), rl, clock
+	return httpapi.New(app, ready{}, slog.New(slog.DiscardHandler), append([]httpapi.Routes{rl}, more...)...), rl, clock
 }
 
 func hit(h http.Handler, method, path, remote, token, body string) *httptest.ResponseRecorder {

@@ -21,10 +21,11 @@ type Readiness interface {
 
 // Handler serves Herald's HTTP surface.
 type Handler struct {
-	app    *application.Application
-	ready  Readiness
-	log    *slog.Logger
-	router *mux.Router
+	app     *application.Application
+	ready   Readiness
+	log     *slog.Logger
+	router  *mux.Router
+	proxies *Proxies
 }
 
 // Routes is a surface that lives in its own adapter package (ActivityPub,
@@ -36,7 +37,7 @@ type Routes interface {
 // New builds the router: the probes and the client API here, then each of
 // the extra surfaces in order.
 func New(app *application.Application, ready Readiness, log *slog.Logger, extra ...Routes) *Handler {
-	h := &Handler{app: app, ready: ready, log: log.With("component", "http"), router: mux.NewRouter()}
+	h := &Handler{app: app, ready: ready, log: log.With("component", "http"), router: mux.NewRouter(), proxies: proxiesOf(extra)}
 	r := h.router
 	r.HandleFunc("/healthz", h.healthz).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/readyz", h.readyz).Methods(http.MethodGet, http.MethodHead)
@@ -71,8 +72,14 @@ func (h *Handler) Router() *mux.Router { return h.router }
 
 // ServeHTTP implements http.Handler with access logging and a last-resort
 // recover, so a bug answers 500 instead of killing the process.
+//
+// It sets the request's RemoteAddr to the client's address (Proxies), the
+// one place the rate limit and every log line take it from.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	peer := r.RemoteAddr
+	r = r.WithContext(r.Context()) // a shallow copy: handlers must not modify the server's request
+	r.RemoteAddr = h.proxies.ClientAddr(r)
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	defer func() {
 		if p := recover(); p != nil {
@@ -86,7 +93,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			level = slog.LevelWarn
 		}
 		h.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
-			"status", rec.status, "duration", time.Since(start))
+			"status", rec.status, "duration", time.Since(start), "client", r.RemoteAddr, "peer", peer)
 	}()
 	h.router.ServeHTTP(rec, r)
 }

@@ -4,3 +4,11 @@ package postgres
 var InterpretError = interpretError
 
 var LeaseSQL = leaseSQL
+
+var (
+	SettleSQL     = settleSQL
+	ReapSQL       = reapSQL
+	PurgeSQL      = purgeSQL
+	DeferHostSQL  = deferHostSQL
+	ResumeHostSQL = resumeHostSQL
+)

@@ -76,9 +76,20 @@ SELECT 'j' || lpad(g::text, 8, '0'), md5(g::text), 'a' || g, 'https://h' || (g %
 FROM generate_series(1, 200000) g`)
 	mustExec(t, p, `ANALYZE jobs`)
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	// The plan the lease function runs: the generic one (its SET clause),
+	// planned without the parameters' values.
 	var raw []byte
-	err := p.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+postgres.LeaseSQL,
-		"w", "tok", now.Add(time.Minute), now, []string{"h0.example", "h10.example"}, 2, 8, 48).Scan(&raw)
+	err := pgx.BeginFunc(ctx, p, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `PREPARE lease_plan (text, text, timestamptz, timestamptz, text[], integer, integer, integer) AS `+postgres.LeaseSQL); err != nil {
+			return err
+		}
+		// EXECUTE takes no bound parameters: the values go in as literals.
+		return tx.QueryRow(ctx, fmt.Sprintf(`EXPLAIN (FORMAT JSON) EXECUTE lease_plan ('w', 'tok', '%s', '%s', '{h0.example,h10.example}', 2, 8, 48)`,
+			now.Add(time.Minute).Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))).Scan(&raw)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,20 +116,167 @@ FROM generate_series(1, 200000) g`)
 	usesQueueIndex := false
 	cand.walk(func(n planNode) {
 		switch {
-		case n.NodeType == "Index Scan" && n.IndexName == "jobs_state_run_at_idx":
+		case n.NodeType == "Index Scan" && n.IndexName == "jobs_queued_run_at_idx":
 			usesQueueIndex = true
 		case strings.Contains(n.NodeType, "Sort"):
 			t.Errorf("the lease sorts the queue (%s): %s", n.NodeType, raw)
 		}
 	})
 	if !usesQueueIndex {
-		t.Fatalf("lease plan does not scan jobs_state_run_at_idx: %s", raw)
+		t.Fatalf("lease plan does not scan jobs_queued_run_at_idx: %s", raw)
 	}
 	// And it does lease the oldest due job of a host not skipped.
 	j, err := leaseOne(ctx, postgres.NewJobStore(p), ports.LeaseRequest{Owner: "w", Token: "tok", Now: now, Until: now.Add(time.Minute),
 		SkipHosts: []string{"h0.example", "h10.example"}})
 	if err != nil || j.ID != "j00000020" {
 		t.Fatalf("leased %s, %v; want j00000020", j.ID, err)
+	}
+}
+
+// The lease runs as a function that keeps its plan (leaseFunc), and where
+// the function is missing (a schema EnsureIndexes has not seen) as the
+// plain statement, leasing the same.
+func TestLeaseFunctionAndItsFallback(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	if n := count(t, p, `SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE n.nspname = current_schema() AND p.proname = 'herald_lease_v1'`); n != 1 {
+		t.Fatalf("%d lease functions after EnsureIndexes, want 1", n)
+	}
+	s := postgres.NewJobStore(p)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	var jobs []domain.Job
+	for i := range 6 {
+		jobs = append(jobs, newJob(t, fmt.Sprintf("f%d", i), fmt.Sprintf("h%d.example", i%2), now.Add(time.Duration(i-10)*time.Second)))
+	}
+	if _, err := s.Enqueue(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	lease := func(tok string) []string {
+		got, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: tok, Now: now, Until: now.Add(time.Minute), Limit: 3, PerHost: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, j := range got {
+			if j.LeaseToken != tok || j.State != domain.JobLeased || string(j.Payload) != `{"id":"`+j.ID+`"}` {
+				t.Fatalf("leased %+v", j)
+			}
+			ids = append(ids, j.ID)
+		}
+		return ids
+	}
+	if got := lease("t1"); !slices.Equal(got, []string{"f0", "f1"}) {
+		t.Fatalf("through the function: leased %v, want f0 f1 (one per host)", got)
+	}
+	mustExec(t, p, `DROP FUNCTION herald_lease_v1`)
+	if got := lease("t2"); len(got) != 0 {
+		t.Fatalf("without the function: leased %v at the cap, want none", got)
+	}
+	mustExec(t, p, `UPDATE jobs SET state = 'queued', lease_token = '', lease_owner = '', lease_until = NULL WHERE lease_token = 't1'`)
+	mustExec(t, p, `UPDATE host_slots SET in_flight = 0`)
+	if got := lease("t3"); !slices.Equal(got, []string{"f0", "f1"}) {
+		t.Fatalf("without the function: leased %v, want f0 f1", got)
+	}
+	// A start puts it back.
+	if err := postgres.EnsureIndexes(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v1' AND pronamespace = current_schema()::regnamespace`); n != 1 {
+		t.Fatalf("%d lease functions after a second EnsureIndexes", n)
+	}
+}
+
+// The other queue statements read the partial index made for them
+// (indexes.go), never the table: the reaper the leases by their end, a
+// quarantine's DeferHost and ResumeHost the host's queued jobs, the purge
+// the finished jobs; and the settlement finds its jobs by id, not by a scan
+// of every lease (its "state = 'leased'" must not make jobs_lease_until_idx
+// look useful).
+func TestQueueStatementsUseTheirIndexes(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	// 100,000 jobs: 2% queued, 1% leased, the rest finished.
+	mustExec(t, p, `
+INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at,
+	lease_token, lease_until, finished_at)
+SELECT 'j' || lpad(g::text, 8, '0'), md5(g::text), 'a' || g, 'https://h' || (g % 500) || '.example/inbox',
+	'h' || (g % 500) || '.example', 's', 'k', '\x7b7d'::bytea,
+	CASE WHEN g % 100 < 2 THEN 'queued' WHEN g % 100 = 2 THEN 'leased' ELSE 'succeeded' END,
+	timestamptz '2026-01-01' + (g || ' seconds')::interval, now(),
+	CASE WHEN g % 100 = 2 THEN 'tok' || g ELSE '' END,
+	CASE WHEN g % 100 = 2 THEN timestamptz '2026-01-01' + (g || ' seconds')::interval END,
+	CASE WHEN g % 100 > 2 THEN timestamptz '2026-01-01' + (g || ' seconds')::interval END
+FROM generate_series(1, 100000) g`)
+	mustExec(t, p, `ANALYZE jobs`)
+	at := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name, sql string
+		args      []any
+		index     string // the index the plan must read jobs through
+	}{
+		{"reap", postgres.ReapSQL, []any{at, 16, "expired"}, "jobs_lease_until_idx"},
+		{"defer host", postgres.DeferHostSQL, []any{"h7.example", at}, "jobs_queued_host_idx"},
+		{"resume host", postgres.ResumeHostSQL, []any{"h7.example", at.Add(time.Hour), at}, "jobs_queued_host_idx"},
+		{"purge", postgres.PurgeSQL, []any{at, 5000}, "jobs_finished_idx"},
+		{"settle", postgres.SettleSQL, []any{[]int32{0}, []string{"j00000002"}, []string{"tok2"}, []string{"succeeded"}, []int32{1},
+			[]*time.Time{nil}, []string{""}, []time.Time{at}}, "jobs_pkey"},
+	}
+	for _, c := range cases {
+		var raw []byte
+		if err := p.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+c.sql, c.args...).Scan(&raw); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var plan []struct{ Plan planNode }
+		if err := json.Unmarshal(raw, &plan); err != nil {
+			t.Fatal(err)
+		}
+		var read []string
+		plan[0].Plan.walk(func(n planNode) {
+			if n.RelationName == "jobs" && (strings.Contains(n.NodeType, "Scan") || n.NodeType == "Bitmap Heap Scan") {
+				read = append(read, n.NodeType+" "+n.IndexName)
+			}
+			if strings.HasPrefix(n.IndexName, "jobs_") && n.IndexName != c.index {
+				t.Errorf("%s reads %s, not %s: %s", c.name, n.IndexName, c.index, raw)
+			}
+			if n.RelationName == "jobs" && n.NodeType == "Seq Scan" {
+				t.Errorf("%s scans the table: %s", c.name, raw)
+			}
+		})
+		if len(read) == 0 {
+			t.Errorf("%s does not read jobs: %s", c.name, raw)
+		}
+	}
+}
+
+// EnsureIndexes drops the full queue indexes of earlier versions, which
+// the partial ones replace (every write would keep maintaining them), and
+// leaves room in the jobs table's pages for the next row versions.
+func TestEnsureIndexesDropsRetiredIndexes(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	mustExec(t, p, `CREATE INDEX jobs_state_run_at_idx ON jobs (state, run_at, seq)`)
+	mustExec(t, p, `CREATE INDEX jobs_host_state_idx ON jobs (host, state)`)
+	mustExec(t, p, `CREATE INDEX jobs_finished_at_idx ON jobs (finished_at)`)
+	if err := postgres.EnsureIndexes(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	have := column(t, p, `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'jobs' ORDER BY 1`)
+	want := []string{"jobs_dedupe_key_key", "jobs_finished_idx", "jobs_lease_until_idx", "jobs_pkey", "jobs_queued_host_idx", "jobs_queued_run_at_idx"}
+	if !slices.Equal(have, want) {
+		t.Fatalf("indexes on jobs: %v, want %v", have, want)
+	}
+	// The fillfactor is set, once.
+	opts := column(t, p, `SELECT unnest(reloptions) FROM pg_class WHERE oid = 'jobs'::regclass`)
+	if !slices.Equal(opts, []string{"fillfactor=70"}) {
+		t.Fatalf("jobs reloptions %v, want fillfactor=70", opts)
+	}
+	// And a second start changes nothing.
+	if err := postgres.EnsureIndexes(ctx, p); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -248,43 +248,58 @@ func TestCircuitBreakerEndToEnd(t *testing.T) {
 	rm := newRemote(t, true, h.clock.Now, "u")
 	h.followedBy(rm, "u")
 	rm.setBehavior(answer(503))
-	t1 := h.clock.Now()
 	for i := range domain.BreakerThreshold {
 		h.post(h.token, map[string]any{"as": "alice", "content": "post " + itoa(i)})
 	}
-	eventually(t, "the quarantine", func() bool { return h.breaker(rm).Quarantined(h.clock.Now()) })
-	until := t1.Add(domain.FirstQuarantine)
+	// Each 503 holds the host's other jobs until the curve's first step
+	// (the engine's hold after a failure): the clock moves a step at a
+	// time until the tenth consecutive failure opens the breaker.
+	var opened time.Time
+	for step := 0; opened.IsZero(); step++ {
+		if step > 4*domain.BreakerThreshold {
+			t.Fatal("the breaker never opened")
+		}
+		n := len(rm.received("Create"))
+		eventually(t, "the attempts settled", func() bool {
+			for _, j := range h.createJobs(rm) {
+				if j.State == domain.JobLeased {
+					return false
+				}
+			}
+			return true
+		})
+		if h.breaker(rm).Quarantined(h.clock.Now()) {
+			opened = h.clock.Now()
+			break
+		}
+		h.clock.Advance(domain.RetryDelay(1, 0))
+		h.engine.Wake()
+		eventually(t, "the next attempt", func() bool { return len(rm.received("Create")) > n })
+	}
+	until := opened.Add(domain.FirstQuarantine)
 	if b := h.breaker(rm); !b.QuarantinedUntil.Equal(until) || b.ConsecutiveFailures != domain.BreakerThreshold || b.QuarantineLevel != 1 {
 		t.Fatalf("breaker %+v", b)
 	}
-	eventually(t, "ten settled first attempts", func() bool {
-		js := h.createJobs(rm)
-		for _, j := range js {
-			if j.State != domain.JobQueued || j.Attempts != 1 {
-				return false
-			}
-		}
-		return len(js) == domain.BreakerThreshold
-	})
-	// The curve's first wait ends inside the quarantine: the job that was
-	// still running when the breaker opened is leased, and put back to
-	// the quarantine's end without an attempt.
-	h.clock.Advance(domain.RetryDelay(1, 0))
+	// Every job waits for the end of the quarantine, the ten attempts
+	// spent and no more.
+	h.clock.Advance(domain.RetryDelay(2, 0))
 	h.engine.Wake()
 	eventually(t, "every job deferred to the end of the quarantine", func() bool {
+		attempts := 0
 		for _, j := range h.createJobs(rm) {
-			if !j.RunAt.Equal(until) || j.Attempts != 1 || j.State != domain.JobQueued {
+			if !j.RunAt.Equal(until) || j.State != domain.JobQueued {
 				return false
 			}
+			attempts += j.Attempts
 		}
-		return true
+		return attempts == domain.BreakerThreshold
 	})
 	// A new post to the quarantined host waits too, with no attempt spent.
 	h.post(h.token, map[string]any{"as": "alice", "content": "during the quarantine"})
 	eventually(t, "the new job deferred", func() bool {
 		for _, j := range h.createJobs(rm) {
-			if j.Attempts == 0 {
-				return j.State == domain.JobQueued && j.RunAt.Equal(until)
+			if strings.Contains(string(j.Payload), "during the quarantine") {
+				return j.Attempts == 0 && j.State == domain.JobQueued && j.RunAt.Equal(until)
 			}
 		}
 		return false

@@ -20,8 +20,9 @@ import (
 
 // api talks to one Herald over HTTP, as a client or a curl would.
 type api struct {
-	t    *testing.T
-	base string // http://host:port
+	t      *testing.T
+	base   string       // http://host:port
+	client *http.Client // nil: http.DefaultClient
 }
 
 func (a api) call(method, path, token string, in any) (int, map[string]any) {
@@ -38,7 +39,11 @@ func (a api) call(method, path, token string, in any) (int, map[string]any) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := a.client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		a.t.Fatal(err)
 	}

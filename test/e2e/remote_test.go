@@ -32,6 +32,7 @@ type remote struct {
 	base   string // http://127.0.0.1:port
 	shared bool   // whether its actors advertise the shared inbox /inbox
 	now    func() time.Time
+	client *http.Client // what it sends and fetches Herald's keys with
 
 	mu       sync.Mutex
 	actors   map[string]*remoteActor
@@ -90,7 +91,7 @@ func hangUp(w http.ResponseWriter, r *http.Request) {
 
 func newRemote(t *testing.T, shared bool, now func() time.Time, names ...string) *remote {
 	t.Helper()
-	rm := &remote{t: t, shared: shared, now: now, actors: map[string]*remoteActor{}, behave: accepted, heraldPK: map[string]*rsa.PublicKey{}}
+	rm := &remote{t: t, shared: shared, now: now, client: http.DefaultClient, actors: map[string]*remoteActor{}, behave: accepted, heraldPK: map[string]*rsa.PublicKey{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /users/{name}", rm.actorDoc)
 	mux.HandleFunc("GET /.well-known/webfinger", rm.webfinger)
@@ -264,7 +265,7 @@ func (rm *remote) heraldKey(keyID string) (*rsa.PublicKey, error) {
 	doc, _, _ := strings.Cut(keyID, "#")
 	req, _ := http.NewRequest(http.MethodGet, doc, nil)
 	req.Header.Set("Accept", "application/activity+json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := rm.client.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -304,6 +305,12 @@ func (rm *remote) heraldKey(keyID string) (*rsa.PublicKey, error) {
 func (rm *remote) send(a *remoteActor, inbox string, activity map[string]any) (int, string) {
 	rm.t.Helper()
 	body, _ := json.Marshal(activity)
+	return rm.do(rm.signed(a, inbox, body))
+}
+
+// signed is the signed POST of body to inbox by a.
+func (rm *remote) signed(a *remoteActor, inbox string, body []byte) *http.Request {
+	rm.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, inbox, bytes.NewReader(body))
 	if err != nil {
 		rm.t.Fatal(err)
@@ -321,7 +328,13 @@ func (rm *remote) send(a *remoteActor, inbox string, activity map[string]any) (i
 	}
 	req.Header.Set("Signature", fmt.Sprintf(`keyId="%s#main-key",algorithm="rsa-sha256",headers="(request-target) host date digest content-type",signature="%s"`,
 		a.uri, base64.StdEncoding.EncodeToString(sig)))
-	resp, err := http.DefaultClient.Do(req)
+	return req
+}
+
+// do sends req with the remote's client: the status and body.
+func (rm *remote) do(req *http.Request) (int, string) {
+	rm.t.Helper()
+	resp, err := rm.client.Do(req)
 	if err != nil {
 		rm.t.Fatal(err)
 	}

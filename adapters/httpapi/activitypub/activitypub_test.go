@@ -390,6 +390,88 @@ func TestInboxDeleteOfAGoneActor(t *testing.T) {
 	}
 }
 
+// GoToSocial's first contact: its keyId is ".../users/NAME/main-key",
+// which serves a minimal Person (id, type, preferredUsername, publicKey; no
+// inbox) while the full actor is at ".../users/NAME". A fresh Herald that
+// never saw the account must accept its first Follow (a 4xx is final for
+// GoToSocial: its user would wait forever).
+func TestInboxFirstContactWithGoToSocialKeyDocument(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		key  func(actor, keyURL, pemText string) map[string]any
+	}{
+		{"minimal Person, one key", func(actor, keyURL, pemText string) map[string]any {
+			return map[string]any{"@context": application.ASContext, "id": actor, "type": "Person", "preferredUsername": "gts",
+				"publicKey": map[string]string{"id": keyURL, "owner": actor, "publicKeyPem": pemText}}
+		}},
+		{"minimal Person, key array, no owner", func(actor, keyURL, pemText string) map[string]any {
+			return map[string]any{"id": actor, "type": "Person",
+				"publicKey": []any{map[string]string{"id": actor + "#other", "publicKeyPem": "x"}, map[string]string{"id": keyURL, "publicKeyPem": pemText}}}
+		}},
+		{"bare key", func(actor, keyURL, pemText string) map[string]any {
+			return map[string]any{"id": keyURL, "type": "Key", "owner": actor, "publicKeyPem": pemText}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			const gts = "https://remote.example/users/gts"
+			const keyURL = gts + "/main-key"
+			doc, _ := json.Marshal(tt.key(gts, keyURL, keys[0].PublicPEM))
+			b.fetcher.set(keyURL, doc)
+			full := strings.Replace(string(actorDoc(gts, keys[0].PublicPEM)), gts+"#main-key", keyURL, 1)
+			b.fetcher.set(gts, []byte(full))
+			resp := b.post("/users/alice/inbox", followBody(gts), sign{keyID: keyURL, alg: "hs2019",
+				headers: []string{"(request-target)", "host", "date", "digest"}})
+			if resp.StatusCode != 202 {
+				body, _ := io.ReadAll(resp.Body)
+				t.Fatalf("first Follow: %d %s", resp.StatusCode, body)
+			}
+			if b.followers() != 1 || b.jobCount() != 1 {
+				t.Fatalf("followers %d, jobs %d: want the follow and its Accept", b.followers(), b.jobCount())
+			}
+			fa, err := b.content.ByActorURI(context.Background(), gts)
+			if err != nil || fa.Inbox != gts+"/inbox" || fa.PublicKeyID != keyURL {
+				t.Fatalf("cached %+v %v", fa, err)
+			}
+		})
+	}
+}
+
+// A key that cannot be fetched for a reason that is not the sender's fault
+// (their 5xx, our network, a timeout) is answered 503 with Retry-After, so
+// the sender retries instead of dropping the activity; a key server that
+// refuses or has no such key stays 401.
+func TestInboxKeyFetchFailureStatus(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		err   error
+		want  int
+		retry bool
+	}{
+		{"their 5xx", fmt.Errorf("%w: HTTP 502", domain.ErrUnavailable), 503, true},
+		{"timeout", fmt.Errorf("%w: GET: %w", domain.ErrUnavailable, context.DeadlineExceeded), 503, true},
+		{"refused by them", fmt.Errorf("%w: HTTP 403", domain.ErrForbidden), 401, false},
+		{"gone", fmt.Errorf("%w: HTTP 404", domain.ErrNotFound), 401, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			const dan = "https://remote.example/users/dan"
+			b.fetcher.errs[dan] = tt.err
+			resp := b.post("/users/alice/inbox", followBody(dan), sign{keyID: dan + "#main-key"})
+			if resp.StatusCode != tt.want || (resp.Header.Get("Retry-After") != "") != tt.retry {
+				t.Fatalf("status %d Retry-After %q, want %d (retry %v)", resp.StatusCode, resp.Header.Get("Retry-After"), tt.want, tt.retry)
+			}
+			if b.followers() != 0 {
+				t.Fatal("a follow was stored without a verified signature")
+			}
+		})
+	}
+}
+
 func TestInboxAnswersOfTheUseCases(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/heraldfed/herald/adapters/httpapi/httperr"
 	"github.com/heraldfed/herald/domain"
@@ -36,6 +37,11 @@ func Status(err error) int { return statusTable.Status(err) }
 
 func classify(err error) (int, string) { return statusTable.Classify(err) }
 
+// RetryAfterSeconds is the Retry-After of a 503: long enough for a remote
+// server or our network to come back, short enough that a first Follow
+// does not wait long (senders apply their own backoff anyway).
+const RetryAfterSeconds = 60
+
 type errorBody struct {
 	Error string `json:"error"`
 }
@@ -47,6 +53,11 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		level = slog.LevelError
 	}
 	h.log.Log(r.Context(), level, "activitypub request refused", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	if status == http.StatusServiceUnavailable {
+		// Not the sender's fault (a key we could not fetch now, our store
+		// down): ask it to deliver again rather than lose the activity.
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+	}
 	writeJSON(w, status, "application/json; charset=utf-8", errorBody{Error: msg})
 }
 

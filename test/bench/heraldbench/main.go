@@ -3,8 +3,9 @@
 // reported with its ratio to its bound or baseline:
 //
 //	fan-out makespan   one post to 10,000 inboxes on 1,000 loopback hosts,
-//	                   against max(total_work/8, max_host_work/2) and a
-//	                   serial one-at-a-time worker
+//	                   against max(total_work/8, max_host_work/2), one row
+//	                   per fault (dead, refused, 503/429 with Retry-After,
+//	                   all at once, a second post while retries come due)
 //	lease throughput   jobs leased and completed per second, 1/8/32 workers,
 //	                   and lease latency from 1k to 1M queued jobs, per store
 //	engine throughput  20,000 no-op jobs over 1,000 hosts drained by the real
@@ -44,6 +45,7 @@ func main() {
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
 	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,fanout", "which measurements, comma-separated")
 	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue and lease rows measure, comma-separated")
+	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither; empty: all)")
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
 	dbURL := flag.String("database-url", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL for the postgres rows")
 	mongoURI := flag.String("mongodb-uri", os.Getenv("MONGODB_URI"), "MongoDB for the mongo rows (skipped when empty)")
@@ -72,7 +74,7 @@ func main() {
 		{"lease", func(ctx context.Context, r *report) error { return benchLease(ctx, r, stores) }},
 		{"engine", func(ctx context.Context, r *report) error { return benchEngine(ctx, r, *dbURL) }},
 		{"engine-sqlite", benchEngineSQLite},
-		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL) }},
+		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL, rowSet(*fanoutRows)) }},
 	}
 	failed := false
 	for _, s := range steps {
@@ -100,6 +102,16 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+func rowSet(list string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Split(list, ",") {
+		if w = strings.TrimSpace(w); w != "" {
+			m[w] = true
+		}
+	}
+	return m
 }
 
 func envOr(k, def string) string {

@@ -1,0 +1,213 @@
+package application_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// hanging answers 202 except for inboxes on hosts containing "hang", which
+// wait until released (or the delivery is cut off) and then time out.
+type hanging struct {
+	mu      sync.Mutex
+	release chan struct{}
+}
+
+func newHanging() *hanging { return &hanging{release: make(chan struct{})} }
+
+func (h *hanging) respond(ctx context.Context, d ports.Delivery) domain.Outcome {
+	if !strings.Contains(d.Inbox, "hang") {
+		return domain.Classify(202, "", time.Time{})
+	}
+	h.mu.Lock()
+	ch := h.release
+	h.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+	return domain.NetworkFailure(fmt.Errorf("timeout"))
+}
+
+func (h *hanging) free() {
+	h.mu.Lock()
+	close(h.release)
+	h.release = make(chan struct{})
+	h.mu.Unlock()
+}
+
+func (b *bundle) succeeded(prefix string) int {
+	b.t.Helper()
+	all, _ := b.jobs.List(context.Background(), ports.JobFilter{})
+	n := 0
+	for _, j := range all {
+		if strings.HasPrefix(j.ID, prefix) && j.State == domain.JobSucceeded {
+			n++
+		}
+	}
+	return n
+}
+
+// A delivery to a host that has not answered gives its slot back after
+// ParkAfter and waits in the Waits budget; when that is full, a wait keeps
+// its slot. Hosts that answer never have more than Workers deliveries.
+func TestEngineWaitsOnSilentHostsLeaveTheSlots(t *testing.T) {
+	t.Parallel()
+	h := newHanging()
+	b := setup(t, application.EngineConfig{Workers: 2, Waits: 2}, h.respond)
+	b.start()
+	defer h.free()
+	b.enqueue(b.job("hang-a", "hang-a.example"), b.job("hang-b", "hang-b.example"))
+	b.eventually("both slots waiting on silent hosts", func() bool { return b.deliverer.InFlight() == 2 })
+	b.enqueue(b.job("ok-0", "ok0.example"))
+	b.settleIdle()
+	if n := b.succeeded("ok-"); n != 0 {
+		t.Fatalf("%d healthy jobs delivered with every slot taken", n)
+	}
+
+	b.clock.Advance(time.Second - time.Millisecond)
+	b.settleIdle()
+	if n := b.succeeded("ok-"); n != 0 {
+		t.Fatal("the waits gave their slots back before ParkAfter")
+	}
+	b.clock.Advance(time.Millisecond)
+	b.waitState("ok-0", domain.JobSucceeded)
+
+	// Waits is full: a third silent host keeps its slot after ParkAfter.
+	b.enqueue(b.job("hang-c", "hang-c.example"))
+	b.eventually("third wait started", func() bool { return b.deliverer.InFlight() == 3 })
+	b.advance(2 * time.Second)
+	var oks []domain.Job
+	for i := 1; i <= 20; i++ {
+		oks = append(oks, b.job(fmt.Sprintf("ok-%d", i), fmt.Sprintf("ok%d.example", i%5)))
+	}
+	b.enqueue(oks...)
+	b.eventually("healthy jobs delivered on the one free slot", func() bool { return b.succeeded("ok-") == 21 })
+	if total, _ := b.deliverer.MaxInFlight(); total > 2+2 {
+		t.Fatalf("%d deliveries at once, want at most Workers+Waits = 4", total)
+	}
+	if total, _ := b.deliverer.MaxInFlight(); total < 3 {
+		t.Fatalf("at most %d deliveries at once: the healthy jobs waited behind the silent hosts", total)
+	}
+}
+
+// A host that answered lately is trusted to answer again: its slow delivery
+// keeps its slot however long it takes, so hosts that answer never get more
+// than Workers slots.
+func TestEngineHostThatAnsweredKeepsItsSlot(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	slow := false
+	release := make(chan struct{})
+	defer close(release)
+	b := setup(t, application.EngineConfig{Workers: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		mu.Lock()
+		s := slow && strings.Contains(d.Inbox, "slow")
+		mu.Unlock()
+		if s {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return domain.Classify(202, "", time.Time{})
+	})
+	b.start()
+	b.enqueue(b.job("first", "slow.example"))
+	b.waitState("first", domain.JobSucceeded)
+	mu.Lock()
+	slow = true
+	mu.Unlock()
+	b.enqueue(b.job("second", "slow.example"))
+	b.eventually("slow delivery started", func() bool { return b.deliverer.InFlight() == 1 })
+	b.enqueue(b.job("other", "other.example"))
+	b.advance(5 * time.Second)
+	if st := b.get("other").State; st != domain.JobQueued {
+		t.Fatalf("other job %s while the one slot was busy with a host that answers", st)
+	}
+}
+
+// After a host failure the host's other jobs are held, unattempted, until
+// the first step of the curve; then they run. A 429's Retry-After holds
+// them as long.
+func TestEngineHoldsAHostAfterItFails(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		respond func(b *bundle) domain.Outcome
+		hold    time.Duration
+	}{
+		{"no answer", func(*bundle) domain.Outcome { return domain.NetworkFailure(fmt.Errorf("timeout")) }, domain.RetryDelay(1, 0)},
+		{"503", func(*bundle) domain.Outcome { return domain.Classify(503, "", time.Time{}) }, domain.RetryDelay(1, 0)},
+		{"429 Retry-After 600", func(b *bundle) domain.Outcome { return domain.Classify(429, "600", b.clock.Now()) }, 600 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var b *bundle
+			var mu sync.Mutex
+			fail := true
+			b = setup(t, application.EngineConfig{PerHost: 1}, func(context.Context, ports.Delivery) domain.Outcome {
+				mu.Lock()
+				defer mu.Unlock()
+				if fail {
+					return tt.respond(b)
+				}
+				return domain.Classify(202, "", time.Time{})
+			})
+			b.start()
+			var jobs []domain.Job
+			for i := 0; i < 5; i++ {
+				jobs = append(jobs, b.job(fmt.Sprintf("j%d", i), "sick.example"))
+			}
+			b.enqueue(jobs...)
+			b.eventually("first attempt settled", func() bool { return b.get("j0").Attempts == 1 && b.get("j0").State == domain.JobQueued })
+			b.settleIdle()
+			if n := len(b.deliverer.Calls()); n != 1 {
+				t.Fatalf("%d attempts; the host's other jobs were not held", n)
+			}
+			for i := 1; i < 5; i++ {
+				j := b.get(fmt.Sprintf("j%d", i))
+				if j.State != domain.JobQueued || j.Attempts != 0 || !j.RunAt.Equal(t0.Add(tt.hold)) {
+					t.Fatalf("held job %s: %s, %d attempts, due %v; want queued, 0, %v", j.ID, j.State, j.Attempts, j.RunAt, t0.Add(tt.hold))
+				}
+			}
+			// A job enqueued during the hold waits too.
+			b.enqueue(b.job("late", "sick.example"))
+			b.advance(tt.hold - time.Millisecond)
+			if n := len(b.deliverer.Calls()); n != 1 {
+				t.Fatalf("%d attempts during the hold", n)
+			}
+			mu.Lock()
+			fail = false
+			mu.Unlock()
+			b.clock.Advance(time.Millisecond)
+			b.clock.Advance(5 * time.Second) // the poll, if the wake-up was spent
+			for i := 1; i < 5; i++ {
+				b.waitState(fmt.Sprintf("j%d", i), domain.JobSucceeded)
+			}
+			b.waitState("late", domain.JobSucceeded)
+		})
+	}
+}
+
+// A negative Hold turns the hold off: every job of a failing host is
+// attempted when leased (what the benchmark compares against).
+func TestEngineNegativeHoldDoesNotHold(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{PerHost: 1, Hold: -1}, status(503))
+	b.start()
+	var jobs []domain.Job
+	for i := 0; i < 5; i++ {
+		jobs = append(jobs, b.job(fmt.Sprintf("j%d", i), "sick.example"))
+	}
+	b.enqueue(jobs...)
+	b.eventually("every job attempted once, no clock moved", func() bool { return len(b.deliverer.Calls()) == 5 })
+}
