@@ -21,6 +21,9 @@
 //   - 005_host_slots: the per-host slot counts that make the per-host cap
 //     hold across processes, filled from the leased jobs. Down drops them;
 //     the jobs are untouched.
+//   - 009_bodies: each activity body once in bodies (content address, hex
+//     SHA-256), jobs.payload replaced by jobs.body_id. Down puts every body
+//     back into its jobs' payload and drops bodies.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres
