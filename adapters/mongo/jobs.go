@@ -44,14 +44,17 @@ func NewJobStore(db *mongodrv.Database) *JobStore {
 }
 
 type jobDoc struct {
-	ID         string    `bson:"_id"`
-	DedupeKey  string    `bson:"dedupeKey"`
-	ActivityID string    `bson:"activityId"`
-	Inbox      string    `bson:"inbox"`
-	Host       string    `bson:"host"`
-	SenderID   string    `bson:"senderId"`
-	KeyID      string    `bson:"keyId"`
-	Payload    []byte    `bson:"payload"`
+	ID         string `bson:"_id"`
+	DedupeKey  string `bson:"dedupeKey"`
+	ActivityID string `bson:"activityId"`
+	Inbox      string `bson:"inbox"`
+	Host       string `bson:"host"`
+	SenderID   string `bson:"senderId"`
+	KeyID      string `bson:"keyId"`
+	// Payload is set only on jobs stored before migration 007; since, the
+	// body is kept once in bodies and named by BodyID.
+	Payload    []byte    `bson:"payload,omitempty"`
+	BodyID     string    `bson:"bodyId,omitempty"`
 	State      string    `bson:"state"`
 	Attempts   int       `bson:"attempts"`
 	RunAt      time.Time `bson:"runAt"`
@@ -69,7 +72,7 @@ type jobDoc struct {
 func toJobDoc(j domain.Job) jobDoc {
 	return jobDoc{
 		ID: j.ID, DedupeKey: j.DedupeKey, ActivityID: j.ActivityID, Inbox: j.Inbox, Host: j.Host,
-		SenderID: j.SenderID, KeyID: j.KeyID, Payload: j.Payload, State: string(j.State),
+		SenderID: j.SenderID, KeyID: j.KeyID, Payload: j.Payload, BodyID: j.BodyID, State: string(j.State),
 		Attempts: j.Attempts, RunAt: utc(j.RunAt), LeaseOwner: j.LeaseOwner, LeaseToken: j.LeaseToken,
 		LeaseUntil: utc(j.LeaseUntil), LastError: j.LastError, CreatedAt: utc(j.CreatedAt), FinishedAt: utc(j.FinishedAt),
 	}
@@ -78,7 +81,7 @@ func toJobDoc(j domain.Job) jobDoc {
 func (d jobDoc) job() domain.Job {
 	return domain.Job{
 		ID: d.ID, DedupeKey: d.DedupeKey, ActivityID: d.ActivityID, Inbox: d.Inbox, Host: d.Host,
-		SenderID: d.SenderID, KeyID: d.KeyID, Payload: d.Payload, State: domain.JobState(d.State),
+		SenderID: d.SenderID, KeyID: d.KeyID, Payload: d.Payload, BodyID: d.BodyID, State: domain.JobState(d.State),
 		Attempts: d.Attempts, RunAt: d.RunAt, LeaseOwner: d.LeaseOwner, LeaseToken: d.LeaseToken,
 		LeaseUntil: d.LeaseUntil, LastError: d.LastError, CreatedAt: d.CreatedAt, FinishedAt: d.FinishedAt,
 	}
@@ -126,8 +129,13 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 			return 0, fmt.Errorf("%w: job %q is not valid; build it with domain.NewJob", domain.ErrInvalidInput, j.ID)
 		}
 	}
+	jobs, bodies := ports.SplitBodies(jobs)
 	fresh, err := s.freshJobs(ctx, jobs)
 	if err != nil {
+		return 0, err
+	}
+	needed, touched := bodiesOf(fresh, bodies)
+	if err := s.putBodies(ctx, needed, touched); err != nil {
 		return 0, err
 	}
 	var inserted []string
@@ -444,7 +452,8 @@ func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (po
 	return r, nil
 }
 
-// Purge implements ports.JobStore; with a TTL index it finds little to do.
+// Purge implements ports.JobStore; with a TTL index it finds few jobs to
+// delete, and then sweeps the bodies no job refers to any more.
 func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, error) {
 	res, err := s.jobs.DeleteMany(ctx, bson.D{
 		{Key: "state", Value: bson.D{{Key: "$in", Value: bson.A{string(domain.JobSucceeded), string(domain.JobDead)}}}},
@@ -453,7 +462,7 @@ func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, er
 	if err != nil {
 		return 0, fmt.Errorf("purge: %w", interpretError(err, nil))
 	}
-	return int(res.DeletedCount), nil
+	return int(res.DeletedCount), s.sweepBodies(ctx, finishedBefore)
 }
 
 // DeferHost implements ports.JobStore.
@@ -524,7 +533,11 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 	if err := s.jobs.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil {
 		return domain.Job{}, fmt.Errorf("job %s: %w", id, interpretError(err, nil))
 	}
-	return d.job(), nil
+	one := []domain.Job{d.job()}
+	if err := s.fillBodies(ctx, one); err != nil {
+		return domain.Job{}, fmt.Errorf("job %s: %w", id, err)
+	}
+	return one[0], nil
 }
 
 // List implements ports.JobAdmin.
@@ -543,7 +556,11 @@ func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, e
 	if f.Limit > 0 {
 		opts.SetLimit(int64(f.Limit))
 	}
-	return findAll(ctx, s.jobs, filter, "list jobs", jobDoc.job, opts)
+	out, err := findAll(ctx, s.jobs, filter, "list jobs", jobDoc.job, opts)
+	if err == nil {
+		err = s.fillBodies(ctx, out)
+	}
+	return out, err
 }
 
 // RetryDead implements ports.JobAdmin.

@@ -45,6 +45,14 @@ const hostLockFor = 30 * time.Second
 // host was written, with majority write concern, by a lock holder before it
 // unlocked.
 func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
+	out, err := s.leaseBatch(ctx, req)
+	if ferr := s.fillBodies(ctx, out); err == nil {
+		err = ferr
+	}
+	return out, err
+}
+
+func (s *JobStore) leaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
