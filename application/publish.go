@@ -124,6 +124,8 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 		}
 	}
 
+	touch(ctx, d, a.ID)
+
 	act := Activity{
 		ID: h.urls.Activity(actor, id), Type: "Create", Actor: actor, Published: asTime(now), To: to, CC: cc,
 		Object: Note{ID: noteURI, Type: "Note", AttributedTo: actor, Content: cmd.Content, Published: asTime(now), To: to, CC: cc, Tag: tags},

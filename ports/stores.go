@@ -96,6 +96,14 @@ type ActorStore interface {
 	// AvatarsOf lists a user's personas by name.
 	AvatarsOf(ctx context.Context, rootUserID string) ([]domain.Avatar, error)
 	DeleteAvatar(ctx context.Context, id string) error
+	// TouchAvatars records that the avatars with these ids were active at
+	// at (their account signed in, or they posted): the stored last
+	// activity becomes the later of it and at. Unknown ids are skipped.
+	TouchAvatars(ctx context.Context, ids []string, at time.Time) error
+	// CountPersonas counts personas (avatars with an owner: the instance
+	// actor is none, nor is a group) last active at or after activeSince;
+	// a zero activeSince counts them all, active or not.
+	CountPersonas(ctx context.Context, activeSince time.Time) (int, error)
 	CreateGroup(ctx context.Context, g domain.Group) error
 	GroupByName(ctx context.Context, name string) (domain.Group, error)
 	GroupByID(ctx context.Context, id string) (domain.Group, error)
@@ -149,6 +157,9 @@ type PostStore interface {
 	DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error)
 	// DmThread lists a thread newest first, as PostsByAuthor.
 	DmThread(ctx context.Context, participantsKey string, before time.Time, limit int) ([]domain.DmPost, error)
+	// CountLocalPosts counts the posts and direct posts written here
+	// (Local), not the remote ones received.
+	CountLocalPosts(ctx context.Context) (int, error)
 }
 
 // Pinger reports whether the store answers; /readyz uses it.

@@ -323,3 +323,24 @@ func limitSlice[T any](s []T, limit int) []T {
 	}
 	return s
 }
+
+// CountLocalPosts implements ports.PostStore.
+func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, p := range s.posts {
+		if p.Local {
+			n++
+		}
+	}
+	for _, d := range s.dms {
+		if d.Local {
+			n++
+		}
+	}
+	return n, nil
+}

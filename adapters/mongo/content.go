@@ -405,3 +405,17 @@ func (s *ContentStore) DmByObjectURI(ctx context.Context, uri string) (domain.Dm
 func (s *ContentStore) DmThread(ctx context.Context, key string, before time.Time, limit int) ([]domain.DmPost, error) {
 	return findAll(ctx, s.dms, withBefore(bson.D{{Key: "participantsKey", Value: key}}, before), "direct thread", dmDoc.dm, listOptions(limit))
 }
+
+// CountLocalPosts implements ports.PostStore: posts and direct posts with
+// local set.
+func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
+	total := 0
+	for _, c := range []*mongodrv.Collection{s.posts, s.dms} {
+		n, err := c.CountDocuments(ctx, bson.D{{Key: "local", Value: true}})
+		if err != nil {
+			return 0, fmt.Errorf("count local posts: %w", interpretError(err, nil))
+		}
+		total += int(n)
+	}
+	return total, nil
+}

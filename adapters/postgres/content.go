@@ -347,3 +347,13 @@ LIMIT $3`, key, before(b), limitArg(limit))
 	}
 	return out, nil
 }
+
+// CountLocalPosts implements ports.PostStore.
+func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM posts WHERE local) + (SELECT count(*) FROM dm_posts WHERE local)`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count local posts: %w", interpretError(err))
+	}
+	return n, nil
+}

@@ -369,3 +369,13 @@ LIMIT ?`, key, before(b), limitArg(limit))
 	}
 	return out, nil
 }
+
+// CountLocalPosts implements ports.PostStore.
+func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM posts WHERE local = 1) + (SELECT count(*) FROM dm_posts WHERE local = 1)`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count local posts: %w", interpretError(err))
+	}
+	return n, nil
+}

@@ -25,6 +25,9 @@
 //     (posts and dm_posts), NULL for one never edited; and reactions, the
 //     Likes and Announces of posts. Down drops both; the edited content
 //     stays.
+//   - 009_bodies: each activity body once in bodies (content address, hex
+//     SHA-256), jobs.payload replaced by jobs.body_id. Down puts every body
+//     back into its jobs' payload and drops bodies.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

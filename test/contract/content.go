@@ -84,6 +84,35 @@ func post(t *testing.T, n int, author, group string, published time.Time) domain
 func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts ...Option) {
 	const alice, bob, club = "https://h.example/users/alice", "https://h.example/users/bob", "https://h.example/groups/club"
 	runCases(t, newStore, opts, []testCase[ports.PostStore]{
+		{"CountLocalPosts", func(t *testing.T, s ports.PostStore) {
+			n, err := s.CountLocalPosts(ctx(t))
+			mustNil(t, err, "count empty")
+			if n != 0 {
+				t.Fatalf("%d local posts in an empty store", n)
+			}
+			for i, local := range []bool{true, true, false, true} {
+				p := post(t, i+1, alice, "", base)
+				p.Local = local
+				_, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create")
+			}
+			// The same post received again is not counted twice.
+			again := post(t, 1, alice, "", base)
+			again.ID, again.Local = "again", true
+			_, _ = s.CreatePost(ctx(t), again)
+			for i, local := range []bool{true, false} {
+				d, err := domain.NewDmPost(fmt.Sprintf("dm%d", i), fmt.Sprintf("https://h.example/dm/c%d", i), alice, "psst", []string{bob}, base)
+				mustNil(t, err, "dm")
+				d.Local = local
+				_, err = s.CreateDm(ctx(t), d)
+				mustNil(t, err, "create dm")
+			}
+			n, err = s.CountLocalPosts(ctx(t))
+			mustNil(t, err, "count")
+			if n != 4 {
+				t.Fatalf("%d local posts, want 4 (3 posts, 1 direct; remote ones not counted)", n)
+			}
+		}},
 		{"CreateIsIdempotentByObjectURI", func(t *testing.T, s ports.PostStore) {
 			p := post(t, 1, alice, "", base)
 			created, err := s.CreatePost(ctx(t), p)
