@@ -137,6 +137,21 @@ type PostStore interface {
 	// DeletePost removes a post or a DM by ObjectURI; domain.ErrNotFound
 	// if neither exists.
 	DeletePost(ctx context.Context, objectURI string) error
+	// UpdateContent replaces the content of the post or direct post with
+	// that ObjectURI and sets its Updated, if updated is later than its
+	// last edit (its Published when never edited); changed is false
+	// otherwise, so a repeated or out-of-order Update changes nothing.
+	// domain.ErrNotFound if neither exists.
+	UpdateContent(ctx context.Context, objectURI, content string, updated time.Time) (changed bool, err error)
+	// AddReaction records a Like or Announce of a post (not of a direct
+	// post), once per (post, actor, kind): created is false if it was
+	// already recorded. domain.ErrNotFound if there is no such post.
+	AddReaction(ctx context.Context, r domain.Reaction) (created bool, err error)
+	// RemoveReaction forgets one (an Undo); domain.ErrNotFound if none.
+	RemoveReaction(ctx context.Context, objectURI, actorURI string, kind domain.ReactionKind) error
+	// CountReactions counts a post's reactions by kind (kinds without any
+	// are absent or zero).
+	CountReactions(ctx context.Context, objectURI string) (map[domain.ReactionKind]int, error)
 	// CreateDm is CreatePost for direct posts.
 	CreateDm(ctx context.Context, p domain.DmPost) (created bool, err error)
 	DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error)

@@ -67,9 +67,9 @@ func TestLeasePlanUsesQueueIndex(t *testing.T) {
 	// 200,000 jobs: 10% queued in groups of 500 sharing one run_at (as a
 	// fan-out makes them), the rest finished.
 	mustExec(t, p, `
-INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at, finished_at)
+INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at, created_at, finished_at)
 SELECT 'j' || lpad(g::text, 8, '0'), md5(g::text), 'a' || g, 'https://h' || (g % 500) || '.example/inbox',
-	'h' || (g % 500) || '.example', 's', 'k', '\x7b7d'::bytea,
+	'h' || (g % 500) || '.example', 's', 'k', '',
 	CASE WHEN g % 10 = 0 THEN 'queued' ELSE 'succeeded' END,
 	timestamptz '2026-01-01' + ((g / 5000) || ' seconds')::interval, now(),
 	CASE WHEN g % 10 <> 0 THEN now() END

@@ -538,9 +538,16 @@ func TestActorDocuments(t *testing.T) {
 			ep, _ := doc["endpoints"].(map[string]any)
 			if doc["type"] != tt.typ || doc["id"] != tt.id || doc["preferredUsername"] != tt.name ||
 				doc["inbox"] != tt.id+"/inbox" || doc["outbox"] != tt.id+"/outbox" || doc["followers"] != tt.id+"/followers" ||
-				doc["following"] != tt.id+"/following" || ep["sharedInbox"] != local+"/inbox" ||
+				doc["following"] != tt.id+"/following" || doc["featured"] != tt.id+"/collections/featured" || ep["sharedInbox"] != local+"/inbox" ||
 				pk["id"] != tt.id+"#main-key" || pk["owner"] != tt.id || !strings.Contains(fmt.Sprint(pk["publicKeyPem"]), "PUBLIC KEY") {
 				t.Fatalf("document %v", doc)
+			}
+			// The featured collection: an empty OrderedCollection.
+			resp, fc := b.get(tt.path+"/collections/featured", "application/activity+json")
+			items, isList := fc["orderedItems"].([]any)
+			if resp.StatusCode != 200 || fc["type"] != "OrderedCollection" || fc["id"] != tt.id+"/collections/featured" ||
+				fc["totalItems"] != float64(0) || !isList || len(items) != 0 {
+				t.Fatalf("featured: %d %v", resp.StatusCode, fc)
 			}
 		})
 	}
