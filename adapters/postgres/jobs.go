@@ -331,13 +331,13 @@ SELECT * FROM leased`
 // version in the name lets processes of two versions each call their own
 // during a rolling upgrade); LeaseBatch runs leaseSQL itself where it is
 // missing.
-const leaseFunc = "herald_lease_v1"
+const leaseFunc = "herald_lease_v2"
 
 // leaseFuncDDL creates leaseFunc in the current schema. Its parameters are
 // leaseSQL's, by position; its columns are leaseSQL's RETURNING.
 var leaseFuncDDL = `CREATE OR REPLACE FUNCTION ` + leaseFunc + `(text, text, timestamptz, timestamptz, text[], integer, integer, integer)
 RETURNS TABLE (r_id text, r_dedupe_key text, r_activity_id text, r_inbox text, r_host text, r_sender_id text, r_key_id text,
-	r_payload bytea, r_state text, r_attempts integer, r_run_at timestamptz, r_lease_owner text, r_lease_token text,
+	r_body_id text, r_state text, r_attempts integer, r_run_at timestamptz, r_lease_owner text, r_lease_token text,
 	r_lease_until timestamptz, r_last_error text, r_created_at timestamptz, r_finished_at timestamptz, r_seq bigint)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
