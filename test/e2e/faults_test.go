@@ -277,9 +277,14 @@ func TestCircuitBreakerEndToEnd(t *testing.T) {
 		eventually(t, "the next attempt", func() bool { return len(rm.received("Create")) > n })
 	}
 	until := opened.Add(domain.FirstQuarantine)
-	if b := h.breaker(rm); !b.QuarantinedUntil.Equal(until) || b.ConsecutiveFailures != domain.BreakerThreshold || b.QuarantineLevel != 1 {
+	// Two deliveries to the host may be in flight when the tenth failure
+	// is counted (the per-host cap): the other one's failure counts too.
+	b := h.breaker(rm)
+	if !b.QuarantinedUntil.Equal(until) || b.ConsecutiveFailures < domain.BreakerThreshold ||
+		b.ConsecutiveFailures > domain.BreakerThreshold+1 || b.QuarantineLevel != 1 {
 		t.Fatalf("breaker %+v", b)
 	}
+	failures := b.ConsecutiveFailures
 	// Every job waits for the end of the quarantine, the ten attempts
 	// spent and no more.
 	h.clock.Advance(domain.RetryDelay(2, 0))
@@ -292,7 +297,7 @@ func TestCircuitBreakerEndToEnd(t *testing.T) {
 			}
 			attempts += j.Attempts
 		}
-		return attempts == domain.BreakerThreshold
+		return attempts == failures
 	})
 	// A new post to the quarantined host waits too, with no attempt spent.
 	h.post(h.token, map[string]any{"as": "alice", "content": "during the quarantine"})
@@ -304,8 +309,8 @@ func TestCircuitBreakerEndToEnd(t *testing.T) {
 		}
 		return false
 	})
-	if n := len(rm.received("Create")); n != domain.BreakerThreshold {
-		t.Fatalf("%d requests reached the quarantined host, want %d", n, domain.BreakerThreshold)
+	if n := len(rm.received("Create")); n != failures {
+		t.Fatalf("%d requests reached the quarantined host, want %d", n, failures)
 	}
 
 	rm.setBehavior(accepted)
@@ -323,8 +328,8 @@ func TestCircuitBreakerEndToEnd(t *testing.T) {
 	if b := h.breaker(rm); !b.Healthy() {
 		t.Fatalf("breaker after the quarantine: %+v", b)
 	}
-	if n := len(rm.received("Create")); n != 2*domain.BreakerThreshold+1 {
-		t.Fatalf("%d requests in all, want %d failed and %d delivered", n, domain.BreakerThreshold, domain.BreakerThreshold+1)
+	if n := len(rm.received("Create")); n != failures+domain.BreakerThreshold+1 {
+		t.Fatalf("%d requests in all, want %d failed and %d delivered", n, failures, domain.BreakerThreshold+1)
 	}
 }
 
