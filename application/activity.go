@@ -23,6 +23,27 @@ type Note struct {
 	To           []string `json:"to"`
 	CC           []string `json:"cc,omitempty"`
 	InReplyTo    string   `json:"inReplyTo,omitempty"`
+	// Tag holds a Mention per addressed actor: GoToSocial (and Mastodon)
+	// show a status to a local account only if it follows the sender or is
+	// mentioned, so a direct note without them is accepted and dropped.
+	Tag []Tag `json:"tag,omitempty"`
+}
+
+// Tag is an ActivityStreams tag of a note; Herald writes Mentions.
+type Tag struct {
+	Type string `json:"type"`
+	Href string `json:"href"`
+	Name string `json:"name,omitempty"`
+}
+
+// mentionOf is the Mention of a remote actor, named @user@host as
+// servers show it.
+func mentionOf(fa domain.ForeignAvatar) Tag {
+	name := ""
+	if fa.PreferredUsername != "" && fa.Host != "" {
+		name = "@" + fa.PreferredUsername + "@" + fa.Host
+	}
+	return Tag{Type: "Mention", Href: fa.ActorURI, Name: name}
 }
 
 // Activity is an outgoing activity wrapping an object or a URI.

@@ -35,7 +35,11 @@ type IncomingObject struct {
 	Content  string
 	Reply    string // inReplyTo
 	Publish  time.Time
+	Updated  time.Time // when its author last edited it (an Update's object)
 	Audience []string
+	// Mentions are the hrefs of the Mention tags, distinct (GoToSocial and
+	// Mastodon tag every mentioned actor).
+	Mentions []string
 	// Raw is the embedded object as received, for decoding it further
 	// (the actor document inside an Update).
 	Raw json.RawMessage
@@ -58,11 +62,13 @@ type as2Object struct {
 	Content      json.RawMessage `json:"content"`
 	InReplyTo    json.RawMessage `json:"inReplyTo"`
 	Published    json.RawMessage `json:"published"`
+	Updated      json.RawMessage `json:"updated"`
 	To           json.RawMessage `json:"to"`
 	CC           json.RawMessage `json:"cc"`
 	Bto          json.RawMessage `json:"bto"`
 	Bcc          json.RawMessage `json:"bcc"`
 	Audience     json.RawMessage `json:"audience"`
+	Tag          json.RawMessage `json:"tag"`
 }
 
 func malformed(format string, args ...any) error {
@@ -124,7 +130,7 @@ func decodeIncomingObject(raw json.RawMessage) (IncomingObject, error) {
 	obj := IncomingObject{
 		ID: idOf(o.ID), Type: typeOf(o.Type), Actor: idOf(o.Actor), Object: idOf(o.Object),
 		Author: idOf(o.AttributedTo), Content: stringOf(o.Content), Reply: idOf(o.InReplyTo),
-		Audience: audience(o.To, o.CC, o.Bto, o.Bcc, o.Audience), Raw: raw,
+		Audience: audience(o.To, o.CC, o.Bto, o.Bcc, o.Audience), Mentions: mentions(o.Tag), Raw: raw,
 	}
 	if obj.Type == "" {
 		// An embedded object must say what it is; one without a type is
@@ -134,6 +140,11 @@ func decodeIncomingObject(raw json.RawMessage) (IncomingObject, error) {
 	if p := stringOf(o.Published); p != "" {
 		if t, err := time.Parse(time.RFC3339, p); err == nil {
 			obj.Publish = t.UTC()
+		}
+	}
+	if u := stringOf(o.Updated); u != "" {
+		if t, err := time.Parse(time.RFC3339, u); err == nil {
+			obj.Updated = t.UTC()
 		}
 	}
 	return obj, nil
@@ -232,6 +243,34 @@ func urisOf(raw json.RawMessage) []string {
 				out = append(out, id)
 			}
 		}
+	}
+	return out
+}
+
+// mentions reads the hrefs of the Mention tags of a note: tag is one
+// object or an array; other tags (Hashtag, Emoji) are skipped.
+func mentions(raw json.RawMessage) []string {
+	raw = bytes.TrimSpace(raw)
+	items := []json.RawMessage{raw}
+	if len(raw) > 0 && raw[0] == '[' {
+		items = arrayOf(raw)
+	}
+	var out []string
+	for _, item := range items {
+		var t struct {
+			Type json.RawMessage `json:"type"`
+			Href json.RawMessage `json:"href"`
+		}
+		if decodeObject(item, &t) != nil || typeOf(t.Type) != "Mention" {
+			continue
+		}
+		if href := idOf(t.Href); httpURL(href) {
+			out = append(out, href)
+		}
+	}
+	out = distinct(out)
+	if len(out) > maxAudience {
+		out = out[:maxAudience]
 	}
 	return out
 }

@@ -38,6 +38,15 @@ func TestDecodeActivityForms(t *testing.T) {
 			application.Incoming{Type: "Delete", Actor: "https://r.example/u/bob", Object: application.IncomingObject{ID: "https://r.example/n/1"}}},
 		{"untyped object is a reference", `{"type":"Delete","actor":"https://r.example/u/bob","object":{"id":"https://r.example/n/1","content":"x"}}`,
 			application.Incoming{Type: "Delete", Actor: "https://r.example/u/bob", Object: application.IncomingObject{ID: "https://r.example/n/1"}}},
+		{"mention tags as GoToSocial sends them, among other tags", `{"type":"Create","actor":"https://r.example/u/bob","object":{"id":"https://r.example/n/2","type":"Note","published":"2026-01-02T03:04:05Z",
+			"tag":[{"type":"Mention","href":"https://l.example/users/alice","name":"@alice@l.example"},{"type":"Hashtag","href":"https://r.example/tags/x","name":"#x"},
+			{"type":"Mention","href":"https://l.example/users/alice"},{"type":"Mention","href":"not a url"},{"type":"Mention","href":{"id":"https://s.example/u/cat"}}]}}`,
+			application.Incoming{Type: "Create", Actor: "https://r.example/u/bob", Object: application.IncomingObject{ID: "https://r.example/n/2", Type: "Note",
+				Mentions: []string{"https://l.example/users/alice", "https://s.example/u/cat"}}}},
+		{"one mention tag, not an array", `{"type":"Create","actor":"https://r.example/u/bob","object":{"id":"https://r.example/n/3","type":"Note","published":"2026-01-02T03:04:05Z",
+			"tag":{"type":"Mention","href":"https://l.example/users/alice"}}}`,
+			application.Incoming{Type: "Create", Actor: "https://r.example/u/bob", Object: application.IncomingObject{ID: "https://r.example/n/3", Type: "Note",
+				Mentions: []string{"https://l.example/users/alice"}}}},
 		{"null object", `{"type":"Like","actor":"https://r.example/u/bob","object":null}`,
 			application.Incoming{Type: "Like", Actor: "https://r.example/u/bob"}},
 	}
@@ -58,7 +67,7 @@ func TestDecodeActivityForms(t *testing.T) {
 			}
 			o, w := got.Object, tt.want.Object
 			if o.ID != w.ID || o.Type != w.Type || o.Actor != w.Actor || o.Object != w.Object || o.Author != w.Author ||
-				o.Content != w.Content || o.Reply != w.Reply || !slices.Equal(o.Audience, w.Audience) {
+				o.Content != w.Content || o.Reply != w.Reply || !slices.Equal(o.Audience, w.Audience) || !slices.Equal(o.Mentions, w.Mentions) {
 				t.Errorf("object %+v\nwant %+v", o, w)
 			}
 		})

@@ -121,6 +121,11 @@ func (h CollectionsHandler) Followers(ctx context.Context, a LocalActor, after s
 
 // PostsBy lists the public posts this instance holds by one author, local
 // or remote, newest first, published before `before` (zero: the newest).
+// Reactions counts the Likes and Announces of a post.
+func (h CollectionsHandler) Reactions(ctx context.Context, objectURI string) (map[domain.ReactionKind]int, error) {
+	return h.core.deps.Posts.CountReactions(ctx, objectURI)
+}
+
 func (h CollectionsHandler) PostsBy(ctx context.Context, authorURI string, before time.Time, limit int) ([]domain.Post, error) {
 	if limit <= 0 || limit > MaxFollowerPage {
 		return nil, fmt.Errorf("%w: limit must be from 1 to %d", domain.ErrInvalidInput, MaxFollowerPage)

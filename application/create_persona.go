@@ -22,7 +22,12 @@ func (h CreatePersonaHandler) Handle(ctx context.Context, cmd CreatePersona) (do
 	if _, err := d.Users.UserByID(ctx, cmd.UserID); err != nil {
 		return domain.Avatar{}, err
 	}
+	// A signed-in account made it: active from the start.
 	return h.identity.newAvatar(ctx, cmd.UserID, cmd.Name, domain.NameKindPersona, func(a domain.Avatar) error {
-		return d.Actors.CreateAvatar(ctx, a)
+		if err := d.Actors.CreateAvatar(ctx, a); err != nil {
+			return err
+		}
+		touch(ctx, d, a.ID)
+		return nil
 	})
 }

@@ -15,6 +15,11 @@ import (
 // SPEC §2 (domain.Decide). Nothing is written here: the completer writes the
 // result, fenced by the job's lease token, with others in one batch.
 func (e *Engine) deliver(ctx context.Context, job domain.Job) result {
+	if len(job.Payload) == 0 {
+		// The store lost the activity body (or the job was enqueued
+		// referring to one it never had): nothing can ever be sent.
+		return e.dead(job, missingBody(job), e.clock.Now())
+	}
 	if until, q := e.quarantinedUntil(ctx, job.Host); q {
 		return e.release(job, until, "host quarantined")
 	}
@@ -44,4 +49,12 @@ func (e *Engine) deliver(ctx context.Context, job domain.Job) result {
 	now := e.clock.Now()
 	d := domain.Decide(job.Attempts, outcome, now, e.rnd.Float64())
 	return e.decided(job, outcome, d, now, now.Sub(started))
+}
+
+// missingBody is the last error of a job whose activity body is gone.
+func missingBody(job domain.Job) string {
+	if job.BodyID == "" {
+		return "activity body missing: the job has no payload"
+	}
+	return "activity body " + job.BodyID + " missing from the store"
 }

@@ -471,6 +471,129 @@ func TestInboxCreateOfALongRemoteNote(t *testing.T) {
 	}
 }
 
+// A direct note that names one of our actors only by a Mention tag (and is
+// posted to the shared inbox) is a conversation with that actor.
+func TestInboxDirectNoteByMentionOnly(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	const obj = "https://remote.example/users/bob/statuses/dm"
+	act := `{"id":"` + obj + `/activity","type":"Create","actor":"` + bob + `","object":{"id":"` + obj + `","type":"Note","attributedTo":"` + bob +
+		`","content":"psst","tag":[{"type":"Mention","href":"` + alice + `"}]}}`
+	if _, err := b.deliver("", bob, act); err != nil {
+		t.Fatal(err)
+	}
+	dm, err := b.content.DmByObjectURI(context.Background(), obj)
+	if err != nil || dm.ParticipantsKey != domain.ParticipantsKey([]string{bob, alice}) {
+		t.Fatalf("dm %+v %v", dm, err)
+	}
+}
+
+// Update{Note}: only the author edits, and only a later "updated" applies,
+// so a redelivered or out-of-order Update changes nothing.
+func TestInboxUpdateOfANote(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		to   []string
+	}{{"public post", []string{application.ASPublic}}, {"direct post", []string{alice}}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupFed(t)
+			ctx := context.Background()
+			const obj = "https://remote.example/users/bob/statuses/e1"
+			if _, err := b.deliver("", bob, note(obj, bob, "<p>first</p>", tt.to...)); err != nil {
+				t.Fatal(err)
+			}
+			content := func() string {
+				if p, err := b.content.PostByObjectURI(ctx, obj); err == nil {
+					return p.Content
+				}
+				dm, _ := b.content.DmByObjectURI(ctx, obj)
+				return dm.Content
+			}
+			update := func(actor, author, text, updated string) (application.InboxResult, error) {
+				return b.deliver("", actor, `{"type":"Update","actor":"`+actor+`","object":{"id":"`+obj+`","type":"Note","attributedTo":"`+author+
+					`","content":"`+text+`","updated":"`+updated+`"}}`)
+			}
+			if res, err := update(bob, bob, "<p>second</p>", "2026-06-01T11:00:00Z"); err != nil || res.Duplicate || res.Ignored || content() != "<p>second</p>" {
+				t.Fatalf("edit: %+v %v, content %q", res, err, content())
+			}
+			if res, err := update(bob, bob, "<p>second</p>", "2026-06-01T11:00:00Z"); err != nil || !res.Duplicate {
+				t.Fatalf("the same Update again: %+v %v", res, err)
+			}
+			if res, err := update(bob, bob, "<p>older</p>", "2026-06-01T10:30:00Z"); err != nil || !res.Duplicate || content() != "<p>second</p>" {
+				t.Fatalf("an older Update: %+v %v, content %q", res, err, content())
+			}
+			if _, err := update(carol, carol, "<p>hijack</p>", "2026-06-01T12:00:00Z"); !errors.Is(err, domain.ErrForbidden) || content() != "<p>second</p>" {
+				t.Fatalf("another actor's Update: %v, content %q", err, content())
+			}
+			if _, err := update(bob, bob, strings.Repeat("x", domain.MaxRemoteTextChars+1), "2026-06-01T12:00:00Z"); !errors.Is(err, domain.ErrInvalidInput) {
+				t.Fatalf("an Update over the remote limits: %v", err)
+			}
+		})
+	}
+}
+
+// Likes and Announces of our posts are counted once per actor and kind,
+// and Undo takes them back (only their actor's Undo).
+func TestInboxLikesAndAnnouncesOfOurPosts(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := res.ObjectURI
+	count := func() map[domain.ReactionKind]int {
+		c, err := b.fed.Collections.Reactions(ctx, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for i, act := range []string{
+		`{"id":"https://remote.example/l/1","type":"Like","actor":"` + bob + `","object":"` + obj + `"}`,
+		`{"id":"https://remote.example/l/1","type":"Like","actor":"` + bob + `","object":"` + obj + `"}`,
+		`{"id":"https://remote.example/a/1","type":"Announce","actor":"` + bob + `","object":"` + obj + `"}`,
+		`{"id":"https://remote.example/l/2","type":"Like","actor":"` + carol + `","object":{"id":"` + obj + `","type":"Note"}}`,
+	} {
+		r, err := b.deliver("", actorOf(act), act)
+		if err != nil || r.Ignored || r.Duplicate != (i == 1) {
+			t.Fatalf("%d: %+v %v", i, r, err)
+		}
+	}
+	if c := count(); c[domain.ReactionLike] != 2 || c[domain.ReactionAnnounce] != 1 {
+		t.Fatalf("counts %v", c)
+	}
+	undo := func(actor, inner, typ string) (application.InboxResult, error) {
+		return b.deliver("", actor, `{"type":"Undo","actor":"`+actor+`","object":{"id":"https://remote.example/x","type":"`+typ+`","actor":"`+inner+`","object":"`+obj+`"}}`)
+	}
+	if _, err := undo(carol, bob, "Like"); !errors.Is(err, domain.ErrForbidden) {
+		t.Fatalf("undo of bob's like by carol: %v", err)
+	}
+	if _, err := undo(bob, bob, "Like"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := undo(bob, bob, "Announce"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := undo(bob, bob, "Announce"); err != nil || !r.Ignored {
+		t.Fatalf("undo twice: %+v %v", r, err)
+	}
+	if c := count(); c[domain.ReactionLike] != 1 || c[domain.ReactionAnnounce] != 0 {
+		t.Fatalf("counts after undo %v", c)
+	}
+}
+
+func actorOf(act string) string {
+	var a struct {
+		Actor string `json:"actor"`
+	}
+	_ = json.Unmarshal([]byte(act), &a)
+	return a.Actor
+}
+
 func TestInboxCreateStoresOnce(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

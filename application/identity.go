@@ -60,13 +60,15 @@ func (i identity) newAvatar(ctx context.Context, rootUserID, requested string, k
 	return a, nil
 }
 
-// issueToken creates a bearer token for the user and stores its hash.
+// issueToken creates a bearer token for the user and stores its hash: the
+// user signed in (or up), which makes its personas active.
 func (i identity) issueToken(ctx context.Context, userID string) (string, error) {
 	tok := rand.Text()
 	err := i.deps.Tokens.CreateToken(ctx, domain.Token{Hash: domain.HashToken(tok), UserID: userID, CreatedAt: i.deps.Clock.Now()})
 	if err != nil {
 		return "", fmt.Errorf("token: %w", err)
 	}
+	touchUser(ctx, i.deps, userID)
 	return tok, nil
 }
 

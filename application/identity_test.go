@@ -2,8 +2,10 @@ package application_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -345,6 +347,45 @@ func TestPublishDirect(t *testing.T) {
 	jobs, _ := b.jobs.List(ctx, ports.JobFilter{})
 	if len(jobs) != 1 || jobs[0].Inbox != "https://r.example/inbox" || strings.Contains(string(jobs[0].Payload), "#Public") {
 		t.Fatalf("dm job %+v", jobs)
+	}
+}
+
+// A note carries a Mention per addressed remote actor, direct or public:
+// GoToSocial drops a status that neither comes from someone its account
+// follows nor mentions it, even after answering 202.
+func TestPublishMentionsItsRecipients(t *testing.T) {
+	t.Parallel()
+	for _, vis := range []domain.Visibility{domain.VisibilityDirect, domain.VisibilityPublic} {
+		t.Run(string(vis), func(t *testing.T) {
+			t.Parallel()
+			b := newApp(t)
+			ctx := context.Background()
+			a, _ := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
+			bob := domain.ForeignAvatar{ActorURI: "https://r.example/users/bob", Inbox: "https://r.example/users/bob/inbox", PreferredUsername: "bob", Host: "r.example"}
+			cat := domain.ForeignAvatar{ActorURI: "https://s.example/users/cat", Inbox: "https://s.example/users/cat/inbox", PreferredUsername: "cat", Host: "s.example"}
+			_ = b.content.Upsert(ctx, bob)
+			_ = b.content.Upsert(ctx, cat)
+			res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: a.User.ID, As: "alice", Content: "hi", Visibility: vis,
+				To: []string{bob.ActorURI, cat.ActorURI, bob.ActorURI}})
+			if err != nil || res.Queued != 2 {
+				t.Fatalf("%+v %v", res, err)
+			}
+			jobs, _ := b.jobs.List(ctx, ports.JobFilter{})
+			for _, j := range jobs {
+				var act struct {
+					Object struct {
+						Tag []application.Tag `json:"tag"`
+					} `json:"object"`
+				}
+				if err := json.Unmarshal(j.Payload, &act); err != nil {
+					t.Fatal(err)
+				}
+				want := []application.Tag{{Type: "Mention", Href: bob.ActorURI, Name: "@bob@r.example"}, {Type: "Mention", Href: cat.ActorURI, Name: "@cat@s.example"}}
+				if !slices.Equal(act.Object.Tag, want) {
+					t.Fatalf("tags %+v, want %+v", act.Object.Tag, want)
+				}
+			}
+		})
 	}
 }
 

@@ -64,6 +64,10 @@ func (h InboxHandler) Handle(ctx context.Context, req InboxRequest) (InboxResult
 		return h.delete(ctx, req)
 	case "Update":
 		return h.update(ctx, req)
+	case "Like":
+		return h.react(ctx, req, domain.ReactionLike)
+	case "Announce":
+		return h.react(ctx, req, domain.ReactionAnnounce)
 	}
 	return h.core.ignore(ctx, act, "unsupported activity type"), nil
 }
@@ -159,8 +163,10 @@ func (h InboxHandler) undo(ctx context.Context, req InboxRequest) (InboxResult, 
 			return InboxResult{}, err
 		}
 		followed = req.Recipient
+	case o.Type == "Like" || o.Type == "Announce":
+		return h.undoReaction(ctx, req)
 	default:
-		return h.core.ignore(ctx, act, "undo of something other than a follow"), nil
+		return h.core.ignore(ctx, act, "undo of something other than a follow, a like or an announce"), nil
 	}
 	if !h.core.local(followed) {
 		return h.core.ignore(ctx, act, "undo of a follow of a non-local actor"), nil
@@ -340,6 +346,13 @@ func (h InboxHandler) createDm(ctx context.Context, req InboxRequest, id string,
 	if req.Recipient != "" {
 		to = append(to, req.Recipient)
 	}
+	// Our actors mentioned in the note are in the conversation even when a
+	// server addresses them only by tag.
+	for _, m := range o.Mentions {
+		if h.core.local(m) {
+			to = append(to, m)
+		}
+	}
 	dm, err := domain.NewRemoteDmPost(id, o.ID, signer, o.Content, to, published)
 	if err != nil {
 		return InboxResult{}, err
@@ -403,8 +416,11 @@ func (h InboxHandler) delete(ctx context.Context, req InboxRequest) (InboxResult
 func (h InboxHandler) update(ctx context.Context, req InboxRequest) (InboxResult, error) {
 	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
 	o := act.Object
+	if noteTypes[o.Type] {
+		return h.updateNote(ctx, req)
+	}
 	if !actorTypes[o.Type] {
-		return h.core.ignore(ctx, act, "Update of something other than an actor"), nil
+		return h.core.ignore(ctx, act, "Update of something other than an actor or a note"), nil
 	}
 	if o.ID != signer {
 		return InboxResult{}, fmt.Errorf("%w: Update of actor %q by another actor", domain.ErrForbidden, clip(o.ID))
@@ -421,6 +437,107 @@ func (h InboxHandler) update(ctx context.Context, req InboxRequest) (InboxResult
 		return InboxResult{}, err
 	}
 	d.Log.InfoContext(ctx, "remote actor updated", "actor", signer)
+	return InboxResult{}, nil
+}
+
+// updateNote applies an edit of a note we hold: only its author may edit
+// it, and an Update applies only when its "updated" is later than the last
+// edit applied, so a redelivered or out-of-order Update changes nothing.
+func (h InboxHandler) updateNote(ctx context.Context, req InboxRequest) (InboxResult, error) {
+	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
+	o := act.Object
+	if !httpURL(o.ID) {
+		return InboxResult{}, fmt.Errorf("%w: the note needs an http(s) id", domain.ErrInvalidInput)
+	}
+	if o.Author != "" && o.Author != signer {
+		return InboxResult{}, fmt.Errorf("%w: note attributed to %q, not to the signer", domain.ErrForbidden, clip(o.Author))
+	}
+	author := ""
+	if p, err := d.Posts.PostByObjectURI(ctx, o.ID); err == nil {
+		author = p.AuthorURI
+	} else if !notFound(err) {
+		return InboxResult{}, err
+	} else if dm, err := d.Posts.DmByObjectURI(ctx, o.ID); err == nil {
+		author = dm.AuthorURI
+	} else if !notFound(err) {
+		return InboxResult{}, err
+	}
+	if author == "" {
+		return h.core.ignore(ctx, act, "Update of a note we do not have"), nil
+	}
+	if author != signer {
+		return InboxResult{}, fmt.Errorf("%w: only its author can update %s", domain.ErrForbidden, clip(o.ID))
+	}
+	if err := domain.CheckRemoteContent(o.Content); err != nil {
+		return InboxResult{}, err
+	}
+	updated := o.Updated
+	if updated.IsZero() {
+		// No "updated": the edit is as new as its arrival.
+		updated = d.Clock.Now()
+	}
+	changed, err := d.Posts.UpdateContent(ctx, o.ID, o.Content, updated)
+	if notFound(err) {
+		return h.core.ignore(ctx, act, "Update of a note deleted meanwhile"), nil
+	}
+	if err != nil {
+		return InboxResult{}, err
+	}
+	if !changed {
+		return InboxResult{Duplicate: true}, nil
+	}
+	d.Log.InfoContext(ctx, "remote note updated", "object", o.ID, "author", signer)
+	return InboxResult{}, nil
+}
+
+// reactionKinds maps the embedded activity of an Undo to what it undoes.
+var reactionKinds = map[string]domain.ReactionKind{"Like": domain.ReactionLike, "Announce": domain.ReactionAnnounce}
+
+// react records a Like or an Announce of one of our posts, once per actor
+// and kind (a redelivery is a duplicate). Those of remote notes, or of
+// notes we do not have, are ignored: a boost of a remote note is not
+// stored as a post of ours.
+func (h InboxHandler) react(ctx context.Context, req InboxRequest, kind domain.ReactionKind) (InboxResult, error) {
+	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
+	target := act.Object.ID
+	if !h.core.local(target) {
+		return h.core.ignore(ctx, act, string(kind)+" of a note that is not ours"), nil
+	}
+	r, err := domain.NewReaction(target, signer, kind, d.Clock.Now())
+	if err != nil {
+		return InboxResult{}, err
+	}
+	created, err := d.Posts.AddReaction(ctx, r)
+	if notFound(err) {
+		return h.core.ignore(ctx, act, string(kind)+" of a post we do not have"), nil
+	}
+	if err != nil {
+		return InboxResult{}, err
+	}
+	if !created {
+		return InboxResult{Duplicate: true}, nil
+	}
+	d.Log.InfoContext(ctx, "reaction recorded", "kind", kind, "object", target, "actor", signer)
+	return InboxResult{}, nil
+}
+
+// undoReaction handles Undo{Like} and Undo{Announce} by their actor.
+func (h InboxHandler) undoReaction(ctx context.Context, req InboxRequest) (InboxResult, error) {
+	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
+	o := act.Object
+	if o.Actor != "" && o.Actor != signer {
+		return InboxResult{}, fmt.Errorf("%w: Undo of a %s by %q, not by the signer", domain.ErrForbidden, o.Type, clip(o.Actor))
+	}
+	kind := reactionKinds[o.Type]
+	if o.Object == "" || !h.core.local(o.Object) {
+		return h.core.ignore(ctx, act, "undo of a "+string(kind)+" of a note that is not ours"), nil
+	}
+	if err := d.Posts.RemoveReaction(ctx, o.Object, signer, kind); notFound(err) {
+		return h.core.ignore(ctx, act, "undo of an unknown "+string(kind)), nil
+	} else if err != nil {
+		return InboxResult{}, err
+	}
+	d.Log.InfoContext(ctx, "reaction undone", "kind", kind, "object", o.Object, "actor", signer)
 	return InboxResult{}, nil
 }
 

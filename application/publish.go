@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/heraldfed/herald/domain"
@@ -81,13 +82,14 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 	to, cc := addressing(cmd.Visibility, h.urls.Followers(actor), cmd.To)
 
 	var inboxes []string
+	var tags []Tag          // a Mention per remote actor addressed
 	var groups []LocalActor // local groups addressed: they announce the post
 	if cmd.Visibility == domain.VisibilityDirect {
 		dm, err := domain.NewDmPost(id, noteURI, actor, cmd.Content, cmd.To, now)
 		if err != nil {
 			return Published{}, err
 		}
-		if inboxes, err = h.recipientInboxes(ctx, cmd.To); err != nil {
+		if inboxes, tags, err = h.recipientInboxes(ctx, cmd.To); err != nil {
 			return Published{}, err
 		}
 		dm.Local = true
@@ -108,10 +110,11 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 			p.GroupURI = groups[0].URI
 		}
 		if len(cmd.To) > 0 {
-			extra, err := h.recipientInboxes(ctx, cmd.To)
+			extra, mentions, err := h.recipientInboxes(ctx, cmd.To)
 			if err != nil {
 				return Published{}, err
 			}
+			tags = mentions
 			inboxes = distinct(append(inboxes, extra...))
 			to = append(to, cmd.To...)
 		}
@@ -121,9 +124,11 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 		}
 	}
 
+	touch(ctx, d, a.ID)
+
 	act := Activity{
 		ID: h.urls.Activity(actor, id), Type: "Create", Actor: actor, Published: asTime(now), To: to, CC: cc,
-		Object: Note{ID: noteURI, Type: "Note", AttributedTo: actor, Content: cmd.Content, Published: asTime(now), To: to, CC: cc},
+		Object: Note{ID: noteURI, Type: "Note", AttributedTo: actor, Content: cmd.Content, Published: asTime(now), To: to, CC: cc, Tag: tags},
 	}
 	res, err := h.fanOut(ctx, act, a.ID, h.urls.Key(actor), inboxes)
 	if err != nil {
@@ -185,27 +190,32 @@ func (h PublishHandler) followerInboxes(ctx context.Context, actor string) ([]st
 	}
 }
 
-// recipientInboxes resolves addressed actors to their inboxes.
-func (h PublishHandler) recipientInboxes(ctx context.Context, uris []string) ([]string, error) {
+// recipientInboxes resolves addressed actors to their inboxes, and gives
+// the Mention of each remote one.
+func (h PublishHandler) recipientInboxes(ctx context.Context, uris []string) ([]string, []Tag, error) {
 	r := h.Resolver
 	if r == nil {
 		r = CacheResolver{Foreign: h.deps.Foreign}
 	}
 	var inboxes []string
+	var tags []Tag
 	for _, u := range uris {
 		if h.local(u) {
 			continue
 		}
 		fa, err := r.Resolve(ctx, u)
 		if errors.Is(err, domain.ErrNotFound) {
-			return nil, fmt.Errorf("%w: unknown recipient %q", domain.ErrInvalidInput, u)
+			return nil, nil, fmt.Errorf("%w: unknown recipient %q", domain.ErrInvalidInput, u)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("recipient %q: %w", u, err)
+			return nil, nil, fmt.Errorf("recipient %q: %w", u, err)
 		}
 		inboxes = append(inboxes, fa.DeliveryInbox())
+		if !slices.ContainsFunc(tags, func(t Tag) bool { return t.Href == fa.ActorURI }) {
+			tags = append(tags, mentionOf(fa))
+		}
 	}
-	return distinct(inboxes), nil
+	return distinct(inboxes), tags, nil
 }
 
 func (h PublishHandler) local(uri string) bool {

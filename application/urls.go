@@ -53,6 +53,10 @@ func (u URLs) Outbox(actorURI string) string    { return actorURI + "/outbox" }
 func (u URLs) Followers(actorURI string) string { return actorURI + "/followers" }
 func (u URLs) Following(actorURI string) string { return actorURI + "/following" }
 
+// Featured is an actor's featured (pinned posts) collection, at the path
+// Mastodon uses.
+func (u URLs) Featured(actorURI string) string { return actorURI + "/collections/featured" }
+
 // SharedInbox is the instance's shared inbox.
 func (u URLs) SharedInbox() string { return u.base() + "/inbox" }
 

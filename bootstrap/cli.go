@@ -272,7 +272,8 @@ type demoHost struct {
 
 // RunDemo runs a server as `herald serve` does and, once it listens, a
 // demo fan-out: four loopback "remote servers" (fast, slow, failing with
-// 503 until quarantined, gone with 410), followers of a demo persona on
+// 503: its jobs held after each failure and the host quarantined after ten,
+// a minute or two in; gone with 410), followers of a demo persona on
 // each, and a post every Every, so the operator page and /metrics move.
 // Deliveries go to 127.0.0.1 only. It returns when ctx ends.
 func RunDemo(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer, opts DemoOptions) error {

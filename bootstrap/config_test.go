@@ -65,14 +65,20 @@ func TestLoadConfig(t *testing.T) {
 		{"domain with scheme", map[string]string{"HERALD_DOMAIN": "https://x.example"}, nil, nil, "HERALD_DOMAIN"},
 		{"addr without port", map[string]string{"HERALD_ADDR": "localhost"}, nil, nil, "HERALD_ADDR"},
 		{"trusted proxies", map[string]string{"HERALD_TRUSTED_PROXIES": "10.0.0.0/8, ::1", "HERALD_PROXY_HEADER": "forwarded"}, nil,
-			func(c bootstrap.Config) bool { return c.TrustedProxies == "10.0.0.0/8, ::1" && c.ProxyHeader == "forwarded" }, ""},
+			func(c bootstrap.Config) bool {
+				return c.TrustedProxies == "10.0.0.0/8, ::1" && c.ProxyHeader == "forwarded"
+			}, ""},
 		{"bad trusted proxy", map[string]string{"HERALD_TRUSTED_PROXIES": "proxy.example"}, nil, nil, "HERALD_TRUSTED_PROXIES"},
 		{"bad proxy header", map[string]string{"HERALD_PROXY_HEADER": "x-real-ip"}, nil, nil, "HERALD_PROXY_HEADER"},
 		{"bad scheme", map[string]string{"HERALD_SCHEME": "ftp"}, nil, nil, "HERALD_SCHEME"},
 		{"https on a loopback domain", map[string]string{"HERALD_SCHEME": "https"}, nil,
-			func(c bootstrap.Config) bool { return bootstrap.ProvideURLs(c).Persona("a") == "https://localhost:8080/users/a" }, ""},
+			func(c bootstrap.Config) bool {
+				return bootstrap.ProvideURLs(c).Persona("a") == "https://localhost:8080/users/a"
+			}, ""},
 		{"auto scheme", nil, nil,
-			func(c bootstrap.Config) bool { return bootstrap.ProvideURLs(c).Persona("a") == "http://localhost:8080/users/a" }, ""},
+			func(c bootstrap.Config) bool {
+				return bootstrap.ProvideURLs(c).Persona("a") == "http://localhost:8080/users/a"
+			}, ""},
 		{"unknown flag", nil, []string{"--nope"}, nil, "nope"},
 		{"stray argument", nil, []string{"extra"}, nil, "unexpected"},
 	}

@@ -58,6 +58,11 @@ type Job struct {
 	SenderID   string // local actor whose key signs the request
 	KeyID      string // that actor's public key URL, the signature's keyId
 	Payload    []byte // the activity JSON, sent as is
+	// BodyID is the content address of Payload (BodyOf): the stores keep
+	// each body once, however many jobs send it, and fill Payload from it
+	// when they hand a job out. A job given with a BodyID and no Payload
+	// refers to a body stored already.
+	BodyID string
 
 	State      JobState
 	Attempts   int
@@ -102,6 +107,17 @@ func NewJob(id, activityID, inbox, senderID, keyID string, payload []byte, now t
 		RunAt:      now,
 		CreatedAt:  now,
 	}, nil
+}
+
+// BodyOf is the content address of an activity body: the hex SHA-256 of
+// its bytes, "" for no body. Equal bodies share one address, so a fan-out
+// (and a second fan-out of the same bytes) stores its activity once.
+func BodyOf(payload []byte) string {
+	if len(payload) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(payload)
+	return hex.EncodeToString(sum[:])
 }
 
 // InboxHost checks that inbox is an absolute http(s) URL and returns its

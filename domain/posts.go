@@ -33,7 +33,9 @@ type Post struct {
 	Visibility Visibility
 	InReplyTo  string
 	Published  time.Time
-	Local      bool
+	// Updated is when its author last edited it; zero if never.
+	Updated time.Time
+	Local   bool
 }
 
 // DmPost is a note addressed to listed participants, threaded by
@@ -46,6 +48,7 @@ type DmPost struct {
 	ParticipantsKey string
 	Content         string
 	Published       time.Time
+	Updated         time.Time // last edit by its author; zero if never
 	Local           bool
 }
 
@@ -127,6 +130,10 @@ func checkContent(content string) error {
 	return nil
 }
 
+// CheckRemoteContent applies the remote content limits to a note's
+// content (a Create's, or an Update's new text).
+func CheckRemoteContent(content string) error { return checkRemoteContent(content) }
+
 func checkRemoteContent(content string) error {
 	if strings.TrimSpace(content) == "" {
 		return fmt.Errorf("%w: empty content", ErrInvalidInput)
@@ -188,4 +195,32 @@ func ParticipantsKey(participants []string) string {
 	parts := normalizeParticipants(participants)
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\n")))
 	return hex.EncodeToString(sum[:])
+}
+
+// ReactionKind is what a remote actor did to a post: liked or boosted it.
+type ReactionKind string
+
+const (
+	ReactionLike     ReactionKind = "like"     // an incoming Like
+	ReactionAnnounce ReactionKind = "announce" // an incoming Announce (boost)
+)
+
+// Reaction is one actor's Like or Announce of a post, kept once per (post,
+// actor, kind): the post's counts are how many there are.
+type Reaction struct {
+	ObjectURI string
+	ActorURI  string
+	Kind      ReactionKind
+	CreatedAt time.Time
+}
+
+// NewReaction validates a reaction.
+func NewReaction(objectURI, actorURI string, kind ReactionKind, at time.Time) (Reaction, error) {
+	if objectURI == "" || actorURI == "" {
+		return Reaction{}, fmt.Errorf("%w: a reaction needs a post and an actor", ErrInvalidInput)
+	}
+	if kind != ReactionLike && kind != ReactionAnnounce {
+		return Reaction{}, fmt.Errorf("%w: reaction %q is not like or announce", ErrInvalidInput, kind)
+	}
+	return Reaction{ObjectURI: objectURI, ActorURI: actorURI, Kind: kind, CreatedAt: at.UTC()}, nil
 }

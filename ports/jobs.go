@@ -1,6 +1,7 @@
 package ports
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -71,6 +72,13 @@ type JobStore interface {
 	// already used by another job nothing of the batch is inserted; if the
 	// store fails part way, enqueueing the same batch again completes it
 	// without duplicates (the dedupe keys see to that).
+	//
+	// Each distinct activity body is stored once (domain.BodyOf addresses
+	// it) and the jobs refer to it; LeaseBatch, Get and List hand jobs out
+	// with Payload filled from it and BodyID set. A job enqueued with a
+	// BodyID and no Payload refers to a body stored already; if that body
+	// is missing, the job comes back with an empty Payload (the engine
+	// then kills it, naming the body), never an error.
 	Enqueue(ctx context.Context, jobs []domain.Job) (inserted int, err error)
 	// LeaseBatch atomically leases the jobs described by req, in one round
 	// trip where the store can, and returns them oldest RunAt first, each
@@ -91,7 +99,8 @@ type JobStore interface {
 	// Reap requeues every job whose lease expired before now, counting the
 	// reap as an attempt; a job reaching maxAttempts that way is dead.
 	Reap(ctx context.Context, now time.Time, maxAttempts int) (ReapResult, error)
-	// Purge deletes succeeded and dead jobs finished before the cutoff.
+	// Purge deletes succeeded and dead jobs finished before the cutoff,
+	// and each body whose last job it deleted.
 	Purge(ctx context.Context, finishedBefore time.Time) (int, error)
 	// DeferHost moves the host's queued jobs due before until to until,
 	// without spending attempts (the host was quarantined).
@@ -149,4 +158,63 @@ func CheckSettlements(batch []Settlement) error {
 		}
 	}
 	return nil
+}
+
+// Body is one activity body as a store keeps it: once, under its content
+// address.
+type Body struct {
+	ID   string
+	Data []byte
+}
+
+// SplitBodies prepares a batch for a store that keeps each body once: it
+// returns a copy of jobs with BodyID set from the payload and Payload nil,
+// and the batch's distinct bodies in first-seen order. The hash is computed
+// once per run of equal payloads (a fan-out's jobs share one slice, which
+// bytes.Equal compares by pointer first), not once per job. A job without a
+// payload keeps the BodyID it came with: a reference to a stored body.
+func SplitBodies(jobs []domain.Job) ([]domain.Job, []Body) {
+	out := make([]domain.Job, len(jobs))
+	var bodies []Body
+	seen := map[string]bool{}
+	var last []byte
+	lastID := ""
+	for i, j := range jobs {
+		if len(j.Payload) > 0 {
+			if lastID == "" || !bytes.Equal(last, j.Payload) {
+				last, lastID = j.Payload, domain.BodyOf(j.Payload)
+			}
+			j.BodyID = lastID
+			if !seen[lastID] {
+				seen[lastID] = true
+				bodies = append(bodies, Body{ID: lastID, Data: j.Payload})
+			}
+		}
+		j.Payload = nil
+		out[i] = j
+	}
+	return out, bodies
+}
+
+// BodyIDs returns the distinct non-empty BodyIDs of jobs.
+func BodyIDs(jobs []domain.Job) []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, j := range jobs {
+		if j.BodyID != "" && !seen[j.BodyID] {
+			seen[j.BodyID] = true
+			ids = append(ids, j.BodyID)
+		}
+	}
+	return ids
+}
+
+// FillBodies sets each job's Payload from bodies (by BodyID); a job whose
+// body is not there keeps an empty Payload.
+func FillBodies(jobs []domain.Job, bodies map[string][]byte) {
+	for i := range jobs {
+		if b, ok := bodies[jobs[i].BodyID]; ok && jobs[i].BodyID != "" {
+			jobs[i].Payload = b
+		}
+	}
 }

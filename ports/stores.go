@@ -96,6 +96,14 @@ type ActorStore interface {
 	// AvatarsOf lists a user's personas by name.
 	AvatarsOf(ctx context.Context, rootUserID string) ([]domain.Avatar, error)
 	DeleteAvatar(ctx context.Context, id string) error
+	// TouchAvatars records that the avatars with these ids were active at
+	// at (their account signed in, or they posted): the stored last
+	// activity becomes the later of it and at. Unknown ids are skipped.
+	TouchAvatars(ctx context.Context, ids []string, at time.Time) error
+	// CountPersonas counts personas (avatars with an owner: the instance
+	// actor is none, nor is a group) last active at or after activeSince;
+	// a zero activeSince counts them all, active or not.
+	CountPersonas(ctx context.Context, activeSince time.Time) (int, error)
 	CreateGroup(ctx context.Context, g domain.Group) error
 	GroupByName(ctx context.Context, name string) (domain.Group, error)
 	GroupByID(ctx context.Context, id string) (domain.Group, error)
@@ -129,11 +137,29 @@ type PostStore interface {
 	// DeletePost removes a post or a DM by ObjectURI; domain.ErrNotFound
 	// if neither exists.
 	DeletePost(ctx context.Context, objectURI string) error
+	// UpdateContent replaces the content of the post or direct post with
+	// that ObjectURI and sets its Updated, if updated is later than its
+	// last edit (its Published when never edited); changed is false
+	// otherwise, so a repeated or out-of-order Update changes nothing.
+	// domain.ErrNotFound if neither exists.
+	UpdateContent(ctx context.Context, objectURI, content string, updated time.Time) (changed bool, err error)
+	// AddReaction records a Like or Announce of a post (not of a direct
+	// post), once per (post, actor, kind): created is false if it was
+	// already recorded. domain.ErrNotFound if there is no such post.
+	AddReaction(ctx context.Context, r domain.Reaction) (created bool, err error)
+	// RemoveReaction forgets one (an Undo); domain.ErrNotFound if none.
+	RemoveReaction(ctx context.Context, objectURI, actorURI string, kind domain.ReactionKind) error
+	// CountReactions counts a post's reactions by kind (kinds without any
+	// are absent or zero).
+	CountReactions(ctx context.Context, objectURI string) (map[domain.ReactionKind]int, error)
 	// CreateDm is CreatePost for direct posts.
 	CreateDm(ctx context.Context, p domain.DmPost) (created bool, err error)
 	DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error)
 	// DmThread lists a thread newest first, as PostsByAuthor.
 	DmThread(ctx context.Context, participantsKey string, before time.Time, limit int) ([]domain.DmPost, error)
+	// CountLocalPosts counts the posts and direct posts written here
+	// (Local), not the remote ones received.
+	CountLocalPosts(ctx context.Context) (int, error)
 }
 
 // Pinger reports whether the store answers; /readyz uses it.

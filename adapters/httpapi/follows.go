@@ -123,7 +123,11 @@ type postOutJSON struct {
 	Group      string    `json:"group,omitempty"`
 	InReplyTo  string    `json:"in_reply_to,omitempty"`
 	Published  time.Time `json:"published"`
+	Updated    string    `json:"updated,omitempty"` // RFC 3339, when its author last edited it
 	Local      bool      `json:"local"`
+	// Likes and Announces by remote actors, counted for our own posts.
+	Likes     *int `json:"likes,omitempty"`
+	Announces *int `json:"announces,omitempty"`
 }
 
 // listPosts lists the public posts held by ?author=<actor URI>, newest
@@ -157,10 +161,27 @@ func (f *FollowRoutes) listPosts(w http.ResponseWriter, r *http.Request, _ domai
 	}
 	out := make([]postOutJSON, 0, len(posts))
 	for _, p := range posts {
-		out = append(out, postOutJSON{URI: p.ObjectURI, Author: p.AuthorURI, Content: p.Content, Visibility: string(p.Visibility),
-			Group: p.GroupURI, InReplyTo: p.InReplyTo, Published: p.Published, Local: p.Local})
+		po := postOutJSON{URI: p.ObjectURI, Author: p.AuthorURI, Content: p.Content, Visibility: string(p.Visibility),
+			Group: p.GroupURI, InReplyTo: p.InReplyTo, Published: p.Published, Updated: rfc3339(p.Updated), Local: p.Local}
+		if p.Local {
+			c, err := f.fed.Collections.Reactions(r.Context(), p.ObjectURI)
+			if err != nil {
+				writeError(w, r, f.log, err)
+				return
+			}
+			likes, announces := c[domain.ReactionLike], c[domain.ReactionAnnounce]
+			po.Likes, po.Announces = &likes, &announces
+		}
+		out = append(out, po)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"posts": out})
+}
+
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 func intParam(v string) (int, error) {

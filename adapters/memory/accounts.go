@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -26,6 +27,7 @@ type AccountStore struct {
 	byName  map[string]string          // user name → id
 	tokens  map[string]domain.Token    // by hash
 	avatars map[string]domain.Avatar   // by id
+	active  map[string]time.Time       // last activity, by avatar id
 	groups  map[string]domain.Group    // by id
 }
 
@@ -36,6 +38,7 @@ func NewAccountStore() *AccountStore {
 		byName:  make(map[string]string),
 		tokens:  make(map[string]domain.Token),
 		avatars: make(map[string]domain.Avatar),
+		active:  make(map[string]time.Time),
 		groups:  make(map[string]domain.Group),
 	}
 }
@@ -189,7 +192,39 @@ func (s *AccountStore) DeleteAvatar(ctx context.Context, id string) error {
 		return fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
 	}
 	delete(s.avatars, id)
+	delete(s.active, id)
 	return nil
+}
+
+// TouchAvatars implements ports.ActorStore.
+func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if _, ok := s.avatars[id]; ok && at.After(s.active[id]) {
+			s.active[id] = at.UTC()
+		}
+	}
+	return nil
+}
+
+// CountPersonas implements ports.ActorStore.
+func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, a := range s.avatars {
+		if last, ok := s.active[id]; a.RootUserID != "" && (activeSince.IsZero() || ok && !last.Before(activeSince)) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // CreateGroup implements ports.ActorStore.

@@ -24,6 +24,13 @@ type ContentStore struct {
 	posts   map[string]domain.Post          // by object URI
 	dms     map[string]domain.DmPost        // by object URI
 	ids     map[string]struct{}             // ids of posts and DMs, which are unique too
+	// reactions by post object URI, then by actor and kind.
+	reactions map[string]map[reactionKey]domain.Reaction
+}
+
+type reactionKey struct {
+	actor string
+	kind  domain.ReactionKind
 }
 
 // NewContentStore returns an empty store.
@@ -33,6 +40,8 @@ func NewContentStore() *ContentStore {
 		posts:   make(map[string]domain.Post),
 		dms:     make(map[string]domain.DmPost),
 		ids:     make(map[string]struct{}),
+
+		reactions: make(map[string]map[reactionKey]domain.Reaction),
 	}
 }
 
@@ -166,7 +175,88 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	}
 	delete(s.posts, uri)
 	delete(s.dms, uri)
+	delete(s.reactions, uri)
 	return nil
+}
+
+// AddReaction implements ports.PostStore.
+func (s *ContentStore) AddReaction(ctx context.Context, r domain.Reaction) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.posts[r.ObjectURI]; !ok {
+		return false, fmt.Errorf("post %q: %w", r.ObjectURI, domain.ErrNotFound)
+	}
+	byActor := s.reactions[r.ObjectURI]
+	if byActor == nil {
+		byActor = make(map[reactionKey]domain.Reaction)
+		s.reactions[r.ObjectURI] = byActor
+	}
+	k := reactionKey{r.ActorURI, r.Kind}
+	if _, ok := byActor[k]; ok {
+		return false, nil
+	}
+	byActor[k] = r
+	return true, nil
+}
+
+// RemoveReaction implements ports.PostStore.
+func (s *ContentStore) RemoveReaction(ctx context.Context, uri, actor string, kind domain.ReactionKind) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := reactionKey{actor, kind}
+	if _, ok := s.reactions[uri][k]; !ok {
+		return fmt.Errorf("%s of %q by %q: %w", kind, uri, actor, domain.ErrNotFound)
+	}
+	delete(s.reactions[uri], k)
+	return nil
+}
+
+// CountReactions implements ports.PostStore.
+func (s *ContentStore) CountReactions(ctx context.Context, uri string) (map[domain.ReactionKind]int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[domain.ReactionKind]int{}
+	for k := range s.reactions[uri] {
+		out[k.kind]++
+	}
+	return out, nil
+}
+
+// UpdateContent implements ports.PostStore.
+func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, updated time.Time) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	updated = updated.UTC()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.posts[uri]; ok {
+		if !updated.After(lastEdit(p.Published, p.Updated)) {
+			return false, nil
+		}
+		p.Content, p.Updated = content, updated
+		s.posts[uri] = p
+		return true, nil
+	}
+	if d, ok := s.dms[uri]; ok {
+		if !updated.After(lastEdit(d.Published, d.Updated)) {
+			return false, nil
+		}
+		d.Content, d.Updated = content, updated
+		s.dms[uri] = d
+		return true, nil
+	}
+	return false, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+}
+
+func lastEdit(published, updated time.Time) time.Time {
+	if updated.IsZero() {
+		return published
+	}
+	return updated
 }
 
 // CreateDm implements ports.PostStore.
@@ -232,4 +322,25 @@ func limitSlice[T any](s []T, limit int) []T {
 		return s[:limit]
 	}
 	return s
+}
+
+// CountLocalPosts implements ports.PostStore.
+func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, p := range s.posts {
+		if p.Local {
+			n++
+		}
+	}
+	for _, d := range s.dms {
+		if d.Local {
+			n++
+		}
+	}
+	return n, nil
 }

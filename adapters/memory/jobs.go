@@ -33,6 +33,14 @@ type JobStore struct {
 	leased  map[string]*entry
 	perHost map[string]int // leased jobs by host: the per-host cap's count
 	byState map[domain.JobState]int
+	// bodies holds each activity body once, with the number of jobs that
+	// refer to it: the last job purged takes its body along.
+	bodies map[string]*body
+}
+
+type body struct {
+	data []byte
+	refs int
 }
 
 type entry struct {
@@ -51,6 +59,7 @@ func NewJobStore() *JobStore {
 		leased:  make(map[string]*entry),
 		perHost: make(map[string]int),
 		byState: make(map[domain.JobState]int),
+		bodies:  make(map[string]*body),
 	}
 }
 
@@ -63,6 +72,11 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 		if j.ID == "" || j.DedupeKey == "" || j.Host == "" || !j.State.Valid() {
 			return 0, fmt.Errorf("%w: job %q is not valid; build it with domain.NewJob", domain.ErrInvalidInput, j.ID)
 		}
+	}
+	jobs, split := ports.SplitBodies(jobs)
+	bodies := make(map[string][]byte, len(split))
+	for _, b := range split {
+		bodies[b.ID] = b.Data
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -82,7 +96,7 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 		if _, dup := s.byKey[j.DedupeKey]; dup {
 			continue
 		}
-		j.Payload = slices.Clone(j.Payload)
+		s.addBodyRef(j.BodyID, bodies)
 		s.seq++
 		e := &entry{job: j, seq: s.seq, hidx: -1}
 		s.jobs[j.ID] = e
@@ -141,6 +155,33 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 		out = append(out, s.copyOut(head))
 	}
 	return out, nil
+}
+
+// addBodyRef counts one more job of the body id, storing the body from the
+// batch's bodies when the store has not got it. A reference to a body that
+// is neither stored nor in the batch stays dangling: the job is handed out
+// without a payload.
+func (s *JobStore) addBodyRef(id string, batch map[string][]byte) {
+	if id == "" {
+		return
+	}
+	if b, ok := s.bodies[id]; ok {
+		b.refs++
+		return
+	}
+	if data, ok := batch[id]; ok {
+		s.bodies[id] = &body{data: slices.Clone(data), refs: 1}
+	}
+}
+
+// dropBodyRef counts one job of the body id fewer, deleting the body with
+// its last job.
+func (s *JobStore) dropBodyRef(id string) {
+	if b, ok := s.bodies[id]; ok {
+		if b.refs--; b.refs <= 0 {
+			delete(s.bodies, id)
+		}
+	}
 }
 
 func (s *JobStore) addLeased(e *entry) {
@@ -245,6 +286,7 @@ func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, er
 		if e.job.State.Finished() && e.job.FinishedAt.Before(finishedBefore) {
 			delete(s.jobs, id)
 			delete(s.byKey, e.job.DedupeKey)
+			s.dropBodyRef(e.job.BodyID)
 			s.byState[e.job.State]--
 			n++
 		}
@@ -379,7 +421,9 @@ func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time
 
 func (s *JobStore) copyOut(e *entry) domain.Job {
 	j := e.job
-	j.Payload = slices.Clone(j.Payload)
+	if b, ok := s.bodies[j.BodyID]; ok {
+		j.Payload = slices.Clone(b.data)
+	}
 	return j
 }
 

@@ -238,6 +238,35 @@ func (s *AccountStore) DeleteAvatar(ctx context.Context, id string) error {
 	return deleteByID(ctx, s.avatars, "avatar", id)
 }
 
+// TouchAvatars implements ports.ActorStore: one UpdateMany, $max keeping
+// the later activity. The field lastActiveAt is absent until the first.
+func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.avatars.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		bson.D{{Key: "$max", Value: bson.D{{Key: "lastActiveAt", Value: utc(at)}}}})
+	if err != nil {
+		return fmt.Errorf("touch %d avatars: %w", len(ids), interpretError(err, nil))
+	}
+	return nil
+}
+
+// CountPersonas implements ports.ActorStore. A persona has a rootUserId
+// (the instance actor has none): $gt "" matches strings only, so a missing
+// field is not counted.
+func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time) (int, error) {
+	filter := bson.D{{Key: "rootUserId", Value: bson.D{{Key: "$gt", Value: ""}}}}
+	if !activeSince.IsZero() {
+		filter = append(filter, bson.E{Key: "lastActiveAt", Value: bson.D{{Key: "$gte", Value: utc(activeSince)}}})
+	}
+	n, err := s.avatars.CountDocuments(ctx, filter)
+	if err != nil {
+		return 0, fmt.Errorf("count personas: %w", interpretError(err, nil))
+	}
+	return int(n), nil
+}
+
 // CreateGroup implements ports.ActorStore.
 func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
 	if err := ctx.Err(); err != nil {

@@ -55,8 +55,10 @@ func collection(db *mongodrv.Database, name string) *mongodrv.Collection {
 
 // Connect opens a client for uri and pings the primary. An unreachable
 // server is domain.ErrUnavailable; the error names the hosts, never the
-// credentials of the URI.
-func Connect(ctx context.Context, uri string) (*mongodrv.Client, error) {
+// credentials of the URI. extra options are applied last (tests add a
+// command monitor); they cannot lower the write concern or read preference
+// of the stores, which every collection handle sets itself.
+func Connect(ctx context.Context, uri string, extra ...*options.ClientOptions) (*mongodrv.Client, error) {
 	hosts := "mongo"
 	if cs, err := connstring.Parse(uri); err == nil {
 		hosts = strings.Join(cs.Hosts, ",")
@@ -66,7 +68,7 @@ func Connect(ctx context.Context, uri string) (*mongodrv.Client, error) {
 	opts := options.Client().ApplyURI(uri).
 		SetReadPreference(readpref.Primary()).
 		SetWriteConcern(writeconcern.Majority())
-	client, err := mongodrv.Connect(ctx, opts)
+	client, err := mongodrv.Connect(ctx, append([]*options.ClientOptions{opts}, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("mongo %s: %w", hosts, interpretError(err, nil))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
@@ -62,27 +63,52 @@ type postDoc struct {
 	InReplyTo  string    `bson:"inReplyTo,omitempty"`
 	Published  time.Time `bson:"published"`
 	Local      bool      `bson:"local"`
+	// Updated is absent until the author edits the post.
+	Updated *time.Time `bson:"updated,omitempty"`
+	// Reactions (Likes and Announces) live in the post's document, one
+	// "kind actor" string each: they go with the post, and one conditional
+	// update ($ne, then $push) adds one atomically. Plain strings keep the
+	// filter to operators FerretDB implements too.
+	Reactions []string `bson:"reactions,omitempty"`
 }
+
+func reactionKey(kind domain.ReactionKind, actor string) string { return string(kind) + " " + actor }
 
 func (d postDoc) post() domain.Post {
 	return domain.Post{ID: d.ID, ObjectURI: d.ObjectURI, AuthorURI: d.AuthorURI, GroupURI: d.GroupURI, Content: d.Content,
-		Visibility: domain.Visibility(d.Visibility), InReplyTo: d.InReplyTo, Published: d.Published, Local: d.Local}
+		Visibility: domain.Visibility(d.Visibility), InReplyTo: d.InReplyTo, Published: d.Published, Local: d.Local, Updated: fromPtr(d.Updated)}
+}
+
+func fromPtr(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+func toPtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := utc(t)
+	return &u
 }
 
 type dmDoc struct {
-	ID              string    `bson:"_id"`
-	ObjectURI       string    `bson:"objectUri"`
-	AuthorURI       string    `bson:"authorUri"`
-	Participants    []string  `bson:"participants"`
-	ParticipantsKey string    `bson:"participantsKey"`
-	Content         string    `bson:"content"`
-	Published       time.Time `bson:"published"`
-	Local           bool      `bson:"local"`
+	ID              string     `bson:"_id"`
+	ObjectURI       string     `bson:"objectUri"`
+	AuthorURI       string     `bson:"authorUri"`
+	Participants    []string   `bson:"participants"`
+	ParticipantsKey string     `bson:"participantsKey"`
+	Content         string     `bson:"content"`
+	Published       time.Time  `bson:"published"`
+	Local           bool       `bson:"local"`
+	Updated         *time.Time `bson:"updated,omitempty"`
 }
 
 func (d dmDoc) dm() domain.DmPost {
 	return domain.DmPost{ID: d.ID, ObjectURI: d.ObjectURI, AuthorURI: d.AuthorURI, Participants: d.Participants,
-		ParticipantsKey: d.ParticipantsKey, Content: d.Content, Published: d.Published, Local: d.Local}
+		ParticipantsKey: d.ParticipantsKey, Content: d.Content, Published: d.Published, Local: d.Local, Updated: fromPtr(d.Updated)}
 }
 
 // Upsert implements ports.ForeignActorStore with a replace-upsert on
@@ -202,7 +228,7 @@ var errAlreadyStored = errors.New("post already stored")
 // CreatePost implements ports.PostStore.
 func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
 	return createOnce(ctx, s.posts, postDoc{ID: p.ID, ObjectURI: p.ObjectURI, AuthorURI: p.AuthorURI, GroupURI: p.GroupURI,
-		Content: p.Content, Visibility: string(p.Visibility), InReplyTo: p.InReplyTo, Published: utc(p.Published), Local: p.Local}, p.ObjectURI)
+		Content: p.Content, Visibility: string(p.Visibility), InReplyTo: p.InReplyTo, Published: utc(p.Published), Local: p.Local, Updated: toPtr(p.Updated)}, p.ObjectURI)
 }
 
 // PostByObjectURI implements ports.PostStore.
@@ -267,6 +293,95 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	return nil
 }
 
+// UpdateContent implements ports.PostStore: one conditional UpdateOne per
+// collection (the condition on the last edit is in the filter, so it is
+// atomic per document), then a count to tell an old Update from a missing
+// post.
+func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, updated time.Time) (bool, error) {
+	t := utc(updated)
+	filter := bson.D{{Key: "objectUri", Value: uri}, {Key: "$or", Value: bson.A{
+		bson.D{{Key: "updated", Value: bson.D{{Key: "$lt", Value: t}}}},
+		bson.D{{Key: "updated", Value: bson.D{{Key: "$exists", Value: false}}}, {Key: "published", Value: bson.D{{Key: "$lt", Value: t}}}},
+	}}}
+	set := bson.D{{Key: "$set", Value: bson.D{{Key: "content", Value: content}, {Key: "updated", Value: t}}}}
+	for _, c := range []*mongodrv.Collection{s.posts, s.dms} {
+		res, err := c.UpdateOne(ctx, filter, set)
+		if err != nil {
+			return false, fmt.Errorf("update post %q: %w", uri, interpretError(err, nil))
+		}
+		if res.ModifiedCount > 0 {
+			return true, nil
+		}
+	}
+	for _, c := range []*mongodrv.Collection{s.posts, s.dms} {
+		n, err := c.CountDocuments(ctx, bson.D{{Key: "objectUri", Value: uri}})
+		if err != nil {
+			return false, fmt.Errorf("update post %q: %w", uri, interpretError(err, nil))
+		}
+		if n > 0 {
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+}
+
+// AddReaction implements ports.PostStore: one UpdateOne whose filter
+// requires that the actor has no reaction of that kind yet, so two at once
+// add one.
+func (s *ContentStore) AddReaction(ctx context.Context, r domain.Reaction) (bool, error) {
+	key := reactionKey(r.Kind, r.ActorURI)
+	res, err := s.posts.UpdateOne(ctx,
+		bson.D{{Key: "objectUri", Value: r.ObjectURI}, {Key: "reactions", Value: bson.D{{Key: "$ne", Value: key}}}},
+		bson.D{{Key: "$push", Value: bson.D{{Key: "reactions", Value: key}}}})
+	if err != nil {
+		return false, fmt.Errorf("%s of %q: %w", r.Kind, r.ObjectURI, interpretError(err, nil))
+	}
+	if res.ModifiedCount > 0 {
+		return true, nil
+	}
+	n, err := s.posts.CountDocuments(ctx, bson.D{{Key: "objectUri", Value: r.ObjectURI}})
+	if err != nil {
+		return false, fmt.Errorf("%s of %q: %w", r.Kind, r.ObjectURI, interpretError(err, nil))
+	}
+	if n == 0 {
+		return false, fmt.Errorf("post %q: %w", r.ObjectURI, domain.ErrNotFound)
+	}
+	return false, nil
+}
+
+// RemoveReaction implements ports.PostStore.
+func (s *ContentStore) RemoveReaction(ctx context.Context, uri, actor string, kind domain.ReactionKind) error {
+	key := reactionKey(kind, actor)
+	res, err := s.posts.UpdateOne(ctx,
+		bson.D{{Key: "objectUri", Value: uri}, {Key: "reactions", Value: key}},
+		bson.D{{Key: "$pull", Value: bson.D{{Key: "reactions", Value: key}}}})
+	if err != nil {
+		return fmt.Errorf("%s of %q: %w", kind, uri, interpretError(err, nil))
+	}
+	if res.ModifiedCount == 0 {
+		return fmt.Errorf("%s of %q by %q: %w", kind, uri, actor, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// CountReactions implements ports.PostStore from the post's document.
+func (s *ContentStore) CountReactions(ctx context.Context, uri string) (map[domain.ReactionKind]int, error) {
+	var d postDoc
+	err := s.posts.FindOne(ctx, bson.D{{Key: "objectUri", Value: uri}}).Decode(&d)
+	out := map[domain.ReactionKind]int{}
+	if errors.Is(err, mongodrv.ErrNoDocuments) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reactions of %q: %w", uri, interpretError(err, nil))
+	}
+	for _, r := range d.Reactions {
+		kind, _, _ := strings.Cut(r, " ")
+		out[domain.ReactionKind(kind)]++
+	}
+	return out, nil
+}
+
 // CreateDm implements ports.PostStore.
 func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, error) {
 	parts := p.Participants
@@ -274,7 +389,7 @@ func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, err
 		parts = []string{}
 	}
 	return createOnce(ctx, s.dms, dmDoc{ID: p.ID, ObjectURI: p.ObjectURI, AuthorURI: p.AuthorURI, Participants: parts,
-		ParticipantsKey: p.ParticipantsKey, Content: p.Content, Published: utc(p.Published), Local: p.Local}, p.ObjectURI)
+		ParticipantsKey: p.ParticipantsKey, Content: p.Content, Published: utc(p.Published), Local: p.Local, Updated: toPtr(p.Updated)}, p.ObjectURI)
 }
 
 // DmByObjectURI implements ports.PostStore.
@@ -289,4 +404,18 @@ func (s *ContentStore) DmByObjectURI(ctx context.Context, uri string) (domain.Dm
 // DmThread implements ports.PostStore along dm_posts_participants_key.
 func (s *ContentStore) DmThread(ctx context.Context, key string, before time.Time, limit int) ([]domain.DmPost, error) {
 	return findAll(ctx, s.dms, withBefore(bson.D{{Key: "participantsKey", Value: key}}, before), "direct thread", dmDoc.dm, listOptions(limit))
+}
+
+// CountLocalPosts implements ports.PostStore: posts and direct posts with
+// local set.
+func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
+	total := 0
+	for _, c := range []*mongodrv.Collection{s.posts, s.dms} {
+		n, err := c.CountDocuments(ctx, bson.D{{Key: "local", Value: true}})
+		if err != nil {
+			return 0, fmt.Errorf("count local posts: %w", interpretError(err, nil))
+		}
+		total += int(n)
+	}
+	return total, nil
 }

@@ -100,8 +100,11 @@ func isUnavailable(err error) bool {
 }
 
 // indexInMessage finds the index name in MongoDB's E11000 message:
-// "E11000 duplicate key error collection: db.c index: name_1 dup key: …".
-var indexInMessage = regexp.MustCompile(`index: (\S+)`)
+// "E11000 duplicate key error collection: db.c index: name_1 dup key: …",
+// and in DocumentDB's (FerretDB v2), which has the same code 11000 but
+// another text: "Duplicate key violation on the requested collection:
+// Index 'name_1'".
+var indexInMessage = regexp.MustCompile(`index: (\S+)|Index '([^']+)'`)
 
 // dupIndex names the unique index a duplicate key error is about, when the
 // server says: from the message (every MongoDB version) of the write error,
@@ -141,7 +144,7 @@ func dupIndex(err error) (string, bool) {
 // messageIndex reads the index name out of one E11000 message.
 func messageIndex(msg string) (string, bool) {
 	if sm := indexInMessage.FindStringSubmatch(msg); sm != nil {
-		return sm[1], true
+		return sm[1] + sm[2], true // one of the two is empty
 	}
 	return "", false
 }

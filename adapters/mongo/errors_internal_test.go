@@ -23,7 +23,9 @@ func TestInterpretError(t *testing.T) {
 	t.Parallel()
 	const (
 		mongoMsg  = `E11000 duplicate key error collection: herald.%s index: %s dup key: { x: "y" }`
-		ferretMsg = `E11000 duplicate key error collection: herald.reserved_names` // FerretDB names no index
+		ferretMsg = `E11000 duplicate key error collection: herald.reserved_names` // FerretDB v1 names no index
+		// FerretDB v2 (DocumentDB): code 11000, no "E11000", the index quoted
+		docdbMsg = `Duplicate key violation on the requested collection: Index '%s'`
 	)
 	idKeyPattern, _ := bson.Marshal(bson.D{{Key: "index", Value: 0}, {Key: "code", Value: 11000},
 		{Key: "keyPattern", Value: bson.D{{Key: "_id", Value: 1}}}, {Key: "errmsg", Value: "E11000 duplicate key error"}})
@@ -45,6 +47,10 @@ func TestInterpretError(t *testing.T) {
 		{name: "user name index is taken", err: dupWrite(fmt.Sprintf(mongoMsg, "root_users", idxRootUsersUserName), nil), dups: userDups, want: domain.ErrNameTaken},
 		{name: "user id needs a lookup", err: dupWrite(fmt.Sprintf(mongoMsg, "root_users", "_id_"), nil), dups: userDups, want: errDupUnnamed},
 		{name: "user duplicate on FerretDB needs a lookup", err: dupWrite(ferretMsg, nil), dups: userDups, want: errDupUnnamed},
+		{name: "user name index on DocumentDB is taken", err: dupWrite(fmt.Sprintf(docdbMsg, idxRootUsersUserName), nil), dups: userDups, want: domain.ErrNameTaken},
+		{name: "user id on DocumentDB needs a lookup", err: dupWrite(fmt.Sprintf(docdbMsg, "_id_"), nil), dups: userDups, want: errDupUnnamed},
+		{name: "avatar id on DocumentDB already exists", err: dupWrite(fmt.Sprintf(docdbMsg, "_id_"), nil), dups: actorDups, want: domain.ErrAlreadyExists},
+		{name: "reserved name on DocumentDB is taken", err: dupWrite(fmt.Sprintf(docdbMsg, "_id_"), nil), dups: nameDups, want: domain.ErrNameTaken},
 		{name: "avatar id already exists", err: dupWrite(fmt.Sprintf(mongoMsg, "avatars", "_id_"), nil), dups: actorDups, want: domain.ErrAlreadyExists},
 		{name: "avatar id from keyPattern", err: dupWrite("E11000 duplicate key error", idKeyPattern), dups: actorDups, want: domain.ErrAlreadyExists},
 		{name: "avatar name needs a lookup", err: dupWrite(fmt.Sprintf(mongoMsg, "avatars", idxAvatarsName), nil), dups: actorDups, want: errDupUnnamed},

@@ -96,6 +96,8 @@ var indexSpecs = []indexSpec{
 	{coll: collJobs, name: idxJobsLease, keys: keys("state", 1, "runAt", 1, "_id", 1, "host", 1)},
 	{coll: collJobs, name: idxJobsHostState, keys: keys("host", 1, "state", 1, "runAt", 1)},
 	{coll: collJobs, name: idxJobsFinishedAt, keys: keys("finishedAt", 1), ttl: JobRetention},
+	// Bodies: Purge's sweep asks whether a job still refers to a body.
+	{coll: collJobs, name: idxJobsBodyID, keys: keys("bodyId", 1)},
 	// plain, for the stores' own queries
 	{coll: collFollowers, name: idxFollowersFollowed, keys: keys("followed", 1, "state", 1, "follower", 1)},
 	{coll: collTokens, name: idxTokensUser, keys: keys("userId", 1)},

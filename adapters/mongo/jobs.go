@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/bson"
@@ -30,6 +32,9 @@ const reapReason = "lease expired (worker died or stalled)"
 // JobStore is the delivery queue in the jobs collection.
 type JobStore struct {
 	jobs *mongodrv.Collection
+	// unhinted is set once the server refused the jobs_lease hint on
+	// findAndModify (see findAndLease).
+	unhinted atomic.Bool
 }
 
 // NewJobStore returns the queue of db. EnsureIndexes must have run: the
@@ -39,14 +44,17 @@ func NewJobStore(db *mongodrv.Database) *JobStore {
 }
 
 type jobDoc struct {
-	ID         string    `bson:"_id"`
-	DedupeKey  string    `bson:"dedupeKey"`
-	ActivityID string    `bson:"activityId"`
-	Inbox      string    `bson:"inbox"`
-	Host       string    `bson:"host"`
-	SenderID   string    `bson:"senderId"`
-	KeyID      string    `bson:"keyId"`
-	Payload    []byte    `bson:"payload"`
+	ID         string `bson:"_id"`
+	DedupeKey  string `bson:"dedupeKey"`
+	ActivityID string `bson:"activityId"`
+	Inbox      string `bson:"inbox"`
+	Host       string `bson:"host"`
+	SenderID   string `bson:"senderId"`
+	KeyID      string `bson:"keyId"`
+	// Payload is set only on jobs stored before migration 007; since, the
+	// body is kept once in bodies and named by BodyID.
+	Payload    []byte    `bson:"payload,omitempty"`
+	BodyID     string    `bson:"bodyId,omitempty"`
 	State      string    `bson:"state"`
 	Attempts   int       `bson:"attempts"`
 	RunAt      time.Time `bson:"runAt"`
@@ -64,7 +72,7 @@ type jobDoc struct {
 func toJobDoc(j domain.Job) jobDoc {
 	return jobDoc{
 		ID: j.ID, DedupeKey: j.DedupeKey, ActivityID: j.ActivityID, Inbox: j.Inbox, Host: j.Host,
-		SenderID: j.SenderID, KeyID: j.KeyID, Payload: j.Payload, State: string(j.State),
+		SenderID: j.SenderID, KeyID: j.KeyID, Payload: j.Payload, BodyID: j.BodyID, State: string(j.State),
 		Attempts: j.Attempts, RunAt: utc(j.RunAt), LeaseOwner: j.LeaseOwner, LeaseToken: j.LeaseToken,
 		LeaseUntil: utc(j.LeaseUntil), LastError: j.LastError, CreatedAt: utc(j.CreatedAt), FinishedAt: utc(j.FinishedAt),
 	}
@@ -73,7 +81,7 @@ func toJobDoc(j domain.Job) jobDoc {
 func (d jobDoc) job() domain.Job {
 	return domain.Job{
 		ID: d.ID, DedupeKey: d.DedupeKey, ActivityID: d.ActivityID, Inbox: d.Inbox, Host: d.Host,
-		SenderID: d.SenderID, KeyID: d.KeyID, Payload: d.Payload, State: domain.JobState(d.State),
+		SenderID: d.SenderID, KeyID: d.KeyID, Payload: d.Payload, BodyID: d.BodyID, State: domain.JobState(d.State),
 		Attempts: d.Attempts, RunAt: d.RunAt, LeaseOwner: d.LeaseOwner, LeaseToken: d.LeaseToken,
 		LeaseUntil: d.LeaseUntil, LastError: d.LastError, CreatedAt: d.CreatedAt, FinishedAt: d.FinishedAt,
 	}
@@ -121,8 +129,13 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 			return 0, fmt.Errorf("%w: job %q is not valid; build it with domain.NewJob", domain.ErrInvalidInput, j.ID)
 		}
 	}
+	jobs, bodies := ports.SplitBodies(jobs)
 	fresh, err := s.freshJobs(ctx, jobs)
 	if err != nil {
+		return 0, err
+	}
+	needed, touched := bodiesOf(fresh, bodies)
+	if err := s.putBodies(ctx, needed, touched); err != nil {
 		return 0, err
 	}
 	var inserted []string
@@ -316,12 +329,7 @@ func (s *JobStore) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Jo
 		{Key: "leaseOwner", Value: req.Owner},
 		{Key: "leaseUntil", Value: req.Until.UTC()},
 	}}}
-	opts := options.FindOneAndUpdate().
-		SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
-		SetHint(idxJobsLease).
-		SetReturnDocument(options.After)
-	var d jobDoc
-	err := s.jobs.FindOneAndUpdate(ctx, filter, update, opts).Decode(&d)
+	d, err := s.findAndLease(ctx, filter, update)
 	if errors.Is(err, mongodrv.ErrNoDocuments) {
 		return domain.Job{}, domain.ErrNoJob
 	}
@@ -329,6 +337,38 @@ func (s *JobStore) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Jo
 		return domain.Job{}, fmt.Errorf("lease: %w", interpretError(err, nil))
 	}
 	return d.job(), nil
+}
+
+// findAndLease is the lease's one findAndModify: the oldest job matching
+// filter, by (runAt, _id), updated by update and returned as it is after.
+// It is hinted to jobs_lease, unless this server refused the hint once:
+// FerretDB v2 (DocumentDB) answers CommandNotSupported to a hint on
+// findAndModify, a refusal that applies nothing, and its planner takes the
+// (state, runAt) index by itself (mongotest's LeaseQueryIsAnIndexScan
+// shows it), so the lease goes again without the hint, and from then on.
+func (s *JobStore) findAndLease(ctx context.Context, filter, update bson.D) (jobDoc, error) {
+	for {
+		opts := options.FindOneAndUpdate().
+			SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
+			SetReturnDocument(options.After)
+		hinted := !s.unhinted.Load()
+		if hinted {
+			opts.SetHint(idxJobsLease)
+		}
+		var d jobDoc
+		err := s.jobs.FindOneAndUpdate(ctx, filter, update, opts).Decode(&d)
+		if hinted && hintRefused(err) {
+			s.unhinted.Store(true)
+			continue
+		}
+		return d, err
+	}
+}
+
+// hintRefused reports whether err is the server refusing a hint option.
+func hintRefused(err error) bool {
+	var ce mongodrv.CommandError
+	return errors.As(err, &ce) && ce.Code == codeCommandNotSupported && strings.Contains(ce.Message, "hint")
 }
 
 // held updates the job if token still holds its lease; ErrLeaseLost, with
@@ -412,7 +452,8 @@ func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (po
 	return r, nil
 }
 
-// Purge implements ports.JobStore; with a TTL index it finds little to do.
+// Purge implements ports.JobStore; with a TTL index it finds few jobs to
+// delete, and then sweeps the bodies no job refers to any more.
 func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, error) {
 	res, err := s.jobs.DeleteMany(ctx, bson.D{
 		{Key: "state", Value: bson.D{{Key: "$in", Value: bson.A{string(domain.JobSucceeded), string(domain.JobDead)}}}},
@@ -421,7 +462,7 @@ func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, er
 	if err != nil {
 		return 0, fmt.Errorf("purge: %w", interpretError(err, nil))
 	}
-	return int(res.DeletedCount), nil
+	return int(res.DeletedCount), s.sweepBodies(ctx, finishedBefore)
 }
 
 // DeferHost implements ports.JobStore.
@@ -492,7 +533,11 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 	if err := s.jobs.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil {
 		return domain.Job{}, fmt.Errorf("job %s: %w", id, interpretError(err, nil))
 	}
-	return d.job(), nil
+	one := []domain.Job{d.job()}
+	if err := s.fillBodies(ctx, one); err != nil {
+		return domain.Job{}, fmt.Errorf("job %s: %w", id, err)
+	}
+	return one[0], nil
 }
 
 // List implements ports.JobAdmin.
@@ -511,7 +556,11 @@ func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, e
 	if f.Limit > 0 {
 		opts.SetLimit(int64(f.Limit))
 	}
-	return findAll(ctx, s.jobs, filter, "list jobs", jobDoc.job, opts)
+	out, err := findAll(ctx, s.jobs, filter, "list jobs", jobDoc.job, opts)
+	if err == nil {
+		err = s.fillBodies(ctx, out)
+	}
+	return out, err
 }
 
 // RetryDead implements ports.JobAdmin.

@@ -45,6 +45,14 @@ const hostLockFor = 30 * time.Second
 // host was written, with majority write concern, by a lock holder before it
 // unlocked.
 func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
+	out, err := s.leaseBatch(ctx, req)
+	if ferr := s.fillBodies(ctx, out); err == nil {
+		err = ferr
+	}
+	return out, err
+}
+
+func (s *JobStore) leaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -124,8 +132,7 @@ func (s *JobStore) leaseHost(ctx context.Context, req ports.LeaseRequest, host s
 	}
 	var out []domain.Job
 	for room := min(want, req.PerHost-int(n)); len(out) < room; {
-		var d jobDoc
-		err := s.jobs.FindOneAndUpdate(ctx,
+		d, err := s.findAndLease(ctx,
 			bson.D{
 				{Key: "state", Value: string(domain.JobQueued)},
 				{Key: "runAt", Value: bson.D{{Key: "$lte", Value: req.Now.UTC()}}},
@@ -136,11 +143,7 @@ func (s *JobStore) leaseHost(ctx context.Context, req ports.LeaseRequest, host s
 				{Key: "leaseToken", Value: req.Token},
 				{Key: "leaseOwner", Value: req.Owner},
 				{Key: "leaseUntil", Value: req.Until.UTC()},
-			}}},
-			options.FindOneAndUpdate().
-				SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
-				SetHint(idxJobsLease).
-				SetReturnDocument(options.After)).Decode(&d)
+			}}})
 		if errors.Is(err, mongodrv.ErrNoDocuments) {
 			break
 		}

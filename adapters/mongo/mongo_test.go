@@ -28,8 +28,13 @@ var (
 	server     *mongodrv.Client
 	serverURI  string
 	serverName string
-	serverErr  error  // MONGODB_URI was set but did not answer: a failure, not a skip
-	noServer   string // why there is no server
+	serverErr  error // MONGODB_URI was set but did not answer: a failure, not a skip
+	// serverUnverified is what this server cannot prove, printed at the end.
+	serverUnverified []string
+	noServer         string // why there is no server
+	// txns watches every command the tests' client sends: none may belong
+	// to a multi-document transaction (checked after the run, in TestMain).
+	txns mongotest.TransactionWatch
 )
 
 const unverified = "no MongoDB server here: %s. The embedded FerretDB run lives in test/ferret " +
@@ -40,6 +45,21 @@ const unverified = "no MongoDB server here: %s. The embedded FerretDB run lives 
 func TestMain(m *testing.M) {
 	cleanup := chooseServer()
 	code := m.Run()
+	if server != nil {
+		if seen := txns.Seen(); len(seen) > 0 {
+			fmt.Printf("FAIL: the Mongo stores sent %d commands inside a multi-document transaction (first: %s); "+
+				"a server without transactions would apply them half-way\n", len(seen), seen[0])
+			code = 1
+		} else {
+			fmt.Printf("mongo tests: %d commands sent, none inside a multi-document transaction\n", txns.Commands())
+		}
+		if len(serverUnverified) > 0 {
+			fmt.Printf("mongo tests: UNVERIFIED on %s:\n", serverName)
+			for _, u := range serverUnverified {
+				fmt.Printf("mongo tests:   %s\n", u)
+			}
+		}
+	}
 	cleanup()
 	os.Exit(code)
 }
@@ -49,10 +69,11 @@ func chooseServer() (cleanup func()) {
 	if uri := os.Getenv("MONGODB_URI"); uri != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		server, serverErr = mongo.Connect(ctx, uri)
+		server, serverErr = mongo.Connect(ctx, uri, options.Client().SetMonitor(txns.Monitor()))
 		serverURI, serverName = uri, "MongoDB at MONGODB_URI"
 		if serverErr == nil {
 			cleanup = func() { _ = server.Disconnect(context.Background()) }
+			serverName, serverUnverified = mongotest.Identify(ctx, server)
 		}
 		fmt.Println("mongo tests: server:", serverName)
 		return cleanup
@@ -78,7 +99,7 @@ func chooseServer() (cleanup func()) {
 		// The replica set's member is the container's own address; talk to
 		// the mapped port directly instead of discovering it.
 		uri += "&directConnection=true"
-		server, serverErr = mongo.Connect(ctx, uri)
+		server, serverErr = mongo.Connect(ctx, uri, options.Client().SetMonitor(txns.Monitor()))
 		serverURI = uri
 	} else {
 		serverErr = err
@@ -161,7 +182,14 @@ func client(t *testing.T) *mongodrv.Client {
 }
 
 func TestContracts(t *testing.T) {
-	mongotest.Contracts(t, client(t))
+	c := client(t)
+	// A second client, as a second process has its own connections.
+	second, err := mongo.Connect(mongotest.Ctx(t), serverURI, options.Client().SetMonitor(txns.Monitor()))
+	if err != nil {
+		t.Fatalf("second client: %v", err)
+	}
+	t.Cleanup(func() { _ = second.Disconnect(context.Background()) })
+	mongotest.Contracts(t, c, second)
 }
 
 func TestIndexes(t *testing.T) {

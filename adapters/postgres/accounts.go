@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	pgx "github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -173,6 +174,32 @@ func (s *AccountStore) AvatarsOf(ctx context.Context, rootUserID string) ([]doma
 // DeleteAvatar implements ports.ActorStore.
 func (s *AccountStore) DeleteAvatar(ctx context.Context, id string) error {
 	return s.deleteByID(ctx, "avatar", "avatars", id)
+}
+
+// TouchAvatars implements ports.ActorStore: one UPDATE for every id
+// (GREATEST skips the NULL of a persona never active).
+func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE avatars SET last_active_at = GREATEST(last_active_at, $2) WHERE id = ANY($1)`, ids, at.UTC())
+	if err != nil {
+		return fmt.Errorf("touch %d avatars: %w", len(ids), interpretError(err))
+	}
+	return nil
+}
+
+// CountPersonas implements ports.ActorStore.
+func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time) (int, error) {
+	q, args := `SELECT count(*) FROM avatars WHERE root_user_id IS NOT NULL`, []any{}
+	if !activeSince.IsZero() {
+		q, args = q+` AND last_active_at >= $1`, append(args, activeSince.UTC())
+	}
+	var n int
+	if err := s.pool.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count personas: %w", interpretError(err))
+	}
+	return n, nil
 }
 
 const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at`

@@ -117,17 +117,21 @@ func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 	return nil
 }
 
-const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local`
+const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local, updated`
 
 func scanPost(row pgx.Row) (domain.Post, error) {
 	var p domain.Post
 	var vis string
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &p.Published, &p.Local)
+	var updated *time.Time
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &p.Published, &p.Local, &updated)
 	if err != nil {
 		return domain.Post{}, err
 	}
 	p.Visibility = domain.Visibility(vis)
 	p.Published = p.Published.UTC()
+	if updated != nil {
+		p.Updated = updated.UTC()
+	}
 	return p, nil
 }
 
@@ -135,9 +139,9 @@ func scanPost(row pgx.Row) (domain.Post, error) {
 // NOTHING keeps the first copy when an inbox gets the same Create twice.
 func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `
-INSERT INTO posts (`+postColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+INSERT INTO posts (`+postColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (object_uri) DO NOTHING`,
-		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, p.Published, p.Local)
+		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, p.Published, p.Local, nullTime(p.Updated))
 	if err != nil {
 		return false, fmt.Errorf("post %q: %w", p.ObjectURI, interpretError(err))
 	}
@@ -190,7 +194,8 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	var n int
 	err := s.pool.QueryRow(ctx, `
 WITH p AS (DELETE FROM posts WHERE object_uri = $1 RETURNING 1),
-     d AS (DELETE FROM dm_posts WHERE object_uri = $1 RETURNING 1)
+     d AS (DELETE FROM dm_posts WHERE object_uri = $1 RETURNING 1),
+     r AS (DELETE FROM reactions WHERE object_uri = $1)
 SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d)`, uri).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("delete post %q: %w", uri, interpretError(err))
@@ -201,15 +206,103 @@ SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d)`, uri).Scan(&n)
 	return nil
 }
 
-const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local`
+// UpdateContent implements ports.PostStore: one statement over both
+// tables, the condition on the last edit inside the UPDATE so that two
+// Updates at once apply in their order, whichever runs first.
+func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, updated time.Time) (bool, error) {
+	var changed int
+	var exists bool
+	err := s.pool.QueryRow(ctx, `
+WITH p AS (UPDATE posts SET content = $2, updated = $3 WHERE object_uri = $1 AND COALESCE(updated, published) < $3 RETURNING 1),
+     d AS (UPDATE dm_posts SET content = $2, updated = $3 WHERE object_uri = $1 AND COALESCE(updated, published) < $3 RETURNING 1)
+SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d),
+       EXISTS (SELECT 1 FROM posts WHERE object_uri = $1) OR EXISTS (SELECT 1 FROM dm_posts WHERE object_uri = $1)`,
+		uri, content, updated.UTC()).Scan(&changed, &exists)
+	if err != nil {
+		return false, fmt.Errorf("update post %q: %w", uri, interpretError(err))
+	}
+	if !exists {
+		return false, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+	}
+	return changed > 0, nil
+}
+
+// AddReaction implements ports.PostStore: the insert reads the post in
+// the same statement, so a reaction to a missing post is no row at all.
+func (s *ContentStore) AddReaction(ctx context.Context, r domain.Reaction) (bool, error) {
+	var created, exists bool
+	err := s.pool.QueryRow(ctx, `
+WITH ins AS (
+  INSERT INTO reactions (object_uri, actor_uri, kind, created_at)
+  SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM posts WHERE object_uri = $1)
+  ON CONFLICT (object_uri, actor_uri, kind) DO NOTHING RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM ins), EXISTS (SELECT 1 FROM posts WHERE object_uri = $1)`,
+		r.ObjectURI, r.ActorURI, string(r.Kind), r.CreatedAt).Scan(&created, &exists)
+	if err != nil {
+		return false, fmt.Errorf("%s of %q: %w", r.Kind, r.ObjectURI, interpretError(err))
+	}
+	if !exists {
+		return false, fmt.Errorf("post %q: %w", r.ObjectURI, domain.ErrNotFound)
+	}
+	return created, nil
+}
+
+// RemoveReaction implements ports.PostStore.
+func (s *ContentStore) RemoveReaction(ctx context.Context, uri, actor string, kind domain.ReactionKind) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM reactions WHERE object_uri = $1 AND actor_uri = $2 AND kind = $3`, uri, actor, string(kind))
+	if err != nil {
+		return fmt.Errorf("%s of %q: %w", kind, uri, interpretError(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%s of %q by %q: %w", kind, uri, actor, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// CountReactions implements ports.PostStore on the primary key's prefix.
+func (s *ContentStore) CountReactions(ctx context.Context, uri string) (map[domain.ReactionKind]int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT kind, count(*) FROM reactions WHERE object_uri = $1 GROUP BY kind`, uri)
+	if err != nil {
+		return nil, fmt.Errorf("reactions of %q: %w", uri, interpretError(err))
+	}
+	defer rows.Close()
+	out := map[domain.ReactionKind]int{}
+	for rows.Next() {
+		var kind string
+		var n int
+		if err := rows.Scan(&kind, &n); err != nil {
+			return nil, fmt.Errorf("reactions of %q: %w", uri, interpretError(err))
+		}
+		out[domain.ReactionKind(kind)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reactions of %q: %w", uri, interpretError(err))
+	}
+	return out, nil
+}
+
+// nullTime is NULL for the zero time (a post never edited).
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local, updated`
 
 func scanDm(row pgx.Row) (domain.DmPost, error) {
 	var p domain.DmPost
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.Participants, &p.ParticipantsKey, &p.Content, &p.Published, &p.Local)
+	var updated *time.Time
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.Participants, &p.ParticipantsKey, &p.Content, &p.Published, &p.Local, &updated)
 	if err != nil {
 		return domain.DmPost{}, err
 	}
 	p.Published = p.Published.UTC()
+	if updated != nil {
+		p.Updated = updated.UTC()
+	}
 	return p, nil
 }
 
@@ -220,9 +313,9 @@ func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, err
 		parts = []string{}
 	}
 	tag, err := s.pool.Exec(ctx, `
-INSERT INTO dm_posts (`+dmColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO dm_posts (`+dmColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (object_uri) DO NOTHING`,
-		p.ID, p.ObjectURI, p.AuthorURI, parts, p.ParticipantsKey, p.Content, p.Published, p.Local)
+		p.ID, p.ObjectURI, p.AuthorURI, parts, p.ParticipantsKey, p.Content, p.Published, p.Local, nullTime(p.Updated))
 	if err != nil {
 		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, interpretError(err))
 	}
@@ -253,4 +346,14 @@ LIMIT $3`, key, before(b), limitArg(limit))
 		return nil, fmt.Errorf("direct thread %q: %w", key, interpretError(err))
 	}
 	return out, nil
+}
+
+// CountLocalPosts implements ports.PostStore.
+func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM posts WHERE local) + (SELECT count(*) FROM dm_posts WHERE local)`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count local posts: %w", interpretError(err))
+	}
+	return n, nil
 }

@@ -66,6 +66,10 @@ var indexes = []index{
 	{"jobs_queued_host_idx", `CREATE INDEX IF NOT EXISTS jobs_queued_host_idx ON jobs (host, run_at) WHERE state = 'queued'`},
 	// Retention: Purge's range (PostgreSQL has no TTL index).
 	{"jobs_finished_idx", `CREATE INDEX IF NOT EXISTS jobs_finished_idx ON jobs (finished_at) WHERE finished_at IS NOT NULL`},
+	// Bodies: Purge asks whether any job still refers to a body. A
+	// fan-out's jobs share one body_id, which B-tree deduplication keeps as
+	// one key with a list of row pointers: a few bytes per job.
+	{"jobs_body_id_idx", `CREATE INDEX IF NOT EXISTS jobs_body_id_idx ON jobs (body_id)`},
 	// Plain, beyond SPEC §4: the followers collection, paged by follower URI
 	// in byte order.
 	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri COLLATE "C")`},

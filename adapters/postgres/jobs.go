@@ -47,7 +47,9 @@ type JobStore struct{ pool *pgxpool.Pool }
 // NewJobStore returns the queue on pool.
 func NewJobStore(pool *pgxpool.Pool) *JobStore { return &JobStore{pool: pool} }
 
-const jobColumns = `id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, attempts,
+// jobColumns has body_id where the job's payload was: each body is kept
+// once in bodies (migration 009) and filled in by fillBodies.
+const jobColumns = `id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, attempts,
 	run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at`
 
 // jobColumnsOf is jobColumns qualified by a table alias.
@@ -67,7 +69,7 @@ func scanJob(row pgx.Row, extra ...any) (domain.Job, error) {
 	var j domain.Job
 	var state string
 	var leaseUntil, finishedAt pgtype.Timestamptz
-	err := row.Scan(append([]any{&j.ID, &j.DedupeKey, &j.ActivityID, &j.Inbox, &j.Host, &j.SenderID, &j.KeyID, &j.Payload,
+	err := row.Scan(append([]any{&j.ID, &j.DedupeKey, &j.ActivityID, &j.Inbox, &j.Host, &j.SenderID, &j.KeyID, &j.BodyID,
 		&state, &j.Attempts, &j.RunAt, &j.LeaseOwner, &j.LeaseToken, &leaseUntil, &j.LastError, &j.CreatedAt, &finishedAt}, extra...)...)
 	if err != nil {
 		return domain.Job{}, err
@@ -92,14 +94,14 @@ func scanJob(row pgx.Row, extra ...any) (domain.Job, error) {
 // wake each other (the channel is database-wide).
 const enqueueSQL = `
 WITH inserted AS (
-	INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, attempts,
+	INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, attempts,
 		run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at)
-	SELECT id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, attempts,
+	SELECT id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, attempts,
 		run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bytea[],
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 		$9::text[], $10::int[], $11::timestamptz[], $12::text[], $13::text[], $14::timestamptz[], $15::text[],
 		$16::timestamptz[], $17::timestamptz[])
-		WITH ORDINALITY AS t(id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, attempts,
+		WITH ORDINALITY AS t(id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, attempts,
 			run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at, ord)
 	ORDER BY ord
 	ON CONFLICT (dedupe_key) DO NOTHING
@@ -113,6 +115,18 @@ WITH inserted AS (
 	SELECT count(*) AS n FROM inserted
 )
 SELECT n, CASE WHEN n > 0 THEN (SELECT true FROM pg_notify('` + NotifyChannel + `', COALESCE(current_schema(), ''))) END FROM counted`
+
+// bodySQL stores the batch's bodies, once each, before its jobs, in the
+// same transaction. A body stored already is updated to itself: that
+// writes nothing new but locks its row (in id order, so two fan-outs
+// never deadlock on it) until the jobs that refer to it are committed, and
+// Purge, which locks a body before it asks whether any job is left, waits
+// for them. A body a purge deleted while this waited is inserted afresh
+// (ON CONFLICT sees the deletion once the purge commits).
+const bodySQL = `
+INSERT INTO bodies AS b (id, body)
+SELECT id, body FROM unnest($1::text[], $2::bytea[]) AS t(id, body) ORDER BY id
+ON CONFLICT (id) DO UPDATE SET body = b.body`
 
 // Enqueue implements ports.JobStore. The batch goes in one transaction: its
 // chunks are pipelined in one round trip between BEGIN and COMMIT, so a
@@ -135,7 +149,7 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	// enqueued twice at once) then take their key locks in the same order
 	// and wait for each other instead of deadlocking. The retry below stays
 	// as a net for what ordering cannot cover.
-	jobs = slices.Clone(jobs)
+	jobs, bodies := ports.SplitBodies(jobs)
 	slices.SortFunc(jobs, func(a, b domain.Job) int { return strings.Compare(a.DedupeKey, b.DedupeKey) })
 	var chunks [][]any
 	for start := 0; start < len(jobs); start += enqueueChunk {
@@ -144,7 +158,7 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	var err error
 	for attempt := 1; ; attempt++ {
 		var inserted int
-		inserted, err = s.enqueueOnce(ctx, chunks)
+		inserted, err = s.enqueueOnce(ctx, bodies, chunks)
 		if err == nil {
 			return inserted, nil
 		}
@@ -176,15 +190,28 @@ const enqueueAttempts = 5
 // enqueueOnce sends the chunks in one transaction. The pgx.Batch is built
 // afresh each time: a batch that failed keeps statement descriptions the
 // connection has since dropped.
-func (s *JobStore) enqueueOnce(ctx context.Context, chunks [][]any) (int, error) {
+func (s *JobStore) enqueueOnce(ctx context.Context, bodies []ports.Body, chunks [][]any) (int, error) {
 	batch := &pgx.Batch{}
+	if len(bodies) > 0 {
+		ids, data := make([]string, len(bodies)), make([][]byte, len(bodies))
+		for i, b := range bodies {
+			ids[i], data[i] = b.ID, b.Data
+		}
+		batch.Queue(bodySQL, ids, data)
+	}
 	for _, args := range chunks {
 		batch.Queue(enqueueSQL, args...)
 	}
 	inserted := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		results := tx.SendBatch(ctx, batch)
-		for range batch.Len() {
+		if len(bodies) > 0 {
+			if _, err := results.Exec(); err != nil {
+				_ = results.Close()
+				return err
+			}
+		}
+		for range len(chunks) {
 			var n int
 			var notified *bool
 			if err := results.QueryRow().Scan(&n, &notified); err != nil {
@@ -204,7 +231,7 @@ func chunkArgs(jobs []domain.Job) []any {
 		ids, keys, activities, inboxes, hosts = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		senders, keyIDs, states, owners       = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		tokens, lastErrors                    = make([]string, n), make([]string, n)
-		payloads                              = make([][]byte, n)
+		bodyIDs                               = make([]string, n)
 		attempts                              = make([]int32, n)
 		runAts, createdAts                    = make([]time.Time, n), make([]time.Time, n)
 		leaseUntils, finishedAts              = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
@@ -213,15 +240,12 @@ func chunkArgs(jobs []domain.Job) []any {
 		ids[i], keys[i], activities[i], inboxes[i], hosts[i] = j.ID, j.DedupeKey, j.ActivityID, j.Inbox, j.Host
 		senders[i], keyIDs[i], states[i], owners[i] = j.SenderID, j.KeyID, string(j.State), j.LeaseOwner
 		tokens[i], lastErrors[i] = j.LeaseToken, j.LastError
-		payloads[i] = j.Payload
-		if payloads[i] == nil {
-			payloads[i] = []byte{} // NULL would break NOT NULL; empty is what was given
-		}
+		bodyIDs[i] = j.BodyID
 		attempts[i] = int32(j.Attempts)
 		runAts[i], createdAts[i] = j.RunAt, j.CreatedAt
 		leaseUntils[i], finishedAts[i] = optTime(j.LeaseUntil), optTime(j.FinishedAt)
 	}
-	return []any{ids, keys, activities, inboxes, hosts, senders, keyIDs, payloads, states, attempts,
+	return []any{ids, keys, activities, inboxes, hosts, senders, keyIDs, bodyIDs, states, attempts,
 		runAts, owners, tokens, leaseUntils, lastErrors, createdAts, finishedAts}
 }
 
@@ -307,13 +331,13 @@ SELECT * FROM leased`
 // version in the name lets processes of two versions each call their own
 // during a rolling upgrade); LeaseBatch runs leaseSQL itself where it is
 // missing.
-const leaseFunc = "herald_lease_v1"
+const leaseFunc = "herald_lease_v2"
 
 // leaseFuncDDL creates leaseFunc in the current schema. Its parameters are
 // leaseSQL's, by position; its columns are leaseSQL's RETURNING.
 var leaseFuncDDL = `CREATE OR REPLACE FUNCTION ` + leaseFunc + `(text, text, timestamptz, timestamptz, text[], integer, integer, integer)
 RETURNS TABLE (r_id text, r_dedupe_key text, r_activity_id text, r_inbox text, r_host text, r_sender_id text, r_key_id text,
-	r_payload bytea, r_state text, r_attempts integer, r_run_at timestamptz, r_lease_owner text, r_lease_token text,
+	r_body_id text, r_state text, r_attempts integer, r_run_at timestamptz, r_lease_owner text, r_lease_token text,
 	r_lease_until timestamptz, r_last_error text, r_created_at timestamptz, r_finished_at timestamptz, r_seq bigint)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
@@ -387,7 +411,35 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	for i, l := range got {
 		out[i] = l.job
 	}
+	if err := s.fillBodies(ctx, out); err != nil {
+		return nil, fmt.Errorf("lease: %w", interpretError(err))
+	}
 	return out, nil
+}
+
+// fillBodies reads the jobs' bodies, once each (a fan-out's batch has
+// one), and sets their payloads. A job that is leased or listed keeps its
+// body from being purged; a body that is missing leaves the payload empty.
+func (s *JobStore) fillBodies(ctx context.Context, jobs []domain.Job) error {
+	ids := ports.BodyIDs(jobs)
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, body FROM bodies WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return err
+	}
+	bodies := make(map[string][]byte, len(ids))
+	var id string
+	var body []byte
+	if _, err := pgx.ForEachRow(rows, []any{&id, &body}, func() error {
+		bodies[id] = slices.Clone(body)
+		return nil
+	}); err != nil {
+		return err
+	}
+	ports.FillBodies(jobs, bodies)
+	return nil
 }
 
 // leasedRow is one row of leaseSQL: the job and its seq.
@@ -544,22 +596,63 @@ WHERE id IN (
 
 // Purge implements ports.JobStore, in chunks of purgeChunk rows, each its
 // own short transaction. The outer DELETE repeats the conditions so a job an
-// operator revived between the sub-select and the delete is kept.
+// operator revived between the sub-select and the delete is kept. Each
+// chunk deletes, in its transaction, the bodies its jobs were the last to
+// refer to: it locks them first (waiting for an enqueue that is adding
+// jobs to one, see bodySQL), then deletes those no job refers to, in a
+// statement whose snapshot is taken after the locks, so it sees that
+// enqueue's jobs. jobs_body_id_idx answers "any job left?".
 func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, error) {
 	total := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		tag, err := s.pool.Exec(ctx, purgeSQL, finishedBefore, purgeChunk)
+		var n int
+		var err error
+		for attempt := 1; attempt <= settleAttempts; attempt++ {
+			n, err = s.purgeChunk(ctx, finishedBefore)
+			var pgErr *pgconn.PgError
+			if err == nil || !errors.As(err, &pgErr) || !pgerrcode.IsTransactionRollback(pgErr.Code) {
+				break
+			}
+		}
 		if err != nil {
 			return total, fmt.Errorf("purge: %w", interpretError(err))
 		}
-		total += int(tag.RowsAffected())
-		if tag.RowsAffected() < purgeChunk {
+		total += n
+		if n < purgeChunk {
 			return total, nil
 		}
 	}
+}
+
+// purgeChunk deletes up to purgeChunk finished jobs, and the bodies they
+// were the last jobs of, in one transaction. Sent again when it deadlocks
+// with an enqueue (one re-enqueueing a dedupe key this chunk deletes, while
+// holding a body this chunk wants): nothing of it was kept.
+func (s *JobStore) purgeChunk(ctx context.Context, finishedBefore time.Time) (int, error) {
+	const jobsSQL = `WITH gone AS (` + purgeSQL + `
+	RETURNING body_id
+)
+SELECT count(*), COALESCE(array_agg(DISTINCT body_id) FILTER (WHERE body_id <> ''), '{}') FROM gone`
+	n := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var ids []string
+		if err := tx.QueryRow(ctx, jobsSQL, finishedBefore, purgeChunk).Scan(&n, &ids); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM bodies WHERE id = ANY($1) ORDER BY id FOR UPDATE`, ids); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `
+DELETE FROM bodies b WHERE b.id = ANY($1) AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.body_id = b.id)`, ids)
+		return err
+	})
+	return n, err
 }
 
 // deferHostSQL and resumeHostSQL move a host's queued jobs, read from
@@ -633,7 +726,11 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 	if err != nil {
 		return domain.Job{}, fmt.Errorf("job %s: %w", id, interpretError(err))
 	}
-	return j, nil
+	one := []domain.Job{j}
+	if err := s.fillBodies(ctx, one); err != nil {
+		return domain.Job{}, fmt.Errorf("job %s: %w", id, interpretError(err))
+	}
+	return one[0], nil
 }
 
 // List implements ports.JobAdmin.
@@ -646,6 +743,9 @@ ORDER BY id LIMIT $4`, string(f.State), f.Host, f.AfterID, limitArg(f.Limit))
 		return nil, fmt.Errorf("list jobs: %w", interpretError(err))
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Job, error) { return scanJob(row) })
+	if err == nil {
+		err = s.fillBodies(ctx, out)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", interpretError(err))
 	}

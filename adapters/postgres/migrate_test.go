@@ -3,8 +3,10 @@ package postgres_test
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -240,6 +242,10 @@ func TestMigrationsOnLegacyData(t *testing.T) {
 			('d10', '{"id":"https://h.example/act/ü✓"}', 'https://r.example/users/bob/inbox?x=ä', 'https://h.example/users/alice', 0, $1, 'pending'),
 			('d11', '{"id":"https://h.example/act/11"}', 'https://r.example/inbox', 'https://h.example/users/alice', 2, $1, 'pending')`, t0)
 		up := readMigration(t, "004_move_legacy_deliveries.up.sql")
+		// 004's SQL is 004's schema's: later steps changed jobs (009 moved
+		// the payload into bodies), so it runs again at version 4.
+		downTo(t, p, 4)
+		defer mustMigrate(t, p)
 		for run := 1; run <= 2; run++ {
 			mustExec(t, p, up)
 			if n := count(t, p, `SELECT count(*) FROM jobs`); n != 4 {
@@ -279,10 +285,8 @@ func TestMigrationsOnLegacyData(t *testing.T) {
 		if got := []string{moved(delivered), moved(failed), moved(inFlight)}; !slices.Equal(got, []string{"d1", "d3", "d4"}) {
 			t.Fatalf("leased %v; the test expects delivery order", got)
 		}
-		// Two steps: 005 (the host slots) and 004.
-		if err := postgres.MigrateDown(ctx, p, 2, testLog(t)); err != nil {
-			t.Fatal(err)
-		}
+		// Down to 3: every later step, then 004.
+		downTo(t, p, 3)
 		if v, dirty, err := postgres.MigrationVersion(ctx, p); v != 3 || dirty || err != nil {
 			t.Fatalf("version %d dirty %v err %v", v, dirty, err)
 		}
@@ -365,7 +369,7 @@ func TestMigrationsOnFreshDatabase(t *testing.T) {
 	p := migrated(t)
 	ctx := testCtx(t)
 	latest, err := postgres.LatestMigration()
-	if err != nil || latest != 5 {
+	if err != nil || latest != lastMigrationFile(t) {
 		t.Fatalf("latest migration %d, %v", latest, err)
 	}
 	v, dirty, err := postgres.MigrationVersion(ctx, p)
@@ -425,7 +429,7 @@ func TestMigrateDownToZeroAndUpAgain(t *testing.T) {
 		t.Fatalf("down lost legacy data: %d posts", n)
 	}
 	mustMigrate(t, p)
-	if v, dirty, err := postgres.MigrationVersion(ctx, p); v != 5 || dirty || err != nil {
+	if v, dirty, err := postgres.MigrationVersion(ctx, p); v != lastMigrationFile(t) || dirty || err != nil {
 		t.Fatalf("up again: version %d dirty %v err %v", v, dirty, err)
 	}
 	if err := postgres.NewNameRegistry(p).Reserve(ctx, domain.ReservedName{Name: "admin", Kind: domain.NameKindPersona, OwnerID: "x"}); !errors.Is(err, domain.ErrNameTaken) {
@@ -473,7 +477,7 @@ func TestMigrateUpConcurrently(t *testing.T) {
 
 func checkMigratedOnce(t *testing.T, p *pgxpool.Pool) {
 	t.Helper()
-	if v, dirty, err := postgres.MigrationVersion(testCtx(t), p); v != 5 || dirty || err != nil {
+	if v, dirty, err := postgres.MigrationVersion(testCtx(t), p); v != lastMigrationFile(t) || dirty || err != nil {
 		t.Fatalf("version %d dirty %v err %v", v, dirty, err)
 	}
 	if n := count(t, p, `SELECT count(*) FROM schema_migrations`); n != 1 {
@@ -571,9 +575,7 @@ func TestMigration005CountsLeasedJobs(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
 	ctx := testCtx(t)
-	if err := postgres.MigrateDown(ctx, p, 1, testLog(t)); err != nil {
-		t.Fatal(err)
-	}
+	downTo(t, p, 4)
 	mustExec(t, p, `
 INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at, lease_token, lease_until)
 VALUES ('l1', 'k1', 'a1', 'https://a.example/inbox', 'a.example', 's', 'k', '\x7b7d', 'leased', now(), now(), 't1', now() + interval '1 minute'),
@@ -590,10 +592,89 @@ VALUES ('l1', 'k1', 'a1', 'https://a.example/inbox', 'a.example', 's', 'k', '\x7
 	if got := column(t, p, `SELECT in_flight::text FROM host_slots WHERE host = 'a.example'`); !slices.Equal(got, []string{"1"}) {
 		t.Fatalf("after a settlement: %v", got)
 	}
-	if err := postgres.MigrateDown(ctx, p, 1, testLog(t)); err != nil {
-		t.Fatal(err)
-	}
+	downTo(t, p, 4)
 	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'host_slots'`); n != 0 {
 		t.Fatal("005 down left host_slots")
 	}
+}
+
+// migrationVersions are the versions of the embedded migration files, in
+// order. Versions may have gaps (numbers are handed out to branches ahead).
+func migrationVersions(t *testing.T) []uint {
+	t.Helper()
+	names, err := fs.Glob(pgmigrations.FS, "*.up.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []uint
+	for _, n := range names {
+		v, err := strconv.ParseUint(n[:3], 10, 32)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		out = append(out, uint(v))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// lastMigrationFile is the version a fully migrated schema is at.
+func lastMigrationFile(t *testing.T) uint {
+	vs := migrationVersions(t)
+	return vs[len(vs)-1]
+}
+
+// Migration 009 moves each job's payload into bodies, once per distinct
+// body under its content address (sha256() agrees with domain.BodyOf),
+// and its down step puts every payload back.
+func TestMigration009StoresEachBodyOnce(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	downTo(t, p, 8)
+	shared, own := `{"id":"https://l.example/a/1","type":"Create"}`, `{"id":"https://l.example/a/2","type":"Follow"}`
+	for _, r := range [][2]string{{"j1", shared}, {"j2", shared}, {"j3", own}} {
+		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at)
+			VALUES ($1, 'k' || $1, 'a', 'https://h.example/inbox', 'h.example', 's', 'k', $2, 'queued', now(), now())`, r[0], []byte(r[1]))
+	}
+	mustMigrate(t, p)
+	want := []string{domain.BodyOf([]byte(shared)), domain.BodyOf([]byte(own))}
+	slices.Sort(want)
+	if got := column(t, p, `SELECT id FROM bodies ORDER BY id`); !slices.Equal(got, want) {
+		t.Fatalf("bodies %v, want %v", got, want)
+	}
+	s := postgres.NewJobStore(p)
+	for id, body := range map[string]string{"j1": shared, "j2": shared, "j3": own} {
+		j, err := s.Get(ctx, id)
+		if err != nil || string(j.Payload) != body || j.BodyID != domain.BodyOf([]byte(body)) {
+			t.Fatalf("%s after 009: body %q payload %q (%v)", id, j.BodyID, j.Payload, err)
+		}
+	}
+	downTo(t, p, 8)
+	if got := column(t, p, `SELECT id || '=' || convert_from(payload, 'UTF8') FROM jobs ORDER BY id`); !slices.Equal(got, []string{"j1=" + shared, "j2=" + shared, "j3=" + own}) {
+		t.Fatalf("payloads after 009 down: %v", got)
+	}
+	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'bodies'`); n != 0 {
+		t.Fatal("009 down left bodies")
+	}
+}
+
+// downTo steps the schema down to version v, one migration at a time, so
+// a test of one step keeps working as later steps are added.
+func downTo(t *testing.T, p *pgxpool.Pool, v uint) {
+	t.Helper()
+	ctx := testCtx(t)
+	for range 100 {
+		got, _, err := postgres.MigrationVersion(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got <= v {
+			return
+		}
+		if err := postgres.MigrateDown(ctx, p, 1, testLog(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatalf("schema not down to %d after 100 steps", v)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -170,6 +172,37 @@ func (s *AccountStore) AvatarsOf(ctx context.Context, rootUserID string) ([]doma
 // DeleteAvatar implements ports.ActorStore.
 func (s *AccountStore) DeleteAvatar(ctx context.Context, id string) error {
 	return s.deleteByID(ctx, "avatar", "avatars", id)
+}
+
+// TouchAvatars implements ports.ActorStore: one UPDATE for every id.
+func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(ids)+2)
+	args = append(args, stamp(at), stamp(at))
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	// SQLite's two-argument max() is NULL if either is: hence coalesce.
+	q := `UPDATE avatars SET last_active_at = max(coalesce(last_active_at, ?), ?) WHERE id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
+	if _, err := s.db.w.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("touch %d avatars: %w", len(ids), interpretError(err))
+	}
+	return nil
+}
+
+// CountPersonas implements ports.ActorStore.
+func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time) (int, error) {
+	q, args := `SELECT count(*) FROM avatars WHERE root_user_id IS NOT NULL`, []any{}
+	if !activeSince.IsZero() {
+		q, args = q+` AND last_active_at >= ?`, append(args, stamp(activeSince))
+	}
+	var n int
+	if err := s.db.r.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count personas: %w", interpretError(err))
+	}
+	return n, nil
 }
 
 const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at`

@@ -119,18 +119,19 @@ func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 	return nil
 }
 
-const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local`
+const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local, updated`
 
 func scanPost(row scanner) (domain.Post, error) {
 	var p domain.Post
 	var vis string
-	var published sql.NullInt64
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &published, &p.Local)
+	var published, updated sql.NullInt64
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &published, &p.Local, &updated)
 	if err != nil {
 		return domain.Post{}, err
 	}
 	p.Visibility = domain.Visibility(vis)
 	p.Published = fromNanos(published)
+	p.Updated = fromNanos(updated)
 	return p, nil
 }
 
@@ -141,9 +142,9 @@ func scanPost(row scanner) (domain.Post, error) {
 // domain.ErrAlreadyExists.
 func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
 	res, err := s.db.w.ExecContext(ctx, `
-INSERT INTO posts (`+postColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO posts (`+postColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (object_uri) DO NOTHING`,
-		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, stamp(p.Published), p.Local)
+		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, stamp(p.Published), p.Local, nullStamp(p.Updated))
 	if err != nil {
 		return false, fmt.Errorf("post %q: %w", p.ObjectURI, interpretError(err))
 	}
@@ -198,7 +199,8 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 			}
 			n += affected(res)
 		}
-		return nil
+		_, err := tx.ExecContext(ctx, `DELETE FROM reactions WHERE object_uri = ?`, uri)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("delete post %q: %w", uri, interpretError(err))
@@ -209,13 +211,112 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	return nil
 }
 
-const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local`
+// UpdateContent implements ports.PostStore: both tables in one write
+// transaction, the condition on the last edit inside each UPDATE.
+func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, updated time.Time) (bool, error) {
+	changed, exists := 0, 0
+	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		for _, table := range []string{"posts", "dm_posts"} {
+			res, err := tx.ExecContext(ctx, `UPDATE `+table+` SET content = ?, updated = ? WHERE object_uri = ? AND COALESCE(updated, published) < ?`,
+				content, stamp(updated), uri, stamp(updated))
+			if err != nil {
+				return err
+			}
+			changed += affected(res)
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+table+` WHERE object_uri = ?`, uri).Scan(&n); err != nil {
+				return err
+			}
+			exists += n
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("update post %q: %w", uri, interpretError(err))
+	}
+	if exists == 0 {
+		return false, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+	}
+	return changed > 0, nil
+}
+
+// AddReaction implements ports.PostStore: the insert reads the post in
+// the same statement, under the write lock.
+func (s *ContentStore) AddReaction(ctx context.Context, r domain.Reaction) (bool, error) {
+	created, exists := false, false
+	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+INSERT INTO reactions (object_uri, actor_uri, kind, created_at)
+SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM posts WHERE object_uri = ?)
+ON CONFLICT (object_uri, actor_uri, kind) DO NOTHING`, r.ObjectURI, r.ActorURI, string(r.Kind), stamp(r.CreatedAt), r.ObjectURI)
+		if err != nil {
+			return err
+		}
+		created = affected(res) == 1
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM posts WHERE object_uri = ?`, r.ObjectURI).Scan(&n); err != nil {
+			return err
+		}
+		exists = n > 0
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("%s of %q: %w", r.Kind, r.ObjectURI, interpretError(err))
+	}
+	if !exists {
+		return false, fmt.Errorf("post %q: %w", r.ObjectURI, domain.ErrNotFound)
+	}
+	return created, nil
+}
+
+// RemoveReaction implements ports.PostStore.
+func (s *ContentStore) RemoveReaction(ctx context.Context, uri, actor string, kind domain.ReactionKind) error {
+	res, err := s.db.w.ExecContext(ctx, `DELETE FROM reactions WHERE object_uri = ? AND actor_uri = ? AND kind = ?`, uri, actor, string(kind))
+	if err != nil {
+		return fmt.Errorf("%s of %q: %w", kind, uri, interpretError(err))
+	}
+	if affected(res) == 0 {
+		return fmt.Errorf("%s of %q by %q: %w", kind, uri, actor, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// CountReactions implements ports.PostStore on the primary key's prefix.
+func (s *ContentStore) CountReactions(ctx context.Context, uri string) (map[domain.ReactionKind]int, error) {
+	type row struct {
+		kind string
+		n    int
+	}
+	rows, err := query(ctx, s.db, func(r scanner) (row, error) {
+		var x row
+		err := r.Scan(&x.kind, &x.n)
+		return x, err
+	}, `SELECT kind, count(*) FROM reactions WHERE object_uri = ? GROUP BY kind`, uri)
+	if err != nil {
+		return nil, fmt.Errorf("reactions of %q: %w", uri, interpretError(err))
+	}
+	out := map[domain.ReactionKind]int{}
+	for _, x := range rows {
+		out[domain.ReactionKind(x.kind)] = x.n
+	}
+	return out, nil
+}
+
+// nullStamp is NULL for the zero time (a post never edited).
+func nullStamp(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return stamp(t)
+}
+
+const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local, updated`
 
 func scanDm(row scanner) (domain.DmPost, error) {
 	var p domain.DmPost
 	var parts string
-	var published sql.NullInt64
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &parts, &p.ParticipantsKey, &p.Content, &published, &p.Local)
+	var published, updated sql.NullInt64
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &parts, &p.ParticipantsKey, &p.Content, &published, &p.Local, &updated)
 	if err != nil {
 		return domain.DmPost{}, err
 	}
@@ -223,6 +324,7 @@ func scanDm(row scanner) (domain.DmPost, error) {
 		return domain.DmPost{}, fmt.Errorf("participants of %s: %w", p.ObjectURI, err)
 	}
 	p.Published = fromNanos(published)
+	p.Updated = fromNanos(updated)
 	return p, nil
 }
 
@@ -237,9 +339,9 @@ func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, err
 		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, err)
 	}
 	res, err := s.db.w.ExecContext(ctx, `
-INSERT INTO dm_posts (`+dmColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO dm_posts (`+dmColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (object_uri) DO NOTHING`,
-		p.ID, p.ObjectURI, p.AuthorURI, string(list), p.ParticipantsKey, p.Content, stamp(p.Published), p.Local)
+		p.ID, p.ObjectURI, p.AuthorURI, string(list), p.ParticipantsKey, p.Content, stamp(p.Published), p.Local, nullStamp(p.Updated))
 	if err != nil {
 		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, interpretError(err))
 	}
@@ -266,4 +368,14 @@ LIMIT ?`, key, before(b), limitArg(limit))
 		return nil, fmt.Errorf("direct thread %q: %w", key, interpretError(err))
 	}
 	return out, nil
+}
+
+// CountLocalPosts implements ports.PostStore.
+func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM posts WHERE local = 1) + (SELECT count(*) FROM dm_posts WHERE local = 1)`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count local posts: %w", interpretError(err))
+	}
+	return n, nil
 }

@@ -28,8 +28,8 @@ func TestInterpretError(t *testing.T) {
 	mustExec(t, db, `INSERT INTO groups (id, owner_id, name) VALUES ('g1', 'u1', 'club')`)
 	mustExec(t, db, `INSERT INTO tokens (hash, user_id) VALUES ('h1', 'u1')`)
 	mustExec(t, db, `INSERT INTO reserved_names (name, kind) VALUES ('alice', 'persona')`)
-	mustExec(t, db, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at)
-		VALUES ('j1', 'k1', 'a', 'i', 'h', 's', 'k', x'7b7d', 'queued', ?)`, now)
+	mustExec(t, db, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at)
+		VALUES ('j1', 'k1', 'a', 'i', 'h', 's', 'k', '', 'queued', ?)`, now)
 
 	// A second connection of its own, as another process would have one,
 	// that holds the write lock while the store's connection has no
@@ -87,8 +87,8 @@ func TestInterpretError(t *testing.T) {
 		{"group name taken", failing(`INSERT INTO groups (id, owner_id, name) VALUES ('g2', 'u1', 'club')`), domain.ErrNameTaken},
 		{"user id exists", failing(`INSERT INTO root_users (id, user_name, password_hash) VALUES ('u1', 'bob', 'x')`), domain.ErrAlreadyExists},
 		{"avatar id exists", failing(`INSERT INTO avatars (id, root_user_id, name) VALUES ('a1', 'u1', 'bob')`), domain.ErrAlreadyExists},
-		{"job id exists", failing(`INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at)
-			VALUES ('j1', 'k2', 'a', 'i', 'h', 's', 'k', x'', 'queued', 1)`), domain.ErrAlreadyExists},
+		{"job id exists", failing(`INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at)
+			VALUES ('j1', 'k2', 'a', 'i', 'h', 's', 'k', '', 'queued', 1)`), domain.ErrAlreadyExists},
 		{"token exists", failing(`INSERT INTO tokens (hash, user_id) VALUES ('h1', 'u2')`), domain.ErrAlreadyExists},
 		{"unknown kind is bad input", failing(`INSERT INTO reserved_names (name, kind) VALUES ('x', 'wizard')`), domain.ErrInvalidInput},
 		{"unknown job state is bad input", failing(`UPDATE jobs SET state = 'lost'`), domain.ErrInvalidInput},

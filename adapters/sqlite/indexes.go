@@ -49,6 +49,8 @@ var indexes = []index{
 	{"jobs_host_state_idx", `CREATE INDEX IF NOT EXISTS jobs_host_state_idx ON jobs (host, state)`},
 	// Retention: Purge's range (SQLite has no TTL index).
 	{"jobs_finished_at_idx", `CREATE INDEX IF NOT EXISTS jobs_finished_at_idx ON jobs (finished_at)`},
+	// Bodies: Purge asks whether any job still refers to a body.
+	{"jobs_body_id_idx", `CREATE INDEX IF NOT EXISTS jobs_body_id_idx ON jobs (body_id)`},
 	// Plain, beyond SPEC §4: the followers collection, paged by follower URI.
 	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri)`},
 }

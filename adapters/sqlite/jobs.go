@@ -42,14 +42,16 @@ type JobStore struct{ db *DB }
 // NewJobStore returns the queue on db.
 func NewJobStore(db *DB) *JobStore { return &JobStore{db: db} }
 
-const jobColumns = `id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, attempts,
+// jobColumns has body_id where the job's payload was: each body is kept
+// once in bodies (migration 007) and filled in by fillBodies.
+const jobColumns = `id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, attempts,
 	run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at`
 
 func scanJob(row scanner) (domain.Job, error) {
 	var j domain.Job
 	var state string
 	var runAt, leaseUntil, createdAt, finishedAt sql.NullInt64
-	err := row.Scan(&j.ID, &j.DedupeKey, &j.ActivityID, &j.Inbox, &j.Host, &j.SenderID, &j.KeyID, &j.Payload,
+	err := row.Scan(&j.ID, &j.DedupeKey, &j.ActivityID, &j.Inbox, &j.Host, &j.SenderID, &j.KeyID, &j.BodyID,
 		&state, &j.Attempts, &runAt, &j.LeaseOwner, &j.LeaseToken, &leaseUntil, &j.LastError, &createdAt, &finishedAt)
 	if err != nil {
 		return domain.Job{}, err
@@ -64,10 +66,15 @@ func scanJob(row scanner) (domain.Job, error) {
 // enqueued twice is a no-op, while a new dedupe key with another job's id
 // fails on jobs_id_key (domain.ErrAlreadyExists).
 const enqueueSQL = `
-INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, attempts,
+INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, attempts,
 	run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (dedupe_key) DO NOTHING`
+
+// bodySQL stores one activity body unless it is stored already. In the
+// enqueue's write transaction, under SQLite's one write lock: no purge
+// comes between it and the jobs that refer to the body.
+const bodySQL = `INSERT INTO bodies (id, body) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`
 
 // Enqueue implements ports.JobStore: the whole batch in one write
 // transaction, one prepared INSERT per job (in process, with no round trip
@@ -87,19 +94,21 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	if len(jobs) == 0 {
 		return 0, nil
 	}
+	jobs, bodies := ports.SplitBodies(jobs)
 	inserted := 0
 	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		for _, b := range bodies {
+			if _, err := tx.ExecContext(ctx, bodySQL, b.ID, b.Data); err != nil {
+				return fmt.Errorf("body %s: %w", b.ID, err)
+			}
+		}
 		stmt, err := tx.PrepareContext(ctx, enqueueSQL)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for _, j := range jobs {
-			payload := j.Payload
-			if payload == nil {
-				payload = []byte{} // NULL would break NOT NULL; empty is what was given
-			}
-			res, err := stmt.ExecContext(ctx, j.ID, j.DedupeKey, j.ActivityID, j.Inbox, j.Host, j.SenderID, j.KeyID, payload,
+			res, err := stmt.ExecContext(ctx, j.ID, j.DedupeKey, j.ActivityID, j.Inbox, j.Host, j.SenderID, j.KeyID, j.BodyID,
 				string(j.State), j.Attempts, stamp(j.RunAt), j.LeaseOwner, j.LeaseToken, nanos(j.LeaseUntil), j.LastError,
 				nanos(j.CreatedAt), nanos(j.FinishedAt))
 			if err != nil {
@@ -230,7 +239,43 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	for i, l := range got {
 		out[i] = l.job
 	}
+	if err := s.fillBodies(ctx, out); err != nil {
+		return nil, fmt.Errorf("lease: %w", interpretError(err))
+	}
 	return out, nil
+}
+
+// fillBodies reads the jobs' bodies, once each, and sets their payloads.
+// A job leased, or listed, keeps its body from being purged, so reading it
+// after the job is safe; a body that is missing leaves the payload empty.
+func (s *JobStore) fillBodies(ctx context.Context, jobs []domain.Job) error {
+	ids := ports.BodyIDs(jobs)
+	if len(ids) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	bodies := make(map[string][]byte, len(ids))
+	rows, err := s.db.r.QueryContext(ctx, `SELECT id, body FROM bodies WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return err
+		}
+		bodies[id] = b
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	ports.FillBodies(jobs, bodies)
+	return nil
 }
 
 // seqThen scans a row of seq followed by jobColumns.
@@ -349,24 +394,61 @@ RETURNING state`
 }
 
 // Purge implements ports.JobStore, in chunks of purgeChunk rows, each its
-// own statement, so leases are not held up behind one long delete.
+// own short transaction, so leases are not held up behind one long delete.
+// Each chunk deletes, in its transaction, the bodies its jobs were the last
+// to refer to (jobs_body_id_idx answers "any job left?").
 func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, error) {
 	const q = `
 DELETE FROM jobs WHERE seq IN (
 	SELECT seq FROM jobs
 	WHERE finished_at < ?1 AND state IN ('succeeded', 'dead')
 	LIMIT ?2
-)`
+)
+RETURNING body_id`
+	const orphans = `
+DELETE FROM bodies WHERE id IN (SELECT value FROM json_each(?1))
+	AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.body_id = bodies.id)`
 	total := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		res, err := s.db.w.ExecContext(ctx, q, stamp(finishedBefore), purgeChunk)
+		n := 0
+		err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, q, stamp(finishedBefore), purgeChunk)
+			if err != nil {
+				return err
+			}
+			seen := map[string]bool{}
+			var ids []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					_ = rows.Close()
+					return err
+				}
+				n++
+				if id != "" && !seen[id] {
+					seen[id] = true
+					ids = append(ids, id)
+				}
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+			if len(ids) == 0 {
+				return nil
+			}
+			list, err := json.Marshal(ids)
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, orphans, string(list))
+			return err
+		})
 		if err != nil {
 			return total, fmt.Errorf("purge: %w", interpretError(err))
 		}
-		n := affected(res)
 		total += n
 		if n < purgeChunk {
 			return total, nil
@@ -437,7 +519,11 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 	if err != nil {
 		return domain.Job{}, fmt.Errorf("job %s: %w", id, interpretError(err))
 	}
-	return j, nil
+	one := []domain.Job{j}
+	if err := s.fillBodies(ctx, one); err != nil {
+		return domain.Job{}, fmt.Errorf("job %s: %w", id, interpretError(err))
+	}
+	return one[0], nil
 }
 
 // List implements ports.JobAdmin.
@@ -446,6 +532,9 @@ func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, e
 SELECT `+jobColumns+` FROM jobs
 WHERE (?1 = '' OR state = ?1) AND (?2 = '' OR host = ?2) AND id > ?3
 ORDER BY id LIMIT ?4`, string(f.State), f.Host, f.AfterID, limitArg(f.Limit))
+	if err == nil {
+		err = s.fillBodies(ctx, out)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", interpretError(err))
 	}

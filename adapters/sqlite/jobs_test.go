@@ -32,9 +32,9 @@ func TestLeasePlanUsesQueueIndex(t *testing.T) {
 	// makes them), the rest finished.
 	mustExec(t, db, `
 WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 5000)
-INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at, finished_at)
+INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at, created_at, finished_at)
 SELECT printf('j%08d', n), 'k' || n, 'a' || n, 'https://h' || (n % 500) || '.example/inbox', 'h' || (n % 500) || '.example',
-	's', 'k', x'7b7d', CASE WHEN n % 10 = 0 THEN 'queued' ELSE 'succeeded' END,
+	's', 'k', '', CASE WHEN n % 10 = 0 THEN 'queued' ELSE 'succeeded' END,
 	?1 + (n / 500) * 1000000000, ?1, CASE WHEN n % 10 <> 0 THEN ?1 END
 FROM g`, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)

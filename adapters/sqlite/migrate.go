@@ -99,6 +99,10 @@ func runMigrate(ctx context.Context, db *DB, log *slog.Logger, run func(*migrate
 	if err != nil {
 		return fmt.Errorf("sqlite: read embedded migrations: %w", err)
 	}
+	if err := registerSHA256(); err != nil {
+		_ = src.Close()
+		return fmt.Errorf("sqlite: register migration functions: %w", err)
+	}
 	// A handle of its own on the same file, with the writer's settings:
 	// golang-migrate closes the handle it is given when it is done.
 	mdb, err := sql.Open("sqlite", dsn(db.path, writerParams(false)))

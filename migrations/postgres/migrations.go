@@ -21,6 +21,13 @@
 //   - 005_host_slots: the per-host slot counts that make the per-host cap
 //     hold across processes, filled from the leased jobs. Down drops them;
 //     the jobs are untouched.
+//   - 006_post_edits_and_reactions: when a post's author last edited it
+//     (posts and dm_posts), NULL for one never edited; and reactions, the
+//     Likes and Announces of posts. Down drops both; the edited content
+//     stays.
+//   - 009_bodies: each activity body once in bodies (content address, hex
+//     SHA-256), jobs.payload replaced by jobs.body_id. Down puts every body
+//     back into its jobs' payload and drops bodies.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

@@ -15,6 +15,13 @@
 //     per-host cap (PostgreSQL's 005), filled from the leased jobs and kept
 //     by triggers on jobs. Down drops the table and the triggers; the jobs
 //     are untouched.
+//   - 005_post_edits_and_reactions: PostgreSQL's 006, when a post was last
+//     edited, and the Likes and Announces of posts. Down drops both; the
+//     edited content stays.
+//   - 007_bodies: each activity body once in bodies (content address,
+//     herald_sha256_hex, registered by adapters/sqlite), jobs.payload
+//     replaced by jobs.body_id. Down puts every body back into its jobs'
+//     payload and drops bodies.
 //
 // 001 to 003 hold what PostgreSQL's 001 to 003 hold. PostgreSQL's and
 // Mongo's 004 (moving the old serial worker's deliveries into jobs) has no

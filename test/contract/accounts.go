@@ -2,6 +2,7 @@ package contract
 
 import (
 	"testing"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -96,6 +97,54 @@ func ActorStore(t *testing.T, newStore func(t *testing.T) ports.ActorStore, opts
 			mustIs(t, s.DeleteAvatar(ctx(t), "a2"), domain.ErrNotFound, "delete twice")
 			_, err = s.AvatarByName(ctx(t), "nobody")
 			mustIs(t, err, domain.ErrNotFound, "unknown")
+		}},
+		{"ActivityCountsPersonas", func(t *testing.T, s ports.ActorStore) {
+			day := 24 * time.Hour
+			for _, a := range []domain.Avatar{
+				{ID: "a1", RootUserID: "u1", Name: "alice", Keys: Keys, CreatedAt: base},
+				{ID: "a2", RootUserID: "u1", Name: "alt", Keys: Keys, CreatedAt: base},
+				{ID: "a3", RootUserID: "u2", Name: "bob", Keys: Keys, CreatedAt: base},
+				{ID: "a4", RootUserID: "u3", Name: "carol", Keys: Keys, CreatedAt: base},
+				{ID: "inst", Name: "instance", Keys: Keys, CreatedAt: base},
+			} {
+				mustNil(t, s.CreateAvatar(ctx(t), a), "create "+a.Name)
+			}
+			mustNil(t, s.CreateGroup(ctx(t), domain.Group{ID: "g1", OwnerID: "u1", Name: "club", Keys: Keys, CreatedAt: base}), "group")
+			count := func(since time.Time) int {
+				t.Helper()
+				n, err := s.CountPersonas(ctx(t), since)
+				mustNil(t, err, "count")
+				return n
+			}
+			if n := count(time.Time{}); n != 4 {
+				t.Fatalf("%d personas, want 4 (neither the instance actor nor the group)", n)
+			}
+			if n := count(base.Add(-365 * day)); n != 0 {
+				t.Fatalf("%d active before any activity, want 0", n)
+			}
+			// alice and alt signed in 10 days ago, bob 100 days ago; carol
+			// never. A touch of the instance actor or an unknown id counts
+			// nobody; an older touch never moves the activity back.
+			mustNil(t, s.TouchAvatars(ctx(t), []string{"a1", "a2"}, base.Add(-10*day)), "touch")
+			mustNil(t, s.TouchAvatars(ctx(t), []string{"a3", "inst", "nobody"}, base.Add(-100*day)), "touch")
+			mustNil(t, s.TouchAvatars(ctx(t), []string{"a1"}, base.Add(-200*day)), "older touch")
+			mustNil(t, s.TouchAvatars(ctx(t), nil, base), "touch nobody")
+			month, halfYear := base.Add(-30*day), base.Add(-180*day)
+			if m, h := count(month), count(halfYear); m != 2 || h != 3 {
+				t.Fatalf("active: month %d, half year %d; want 2 and 3", m, h)
+			}
+			// The bound is inclusive: active exactly at it counts.
+			mustNil(t, s.TouchAvatars(ctx(t), []string{"a4"}, month), "touch at the bound")
+			if m := count(month); m != 3 {
+				t.Fatalf("active in the month with carol at its bound: %d, want 3", m)
+			}
+			if n := count(base.Add(-9 * day)); n != 0 {
+				t.Fatalf("%d active in the last 9 days, want 0", n)
+			}
+			mustNil(t, s.DeleteAvatar(ctx(t), "a1"), "delete")
+			if m, all := count(month), count(time.Time{}); m != 2 || all != 3 {
+				t.Fatalf("after deleting alice: month %d, all %d; want 2 and 3", m, all)
+			}
 		}},
 		{"Groups", func(t *testing.T, s ports.ActorStore) {
 			mustNil(t, s.CreateGroup(ctx(t), domain.Group{ID: "g1", OwnerID: "u1", Name: "club", Keys: Keys, CreatedAt: base}), "create")

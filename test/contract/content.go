@@ -84,6 +84,35 @@ func post(t *testing.T, n int, author, group string, published time.Time) domain
 func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts ...Option) {
 	const alice, bob, club = "https://h.example/users/alice", "https://h.example/users/bob", "https://h.example/groups/club"
 	runCases(t, newStore, opts, []testCase[ports.PostStore]{
+		{"CountLocalPosts", func(t *testing.T, s ports.PostStore) {
+			n, err := s.CountLocalPosts(ctx(t))
+			mustNil(t, err, "count empty")
+			if n != 0 {
+				t.Fatalf("%d local posts in an empty store", n)
+			}
+			for i, local := range []bool{true, true, false, true} {
+				p := post(t, i+1, alice, "", base)
+				p.Local = local
+				_, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create")
+			}
+			// The same post received again is not counted twice.
+			again := post(t, 1, alice, "", base)
+			again.ID, again.Local = "again", true
+			_, _ = s.CreatePost(ctx(t), again)
+			for i, local := range []bool{true, false} {
+				d, err := domain.NewDmPost(fmt.Sprintf("dm%d", i), fmt.Sprintf("https://h.example/dm/c%d", i), alice, "psst", []string{bob}, base)
+				mustNil(t, err, "dm")
+				d.Local = local
+				_, err = s.CreateDm(ctx(t), d)
+				mustNil(t, err, "create dm")
+			}
+			n, err = s.CountLocalPosts(ctx(t))
+			mustNil(t, err, "count")
+			if n != 4 {
+				t.Fatalf("%d local posts, want 4 (3 posts, 1 direct; remote ones not counted)", n)
+			}
+		}},
 		{"CreateIsIdempotentByObjectURI", func(t *testing.T, s ports.PostStore) {
 			p := post(t, 1, alice, "", base)
 			created, err := s.CreatePost(ctx(t), p)
@@ -165,6 +194,92 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 			mustNil(t, err, "dm by uri")
 			if len(got.Participants) != 3 {
 				t.Fatalf("%+v", got)
+			}
+		}},
+		{"UpdateContentIsIdempotentByUpdated", func(t *testing.T, s ports.PostStore) {
+			p := post(t, 1, alice, "", base)
+			_, _ = s.CreatePost(ctx(t), p)
+			dm, _ := domain.NewDmPost("d1", "https://h.example/dm/1", alice, "x", []string{bob}, base)
+			_, _ = s.CreateDm(ctx(t), dm)
+			for _, uri := range []string{p.ObjectURI, dm.ObjectURI} {
+				changed, err := s.UpdateContent(ctx(t), uri, "edit 2", base.Add(2*time.Minute))
+				mustNil(t, err, "update")
+				if !changed {
+					t.Fatalf("%s: first edit not applied", uri)
+				}
+				for _, older := range []time.Time{base.Add(2 * time.Minute), base.Add(time.Minute), base.Add(-time.Minute)} {
+					changed, err = s.UpdateContent(ctx(t), uri, "stale", older)
+					mustNil(t, err, "stale update")
+					if changed {
+						t.Fatalf("%s: an Update not later than the last edit (%s) was applied", uri, older)
+					}
+				}
+			}
+			got, err := s.PostByObjectURI(ctx(t), p.ObjectURI)
+			mustNil(t, err, "get")
+			if got.Content != "edit 2" {
+				t.Fatalf("content %q", got.Content)
+			}
+			sameTime(t, got.Updated, base.Add(2*time.Minute), "updated")
+			sameTime(t, got.Published, base, "published kept")
+			gotDm, err := s.DmByObjectURI(ctx(t), dm.ObjectURI)
+			mustNil(t, err, "get dm")
+			if gotDm.Content != "edit 2" {
+				t.Fatalf("dm content %q", gotDm.Content)
+			}
+			sameTime(t, gotDm.Updated, base.Add(2*time.Minute), "dm updated")
+			{
+				fresh := post(t, 2, alice, "", base)
+				_, _ = s.CreatePost(ctx(t), fresh)
+				got, _ := s.PostByObjectURI(ctx(t), fresh.ObjectURI)
+				if !got.Updated.IsZero() {
+					t.Fatalf("a post never edited has Updated %v", got.Updated)
+				}
+			}
+			_, err = s.UpdateContent(ctx(t), "https://h.example/notes/none", "x", base.Add(time.Hour))
+			mustIs(t, err, domain.ErrNotFound, "update of an unknown post")
+		}},
+		{"ReactionsCountOncePerActorAndKind", func(t *testing.T, s ports.PostStore) {
+			p := post(t, 1, alice, "", base)
+			_, _ = s.CreatePost(ctx(t), p)
+			react := func(actor string, kind domain.ReactionKind) bool {
+				t.Helper()
+				r, err := domain.NewReaction(p.ObjectURI, actor, kind, base)
+				mustNil(t, err, "reaction")
+				created, err := s.AddReaction(ctx(t), r)
+				mustNil(t, err, "add reaction")
+				return created
+			}
+			if !react(bob, domain.ReactionLike) || !react(club, domain.ReactionLike) || !react(bob, domain.ReactionAnnounce) {
+				t.Fatal("a first reaction was not created")
+			}
+			if react(bob, domain.ReactionLike) {
+				t.Fatal("a second Like by the same actor was created")
+			}
+			counts := func() map[domain.ReactionKind]int {
+				t.Helper()
+				c, err := s.CountReactions(ctx(t), p.ObjectURI)
+				mustNil(t, err, "count")
+				return c
+			}
+			if c := counts(); c[domain.ReactionLike] != 2 || c[domain.ReactionAnnounce] != 1 {
+				t.Fatalf("counts %v, want 2 likes and 1 announce", c)
+			}
+			mustNil(t, s.RemoveReaction(ctx(t), p.ObjectURI, bob, domain.ReactionLike), "undo like")
+			mustIs(t, s.RemoveReaction(ctx(t), p.ObjectURI, bob, domain.ReactionLike), domain.ErrNotFound, "undo twice")
+			if c := counts(); c[domain.ReactionLike] != 1 || c[domain.ReactionAnnounce] != 1 {
+				t.Fatalf("counts after undo %v", c)
+			}
+			r, _ := domain.NewReaction("https://h.example/notes/none", bob, domain.ReactionLike, base)
+			_, err := s.AddReaction(ctx(t), r)
+			mustIs(t, err, domain.ErrNotFound, "reaction to an unknown post")
+			mustNil(t, s.DeletePost(ctx(t), p.ObjectURI), "delete post")
+			if c := counts(); c[domain.ReactionLike] != 0 || c[domain.ReactionAnnounce] != 0 {
+				t.Fatalf("a deleted post keeps reactions %v", c)
+			}
+			_, _ = s.CreatePost(ctx(t), p)
+			if c := counts(); c[domain.ReactionLike] != 0 {
+				t.Fatalf("a post created again inherits reactions %v", c)
 			}
 		}},
 		{"DeletePostOrDm", func(t *testing.T, s ports.PostStore) {

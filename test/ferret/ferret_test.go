@@ -201,7 +201,7 @@ func TestContracts(t *testing.T) {
 	for _, p := range []string{"JobStore", "NameRegistry", "InstanceStore", "FollowerStore"} {
 		opts = append(opts, skip(p, contract.Skip)...)
 	}
-	mongotest.Contracts(t, client, opts...)
+	mongotest.Contracts(t, client, nil, opts...)
 }
 
 func TestIndexes(t *testing.T) {

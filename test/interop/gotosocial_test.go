@@ -99,6 +99,18 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		eventually(t, "the post in ann's home timeline", func() bool { return ann.inHome("hello from Herald on "+store) != nil })
 	})
 
+	step("mention Herald to GoToSocial", func(t *testing.T) {
+		// A public post to ann's address: GoToSocial notifies her only
+		// if the note carries a Mention of her in tag.
+		h.publish(carolTok, map[string]any{"as": "carol", "content": "<p>@" + bea.name + " look, a mention on " + store + "</p>", "to": []string{bea.uri}})
+		eventually(t, "a mention notification for bea", func() bool { return hasMention(bea.notifications(), "a mention on "+store, "public") })
+	})
+
+	step("direct post Herald to GoToSocial", func(t *testing.T) {
+		h.publish(carolTok, map[string]any{"as": "carol", "content": "<p>a direct word on " + store + "</p>", "visibility": "direct", "to": []string{ann.uri}})
+		eventually(t, "the direct note in ann's notifications", func() bool { return hasMention(ann.notifications(), "a direct word on "+store, "direct") })
+	})
+
 	var annPost gtsStatus
 	step("public post GoToSocial to Herald", func(t *testing.T) {
 		annPost = ann.post(url.Values{"status": {"hello from GoToSocial to " + store}, "visibility": {"public"}})
@@ -120,6 +132,33 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		}
 	})
 
+	step("boosts and likes of our posts, and their Undo", func(t *testing.T) {
+		st := ann.resolveStatus(carolPost)
+		if st == nil {
+			t.Fatal("GoToSocial cannot find carol's post " + carolPost)
+		}
+		counts := func() (int, int) {
+			for _, p := range h.postsBy(carolTok, h.base+"/users/carol") {
+				if p.URI == carolPost {
+					return p.Likes, p.Announces
+				}
+			}
+			return -1, -1
+		}
+		for _, act := range []string{"favourite", "reblog"} {
+			if s := ann.call("POST", "/api/v1/statuses/"+st.ID+"/"+act, url.Values{}, nil); s != 200 {
+				t.Fatalf("%s: %d", act, s)
+			}
+		}
+		eventually(t, "one like and one boost counted on Herald", func() bool { l, a := counts(); return l == 1 && a == 1 })
+		for _, act := range []string{"unfavourite", "unreblog"} {
+			if s := ann.call("POST", "/api/v1/statuses/"+st.ID+"/"+act, url.Values{}, nil); s != 200 {
+				t.Fatalf("%s: %d", act, s)
+			}
+		}
+		eventually(t, "the like and the boost undone on Herald", func() bool { l, a := counts(); return l == 0 && a == 0 })
+	})
+
 	step("long posts GoToSocial to Herald", func(t *testing.T) {
 		// Within GoToSocial's 5000 characters, over 5000 bytes as HTML.
 		for i, text := range []string{strings.Repeat("a", 4980), strings.Repeat("é", 2600)} {
@@ -138,6 +177,17 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		if h.postBy(carolTok, ann.uri, "a secret on") != nil {
 			t.Fatal("a direct note is listed with the public posts")
 		}
+	})
+
+	step("edit GoToSocial to Herald", func(t *testing.T) {
+		form := url.Values{"status": {"hello from GoToSocial to " + store + ", edited"}}
+		if s := ann.call("PUT", "/api/v1/statuses/"+annPost.ID, form, nil); s != 200 {
+			t.Fatalf("edit: %d", s)
+		}
+		eventually(t, "the edit on Herald", func() bool {
+			p := h.postBy(carolTok, ann.uri, "hello from GoToSocial to "+store)
+			return p != nil && strings.Contains(p.Content, "edited") && p.Updated != ""
+		})
 	})
 
 	step("delete GoToSocial to Herald", func(t *testing.T) {
@@ -203,4 +253,15 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 	step("no 5xx from Herald and no panic in either log", func(t *testing.T) {
 		checkLogs(t, h, g)
 	})
+}
+
+// hasMention reports whether a mention notification holds a status with
+// text and visibility.
+func hasMention(ns []gtsNotification, text, visibility string) bool {
+	for _, n := range ns {
+		if n.Type == "mention" && n.Status != nil && strings.Contains(n.Status.Content, text) && n.Status.Visibility == visibility {
+			return true
+		}
+	}
+	return false
 }

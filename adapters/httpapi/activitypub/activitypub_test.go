@@ -538,9 +538,16 @@ func TestActorDocuments(t *testing.T) {
 			ep, _ := doc["endpoints"].(map[string]any)
 			if doc["type"] != tt.typ || doc["id"] != tt.id || doc["preferredUsername"] != tt.name ||
 				doc["inbox"] != tt.id+"/inbox" || doc["outbox"] != tt.id+"/outbox" || doc["followers"] != tt.id+"/followers" ||
-				doc["following"] != tt.id+"/following" || ep["sharedInbox"] != local+"/inbox" ||
+				doc["following"] != tt.id+"/following" || doc["featured"] != tt.id+"/collections/featured" || ep["sharedInbox"] != local+"/inbox" ||
 				pk["id"] != tt.id+"#main-key" || pk["owner"] != tt.id || !strings.Contains(fmt.Sprint(pk["publicKeyPem"]), "PUBLIC KEY") {
 				t.Fatalf("document %v", doc)
+			}
+			// The featured collection: an empty OrderedCollection.
+			resp, fc := b.get(tt.path+"/collections/featured", "application/activity+json")
+			items, isList := fc["orderedItems"].([]any)
+			if resp.StatusCode != 200 || fc["type"] != "OrderedCollection" || fc["id"] != tt.id+"/collections/featured" ||
+				fc["totalItems"] != float64(0) || !isList || len(items) != 0 {
+				t.Fatalf("featured: %d %v", resp.StatusCode, fc)
 			}
 		})
 	}
@@ -645,6 +652,60 @@ func TestNodeInfo(t *testing.T) {
 	}
 	if resp, _ := b.get("/nodeinfo/3.0", ""); resp.StatusCode != 404 {
 		t.Fatalf("nodeinfo 3.0: %d", resp.StatusCode)
+	}
+}
+
+// NodeInfo's usage counts personas (not the group, not the instance
+// actor), those active in 30 and 180 days (signed in, posted, or made by
+// a signed-in account) and the posts written here.
+func TestNodeInfoUsage(t *testing.T) {
+	t.Parallel()
+	b := setup(t) // alice signs up at t0, with the group club and the instance actor
+	ctx := context.Background()
+	day := 24 * time.Hour
+	usage := func() (users map[string]any, posts any) {
+		t.Helper()
+		resp, doc := b.get("/nodeinfo/2.1", "")
+		u, _ := doc["usage"].(map[string]any)
+		users, _ = u["users"].(map[string]any)
+		if resp.StatusCode != 200 || users == nil {
+			t.Fatalf("nodeinfo: %d %v", resp.StatusCode, doc)
+		}
+		return users, u["localPosts"]
+	}
+	if _, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "dave", Password: "correct horse"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "alt"}); err != nil {
+		t.Fatal(err)
+	}
+	users, posts := usage()
+	if users["total"] != 3.0 || users["activeMonth"] != 3.0 || users["activeHalfyear"] != 3.0 || posts != 0.0 {
+		t.Fatalf("after three sign-ups and persona creations: users %v, local posts %v", users, posts)
+	}
+	// 40 days on, alice posts as alt (alt alone is active again) and dave
+	// signs in; alice's persona alice has done nothing since.
+	b.clock.Advance(40 * day)
+	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alt", Content: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.app.Login.Handle(ctx, application.Login{UserName: "dave", Password: "correct horse"}); err != nil {
+		t.Fatal(err)
+	}
+	// A remote post received in an inbox is not a local post.
+	note := fmt.Sprintf(`{"id":"%[1]s/activities/9","type":"Create","actor":"%[1]s","to":["https://www.w3.org/ns/activitystreams#Public"],`+
+		`"object":{"id":"%[1]s/notes/9","type":"Note","attributedTo":"%[1]s","content":"hi","to":["https://www.w3.org/ns/activitystreams#Public"]}}`, bob)
+	if resp := b.post("/inbox", []byte(note), sign{}); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("remote Create: %d", resp.StatusCode)
+	}
+	users, posts = usage()
+	if users["total"] != 3.0 || users["activeMonth"] != 2.0 || users["activeHalfyear"] != 3.0 || posts != 1.0 {
+		t.Fatalf("40 days on: users %v, local posts %v; want 3 total, 2 a month, 3 a half year, 1 post", users, posts)
+	}
+	// 200 days on, only what happened since counts: nothing.
+	b.clock.Advance(200 * day)
+	if users, _ = usage(); users["total"] != 3.0 || users["activeMonth"] != 0.0 || users["activeHalfyear"] != 0.0 {
+		t.Fatalf("200 idle days on: users %v", users)
 	}
 }
 

@@ -9,7 +9,10 @@ import (
 
 // actorContext is the JSON-LD context of actor documents: ActivityStreams
 // and the security vocabulary of publicKey.
-var actorContext = []string{application.ASContext, "https://w3id.org/security/v1"}
+// and the security vocabulary, plus Mastodon's term for the featured
+// (pinned posts) collection, which GoToSocial and Mastodon fetch.
+var actorContext = []any{application.ASContext, "https://w3id.org/security/v1",
+	map[string]any{"toot": "http://joinmastodon.org/ns#", "featured": map[string]string{"@id": "toot:featured", "@type": "@id"}}}
 
 type publicKeyDoc struct {
 	ID           string `json:"id"`
@@ -22,7 +25,7 @@ type endpointsDoc struct {
 }
 
 type actorDoc struct {
-	Context                   []string     `json:"@context"`
+	Context                   []any        `json:"@context"`
 	ID                        string       `json:"id"`
 	Type                      string       `json:"type"`
 	PreferredUsername         string       `json:"preferredUsername"`
@@ -32,6 +35,7 @@ type actorDoc struct {
 	Outbox                    string       `json:"outbox"`
 	Followers                 string       `json:"followers"`
 	Following                 string       `json:"following"`
+	Featured                  string       `json:"featured"`
 	Endpoints                 endpointsDoc `json:"endpoints"`
 	PublicKey                 publicKeyDoc `json:"publicKey"`
 	ManuallyApprovesFollowers bool         `json:"manuallyApprovesFollowers"`
@@ -55,6 +59,7 @@ func (h *Handler) actorDocument(a application.LocalActor) actorDoc {
 	return actorDoc{
 		Context: actorContext, ID: a.URI, Type: actorTypes[a.Kind], PreferredUsername: a.Name, Name: name, URL: a.URI,
 		Inbox: u.Inbox(a.URI), Outbox: u.Outbox(a.URI), Followers: u.Followers(a.URI), Following: u.Following(a.URI),
+		Featured:  u.Featured(a.URI),
 		Endpoints: endpointsDoc{SharedInbox: u.SharedInbox()},
 		PublicKey: publicKeyDoc{ID: a.KeyID(u), Owner: a.URI, PublicKeyPem: a.PublicKeyPEM},
 		// The instance actor is followed by no one; personas and groups

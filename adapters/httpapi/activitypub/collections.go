@@ -104,6 +104,22 @@ func (h *Handler) following(kind domain.NameKind) http.HandlerFunc {
 	}
 }
 
+// featured is the featured (pinned posts) collection, always empty:
+// Herald has no pinned posts, and GoToSocial logs an error for every
+// actor whose featured collection it cannot fetch.
+func (h *Handler) featured(kind domain.NameKind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a, err := h.localActor(r, kind)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		zero := 0
+		h.writeAS(w, r, collectionDoc{Context: application.ASContext, ID: h.fed.URLs.Featured(a.URI), Type: "OrderedCollection",
+			TotalItems: &zero, Items: []string{}})
+	}
+}
+
 // note serves a local public note, so servers that receive an Announce or
 // a reply by URI can fetch it.
 func (h *Handler) note(w http.ResponseWriter, r *http.Request) {

@@ -97,7 +97,7 @@ type nodeinfoDoc struct {
 // 2.1's software.repository.
 func (h *Handler) nodeinfo(w http.ResponseWriter, r *http.Request) {
 	version := mux.Vars(r)["version"]
-	personas, err := h.fed.Actors.Count(r.Context(), domain.NameKindPersona)
+	usage, err := h.fed.Actors.Usage(r.Context())
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -111,7 +111,10 @@ func (h *Handler) nodeinfo(w http.ResponseWriter, r *http.Request) {
 		Version: version, Software: sw, Protocols: []string{"activitypub"},
 		Services:          map[string][]any{"inbound": {}, "outbound": {}},
 		OpenRegistrations: h.cfg.OpenRegistrations,
-		Usage:             map[string]any{"users": map[string]int{"total": personas}},
-		Metadata:          map[string]any{"nodeName": h.fed.URLs.Domain},
+		Usage: map[string]any{
+			"users":      map[string]int{"total": usage.Users, "activeMonth": usage.ActiveMonth, "activeHalfyear": usage.ActiveHalfyear},
+			"localPosts": usage.LocalPosts,
+		},
+		Metadata: map[string]any{"nodeName": h.fed.URLs.Domain},
 	})
 }

@@ -88,6 +88,7 @@ func (h *Handler) Register(r *mux.Router) {
 		r.HandleFunc(k.prefix+"/outbox", h.outbox(k.kind)).Methods(get...)
 		r.HandleFunc(k.prefix+"/followers", h.followers(k.kind)).Methods(get...)
 		r.HandleFunc(k.prefix+"/following", h.following(k.kind)).Methods(get...)
+		r.HandleFunc(k.prefix+"/collections/featured", h.featured(k.kind)).Methods(get...)
 	}
 	r.HandleFunc("/users/{name}/statuses/{id}", h.note).Methods(get...)
 }

@@ -11,10 +11,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/bson"
 	mongodrv "go.mongodb.org/mongo-driver/mongo"
 
 	"github.com/heraldfed/herald/adapters/mongo"
@@ -60,18 +63,61 @@ func NewDB(t *testing.T, client *mongodrv.Client) *mongodrv.Database {
 	if err := mongo.Touch(ctx, db); err != nil {
 		t.Fatalf("touch: %v", err)
 	}
-	if _, err := mongo.EnsureIndexes(ctx, db, nil); err != nil {
+	ttl, err := mongo.EnsureIndexes(ctx, db, nil)
+	if err != nil {
 		t.Fatalf("ensure indexes: %v", err)
+	}
+	if ttl {
+		keepFinishedJobs(t, db)
 	}
 	return db
 }
 
+// keepFinishedJobs stretches the TTL of jobs_finished_at to the longest the
+// server takes (about 68 years). The contract suites' clock stands at a
+// fixed date (months before the wall clock by now), while the server's TTL
+// monitor runs on the wall clock: it would delete the suites' finished jobs
+// in the middle of a case (seen on FerretDB v2, whose pg_cron TTL runs every
+// minute: a long concurrent case lost its succeeded jobs). The TTL itself
+// is checked by Indexes (TTLOnFinishedJobsOrPurgeFallback) and Expiry.
+func keepFinishedJobs(t *testing.T, db *mongodrv.Database) {
+	t.Helper()
+	err := db.RunCommand(Ctx(t), bson.D{{Key: "collMod", Value: "jobs"}, {Key: "index", Value: bson.D{
+		{Key: "name", Value: "jobs_finished_at"}, {Key: "expireAfterSeconds", Value: int32(math.MaxInt32)}}}}).Err()
+	if err != nil {
+		t.Fatalf("collMod jobs_finished_at: %v", err)
+	}
+}
+
 // Contracts runs every contract suite of test/contract against the Mongo
-// stores, each case on a fresh database. skip names cases (by their subtest
-// name) this server cannot prove.
-func Contracts(t *testing.T, client *mongodrv.Client, skip ...contract.Option) {
+// stores, each case on a fresh database. The job store cases that want a
+// second process's store (the per-host cap across two stores, the batch
+// concurrency) get one on second, a client of its own (its own connection
+// pool, as another process has), on the same database; with a nil second
+// they share client. skip names cases (by their subtest name) this server
+// cannot prove.
+func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.Option) {
 	t.Run("JobStore", func(t *testing.T) {
-		contract.JobStore(t, func(t *testing.T) contract.Jobs { return mongo.NewJobStore(NewDB(t, client)) }, skip...)
+		var mu sync.Mutex
+		dbOf := map[contract.Jobs]string{}
+		opts := append([]contract.Option{contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
+			mu.Lock()
+			name, ok := dbOf[s]
+			mu.Unlock()
+			if !ok || second == nil {
+				t.Logf("second store: the same client (no second client given)")
+				return s
+			}
+			return mongo.NewJobStore(second.Database(name))
+		})}, skip...)
+		contract.JobStore(t, func(t *testing.T) contract.Jobs {
+			db := NewDB(t, client)
+			s := mongo.NewJobStore(db)
+			mu.Lock()
+			dbOf[s] = db.Name()
+			mu.Unlock()
+			return s
+		}, opts...)
 	})
 	t.Run("NameRegistry", func(t *testing.T) {
 		contract.NameRegistry(t, func(t *testing.T) ports.NameRegistry { return mongo.NewNameRegistry(NewDB(t, client)) }, skip...)

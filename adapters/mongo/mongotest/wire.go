@@ -2,6 +2,8 @@ package mongotest
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,13 +73,49 @@ func WriteConcernOnTheWire(t *testing.T, uri string) {
 			}
 		}
 	}
-	// The lease is one findAndModify, hinted to jobs_lease.
-	if n := len(sent["findAndModify"]); n != 1 {
-		t.Fatalf("a lease sent %d findAndModify commands", n)
+	// The lease is one findAndModify, hinted to jobs_lease; on a server that
+	// refuses the hint (FerretDB v2), the refused command and the same
+	// without the hint.
+	fams := sent["findAndModify"]
+	if len(fams) == 0 || len(fams) > 2 {
+		t.Fatalf("a lease sent %d findAndModify commands", len(fams))
 	}
-	if h, err := sent["findAndModify"][0].LookupErr("hint"); err != nil || h.StringValue() != "jobs_lease" {
-		t.Fatalf("lease without the jobs_lease hint: %s", sent["findAndModify"][0])
+	if h, err := fams[0].LookupErr("hint"); err != nil || h.StringValue() != "jobs_lease" {
+		t.Fatalf("lease without the jobs_lease hint: %s", fams[0])
 	}
+	refused := hintRefusedHere(t, db)
+	switch {
+	case !refused && len(fams) != 1:
+		t.Fatalf("a lease sent %d findAndModify commands on a server that takes the hint", len(fams))
+	case refused && len(fams) != 2:
+		t.Fatalf("the server refuses the hint but the lease sent %d findAndModify commands, want the refused one and one without", len(fams))
+	case refused:
+		if _, err := fams[1].LookupErr("hint"); err == nil {
+			t.Fatalf("the lease went again with the hint the server refused: %s", fams[1])
+		}
+		t.Log("this server refuses a hint on findAndModify: the lease went again without it")
+	}
+}
+
+// hintRefusedHere asks the server directly whether it takes a hint on
+// findAndModify (on a collection of its own, so nothing of the test's is
+// touched).
+func hintRefusedHere(t *testing.T, db *mongodrv.Database) bool {
+	t.Helper()
+	c := db.Collection("hint_probe")
+	if _, err := c.InsertOne(Ctx(t), bson.D{{Key: "_id", Value: 1}, {Key: "x", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	err := c.FindOneAndUpdate(Ctx(t), bson.D{{Key: "x", Value: 1}}, bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 2}}}},
+		options.FindOneAndUpdate().SetHint("_id_")).Err()
+	var ce mongodrv.CommandError
+	if errors.As(err, &ce) && ce.Code == 115 && strings.Contains(ce.Message, "hint") {
+		return true
+	}
+	if err != nil {
+		t.Fatalf("findAndModify with a hint: %v", err)
+	}
+	return false
 }
 
 func keysOf(m map[string][]bson.Raw) []string {
@@ -86,4 +124,45 @@ func keysOf(m map[string][]bson.Raw) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TransactionWatch is a command monitor that notes every command belonging
+// to a multi-document transaction (one carrying autocommit or
+// startTransaction, or a commit or abort). The adapter must not need one:
+// MongoDB-compatible servers without transactions (FerretDB v2 on
+// DocumentDB) apply the writes of a failed "transaction" instead of rolling
+// them back, so an operation that relied on one would silently half-apply.
+// A test connects its client with Monitor and fails if Seen is not empty.
+type TransactionWatch struct {
+	mu       sync.Mutex
+	commands int
+	seen     []string
+}
+
+// Monitor returns the monitor to connect a client with.
+func (w *TransactionWatch) Monitor() *event.CommandMonitor {
+	return &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		_, autocommit := e.Command.Lookup("autocommit").BooleanOK()
+		_, start := e.Command.Lookup("startTransaction").BooleanOK()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.commands++
+		if autocommit || start || e.CommandName == "commitTransaction" || e.CommandName == "abortTransaction" {
+			w.seen = append(w.seen, e.CommandName+" on "+e.DatabaseName)
+		}
+	}}
+}
+
+// Commands is how many commands the watch saw, to show it watched at all.
+func (w *TransactionWatch) Commands() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.commands
+}
+
+// Seen lists the commands sent inside a transaction.
+func (w *TransactionWatch) Seen() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.seen...)
 }
