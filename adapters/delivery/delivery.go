@@ -38,7 +38,8 @@ type Config struct {
 	// sooner than one that is slow to answer.
 	ConnectTimeout time.Duration
 	// MaxIdleConns bounds the idle connections kept for reuse, all hosts
-	// together (64), and IdleConnTimeout how long one is kept (30 s). A
+	// together (512: enough to reuse connections to a few hundred hosts in
+	// rotation, 2 each), and IdleConnTimeout how long one is kept (30 s). A
 	// fan-out visits each host's inboxes one after another, so a host's
 	// connections are seldom reused once its jobs are done: unbounded, a
 	// fan-out to many hosts kept one idle connection (and its buffers and
@@ -86,7 +87,7 @@ func New(cfg Config) *Client {
 	}
 	cfg.ConnectTimeout = min(cfg.ConnectTimeout, cfg.Timeout)
 	if cfg.MaxIdleConns <= 0 {
-		cfg.MaxIdleConns = 64
+		cfg.MaxIdleConns = 512
 	}
 	if cfg.IdleConnTimeout <= 0 {
 		cfg.IdleConnTimeout = 30 * time.Second
