@@ -18,6 +18,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/migrations/migrationtest"
 	pgmigrations "github.com/heraldfed/herald/migrations/postgres"
 	"github.com/heraldfed/herald/ports"
 )
@@ -659,22 +660,12 @@ func TestMigration009StoresEachBodyOnce(t *testing.T) {
 	}
 }
 
-// downTo steps the schema down to version v, one migration at a time, so
-// a test of one step keeps working as later steps are added.
+// downTo steps the schema down to version v (migrationtest.DownTo).
 func downTo(t *testing.T, p *pgxpool.Pool, v uint) {
 	t.Helper()
 	ctx := testCtx(t)
-	for range 100 {
+	migrationtest.DownTo(t, v, func() (uint, error) {
 		got, _, err := postgres.MigrationVersion(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got <= v {
-			return
-		}
-		if err := postgres.MigrateDown(ctx, p, 1, testLog(t)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Fatalf("schema not down to %d after 100 steps", v)
+		return got, err
+	}, func() error { return postgres.MigrateDown(ctx, p, 1, testLog(t)) })
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/migrations/migrationtest"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
 )
@@ -158,22 +159,12 @@ func TestMigration004CountsLeasedJobs(t *testing.T) {
 	}
 }
 
-// downTo steps the schema down to version v, one migration at a time, so
-// a test of one step keeps working as later steps are added.
+// downTo steps the schema down to version v (migrationtest.DownTo).
 func downTo(t *testing.T, db *sqlite.DB, v uint) {
 	t.Helper()
 	ctx := testCtx(t)
-	for range 100 {
+	migrationtest.DownTo(t, v, func() (uint, error) {
 		got, _, err := sqlite.MigrationVersion(ctx, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got <= v {
-			return
-		}
-		if err := sqlite.MigrateDown(ctx, db, 1, testLog(t)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Fatalf("schema not down to %d after 100 steps", v)
+		return got, err
+	}, func() error { return sqlite.MigrateDown(ctx, db, 1, testLog(t)) })
 }
