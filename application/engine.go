@@ -86,9 +86,10 @@ type EngineConfig struct {
 	// when the dispatcher found nothing to lease.
 	FlushEvery time.Duration
 	// FlushMax is the most results one write carries (4×Workers, at least
-	// 32). Results delivered and not yet written are what a kill -9 sends
-	// again: at most Workers + Waits in flight plus FlushMax unwritten (the
-	// Waits only while hosts that have not answered are slow to).
+	// 32). Deliveries running and results not yet written are what a kill
+	// -9 sends again: the dispatcher starts no delivery while they number
+	// Workers + Waits + FlushMax, so that is the bound however far the
+	// store falls behind.
 	FlushMax int
 }
 

@@ -369,3 +369,61 @@ func TestEngineLooksAgainSoonWhileOtherProcessesHoldTheCap(t *testing.T) {
 	b.advance(time.Second)
 	b.eventually("j4 at the 5 s poll", func() bool { return len(b.deliverer.Calls()) == 2 })
 }
+
+// blockedSettle holds every Settle until release is closed: a store that
+// has fallen behind.
+type blockedSettle struct {
+	*memory.JobStore
+	release chan struct{}
+}
+
+func (s *blockedSettle) Settle(ctx context.Context, batch []ports.Settlement) ([]error, error) {
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.JobStore.Settle(ctx, batch)
+}
+
+// What a kill -9 may re-deliver is bounded however far the store falls
+// behind: while no result can be written, the engine starts deliveries only
+// until those running and the results unwritten number Workers + Waits +
+// FlushMax (8 + 8 + 32), then waits for a write. Without the bound all 200
+// jobs (200 hosts, nothing capped) would be delivered with none written.
+func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, nil)
+	store := &blockedSettle{JobStore: b.jobs, release: make(chan struct{})}
+	b.engine = application.NewEngine(application.EngineDeps{
+		Jobs: store, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
+		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
+	}, application.EngineConfig{})
+	cfg := b.engine.Config()
+	bound := cfg.Workers + cfg.Waits + cfg.FlushMax
+	var all []domain.Job
+	for i := range 200 {
+		all = append(all, b.job(fmt.Sprintf("j%03d", i), fmt.Sprintf("h%03d.example", i)))
+	}
+	b.enqueueSilently(all...)
+	b.start()
+	b.eventually("the bound reached", func() bool { return len(b.deliverer.Calls()) >= bound })
+	// The dispatcher has nothing to wait for but a write: more turns of
+	// its loop (polls, busy polls) start nothing.
+	for range 5 {
+		b.advance(5 * time.Second)
+	}
+	time.Sleep(50 * time.Millisecond) // FlushEvery's wall-clock window, several times over
+	if n := len(b.deliverer.Calls()); n != bound {
+		t.Fatalf("%d deliveries with no result written, want the bound %d (workers %d + waits %d + flush max %d)",
+			n, bound, cfg.Workers, cfg.Waits, cfg.FlushMax)
+	}
+	close(store.release)
+	b.eventually("all 200 succeeded once the store caught up", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobSucceeded] == 200
+	})
+	if n := len(b.deliverer.Calls()); n != 200 {
+		t.Fatalf("%d deliveries for 200 jobs", n)
+	}
+}

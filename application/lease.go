@@ -77,6 +77,9 @@ func (e *Engine) lease(ctx context.Context, req ports.LeaseRequest, reply chan<-
 //   - any other job takes one of the Workers slots, and may move from it
 //     to Waits after ParkAfter (parkDue) when its host has not answered
 //     lately;
+//   - no job starts while the deliveries running and the results not yet
+//     written reach Workers + Waits + FlushMax: what a kill -9 may
+//     re-deliver stays within that however far the store falls behind;
 //   - a job that waited here for half its lease goes back rather than
 //     start late (it cannot: a slot frees within a delivery timeout, far
 //     less than a lease; the rule makes sure a delivery never starts on a
@@ -90,11 +93,19 @@ func (e *Engine) admit(deliverCtx context.Context, ahead []domain.Job, now time.
 	}
 	var start []leased
 	var back []result
+	// Deliveries whose results a kill -9 would lose: the running ones and
+	// the results not yet written. Past the bound, nothing starts until
+	// the completer has written a batch (it signals flushed).
+	unwritten := e.completer.unwritten()
+	budget := e.cfg.Workers + e.cfg.Waits + e.cfg.FlushMax
 	e.mu.Lock()
 	i := 0
 jobs:
 	for ; i < len(ahead); i++ {
 		j := ahead[i]
+		if e.inFlight+e.waiting+unwritten >= budget {
+			break // the results are behind: this job and the rest wait
+		}
 		if until, held := e.breakers.heldUntil(j.Host, now); held {
 			back = append(back, e.release(j, until, "host held after a failure"))
 			continue
