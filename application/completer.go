@@ -20,9 +20,10 @@ import (
 //
 // A crash (kill -9) loses the results not yet written; their jobs are still
 // leased and the reaper requeues them when their lease ends, so they are
-// delivered again: at most the deliveries in flight (Workers, plus Waits
-// while hosts that have not answered are slow to) plus FlushMax. Nothing
-// is lost. At shutdown, Run stops the completer only after every delivery
+// delivered again. The dispatcher starts a delivery only while the
+// deliveries running and the results unwritten are fewer than Workers +
+// Waits + FlushMax (admit), so that is the most a kill -9 re-delivers
+// however far the store falls behind. Nothing is lost. At shutdown, Run stops the completer only after every delivery
 // has handed its result over, and stop writes them all.
 type completer struct {
 	e      *Engine
@@ -30,6 +31,7 @@ type completer struct {
 
 	mu       sync.Mutex
 	pending  []result
+	flushing int // results of the batch being written
 	stopping bool
 }
 
@@ -53,6 +55,14 @@ func (c *completer) stop() {
 	c.stopping = true
 	c.mu.Unlock()
 	c.kick()
+}
+
+// unwritten is how many results are not yet written: waiting, or in the
+// batch being written (which may or may not have committed).
+func (c *completer) unwritten() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending) + c.flushing
 }
 
 func (c *completer) state() (pending int, stopping bool) {
@@ -79,9 +89,13 @@ func (c *completer) run() {
 		batch := make([]result, take)
 		copy(batch, c.pending)
 		c.pending = append(c.pending[:0], c.pending[take:]...)
+		c.flushing = take
 		final := c.stopping && len(c.pending) == 0
 		c.mu.Unlock()
 		c.flush(batch, final)
+		c.mu.Lock()
+		c.flushing = 0
+		c.mu.Unlock()
 		signal(c.e.flushed)
 	}
 }

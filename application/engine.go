@@ -74,14 +74,22 @@ type EngineConfig struct {
 	// leases, so that one round trip fills several (1 ms; negative: lease
 	// at once). It never delays a lease when every slot is free.
 	LeaseWindow time.Duration
+	// LeaseAhead is how many jobs the dispatcher leases beyond its free
+	// slots while leases come back full (Workers; negative: none): the
+	// next batch, leased while the current one is in flight, so that freed
+	// slots need not wait for a round trip. They hold their leases and
+	// their hosts' slots (for every process) while they wait; a kill -9
+	// leaves them to the reaper, undelivered.
+	LeaseAhead int
 	// FlushEvery is how long the completer gathers results before it
 	// writes them (10 ms); it writes at once when FlushMax results wait, or
 	// when the dispatcher found nothing to lease.
 	FlushEvery time.Duration
 	// FlushMax is the most results one write carries (4×Workers, at least
-	// 32). Results delivered and not yet written are what a kill -9 sends
-	// again: at most Workers + Waits in flight plus FlushMax unwritten (the
-	// Waits only while hosts that have not answered are slow to).
+	// 32). Deliveries running and results not yet written are what a kill
+	// -9 sends again: the dispatcher starts no delivery while they number
+	// Workers + Waits + FlushMax, so that is the bound however far the
+	// store falls behind.
 	FlushMax int
 }
 
@@ -152,6 +160,9 @@ func (c EngineConfig) withDefaults() EngineConfig {
 	}
 	if c.LeaseWindow == 0 {
 		c.LeaseWindow = d.LeaseWindow
+	}
+	if c.LeaseAhead == 0 {
+		c.LeaseAhead = c.Workers
 	}
 	if c.FlushEvery <= 0 {
 		c.FlushEvery = d.FlushEvery
@@ -337,8 +348,18 @@ func (e *Engine) slotsTaken() int {
 	return e.inFlight
 }
 
-// dispatch is the leasing loop. Only this goroutine leases, so the slot
-// counts it leases by are exact for this process.
+// dispatch is the leasing loop. Only this goroutine admits leased jobs to
+// slots, so the slot counts it leases by are exact for this process.
+//
+// Leasing is pipelined: the round trips run beside the dispatcher (lease),
+// at most leaseDepth at once, and their jobs wait in ahead until a slot is
+// free. While leases come back full (a backlog), the dispatcher leases up
+// to LeaseAhead jobs beyond its free slots, so that the slots the running
+// batch frees are filled at once from ahead while the next round trip is in
+// flight, instead of standing idle for it. A second lease goes out beside a
+// first only for a whole batch (Workers jobs), so that the round trips stay
+// as large as without it: what a job costs the store is mostly its share of
+// a statement and a commit.
 func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGroup) {
 	var poll, busyPoll, park <-chan time.Time
 	// busySince is the last wake-up or lease that found work: for BusyFor
@@ -346,76 +367,123 @@ func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGro
 	var busySince time.Time
 	backoff := time.Duration(0)
 	failures := 0
+	replies := make(chan leaseReply, leaseDepth)
+	var ahead []domain.Job // leased, not yet started, in queue order
+	leasing, reserved := 0, 0
+	more := false    // the last lease came back full
+	short := false   // the last lease came back with fewer jobs than it asked for
+	leaseNow := true // something happened that a lease may answer
 	for ctx.Err() == nil {
 		e.refreshQuarantines(ctx)
-		if next := e.parkDue(e.clock.Now()); park == nil && !next.IsZero() {
-			park = e.clock.After(next.Sub(e.clock.Now()))
+		now := e.clock.Now()
+		if next := e.parkDue(now); park == nil && !next.IsZero() {
+			park = e.clock.After(next.Sub(now))
 		}
-		batch, asked, err := e.leaseBatch(ctx)
-		if len(batch) > 0 {
-			busySince = e.clock.Now()
+		var sentBack int
+		ahead, sentBack = e.admit(deliverCtx, ahead, now, workers)
+		if sentBack > 0 {
+			// The lease may find others in their place: it skips failing
+			// hosts once their share of the Waits is taken.
+			leaseNow = true
 		}
-		if err == nil && failures > 0 {
-			e.log.Info("leasing works again", "failed_leases", failures)
-			failures = 0
-		}
-		if err != nil && ctx.Err() == nil {
-			failures++
-			backoff = min(max(2*backoff, 100*time.Millisecond), e.cfg.PollEvery)
-			e.log.Error("lease failed; backing off", "err", err, "backoff", backoff, "failed_leases", failures)
-			select {
-			case <-ctx.Done():
-			case <-e.clock.After(backoff):
-			}
-			continue
-		}
-		backoff = 0
-		for _, l := range batch {
-			workers.Add(1)
-			go func() {
-				defer workers.Done()
-				e.work(deliverCtx, l.job, l.flight)
-			}()
-		}
-		if asked > 0 && len(batch) == asked {
-			// The batch was full: more may be runnable. Lease again once
-			// the slots have freed, not slot by slot as they do.
+		want := e.leaseRoom(len(ahead), reserved, more)
+		if leaseNow && leasing == 0 && len(ahead) == 0 && want > 0 && want < e.cfg.Workers {
+			// Less than a batch free while deliveries run: let them end
+			// first (LeaseWindow), so that one round trip fills their
+			// slots too instead of leasing slot by slot as they free.
 			e.gather(ctx)
-			continue
+			want = e.leaseRoom(len(ahead), reserved, more)
+		}
+		if leaseNow && want > 0 && leasing < leaseDepth && (leasing == 0 || want >= e.cfg.Workers) {
+			leasing++
+			reserved += want
+			leaseNow = false
+			go e.lease(ctx, e.leaseRequest(now, want), replies)
 		}
 		// Nothing more to lease now: no slot is free, or nothing is
-		// runnable. In the second case tell the completer to write what
-		// it has (in the first, more results are on their way and worth
-		// waiting for). In the second case, while busy, it may be only
-		// that other processes hold the runnable jobs' hosts at the cap:
-		// look again soon (BusyPoll) rather than at the next 5 s poll,
-		// which stays armed beside it (no clock wait is ever abandoned).
-		if poll == nil {
-			poll = e.clock.After(e.cfg.PollEvery)
-		}
-		if busyPoll == nil && asked > 0 && !busySince.IsZero() && e.clock.Now().Sub(busySince) < e.cfg.BusyFor {
-			busyPoll = e.clock.After(e.cfg.BusyPoll)
-		}
-		if asked > 0 {
-			e.idle.Store(true)
-			e.completer.kick()
+		// runnable, or a lease is in flight. When a lease came back short
+		// tell the completer to write what it has (otherwise more results
+		// are on their way and worth waiting for). While busy, it may be
+		// only that other processes hold the runnable jobs' hosts at the
+		// cap: look again soon (BusyPoll) rather than at the next 5 s
+		// poll, which stays armed beside it (no clock wait is ever
+		// abandoned).
+		if leasing == 0 {
+			if poll == nil {
+				poll = e.clock.After(e.cfg.PollEvery)
+			}
+			if short {
+				if busyPoll == nil && !busySince.IsZero() && e.clock.Now().Sub(busySince) < e.cfg.BusyFor {
+					busyPoll = e.clock.After(e.cfg.BusyPoll)
+				}
+				e.idle.Store(true)
+				e.completer.kick()
+			}
 		}
 		select {
 		case <-ctx.Done():
+		case r := <-replies:
+			leasing--
+			reserved -= r.asked
+			if r.err != nil {
+				more, short = false, false
+				if ctx.Err() != nil {
+					break
+				}
+				failures++
+				backoff = min(max(2*backoff, 100*time.Millisecond), e.cfg.PollEvery)
+				e.log.Error("lease failed; backing off", "err", r.err, "backoff", backoff, "failed_leases", failures)
+				select {
+				case <-ctx.Done():
+				case <-e.clock.After(backoff):
+				}
+				leaseNow = true
+				break
+			}
+			if failures > 0 {
+				e.log.Info("leasing works again", "failed_leases", failures)
+				failures = 0
+			}
+			backoff = 0
+			if len(r.jobs) > 0 {
+				busySince = e.clock.Now()
+			}
+			ahead = append(ahead, r.jobs...)
+			more = len(r.jobs) == r.asked
+			short = !more
+			if more {
+				leaseNow = true
+			}
 		case <-e.wake:
 			busySince = e.clock.Now()
+			leaseNow = true
 		case <-e.freed:
-			e.gather(ctx)
+			leaseNow = true
 		case <-e.flushed:
-			e.gather(ctx)
+			leaseNow = true
 		case <-poll:
 			poll = nil
+			leaseNow = true
 		case <-busyPoll:
 			busyPoll = nil
+			leaseNow = true
 		case <-park:
 			park = nil
+			leaseNow = true
 		}
 		e.idle.Store(false)
+	}
+	// No more leases. Those still in flight come back: as a lease in
+	// progress when shutdown began is seen through, its jobs and the ones
+	// leased ahead start as far as slots are free (within the grace), and
+	// the rest go back to the queue unattempted.
+	for ; leasing > 0; leasing-- {
+		r := <-replies
+		ahead = append(ahead, r.jobs...)
+	}
+	ahead, _ = e.admit(deliverCtx, ahead, e.clock.Now(), workers)
+	for _, j := range ahead {
+		e.completer.add(e.release(j, j.RunAt, "leased ahead; the engine is stopping"))
 	}
 }
 

@@ -95,9 +95,12 @@ func withCounters(t *testing.T, b *bundle, cfg application.EngineConfig) (*count
 
 // One lease round trip fills every free slot, and the results are written
 // in batches, not one write per job: 40 jobs on 40 hosts with 8 workers are
-// leased 8 at a time, and written in at most 3 Settle calls (FlushMax 32,
-// then what is left when nothing more is coming). FlushEvery is long here so
-// that only those two triggers write, whatever the machine's load.
+// leased in batches (the first for the 8 free slots, then, while leases
+// come back full, up to 8 more ahead of the running batch: LeaseAhead),
+// never more than 8 delivered at once, and written in at most 3 Settle
+// calls (FlushMax 32, then what is left when nothing more is coming).
+// FlushEvery is long here so that only those two triggers write, whatever
+// the machine's load.
 func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	t.Parallel()
 	b := setup(t, application.EngineConfig{}, nil)
@@ -115,10 +118,11 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	})
 	leases, settles := jobs.calls()
 	leased, settled := 0, 0
+	ahead := b.engine.Config().LeaseAhead
 	for _, l := range leases {
 		leased += l.got
-		if l.got > l.limit || l.limit > 8 {
-			t.Errorf("lease of limit %d got %d: more than the 8 slots", l.limit, l.got)
+		if l.got > l.limit || l.limit > 8+ahead {
+			t.Errorf("lease of limit %d got %d: more than the 8 slots and %d ahead", l.limit, l.got, ahead)
 		}
 	}
 	for _, n := range settles {
@@ -135,6 +139,69 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	}
 	if len(settles) > 3 {
 		t.Errorf("%d settle round trips for 40 jobs (%v), want at most 3", len(settles), settles)
+	}
+	if total, _ := b.deliverer.MaxInFlight(); total > 8 {
+		t.Errorf("%d deliveries at once, more than the 8 slots", total)
+	}
+}
+
+// The next batch is leased while the current one is in flight: with all 8
+// slots busy on a backlog, the jobs leased ahead (LeaseAhead, 8) wait,
+// leased and undelivered, and take each slot the moment it frees, with no
+// round trip between; never more than 8 deliveries at once. With
+// LeaseAhead negative nothing is leased beyond the free slots.
+func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		ahead     int
+		wantAhead int
+	}{
+		{"default: a batch ahead", 0, 8},
+		{"none", -1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+				<-release
+				return domain.Classify(202, "", time.Time{})
+			})
+			jobs, _ := withCounters(t, b, application.EngineConfig{LeaseAhead: tc.ahead})
+			var all []domain.Job
+			for i := range 40 {
+				all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
+			}
+			b.enqueueSilently(all...)
+			b.start()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if !b.deliverer.WaitFor(ctx, func(_, inFlight int) bool { return inFlight == 8 }) {
+				t.Fatal("never 8 in flight")
+			}
+			b.eventually("the jobs leased ahead", func() bool {
+				c, _ := b.jobs.Counts(context.Background())
+				return c[domain.JobLeased] == 8+tc.wantAhead
+			})
+			b.settleIdle()
+			if c, _ := b.jobs.Counts(context.Background()); c[domain.JobLeased] != 8+tc.wantAhead {
+				t.Fatalf("leased %d with 8 in flight, want %d ahead of them", c[domain.JobLeased], tc.wantAhead)
+			}
+			if n := len(b.deliverer.Calls()); n != 8 {
+				t.Fatalf("%d deliveries started with 8 slots", n)
+			}
+			before, _ := jobs.calls()
+			close(release)
+			b.eventually("all 40 succeeded", func() bool {
+				c, _ := b.jobs.Counts(context.Background())
+				return c[domain.JobSucceeded] == 40
+			})
+			if total, _ := b.deliverer.MaxInFlight(); total != 8 {
+				t.Fatalf("%d deliveries at once, want the 8 slots", total)
+			}
+			after, _ := jobs.calls()
+			t.Logf("leases before the release %v, after %v", before, after[len(before):])
+		})
 	}
 }
 
@@ -301,4 +368,62 @@ func TestEngineLooksAgainSoonWhileOtherProcessesHoldTheCap(t *testing.T) {
 	}
 	b.advance(time.Second)
 	b.eventually("j4 at the 5 s poll", func() bool { return len(b.deliverer.Calls()) == 2 })
+}
+
+// blockedSettle holds every Settle until release is closed: a store that
+// has fallen behind.
+type blockedSettle struct {
+	*memory.JobStore
+	release chan struct{}
+}
+
+func (s *blockedSettle) Settle(ctx context.Context, batch []ports.Settlement) ([]error, error) {
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.JobStore.Settle(ctx, batch)
+}
+
+// What a kill -9 may re-deliver is bounded however far the store falls
+// behind: while no result can be written, the engine starts deliveries only
+// until those running and the results unwritten number Workers + Waits +
+// FlushMax (8 + 8 + 32), then waits for a write. Without the bound all 200
+// jobs (200 hosts, nothing capped) would be delivered with none written.
+func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
+	t.Parallel()
+	b := setup(t, application.EngineConfig{}, nil)
+	store := &blockedSettle{JobStore: b.jobs, release: make(chan struct{})}
+	b.engine = application.NewEngine(application.EngineDeps{
+		Jobs: store, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
+		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
+	}, application.EngineConfig{})
+	cfg := b.engine.Config()
+	bound := cfg.Workers + cfg.Waits + cfg.FlushMax
+	var all []domain.Job
+	for i := range 200 {
+		all = append(all, b.job(fmt.Sprintf("j%03d", i), fmt.Sprintf("h%03d.example", i)))
+	}
+	b.enqueueSilently(all...)
+	b.start()
+	b.eventually("the bound reached", func() bool { return len(b.deliverer.Calls()) >= bound })
+	// The dispatcher has nothing to wait for but a write: more turns of
+	// its loop (polls, busy polls) start nothing.
+	for range 5 {
+		b.advance(5 * time.Second)
+	}
+	time.Sleep(50 * time.Millisecond) // FlushEvery's wall-clock window, several times over
+	if n := len(b.deliverer.Calls()); n != bound {
+		t.Fatalf("%d deliveries with no result written, want the bound %d (workers %d + waits %d + flush max %d)",
+			n, bound, cfg.Workers, cfg.Waits, cfg.FlushMax)
+	}
+	close(store.release)
+	b.eventually("all 200 succeeded once the store caught up", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobSucceeded] == 200
+	})
+	if n := len(b.deliverer.Calls()); n != 200 {
+		t.Fatalf("%d deliveries for 200 jobs", n)
+	}
 }

@@ -2,6 +2,7 @@ package application
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -15,61 +16,102 @@ type leased struct {
 	flight *flight
 }
 
-// leaseBatch leases, in one round trip, as many jobs as this process has
-// free slots, and takes their slots. asked is how many it asked for (0: no
-// slot was free, nothing was asked).
+// leaseDepth is how many lease round trips the dispatcher keeps going at
+// once: one for the slots that are free, and one ahead for the slots that
+// the running batch will free. A lease is a commit (a WAL flush) and a
+// round trip; two of them overlap in the server and in the network, so the
+// slots do not stand idle while one is in flight.
+const leaseDepth = 2
+
+// leaseReply is one lease round trip's answer, sent to the dispatcher.
+type leaseReply struct {
+	jobs  []domain.Job
+	asked int
+	err   error
+}
+
+// leaseRequest builds the store request for up to limit jobs, naming the
+// hosts to skip: the held ones (while they are few enough to name), and
+// every failing host when their share of the Waits budget is taken.
 //
 // The per-host cap is the store's to keep (LeaseRequest.PerHost): it counts
-// every process's leases, so this process skips nothing for it. What the
-// engine adds:
-//   - a job of a host whose last attempt failed runs in the Waits budget,
-//     at most FailingSlots of them at a time: when those are taken the
-//     lease skips every host known to be failing, and the failing-host
-//     jobs the store returns anyway go straight back (a release through
-//     the completer: no attempt spent, their place in the queue kept);
-//   - a job of a held host (one that just failed, or asked to wait with
-//     Retry-After: see hold) goes back to the end of the hold, unattempted;
-//     the lease skips held hosts when they are few enough to name;
-//   - a job of a host that has not answered lately may move from its slot
-//     to Waits after ParkAfter (parkDue).
-func (e *Engine) leaseBatch(ctx context.Context) (batch []leased, asked int, err error) {
-	now := e.clock.Now()
+// every process's leases, the ones leased ahead included, so this process
+// skips nothing for it.
+func (e *Engine) leaseRequest(now time.Time, limit int) ports.LeaseRequest {
 	e.mu.Lock()
-	free := e.cfg.Workers - e.inFlight
 	skip := e.breakers.heldHosts(now, maxSkipHeld)
 	if e.failing >= e.cfg.FailingSlots || e.waiting >= e.cfg.Waits {
 		skip = append(skip, e.breakers.failingHosts()...)
 	}
 	e.mu.Unlock()
-	if free <= 0 {
-		return nil, 0, nil
-	}
-
-	started := time.Now()
-	// The lease runs on a context shutdown does not cancel: a lease cut off
-	// midway may still have been granted by the store, and its jobs would
-	// stay leased, worked by nobody, until the reaper. A batch that comes
-	// back is worked (or released) like any other.
-	leaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	jobs, err := e.jobs.LeaseBatch(leaseCtx, ports.LeaseRequest{
+	return ports.LeaseRequest{
 		Owner: e.cfg.Owner, Token: e.ids.NewID(), Now: now, Until: now.Add(e.cfg.LeaseFor),
-		Limit: free, PerHost: e.cfg.PerHost, SkipHosts: skip,
-	})
+		Limit: limit, PerHost: e.cfg.PerHost, SkipHosts: skip,
+	}
+}
+
+// lease runs one lease round trip and sends its reply. It runs on a
+// context shutdown does not cancel: a lease cut off midway may still have
+// been granted by the store, and its jobs would stay leased, worked by
+// nobody, until the reaper. A batch that comes back is worked (or
+// released) like any other.
+func (e *Engine) lease(ctx context.Context, req ports.LeaseRequest, reply chan<- leaseReply) {
+	started := time.Now()
+	leaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	jobs, err := e.jobs.LeaseBatch(leaseCtx, req)
 	cancel()
 	e.obs.Leased(time.Since(started), len(jobs))
-	if err != nil {
-		return nil, free, err
-	}
-	if len(jobs) == 0 {
-		return nil, free, nil
-	}
+	reply <- leaseReply{jobs: jobs, asked: req.Limit, err: err}
+}
 
-	e.mu.Lock()
-	batch = make([]leased, 0, len(jobs))
+// admit starts the jobs leased and not yet started (ahead, in queue order)
+// as far as this process has room, and returns the ones still waiting and
+// how many it sent back.
+// What the engine adds to the store's per-host cap:
+//   - a job of a held host (one that just failed, or asked to wait with
+//     Retry-After: see hold) goes back to the end of the hold, unattempted;
+//   - a job of a host whose last attempt failed runs in the Waits budget,
+//     at most FailingSlots of them at a time: the failing-host jobs beyond
+//     that go straight back (a release through the completer: no attempt
+//     spent, their place in the queue kept);
+//   - any other job takes one of the Workers slots, and may move from it
+//     to Waits after ParkAfter (parkDue) when its host has not answered
+//     lately;
+//   - no job starts while the deliveries running and the results not yet
+//     written reach Workers + Waits + FlushMax: what a kill -9 may
+//     re-deliver stays within that however far the store falls behind;
+//   - a job that waited here for half its lease goes back rather than
+//     start late (it cannot: a slot frees within a delivery timeout, far
+//     less than a lease; the rule makes sure a delivery never starts on a
+//     lease about to end).
+//
+// The first job that needs a slot when none is free stops admission: the
+// rest wait, in order, for the next freed slot.
+func (e *Engine) admit(deliverCtx context.Context, ahead []domain.Job, now time.Time, workers *sync.WaitGroup) (rest []domain.Job, sentBack int) {
+	if len(ahead) == 0 {
+		return ahead, 0
+	}
+	var start []leased
 	var back []result
-	for _, j := range jobs {
+	// Deliveries whose results a kill -9 would lose: the running ones and
+	// the results not yet written. Past the bound, nothing starts until
+	// the completer has written a batch (it signals flushed).
+	unwritten := e.completer.unwritten()
+	budget := e.cfg.Workers + e.cfg.Waits + e.cfg.FlushMax
+	e.mu.Lock()
+	i := 0
+jobs:
+	for ; i < len(ahead); i++ {
+		j := ahead[i]
+		if e.inFlight+e.waiting+unwritten >= budget {
+			break // the results are behind: this job and the rest wait
+		}
 		if until, held := e.breakers.heldUntil(j.Host, now); held {
 			back = append(back, e.release(j, until, "host held after a failure"))
+			continue
+		}
+		if j.LeaseUntil.Sub(now) < e.cfg.LeaseFor/2 {
+			back = append(back, e.release(j, j.RunAt, "waited half its lease for a slot"))
 			continue
 		}
 		f := &flight{host: j.Host, failing: e.breakers.isFailing(j.Host)}
@@ -81,6 +123,8 @@ func (e *Engine) leaseBatch(ctx context.Context) (batch []leased, asked int, err
 			f.inWaits = true
 			e.failing++
 			e.waiting++
+		case e.inFlight >= e.cfg.Workers:
+			break jobs // no slot: this job and the rest wait
 		default:
 			if !e.breakers.answeredSince(j.Host, now.Add(-answeredFor)) {
 				f.parkAt = now.Add(e.cfg.ParkAfter)
@@ -88,18 +132,37 @@ func (e *Engine) leaseBatch(ctx context.Context) (batch []leased, asked int, err
 			e.inFlight++
 		}
 		e.flights[f] = struct{}{}
-		batch = append(batch, leased{job: j, flight: f})
+		start = append(start, leased{job: j, flight: f})
 	}
+	rest = ahead[i:]
 	n := e.inFlight + e.waiting
 	e.mu.Unlock()
-	e.obs.InFlight(n)
+	if len(start) > 0 {
+		e.obs.InFlight(n)
+	}
 	for _, r := range back {
 		e.completer.add(r)
 	}
-	// A batch with jobs sent back still counts as full:
-	// the next lease skips the failing hosts and may find more.
-	if len(back) > 0 {
-		return batch, len(batch), nil
+	for _, l := range start {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			e.work(deliverCtx, l.job, l.flight)
+		}()
 	}
-	return batch, free, nil
+	return rest, len(back)
+}
+
+// leaseRoom is how many jobs the next lease may ask for: the free slots,
+// plus LeaseAhead when the last lease came back full (more is likely
+// runnable, and the running batch's slots will want it), less the jobs
+// leased and not yet started and those the leases in flight asked for.
+func (e *Engine) leaseRoom(ahead, reserved int, more bool) int {
+	e.mu.Lock()
+	room := e.cfg.Workers - e.inFlight
+	e.mu.Unlock()
+	if more {
+		room += max(0, e.cfg.LeaseAhead)
+	}
+	return room - ahead - reserved
 }

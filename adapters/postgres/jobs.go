@@ -42,10 +42,13 @@ const purgeChunk = 5000
 const reapReason = "lease expired (worker died or stalled)"
 
 // JobStore is the delivery queue in the jobs table.
-type JobStore struct{ pool *pgxpool.Pool }
+type JobStore struct {
+	pool   *pgxpool.Pool
+	bodies *bodyCache // the bodies leases read lately
+}
 
 // NewJobStore returns the queue on pool.
-func NewJobStore(pool *pgxpool.Pool) *JobStore { return &JobStore{pool: pool} }
+func NewJobStore(pool *pgxpool.Pool) *JobStore { return &JobStore{pool: pool, bodies: newBodyCache()} }
 
 // jobColumns has body_id where the job's payload was: each body is kept
 // once in bodies (migration 009) and filled in by fillBodies.
@@ -411,10 +414,34 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	for i, l := range got {
 		out[i] = l.job
 	}
-	if err := s.fillBodies(ctx, out); err != nil {
+	if err := s.leaseBodies(ctx, out); err != nil {
 		return nil, fmt.Errorf("lease: %w", interpretError(err))
 	}
 	return out, nil
+}
+
+// leaseBodies fills a leased batch's payloads, reading from the store only
+// the bodies the cache does not hold: the batches of one fan-out share one
+// body, which would otherwise cost a statement (and a commit) per lease.
+func (s *JobStore) leaseBodies(ctx context.Context, jobs []domain.Job) error {
+	missing := s.bodies.fill(jobs)
+	if len(missing) == 0 {
+		return nil
+	}
+	read := make([]domain.Job, len(missing))
+	for i, j := range missing {
+		read[i] = *j
+	}
+	if err := s.fillBodies(ctx, read); err != nil {
+		return err
+	}
+	for i, j := range missing {
+		j.Payload = read[i].Payload
+		if len(j.Payload) > 0 {
+			s.bodies.put(j.BodyID, j.Payload)
+		}
+	}
+	return nil
 }
 
 // fillBodies reads the jobs' bodies, once each (a fan-out's batch has

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -49,30 +50,66 @@ type engineRun struct {
 
 func (r engineRun) rate() float64 { return float64(r.Jobs) / r.Seconds }
 
-func benchEngine(ctx context.Context, r *report, dbURL string) error {
+// engineOpts are the engine rows' flags.
+type engineOpts struct {
+	systems map[string]bool // herald, herald-no-ahead, river
+	jobs    int             // 0: the default
+	rounds  int             // 0: the default
+}
+
+// heraldVariants are the engine configurations the rows can measure.
+var heraldVariants = []struct {
+	name string
+	cfg  application.EngineConfig
+}{
+	{"herald", application.EngineConfig{}},
+	{"herald-no-ahead", application.EngineConfig{LeaseAhead: -1}},
+}
+
+func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) error {
 	jobs, rounds := engineJobs, 3
 	if r.quick {
 		jobs, rounds = 5000, 1
+	}
+	if opts.jobs > 0 {
+		jobs = opts.jobs
+	}
+	if opts.rounds > 0 {
+		rounds = opts.rounds
+	}
+	if len(opts.systems) == 0 {
+		opts.systems = map[string]bool{"herald": true, "river": true}
 	}
 	db, drop, err := pgcount.TempDatabase(ctx, dbURL)
 	if err != nil {
 		return fmt.Errorf("a database of the run's own (for its commit counts): %w", err)
 	}
 	defer drop()
-	riverBin, riverErr := buildRiver(ctx)
+	riverBin, riverErr := "", errors.New("not asked for (-engine-systems)")
+	if opts.systems["river"] {
+		riverBin, riverErr = buildRiver(ctx)
+	}
 	if riverBin != "" {
 		defer os.RemoveAll(filepath.Dir(riverBin))
 	}
 	runs := map[string][]engineRun{}
 	for round := 0; round < rounds; round++ {
 		for _, w := range []int{8, 32} {
-			h, err := runHerald(ctx, db, w, jobs)
-			if err != nil {
-				return fmt.Errorf("herald, %d workers: %w", w, err)
+			for _, v := range heraldVariants {
+				if !opts.systems[v.name] {
+					continue
+				}
+				cfg := v.cfg
+				cfg.Workers = w
+				h, err := runHerald(ctx, db, cfg, jobs)
+				if err != nil {
+					return fmt.Errorf("%s, %d workers: %w", v.name, w, err)
+				}
+				h.System = v.name
+				fmt.Fprintf(os.Stderr, "   %s %2d workers: %.0f jobs/s, %.3f statements/job, %.3f commits/job\n", v.name, w, h.rate(),
+					float64(h.Statements)/float64(h.Jobs), float64(h.Commits)/float64(h.Jobs))
+				runs[key(v.name, w)] = append(runs[key(v.name, w)], h)
 			}
-			fmt.Fprintf(os.Stderr, "   herald %2d workers: %.0f jobs/s, %.3f statements/job, %.3f commits/job\n", w, h.rate(),
-				float64(h.Statements)/float64(h.Jobs), float64(h.Commits)/float64(h.Jobs))
-			runs[key("herald", w)] = append(runs[key("herald", w)], h)
 			if riverErr != nil {
 				continue
 			}
@@ -96,7 +133,10 @@ func benchEngine(ctx context.Context, r *report, dbURL string) error {
 			jobs, engineHosts, rounds),
 		header: []string{"system", "workers", "jobs per second", "statements per job", "commits per job", "Herald / River", "32 / 8 workers"},
 	}
-	for _, sys := range []string{"herald", "river"} {
+	for _, sys := range []string{"herald", "herald-no-ahead", "river"} {
+		if !opts.systems[sys] {
+			continue
+		}
 		for _, w := range []int{8, 32} {
 			rs := runs[key(sys, w)]
 			if len(rs) == 0 {
@@ -105,7 +145,7 @@ func benchEngine(ctx context.Context, r *report, dbURL string) error {
 			}
 			m := median(rs)
 			vsRiver, vs8 := "–", "–"
-			if sys == "herald" && len(runs[key("river", w)]) > 0 {
+			if sys != "river" && len(runs[key("river", w)]) > 0 {
 				vsRiver = ratio(m.rate(), median(runs[key("river", w)]).rate())
 			}
 			if w == 32 {
@@ -123,6 +163,11 @@ func benchEngine(ctx context.Context, r *report, dbURL string) error {
 	}
 	r.add(t)
 	return nil
+}
+
+func withOwner(c application.EngineConfig, owner string) application.EngineConfig {
+	c.PerHost, c.Owner = 2, owner
+	return c
 }
 
 func key(system string, workers int) string { return fmt.Sprintf("%s/%d", system, workers) }
@@ -178,6 +223,35 @@ type settledCounter struct {
 	n    atomic.Int64
 	want int64
 	done chan struct{}
+
+	// Where the engine's time went, for the profile line on stderr.
+	leases, leasedJobs, emptyLeases, leaseNanos atomic.Int64
+	flushes, flushedJobs, flushNanos            atomic.Int64
+}
+
+func (s *settledCounter) Leased(took time.Duration, jobs int) {
+	s.leases.Add(1)
+	s.leasedJobs.Add(int64(jobs))
+	s.leaseNanos.Add(int64(took))
+	if jobs == 0 {
+		s.emptyLeases.Add(1)
+	}
+}
+
+func (s *settledCounter) Flushed(took time.Duration, results int) {
+	s.flushes.Add(1)
+	s.flushedJobs.Add(int64(results))
+	s.flushNanos.Add(int64(took))
+}
+
+// profile says how the drain's wall time splits: lease round trips (the
+// dispatcher waits on them) and flushes (the completer's).
+func (s *settledCounter) profile(wall time.Duration) string {
+	l, f := s.leases.Load(), s.flushes.Load()
+	return fmt.Sprintf("%d leases (%d empty, %.1f jobs each, %.0f µs each, %.0f%% of the wall time), %d flushes (%.1f results each, %.0f µs each, %.0f%% of the wall time)",
+		l, s.emptyLeases.Load(), float64(s.leasedJobs.Load())/float64(max(l, 1)), float64(s.leaseNanos.Load())/1e3/float64(max(l, 1)),
+		100*float64(s.leaseNanos.Load())/float64(wall), f, float64(s.flushedJobs.Load())/float64(max(f, 1)),
+		float64(s.flushNanos.Load())/1e3/float64(max(f, 1)), 100*float64(s.flushNanos.Load())/float64(wall))
 }
 
 func (s *settledCounter) Settled(st domain.JobState) {
@@ -210,7 +284,8 @@ func drain(ctx context.Context, engine *application.Engine, obs *settledCounter,
 }
 
 // runHerald drains jobs with the real engine over the PostgreSQL stores.
-func runHerald(ctx context.Context, db string, workers, jobs int) (engineRun, error) {
+func runHerald(ctx context.Context, db string, ecfg application.EngineConfig, jobs int) (engineRun, error) {
+	workers := ecfg.Workers
 	admin, err := pgx.Connect(ctx, db)
 	if err != nil {
 		return engineRun{}, err
@@ -274,7 +349,7 @@ func runHerald(ctx context.Context, db string, workers, jobs int) (engineRun, er
 		Jobs: postgres.NewJobStore(pool), Instances: postgres.NewInstanceStore(pool), Deliverer: noopDeliverer{},
 		Keys:  application.NewCachedKeys(application.ActorKeys{Actors: postgres.NewAccountStore(pool)}, clock),
 		Clock: clock, Random: system.Random{}, IDs: system.IDs{}, Wakes: postgres.NewWaker(pool, quiet), Observer: obs, Log: quiet,
-	}, application.EngineConfig{Workers: workers, PerHost: 2, Owner: app})
+	}, withOwner(ecfg, app))
 	commits0, err := pgcount.Commits(ctx, admin)
 	if err != nil {
 		pool.Close()
@@ -286,6 +361,7 @@ func runHerald(ctx context.Context, db string, workers, jobs int) (engineRun, er
 	if err != nil {
 		return engineRun{}, err
 	}
+	fmt.Fprintf(os.Stderr, "   herald %2d workers: %s\n", workers, obs.profile(took))
 	if err := pgcount.WaitGone(ctx, admin, app); err != nil {
 		return engineRun{}, err
 	}

@@ -228,9 +228,17 @@ type fanRun struct {
 	dups     int
 	faulty   int // requests that reached faulty hosts during the run
 	rssMax   int
-	rssAt    [4]int // RSS when 25, 50, 75 and 100% of the healthy deliveries were made
+	rssAt    [rssPoints]int // RSS when 5, 10, ... 100% of the healthy deliveries were made
 	first    time.Duration
 }
+
+// rssPoints is how many points of the healthy deliveries RSS is read at
+// (every 5%).
+const rssPoints = 20
+
+// rssAtShare is the RSS when share (0.25, 0.5, ...) of the healthy
+// deliveries were made.
+func (r fanRun) rssAtShare(share float64) int { return r.rssAt[int(share*rssPoints+0.5)-1] }
 
 // runFanout starts a worker child on the targets, publishes posts (one, or
 // two: the second once the first's healthy deliveries are all made, while
@@ -324,7 +332,7 @@ func runFanout(ctx context.Context, f *fakeFediverse, store, dbURL string, targe
 			if kib := rssKiB(cmd.Process.Pid); kib > 0 {
 				run.rssMax = max(run.rssMax, kib)
 				for q := range run.rssAt {
-					if run.rssAt[q] == 0 && healthy*4 >= wantHealthy*(q+1) {
+					if run.rssAt[q] == 0 && healthy*rssPoints >= wantHealthy*(q+1) {
 						run.rssAt[q] = kib
 					}
 				}
@@ -405,11 +413,15 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 			"Bound, the same for every row since the hosts that answer are the same: max(total_work/8, max_host_work/2) = max(%s/8, %s/2) = %s, where work is the servers' answer time. "+
 			"Faulty requests: requests that reached a faulty host during the run (a refused connection reaches none).",
 			inboxesPerHost, int(slowShare*100), slowLatency, timeout, ms(total), ms(maxHost), ms(bound)),
-		header: []string{"row", "inboxes", "healthy deliveries", "makespan", "ratio to bound", "faulty requests", "duplicates"},
+		header: []string{"row", "inboxes", "healthy deliveries", "makespan", "bound", "ratio to bound", "faulty requests", "duplicates"},
 	}
 	var labels []string
 	var values []float64
-	var pg *fanRun
+	type rssRow struct {
+		row fanoutRow
+		run fanRun
+	}
+	var rss []rssRow
 	for _, row := range all {
 		if len(rows) > 0 && !rows[row.name] {
 			continue
@@ -424,21 +436,22 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 			}
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "   row %s: makespan %s, %s of the bound %s, %d faulty requests, %d duplicates\n",
-			row.name, ms(run.makespan), ratio(run.makespan.Seconds(), bound.Seconds()), ms(bound), run.faulty, run.dups)
+		fmt.Fprintf(os.Stderr, "   row %s: makespan %s, bound %s, ratio %s, %d faulty requests, %d duplicates, RSS %s at 25%% and %s at the end (%s)\n",
+			row.name, ms(run.makespan), ms(bound), ratio(run.makespan.Seconds(), bound.Seconds()), run.faulty, run.dups,
+			mib(run.rssAtShare(0.25)), mib(run.rssAtShare(1)), ratio(float64(run.rssAtShare(1)), float64(run.rssAtShare(0.25))))
 		label := row.label
 		if row.posts > 1 {
 			label += fmt.Sprintf(" (the first published %s earlier)", ms(run.first))
 		}
-		t.rows = append(t.rows, []string{label, strconv.Itoa(len(targets)), strconv.Itoa(run.healthy), ms(run.makespan),
+		// Every row's hosts that answer are the same, so is its bound; the
+		// second-post row's is the second post's, the same again.
+		t.rows = append(t.rows, []string{label, strconv.Itoa(len(targets)), strconv.Itoa(run.healthy), ms(run.makespan), ms(bound),
 			ratio(run.makespan.Seconds(), bound.Seconds()), strconv.Itoa(run.faulty), strconv.Itoa(run.dups)})
-		labels = append(labels, row.name)
+		labels = append(labels, fmt.Sprintf("%s (%s)", row.name, ratio(run.makespan.Seconds(), bound.Seconds())))
 		values = append(values, run.makespan.Seconds())
-		if row.store == "postgres" {
-			pg = &run
-		}
+		rss = append(rss, rssRow{row, run})
 	}
-	t.rows = append(t.rows, []string{"bound: max(total_work/8, max_host_work/2)", strconv.Itoa(len(healthyOnly)), "–", ms(bound), "1.00×", "–", "–"})
+	t.rows = append(t.rows, []string{"bound: max(total_work/8, max_host_work/2)", strconv.Itoa(len(healthyOnly)), "–", ms(bound), ms(bound), "1.00×", "–", "–"})
 	labels = append(labels, "bound")
 	values = append(values, bound.Seconds())
 	t.notes = append(t.notes,
@@ -447,17 +460,37 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 	)
 	t.plot = r.svg("fanout-makespan.svg", barChart("Fan-out makespan (s) by fault row, against the bound", "s", labels, values))
 	r.add(t)
-	if pg != nil {
-		r.add(&table{
-			title:   "Memory: RSS plateau under a fan-out on PostgreSQL",
-			command: "go run ./test/bench/heraldbench -only fanout -fanout-rows postgres",
-			intro:   fmt.Sprintf("RSS of the engine process (PostgreSQL store, 8 workers, signed HTTP deliveries to %d hosts) through the %s fan-out above, sampled every 250 ms and read when a quarter, half, three quarters and all of the healthy deliveries were made. Bound: the end at most 1.1× the RSS at a quarter, once the pools and buffers are warm.", hosts, ms(pg.makespan)),
-			header:  []string{"at 25%", "at 50%", "at 75%", "at 100%", "max", "end against 25%"},
-			rows: [][]string{{mib(pg.rssAt[0]), mib(pg.rssAt[1]), mib(pg.rssAt[2]), mib(pg.rssAt[3]), mib(pg.rssMax),
-				ratio(float64(pg.rssAt[3]), float64(pg.rssAt[0]))}},
-			notes: []string{"The delivery client keeps at most 512 idle connections, for 30 s (delivery.Config.MaxIdleConns, IdleConnTimeout). Before (issue 14) it kept one per host visited, up to 1,024 for 90 s, each with its buffers and two goroutines, and the RSS grew 1.42× over the run (38.6 → 54.9 MiB); a fan-out visits each host's inboxes one after the other, so those connections were seldom used again."},
-		})
+	// The RSS of every row's engine process: the issue's plateau is the
+	// PostgreSQL row's; the memory store's rows show the same client.
+	rt := &table{
+		title:   "Memory: RSS plateau under a fan-out",
+		command: "go run ./test/bench/heraldbench -only fanout -fanout-rows postgres",
+		intro: fmt.Sprintf("RSS of the engine process (8 workers, signed HTTP deliveries to %d hosts) through each fan-out row above, sampled every 250 ms and read when a quarter, half, three quarters and all of the healthy deliveries were made. "+
+			"Bound (issue 14, on the PostgreSQL row): the end at most 1.1× the RSS at a quarter, once the pools and buffers are warm. The memory store's rows hold every job in the process, so their RSS grows with the queue by design.", hosts),
+		header: []string{"row", "store", "at 25%", "at 50%", "at 75%", "at 100%", "max", "end against 25%"},
+		notes: []string{"The delivery client keeps at most 512 idle connections, for 30 s (delivery.Config.MaxIdleConns, IdleConnTimeout). Before (issue 14) it kept one per host visited, up to 1,024 for 90 s, each with its buffers and two goroutines, and the RSS grew 1.42× over the run (38.6 → 54.9 MiB); a fan-out visits each host's inboxes one after the other, so those connections were seldom used again. " +
+			"A heap profile of the worker at its end: `HERALDBENCH_HEAP_PROFILE=/tmp/heap.pprof go run ./test/bench/heraldbench -only fanout -fanout-rows postgres`, then `go tool pprof`."},
 	}
+	var curves []series
+	for _, x := range rss {
+		run := x.run
+		rt.rows = append(rt.rows, []string{x.row.name, x.row.store, mib(run.rssAtShare(0.25)), mib(run.rssAtShare(0.5)), mib(run.rssAtShare(0.75)), mib(run.rssAtShare(1)),
+			mib(run.rssMax), ratio(float64(run.rssAtShare(1)), float64(run.rssAtShare(0.25)))})
+		c := series{name: x.row.name}
+		for q, kib := range run.rssAt {
+			if kib > 0 {
+				c.xs = append(c.xs, float64(q+1)*100/rssPoints)
+				c.ys = append(c.ys, float64(kib)/1024)
+			}
+		}
+		curves = append(curves, c)
+	}
+	if len(rss) == 0 {
+		rt.rows = append(rt.rows, []string{"not measured: no fan-out row ran (see the notes of the fan-out table)", "–", "–", "–", "–", "–", "–", "–"})
+	} else {
+		rt.plot = r.svg("fanout-rss.svg", linearChart("Engine RSS (MiB) through each fan-out row", "healthy deliveries made (%)", "RSS (MiB)", curves))
+	}
+	r.add(rt)
 	return nil
 }
 

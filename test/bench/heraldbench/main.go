@@ -46,6 +46,9 @@ func main() {
 	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,fanout", "which measurements, comma-separated")
 	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue and lease rows measure, comma-separated")
 	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither; empty: all)")
+	engineSystems := flag.String("engine-systems", "herald,river", "which systems the engine rows measure (herald, herald-no-ahead: Herald with EngineConfig.LeaseAhead off, river)")
+	engineJobsFlag := flag.Int("engine-jobs", 0, "jobs per engine drain (0: 20,000, or 5,000 with -quick)")
+	engineRounds := flag.Int("engine-rounds", 0, "interleaved rounds of the engine rows (0: 3, or 1 with -quick)")
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
 	dbURL := flag.String("database-url", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL for the postgres rows")
 	mongoURI := flag.String("mongodb-uri", os.Getenv("MONGODB_URI"), "MongoDB for the mongo rows (skipped when empty)")
@@ -72,7 +75,9 @@ func main() {
 		{"memory", benchMemory},
 		{"enqueue", func(ctx context.Context, r *report) error { return benchEnqueue(ctx, r, stores) }},
 		{"lease", func(ctx context.Context, r *report) error { return benchLease(ctx, r, stores) }},
-		{"engine", func(ctx context.Context, r *report) error { return benchEngine(ctx, r, *dbURL) }},
+		{"engine", func(ctx context.Context, r *report) error {
+			return benchEngine(ctx, r, *dbURL, engineOpts{systems: rowSet(*engineSystems), jobs: *engineJobsFlag, rounds: *engineRounds})
+		}},
 		{"engine-sqlite", benchEngineSQLite},
 		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL, rowSet(*fanoutRows)) }},
 	}

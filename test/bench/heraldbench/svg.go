@@ -41,6 +41,15 @@ type series struct {
 
 // lineChart draws series with a log-scaled x axis (queue sizes).
 func lineChart(title, xLabel, yLabel string, ss []series) string {
+	return chart(title, xLabel, yLabel, ss, true)
+}
+
+// linearChart draws series with a linear x axis (progress through a run).
+func linearChart(title, xLabel, yLabel string, ss []series) string {
+	return chart(title, xLabel, yLabel, ss, false)
+}
+
+func chart(title, xLabel, yLabel string, ss []series, logX bool) string {
 	const w, h, left, right, top, bottom = 760, 380, 80, 170, 40, 50
 	minX, maxX, maxY := math.Inf(1), math.Inf(-1), 0.0
 	for _, s := range ss {
@@ -57,6 +66,9 @@ func lineChart(title, xLabel, yLabel string, ss []series) string {
 		if maxX == minX {
 			return left
 		}
+		if !logX {
+			return left + (x-minX)/(maxX-minX)*float64(w-left-right)
+		}
 		return left + (math.Log10(x)-math.Log10(minX))/(math.Log10(maxX)-math.Log10(minX))*float64(w-left-right)
 	}
 	ly := func(y float64) float64 { return float64(h-bottom) - y/maxY*float64(h-top-bottom) }
@@ -70,12 +82,19 @@ func lineChart(title, xLabel, yLabel string, ss []series) string {
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`, left-6, ly(y)+4, fmtNum(y))
 		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`, left, ly(y), w-right, ly(y))
 	}
-	for x := minX; x <= maxX*1.0001; x *= 10 {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, lx(x), h-bottom+18, fmtNum(x))
+	if logX {
+		for x := minX; x <= maxX*1.0001; x *= 10 {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, lx(x), h-bottom+18, fmtNum(x))
+		}
+	} else {
+		for i := 0; i <= 4; i++ {
+			x := minX + (maxX-minX)*float64(i)/4
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, lx(x), h-bottom+18, fmtNum(x))
+		}
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`, (left+w-right)/2, h-10, esc(xLabel))
 	fmt.Fprintf(&b, `<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle">%s</text>`, (top+h-bottom)/2, (top+h-bottom)/2, esc(yLabel))
-	palette := []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759"}
+	palette := []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f", "#bab0ac", "#ff9da7"}
 	for i, s := range ss {
 		c := palette[i%len(palette)]
 		var pts []string
