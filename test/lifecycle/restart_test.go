@@ -1,5 +1,5 @@
 // Package lifecycle_test proves the graceful shutdown of SPEC §2 on the
-// whole server over PostgreSQL and SQLite: stopping a server in the middle of a
+// whole server over PostgreSQL, SQLite and Mongo: stopping a server in the middle of a
 // fan-out and starting another loses no delivery and sends none twice.
 package lifecycle_test
 
@@ -260,6 +260,30 @@ func seed(t *testing.T, r *running, sinks []*sink, perHost int) string {
 	return tok
 }
 
+// waitProgress waits until done holds, failing if progress (a count that
+// only grows) stands still for stall, or if limit passes. It bounds
+// liveness, not speed: a store whose leases are slow (Mongo on FerretDB
+// v2: seconds per lease under load) takes longer but keeps moving, while
+// a stuck queue fails after stall whatever the store.
+func waitProgress(t *testing.T, what string, stall, limit time.Duration, progress func() int, done func() bool) {
+	t.Helper()
+	start := time.Now()
+	last, lastAt := progress(), start
+	for !done() {
+		now := time.Now()
+		if n := progress(); n > last {
+			last, lastAt = n, now
+		}
+		if now.Sub(lastAt) > stall {
+			t.Fatalf("waiting for %s: no progress for %s (stuck at %d after %s)", what, stall, last, now.Sub(start).Round(time.Second))
+		}
+		if now.Sub(start) > limit {
+			t.Fatalf("waiting for %s: not done after %s (at %d, still moving)", what, limit, last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
@@ -312,7 +336,9 @@ func gracefulRestartUnderLoad(t *testing.T, cfg bootstrap.Config) {
 		}
 		return n
 	}
-	waitFor(t, "the fan-out to be under way", 60*time.Second, func() bool { return all() >= want/5 })
+	started := time.Now()
+	waitProgress(t, "the fan-out to be under way", time.Minute, 10*time.Minute, all, func() bool { return all() >= want/5 })
+	t.Logf("first server: %d deliveries in %s", all(), time.Since(started).Round(time.Millisecond))
 	first.halt(t)
 
 	// The first server stopped mid-run: part of the queue is left, nothing
@@ -333,10 +359,10 @@ func gracefulRestartUnderLoad(t *testing.T, cfg bootstrap.Config) {
 	first.shutdown(t)
 
 	second := start(t, cfg, "second")
-	waitFor(t, "the second server to finish the queue", 90*time.Second, func() bool {
-		c := counts(t, second)
-		return c[domain.JobSucceeded] == want
-	})
+	started = time.Now()
+	succeeded := func() int { return counts(t, second)[domain.JobSucceeded] }
+	waitProgress(t, "the second server to finish the queue", time.Minute, 10*time.Minute, succeeded, func() bool { return succeeded() == want })
+	t.Logf("second server: the other %d deliveries in %s", want-sentBefore, time.Since(started).Round(time.Millisecond))
 	second.shutdown(t)
 
 	seen := map[string]int{}

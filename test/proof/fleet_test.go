@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/domain"
@@ -20,7 +19,7 @@ var senderKeys = sync.OnceValues(security.RSAKeys{}.GenerateKeyPair)
 const senderKeyID = "http://proof.invalid/users/proofsender#main-key"
 
 // createSender saves the local actor whose key signs every delivery.
-func createSender(t *testing.T, d *database) string {
+func createSender(t *testing.T, st proofStore) string {
 	t.Helper()
 	keys, err := senderKeys()
 	if err != nil {
@@ -30,7 +29,7 @@ func createSender(t *testing.T, d *database) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := postgres.NewAccountStore(d.pool).CreateAvatar(testCtx(t), a); err != nil {
+	if err := st.actors().CreateAvatar(testCtx(t), a); err != nil {
 		t.Fatalf("create sender: %v", err)
 	}
 	return a.ID
@@ -45,10 +44,10 @@ func activityID(i int) string { return fmt.Sprintf("http://proof.invalid/activit
 // work to refuse), and returns when they are committed. Job i is due a
 // microsecond after job i-1: the lease takes the oldest RunAt first, so the
 // queue has this order whatever order the store gives ties.
-func enqueueJobs(t *testing.T, d *database, sender string, inboxes []string, n, run int) {
+func enqueueJobs(t *testing.T, st proofStore, sender string, inboxes []string, n, run int) {
 	t.Helper()
 	jobs := makeProofJobs(t, sender, inboxes, n, run)
-	got, err := postgres.NewJobStore(d.pool).Enqueue(testCtx(t), jobs)
+	got, err := st.jobs().Enqueue(testCtx(t), jobs)
 	if err != nil || got != n {
 		t.Fatalf("enqueue: %d of %d, %v", got, n, err)
 	}
@@ -75,21 +74,22 @@ func makeProofJobs(t *testing.T, sender string, inboxes []string, n, run int) []
 // fleet is the worker processes of one proof.
 type fleet struct {
 	t     *testing.T
-	dbURL string
 	args  []string
 	procs []*proc
 	all   []*proc // every process ever started, killed ones included
 }
 
-func newFleet(t *testing.T, dbURL string, args ...string) *fleet {
-	return &fleet{t: t, dbURL: dbURL, args: args}
+// newFleet makes the fleet of workers that open their store with
+// storeFlags (a proofStore's workerFlags) and take args.
+func newFleet(t *testing.T, storeFlags []string, args ...string) *fleet {
+	return &fleet{t: t, args: append(append([]string(nil), storeFlags...), args...)}
 }
 
-// start starts a worker named name and waits until it listens for
-// enqueue notifications.
+// start starts a worker named name (waitReady waits until it listens for
+// enqueue notifications, or on the stores without them, is connected).
 func (f *fleet) start(name string) *proc {
 	f.t.Helper()
-	args := append([]string{"-name", name, "-database-url", f.dbURL}, f.args...)
+	args := append([]string{"-name", name}, f.args...)
 	p := startProc(f.t, name, workerBin, nil, args...)
 	f.procs = append(f.procs, p)
 	f.all = append(f.all, p)
@@ -162,42 +162,18 @@ func (f *fleet) reaped() (requeued, dead, passes int) {
 // waitAllDone waits until every one of n jobs is finished and returns the
 // time the last one finished (by the workers' clocks). It fails at once if
 // any job died.
-func waitAllDone(t *testing.T, d *database, n int, timeout time.Duration) time.Time {
+func waitAllDone(t *testing.T, st proofStore, n int, timeout time.Duration) time.Time {
 	t.Helper()
 	var succeeded, dead int
 	ok := eventually(timeout, func() bool {
-		err := d.pool.QueryRow(testCtx(t), `SELECT count(*) FILTER (WHERE state = 'succeeded'), count(*) FILTER (WHERE state = 'dead') FROM jobs`).
-			Scan(&succeeded, &dead)
+		var err error
+		succeeded, dead, err = st.finished(testCtx(t))
 		return err == nil && (succeeded == n || dead > 0)
 	})
 	if dead > 0 || !ok {
-		t.Fatalf("jobs: %d succeeded, %d dead of %d after %s; states: %v", succeeded, dead, n, timeout, jobStates(t, d))
+		t.Fatalf("jobs: %d succeeded, %d dead of %d after %s; states: %v", succeeded, dead, n, timeout, st.states(t))
 	}
-	var last time.Time
-	if err := d.pool.QueryRow(testCtx(t), `SELECT max(finished_at) FROM jobs`).Scan(&last); err != nil {
-		t.Fatal(err)
-	}
-	return last
-}
-
-// jobStates counts jobs by (state, attempts).
-func jobStates(t *testing.T, d *database) map[string]int {
-	t.Helper()
-	rows, err := d.pool.Query(testCtx(t), `SELECT state, attempts, count(*) FROM jobs GROUP BY 1, 2`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var state string
-		var attempts, n int
-		if err := rows.Scan(&state, &attempts, &n); err != nil {
-			t.Fatal(err)
-		}
-		out[fmt.Sprintf("%s/attempts=%d", state, attempts)] = n
-	}
-	return out
+	return st.lastFinished(t)
 }
 
 // checkDeliveredOnce fails unless every one of n activities reached the

@@ -17,18 +17,31 @@ import (
 func TestPerHostCapHoldsAcrossProcesses(t *testing.T) {
 	requirePG(t, "the per-host cap of 2 held by 4 processes together on PostgreSQL (host_slots), measured by the receiving servers")
 	t.Parallel()
-	const hosts, jobs, delay = 4, 1200, 20 * time.Millisecond
-	d := newDatabase(t, true)
+	hostCap(t, newPGStore(t), 1200)
+}
+
+// The same proof on the Mongo store (MONGODB_URI; in CI FerretDB v2),
+// where the cap is a per-host lock document and a count of the host's
+// leased jobs (adapters/mongo/jobs_batch.go).
+func TestPerHostCapHoldsAcrossProcessesOnMongo(t *testing.T) {
+	requireMongo(t, "the per-host cap of 2 held by 4 processes together (host lock and count), measured by the receiving servers")
+	t.Parallel()
+	hostCap(t, newMongoStore(t), 300)
+}
+
+// hostCap is the per-host cap proof on st with the given number of jobs.
+func hostCap(t *testing.T, st proofStore, jobs int) {
+	const hosts, delay = 4, 20 * time.Millisecond
 	s := newSink(t, hosts, delay)
-	sender := createSender(t, d)
-	f := newFleet(t, d.url, workerArgs(15*time.Second, time.Second)...)
+	sender := createSender(t, st)
+	f := newFleet(t, st.workerFlags(), workerArgs(15*time.Second, time.Second)...)
 	for i := range proofProcs {
 		f.start(fmt.Sprintf("w%d", i+1))
 	}
 	f.waitReady()
 	start := time.Now()
-	enqueueJobs(t, d, sender, s.inboxes, jobs, hostRun)
-	waitAllDone(t, d, jobs, 2*time.Minute)
+	enqueueJobs(t, st, sender, s.inboxes, jobs, hostRun)
+	waitAllDone(t, st, jobs, 3*time.Minute)
 	took := time.Since(start)
 	sums := f.stop()
 
@@ -48,16 +61,16 @@ func TestPerHostCapHoldsAcrossProcesses(t *testing.T) {
 	if spread < 2 {
 		t.Errorf("only %d process delivered: the cap was not shared between processes", spread)
 	}
-	if states := jobStates(t, d); states["succeeded/attempts=1"] != jobs {
+	if states := st.states(t); states["succeeded/attempts=1"] != jobs {
 		t.Errorf("jobs by state %v, want all %d succeeded at the first attempt", states, jobs)
 	}
-	if n := d.count(t, `SELECT coalesce(sum(in_flight), 0)::int FROM host_slots`); n != 0 {
-		t.Errorf("%d host slots still taken after every job succeeded", n)
+	if n := st.capHeld(t); n != 0 {
+		t.Errorf("%d host slots (or locks) still taken after every job succeeded", n)
 	}
 	// The bound on throughput the cap sets: hosts x cap requests at once.
 	bound := float64(hosts*proofPerHost) / delay.Seconds()
-	t.Logf("%d jobs on %d hosts, %d processes x %d workers: max %d at once per host over all processes, %d per (process, host); "+
+	t.Logf("%s: %d jobs on %d hosts, %d processes x %d workers: max %d at once per host over all processes, %d per (process, host); "+
 		"%.0f deliveries/s (bound %d hosts x %d / %s = %.0f/s); deliveries per process %v",
-		jobs, hosts, proofProcs, proofWorkers, tl.maxPerHost, tl.maxPerProcHost, float64(jobs)/took.Seconds(),
+		st.kind(), jobs, hosts, proofProcs, proofWorkers, tl.maxPerHost, tl.maxPerProcHost, float64(jobs)/took.Seconds(),
 		hosts, proofPerHost, delay, bound, tl.perProc)
 }

@@ -35,6 +35,9 @@ var (
 	// skipReason is set when no PostgreSQL answers: every PostgreSQL proof
 	// then skips (the SQLite ones run).
 	skipReason string
+	// mongoSkipReason is set when MONGODB_URI is unset or its server does
+	// not answer: every Mongo proof then skips.
+	mongoSkipReason string
 )
 
 func databaseURL() string {
@@ -51,6 +54,7 @@ func testMain(m *testing.M) int {
 	if err := ping(databaseURL()); err != nil {
 		skipReason = fmt.Sprintf("no PostgreSQL at %s (%v)", redact(databaseURL()), err)
 	}
+	mongoSkipReason = pingMongo()
 	// Built whether or not PostgreSQL answers: the SQLite proofs need them.
 	dir, err := os.MkdirTemp("", "herald-proof-bin-")
 	if err != nil {

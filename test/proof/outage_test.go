@@ -120,14 +120,15 @@ func runOutage(t *testing.T, lease, outage time.Duration) outageRun {
 	u.Host = px.addr
 	s := newSink(t, proofHosts, inboxDelay)
 	s.keepTimes = true
-	sender := createSender(t, d)
-	f := newFleet(t, u.String(), workerArgs(lease, time.Second)...)
+	pg := &pgStore{d: d}
+	sender := createSender(t, pg)
+	f := newFleet(t, []string{"-store", "postgres", "-database-url", u.String()}, workerArgs(lease, time.Second)...)
 	for i := range proofProcs {
 		f.start(fmt.Sprintf("w%d", i+1))
 	}
 	f.waitReady()
 
-	enqueueJobs(t, d, sender, s.inboxes, crashJobs, hostRun)
+	enqueueJobs(t, pg, sender, s.inboxes, crashJobs, hostRun)
 	if !eventually(time.Minute, func() bool { return s.received() >= crashJobs/3 }) {
 		t.Fatalf("only %d of %d delivered in a minute", s.received(), crashJobs)
 	}
@@ -144,8 +145,8 @@ func runOutage(t *testing.T, lease, outage time.Duration) outageRun {
 	r.during = s.received() - r.beforeCut
 	r.restoredAt = time.Now()
 	px.restore(t)
-	r.last = waitAllDone(t, d, crashJobs, time.Minute)
-	r.states = jobStates(t, d)
+	r.last = waitAllDone(t, pg, crashJobs, time.Minute)
+	r.states = pg.states(t)
 	f.stop()
 	for _, a := range s.tally().arrivals {
 		if a.at.After(r.restoredAt) && (r.firstAfter.IsZero() || a.at.Before(r.firstAfter)) {

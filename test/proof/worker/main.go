@@ -1,14 +1,16 @@
-// Command worker is one delivery process of the PostgreSQL proofs
-// (test/proof), and with -data-dir of the SQLite ones: the real
-// application.Engine over the PostgreSQL (or SQLite) stores and
-// the real signed HTTP client, and nothing else (no HTTP server, no
-// migrations: the test prepares the schema). The proofs start several of it
+// Command worker is one delivery process of the proofs (test/proof): the
+// real application.Engine over the stores -store names (postgres, mongo or
+// sqlite; by default postgres, or sqlite with -data-dir) and the real
+// signed HTTP client, and nothing else (no HTTP server, no migrations: the
+// test prepares the schema or database). The proofs start several of it
 // as OS processes, kill some with SIGKILL, and cut their database away.
 //
 // It logs JSON to stderr (the engine's, the waker's and its own lines) and
 // writes events to stdout, one JSON object a line:
 //
 //	{"event":"ready",...}    the engine runs and its LISTEN connection is up
+//	                         (on the stores without a cross-process
+//	                         wake-up, SQLite and Mongo: once connected)
 //	{"event":"reaped",...}   a reaper pass of this process recovered jobs
 //	{"event":"failed",...}   a delivery attempt failed: host, kind, status, reason
 //	{"event":"summary",...}  at exit after SIGTERM: what the observer counted
@@ -52,6 +54,9 @@ func run() int {
 		name     = flag.String("name", "", "this process's name, sent in the User-Agent and used as lease owner")
 		dbURL    = flag.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (search_path selects the schema)")
 		dataDir  = flag.String("data-dir", "", "SQLite data directory: run on the SQLite stores instead (the test migrates it)")
+		store    = flag.String("store", "", "postgres, mongo or sqlite (default: sqlite with -data-dir, else postgres)")
+		mongoURI = flag.String("mongodb-uri", os.Getenv("MONGODB_URI"), "MongoDB URI (-store mongo)")
+		mongoDB  = flag.String("mongo-database", "", "Mongo database the test prepared (-store mongo)")
 		workers  = flag.Int("workers", 8, "deliveries at a time (HERALD_WORKERS)")
 		perHost  = flag.Int("per-host", 2, "deliveries at a time per host (HERALD_PER_HOST)")
 		leaseFor = flag.Duration("lease", 2*time.Minute, "lease length (production: 2m)")
@@ -71,8 +76,18 @@ func run() int {
 		}
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("proc", *name)
-	if *name == "" || (*dbURL == "" && *dataDir == "") {
-		log.Error("worker needs -name and -database-url (or DATABASE_URL) or -data-dir")
+	if *store == "" {
+		*store = "postgres"
+		if *dataDir != "" {
+			*store = "sqlite"
+		}
+	}
+	usage := map[string]bool{
+		"postgres": *dbURL != "", "sqlite": *dataDir != "", "mongo": *mongoURI != "" && *mongoDB != "",
+	}
+	if ok, known := usage[*store]; *name == "" || !known || !ok {
+		log.Error("worker needs -name and, by -store: postgres -database-url (or DATABASE_URL), sqlite -data-dir, " +
+			"mongo -mongodb-uri (or MONGODB_URI) and -mongo-database")
 		return 2
 	}
 
@@ -80,9 +95,12 @@ func run() int {
 	defer stop()
 	var st stores
 	var err error
-	if *dataDir != "" {
+	switch *store {
+	case "sqlite":
 		st, err = openSQLite(ctx, *dataDir, log)
-	} else {
+	case "mongo":
+		st, err = openMongo(ctx, *mongoURI, *mongoDB, log)
+	default:
 		st, err = openPostgres(ctx, *dbURL, log)
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/ports"
@@ -43,6 +44,23 @@ func openSQLite(ctx context.Context, dir string, _ *slog.Logger) (stores, error)
 	}
 	return stores{jobs: sqlite.NewJobStore(db), instances: sqlite.NewInstanceStore(db),
 		actors: sqlite.NewAccountStore(db), wakes: wakeOnce{}, close: func() { _ = db.Close() }}, nil
+}
+
+// openMongo connects to the database the test prepared (collections
+// touched, migrated, indexes ensured), with the stores bootstrap wires for
+// HERALD_STORE=mongo. Mongo has no cross-process wake-up here (no change
+// streams): the engine polls, and "ready" is announced once connected.
+func openMongo(ctx context.Context, uri, dbName string, _ *slog.Logger) (stores, error) {
+	connectCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	client, err := mongo.Connect(connectCtx, uri)
+	if err != nil {
+		return stores{}, err
+	}
+	db := client.Database(dbName)
+	return stores{jobs: mongo.NewJobStore(db), instances: mongo.NewInstanceStore(db),
+		actors: mongo.NewAccountStore(db), wakes: wakeOnce{},
+		close: func() { _ = client.Disconnect(context.Background()) }}, nil
 }
 
 // wakeOnce wakes the engine once, at its start, and never again.
