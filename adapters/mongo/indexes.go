@@ -51,6 +51,7 @@ type indexSpec struct {
 	name   string
 	keys   bson.D
 	unique bool
+	sparse bool          // documents without the key are not indexed
 	ttl    time.Duration // > 0: a TTL index
 }
 
@@ -95,6 +96,10 @@ var indexSpecs = []indexSpec{
 	// keys during the scan, without fetching their documents.
 	{coll: collJobs, name: idxJobsLease, keys: keys("state", 1, "runAt", 1, "_id", 1, "host", 1)},
 	{coll: collJobs, name: idxJobsHostState, keys: keys("host", 1, "state", 1, "runAt", 1)},
+	// The host slots of leased jobs (jobs_batch.go): unique, so one job
+	// holds each slot, and sparse, so the jobs holding none (every job
+	// that is not leased) are not in it.
+	{coll: collJobs, name: idxJobsSlot, keys: keys("slot", 1), unique: true, sparse: true},
 	{coll: collJobs, name: idxJobsFinishedAt, keys: keys("finishedAt", 1), ttl: JobRetention},
 	// Bodies: Purge's sweep asks whether a job still refers to a body.
 	{coll: collJobs, name: idxJobsBodyID, keys: keys("bodyId", 1)},
@@ -227,8 +232,8 @@ func (i indexInfo) differs(spec indexSpec) string {
 	if i.Unique != spec.unique {
 		diffs = append(diffs, fmt.Sprintf("unique %v, want %v", i.Unique, spec.unique))
 	}
-	if i.Sparse {
-		diffs = append(diffs, "sparse, want not sparse")
+	if i.Sparse != spec.sparse {
+		diffs = append(diffs, fmt.Sprintf("sparse %v, want %v", i.Sparse, spec.sparse))
 	}
 	if i.Partial != nil {
 		diffs = append(diffs, fmt.Sprintf("partialFilterExpression %s, want none", i.Partial))
@@ -302,6 +307,9 @@ func createIndex(ctx context.Context, db *mongodrv.Database, spec indexSpec) (su
 	opts := options.Index().SetName(spec.name)
 	if spec.unique {
 		opts.SetUnique(true)
+	}
+	if spec.sparse {
+		opts.SetSparse(true)
 	}
 	if spec.ttl > 0 {
 		opts.SetExpireAfterSeconds(int32(spec.ttl / time.Second))

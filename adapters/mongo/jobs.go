@@ -61,6 +61,9 @@ type jobDoc struct {
 	LeaseOwner string    `bson:"leaseOwner,omitempty"`
 	LeaseToken string    `bson:"leaseToken,omitempty"`
 	LeaseUntil time.Time `bson:"leaseUntil,omitempty"`
+	// Slot is the host slot a leased job holds ("host#k", jobs_slot): set
+	// by LeaseBatch, unset by every write that ends the lease.
+	Slot       string    `bson:"slot,omitempty"`
 	LastError  string    `bson:"lastError,omitempty"`
 	CreatedAt  time.Time `bson:"createdAt"`
 	FinishedAt time.Time `bson:"finishedAt,omitempty"`
@@ -95,8 +98,9 @@ func utc(t time.Time) time.Time {
 	return t.UTC()
 }
 
-// unsetLease is the $unset that ends a lease.
-var unsetLease = bson.D{{Key: "leaseToken", Value: ""}, {Key: "leaseOwner", Value: ""}, {Key: "leaseUntil", Value: ""}}
+// unsetLease is the $unset that ends a lease: the token, the holder, the
+// expiry and the host slot (jobs_batch.go) go in the same document update.
+var unsetLease = bson.D{{Key: "leaseToken", Value: ""}, {Key: "leaseOwner", Value: ""}, {Key: "leaseUntil", Value: ""}, {Key: "slot", Value: ""}}
 
 // Enqueue implements ports.JobStore, all or nothing, as the memory adapter:
 //
@@ -286,8 +290,11 @@ func (s *JobStore) undo(ctx context.Context, ids []string, cause error) (int, er
 	return len(ids) - int(res.DeletedCount), cause
 }
 
-// Lease leases one job with one FindOneAndUpdate (LeaseBatch, in
-// jobs_batch.go, is built on it): the filter
+// Lease leases one job with one FindOneAndUpdate, SPEC §2's single-job
+// lease, kept for the tests that read its command and plan; the engine
+// leases with LeaseBatch (jobs_batch.go). It takes no host slot: the job
+// counts against the caps of batch leasers through their count of leased
+// jobs, but is not arbitrated by jobs_slot. The filter
 // picks queued jobs due by now outside the skipped hosts, the sort takes
 // the oldest RunAt (then the smallest id: ids are UUIDv7, so that is the
 // oldest insert, as the memory adapter's insertion order), and the update
@@ -369,27 +376,6 @@ func (s *JobStore) findAndLease(ctx context.Context, filter, update bson.D) (job
 func hintRefused(err error) bool {
 	var ce mongodrv.CommandError
 	return errors.As(err, &ce) && ce.Code == codeCommandNotSupported && strings.Contains(ce.Message, "hint")
-}
-
-// held updates the job if token still holds its lease; ErrLeaseLost, with
-// nothing changed, otherwise.
-func (s *JobStore) held(ctx context.Context, id, token string, update bson.D) error {
-	if token == "" {
-		return fmt.Errorf("job %s: %w", id, domain.ErrLeaseLost)
-	}
-	filter := bson.D{
-		{Key: "_id", Value: id},
-		{Key: "leaseToken", Value: token},
-		{Key: "state", Value: string(domain.JobLeased)},
-	}
-	res, err := s.jobs.UpdateOne(ctx, filter, update)
-	if err != nil {
-		return fmt.Errorf("job %s: %w", id, interpretError(err, nil))
-	}
-	if res.MatchedCount == 0 {
-		return fmt.Errorf("job %s: %w", id, domain.ErrLeaseLost)
-	}
-	return nil
 }
 
 // Reap implements ports.JobStore with two UpdateManys rather than one

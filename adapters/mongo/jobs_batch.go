@@ -3,9 +3,12 @@ package mongo
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,33 +20,79 @@ import (
 	"github.com/heraldfed/herald/ports"
 )
 
-// The batch methods of ports.JobStore on MongoDB, in the simplest form that
-// keeps the port's guarantees, built on the single-job operations of
-// jobs.go. They cost round trips per job where the PostgreSQL adapter needs
-// one statement per batch; docs/storage.md says what a batch lease on
-// MongoDB proper would need (an updateMany that stamps a lease token on a
-// set of candidates, read back by that token, and the host slots counted in
-// the job documents themselves).
+// The batch methods of ports.JobStore on MongoDB: a lease of many jobs in a
+// fixed number of round trips, whatever the batch's size, and a settlement
+// of many in one.
+//
+// # Host slots
+//
+// The per-host cap holds across processes without a lock and without a
+// transaction: a leased job carries its host slot in its own document,
+// slot = "<host>#<k>", and the unique sparse index jobs_slot lets at most
+// one job hold each slot. A lease stamps the slot in the same single-document
+// update that leases the job, so two leasers that chose the same free slot
+// cannot both win it: the second update fails with a duplicate key, changes
+// nothing, and that job is passed over. Every write that ends a lease (a
+// settlement, the reaper) unsets the slot in the same document update, so a
+// job holds a slot exactly while it is leased; there is nothing to give back
+// separately and nothing a crash can leave behind (a dead holder's job keeps
+// its slot until the reaper ends its lease, as on PostgreSQL).
+//
+// A caller with cap c only takes slots 0..c-1, so with one cap for all (the
+// deployment's HERALD_PER_HOST) no host ever has more than c leased jobs of
+// capped callers, counted by the server's unique index. The cap is also
+// checked against the count of the host's leased jobs read just before (it
+// covers callers with other caps and jobs leased without a slot: Lease, or
+// an older version during a rolling upgrade); that count is a read, not
+// arbitration, so when callers with different caps lease one host at the
+// same instant the bound is the largest of their caps. A caller without a
+// cap takes the lowest free slots, any k, so its leases count against the
+// caps of others and collide with them on the same slots.
 
-// collJobHostLocks holds one document per host that a capped lease is
-// counting right now (_id = host, until, token): the lock that makes "count
-// the host's leased jobs, then lease up to the cap" one step for every
-// process. It is taken by an upsert whose filter wants the lock free, so a
-// held lock turns the upsert into a duplicate _id, which MongoDB arbitrates.
-const collJobHostLocks = "job_host_locks"
+// idxJobsSlot is the unique sparse index on jobs.slot (see Host slots).
+const idxJobsSlot = "jobs_slot"
 
-// hostLockFor bounds how long a crashed leaser can keep a host's lock.
-const hostLockFor = 30 * time.Second
+// leaseRounds bounds the find-and-stamp rounds of one LeaseBatch. A round
+// reads leaseWindow(n) candidates; only when that window was full and hosts
+// at their cap kept the batch short does another round look past them (the
+// skipped hosts grow by the saturated ones), so one host's backlog cannot
+// starve the rest of a batch.
+const leaseRounds = 3
 
-// LeaseBatch implements ports.JobStore. Without a cap it is the single
-// FindOneAndUpdate lease repeated. With one, it takes the oldest runnable
-// job's host, locks the host (another process counting it now makes this
-// call pass the host over, as SKIP LOCKED does), counts the host's leased
-// jobs, leases up to the cap of them, unlocks, and goes on with the next
-// host. A job leaves leased only by its own document's update (settle,
-// reap), so the count read under the lock is exact: every lease of the
-// host was written, with majority write concern, by a lock holder before it
-// unlocked.
+// leaseWindow is how many candidates a round reads for n wanted jobs: as on
+// PostgreSQL, enough to pass over the backlog of a few hosts at their cap.
+func leaseWindow(n int) int { return 4*n + 16 }
+
+func slotOf(host string, k int) string { return host + "#" + strconv.Itoa(k) }
+
+// slotIndex reads k back from a slot of host; false for anything else.
+func slotIndex(host, slot string) (int, bool) {
+	rest, ok := strings.CutPrefix(slot, host+"#")
+	if !ok {
+		return 0, false
+	}
+	k, err := strconv.Atoi(rest)
+	return k, err == nil && k >= 0
+}
+
+// LeaseBatch implements ports.JobStore in at most leaseRounds rounds, each
+// of four round trips (usually one round), plus one to read the jobs'
+// bodies:
+//
+//  1. find the candidates: queued, due, not of a skipped host, oldest
+//     (runAt, _id) first, leaseWindow of them, only _id, host and runAt;
+//  2. find the leased jobs of the candidates' hosts (jobs_host_state): how
+//     many each host has and which slots they hold;
+//  3. one unordered bulkWrite of conditional updates, one per chosen job
+//     (the oldest candidates within each host's free slots, up to the
+//     limit): {_id, state: queued, runAt <= now} → leased with the batch's
+//     token, lease expiry and the chosen slot. A job another leaser took
+//     meanwhile no longer matches; a slot another leaser took meanwhile is a
+//     duplicate key on jobs_slot; either way that job is passed over;
+//  4. read back by token the jobs this call won.
+//
+// No step needs a transaction, and nothing is locked: each job is won by
+// one single-document update, which the server applies atomically.
 func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	out, err := s.leaseBatch(ctx, req)
 	if ferr := s.fillBodies(ctx, out); err == nil {
@@ -60,45 +109,34 @@ func (s *JobStore) leaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
 	}
 	limit := max(req.Limit, 1)
+	skip := slices.Clone(req.SkipHosts)
 	var out []domain.Job
-	if req.PerHost <= 0 {
-		for len(out) < limit {
-			j, err := s.Lease(ctx, req)
-			if errors.Is(err, domain.ErrNoJob) {
-				break
-			}
-			if err != nil {
-				return out, err
-			}
-			out = append(out, j)
+	for round := 0; round < leaseRounds && len(out) < limit; round++ {
+		want := limit - len(out)
+		window := leaseWindow(want)
+		cands, err := s.leaseCandidates(ctx, req.Now, skip, window)
+		if err != nil {
+			return out, err
 		}
-		return out, nil
-	}
-	passed := slices.Clone(req.SkipHosts)
-	for len(out) < limit {
-		filter := bson.D{
-			{Key: "state", Value: string(domain.JobQueued)},
-			{Key: "runAt", Value: bson.D{{Key: "$lte", Value: req.Now.UTC()}}},
-		}
-		if len(passed) > 0 {
-			filter = append(filter, bson.E{Key: "host", Value: bson.D{{Key: "$nin", Value: passed}}})
-		}
-		var head jobDoc
-		err := s.jobs.FindOne(ctx, filter, options.FindOne().
-			SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
-			SetHint(idxJobsLease)).Decode(&head)
-		if errors.Is(err, mongodrv.ErrNoDocuments) {
+		if len(cands) == 0 {
 			break
 		}
+		held, err := s.heldSlots(ctx, cands)
 		if err != nil {
-			return out, fmt.Errorf("lease: %w", interpretError(err, nil))
+			return out, err
 		}
-		passed = append(passed, head.Host)
-		got, err := s.leaseHost(ctx, req, head.Host, limit-len(out))
+		plan, saturated := planLease(cands, held, req.PerHost, want)
+		got, err := s.stampLeases(ctx, req, plan)
 		out = append(out, got...)
 		if err != nil {
 			return out, err
 		}
+		if len(cands) < window || len(saturated) == 0 && len(got) == len(plan) {
+			// Every runnable job was in the window, or nothing held the
+			// batch back but the window itself: another round finds no more.
+			break
+		}
+		skip = append(skip, saturated...)
 	}
 	slices.SortFunc(out, func(a, b domain.Job) int {
 		return cmp.Or(a.RunAt.Compare(b.RunAt), strings.Compare(a.ID, b.ID))
@@ -106,58 +144,206 @@ func (s *JobStore) leaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	return out, nil
 }
 
-// leaseHost leases up to want jobs of host within req.PerHost, under the
-// host's lock; nothing if another leaser holds the lock.
-func (s *JobStore) leaseHost(ctx context.Context, req ports.LeaseRequest, host string, want int) ([]domain.Job, error) {
-	locks := collection(s.jobs.Database(), collJobHostLocks)
-	_, err := locks.UpdateOne(ctx,
-		bson.D{{Key: "_id", Value: host}, {Key: "until", Value: bson.D{{Key: "$lt", Value: req.Now.UTC()}}}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "until", Value: req.Now.UTC().Add(hostLockFor)}, {Key: "token", Value: req.Token}}}},
-		options.Update().SetUpsert(true))
-	if mongodrv.IsDuplicateKeyError(err) {
-		return nil, nil // counted by someone else right now
+// candidate is a runnable job as step 1 reads it.
+type candidate struct {
+	ID    string    `bson:"_id"`
+	Host  string    `bson:"host"`
+	RunAt time.Time `bson:"runAt"`
+}
+
+// leaseCandidates is step 1, on jobs_lease (the hint is taken on find by
+// every server seen; only findAndModify refuses it on FerretDB v2).
+func (s *JobStore) leaseCandidates(ctx context.Context, now time.Time, skip []string, n int) ([]candidate, error) {
+	filter := bson.D{
+		{Key: "state", Value: string(domain.JobQueued)},
+		{Key: "runAt", Value: bson.D{{Key: "$lte", Value: now.UTC()}}},
 	}
+	if len(skip) > 0 {
+		filter = append(filter, bson.E{Key: "host", Value: bson.D{{Key: "$nin", Value: skip}}})
+	}
+	out, err := findAll(ctx, s.jobs, filter, "lease: candidates", func(c candidate) candidate { return c },
+		options.Find().
+			SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
+			SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "runAt", Value: 1}}).
+			SetLimit(int64(n)).
+			SetHint(idxJobsLease))
+	return out, err
+}
+
+// hostSlots is what step 2 reads of one host: its leased jobs and the slots
+// they hold.
+type hostSlots struct {
+	leased int
+	used   map[int]bool
+}
+
+// heldSlots is step 2: for each host of cands, its leased jobs.
+func (s *JobStore) heldSlots(ctx context.Context, cands []candidate) (map[string]*hostSlots, error) {
+	held := make(map[string]*hostSlots)
+	var hosts []string
+	for _, c := range cands {
+		if held[c.Host] == nil {
+			held[c.Host] = &hostSlots{used: map[int]bool{}}
+			hosts = append(hosts, c.Host)
+		}
+	}
+	type leasedDoc struct {
+		Host string `bson:"host"`
+		Slot string `bson:"slot"`
+	}
+	docs, err := findAll(ctx, s.jobs, bson.D{
+		{Key: "host", Value: bson.D{{Key: "$in", Value: hosts}}},
+		{Key: "state", Value: string(domain.JobLeased)},
+	}, "lease: held slots", func(d leasedDoc) leasedDoc { return d },
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "host", Value: 1}, {Key: "slot", Value: 1}}))
 	if err != nil {
-		return nil, fmt.Errorf("lease: lock host %s: %w", host, interpretError(err, nil))
+		return nil, err
 	}
-	defer func() {
-		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		_, _ = locks.UpdateOne(c, bson.D{{Key: "_id", Value: host}, {Key: "token", Value: req.Token}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: "until", Value: time.Unix(0, 0).UTC()}}}})
-	}()
-	n, err := s.jobs.CountDocuments(ctx, bson.D{{Key: "host", Value: host}, {Key: "state", Value: string(domain.JobLeased)}})
-	if err != nil {
-		return nil, fmt.Errorf("lease: count host %s: %w", host, interpretError(err, nil))
+	for _, d := range docs {
+		h := held[d.Host]
+		if h == nil {
+			continue
+		}
+		h.leased++
+		if k, ok := slotIndex(d.Host, d.Slot); ok {
+			h.used[k] = true
+		}
 	}
-	var out []domain.Job
-	for room := min(want, req.PerHost-int(n)); len(out) < room; {
-		d, err := s.findAndLease(ctx,
-			bson.D{
+	return held, nil
+}
+
+// planned is one job step 3 tries to lease, into slot.
+type planned struct {
+	id, host, slot string
+}
+
+// planLease chooses, oldest first, up to want candidates within each host's
+// free slots (perHost <= 0: no cap, any free slot). saturated lists the
+// hosts that had a candidate left out for their cap.
+func planLease(cands []candidate, held map[string]*hostSlots, perHost, want int) (plan []planned, saturated []string) {
+	full := map[string]bool{}
+	for _, c := range cands {
+		if len(plan) == want {
+			break
+		}
+		h := held[c.Host]
+		if perHost > 0 && h.leased >= perHost {
+			if !full[c.Host] {
+				full[c.Host] = true
+				saturated = append(saturated, c.Host)
+			}
+			continue
+		}
+		k := 0
+		for h.used[k] {
+			k++
+		}
+		if perHost > 0 && k >= perHost {
+			// Cannot happen (perHost slots in use are perHost leases);
+			// kept so that a cap is never passed whatever the count says.
+			continue
+		}
+		h.used[k] = true
+		h.leased++
+		plan = append(plan, planned{id: c.ID, host: c.Host, slot: slotOf(c.Host, k)})
+	}
+	return plan, saturated
+}
+
+// stampLeases is steps 3 and 4: the conditional updates in one unordered
+// bulkWrite, then the jobs that took this call's token, read back by it.
+func (s *JobStore) stampLeases(ctx context.Context, req ports.LeaseRequest, plan []planned) ([]domain.Job, error) {
+	if len(plan) == 0 {
+		return nil, nil
+	}
+	now, until := req.Now.UTC(), req.Until.UTC()
+	models := make([]mongodrv.WriteModel, len(plan))
+	ids := make([]string, len(plan))
+	for i, p := range plan {
+		ids[i] = p.id
+		models[i] = mongodrv.NewUpdateOneModel().
+			SetFilter(bson.D{
+				{Key: "_id", Value: p.id},
 				{Key: "state", Value: string(domain.JobQueued)},
-				{Key: "runAt", Value: bson.D{{Key: "$lte", Value: req.Now.UTC()}}},
-				{Key: "host", Value: host},
-			},
-			bson.D{{Key: "$set", Value: bson.D{
+				{Key: "runAt", Value: bson.D{{Key: "$lte", Value: now}}},
+			}).
+			SetUpdate(bson.D{{Key: "$set", Value: bson.D{
 				{Key: "state", Value: string(domain.JobLeased)},
 				{Key: "leaseToken", Value: req.Token},
 				{Key: "leaseOwner", Value: req.Owner},
-				{Key: "leaseUntil", Value: req.Until.UTC()},
+				{Key: "leaseUntil", Value: until},
+				{Key: "slot", Value: p.slot},
 			}}})
-		if errors.Is(err, mongodrv.ErrNoDocuments) {
-			break
-		}
-		if err != nil {
-			return out, fmt.Errorf("lease: %w", interpretError(err, nil))
-		}
-		out = append(out, d.job())
 	}
-	return out, nil
+	res, err := s.jobs.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err != nil && !onlySlotClashes(err) {
+		// Not known which jobs were leased: give back any that were, so
+		// they do not wait for the reaper (best effort; the reaper
+		// recovers them otherwise).
+		s.unstamp(ctx, req.Token, ids)
+		return nil, fmt.Errorf("lease: %w", interpretError(err, nil))
+	}
+	if res != nil && res.MatchedCount == 0 {
+		return nil, nil
+	}
+	docs, err := findAll(ctx, s.jobs, bson.D{
+		{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}},
+		{Key: "leaseToken", Value: req.Token},
+	}, "lease: read back", jobDoc.job)
+	if err != nil {
+		s.unstamp(ctx, req.Token, ids)
+		return nil, err
+	}
+	return docs, nil
 }
 
-// Settle implements ports.JobStore with one fenced UpdateOne per
-// settlement (held). A failure part way returns the error; the batch may be
-// sent again, and what was applied comes back as lost.
+// onlySlotClashes reports whether err is a bulkWrite whose only failures
+// are duplicate keys, which a lease update can only meet on jobs_slot (it
+// changes no other uniquely indexed field): slots other leasers took.
+func onlySlotClashes(err error) bool {
+	var bwe mongodrv.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return false
+	}
+	for _, we := range bwe.WriteErrors {
+		if we.Code != 11000 && we.Code != 11001 {
+			return false
+		}
+	}
+	return true
+}
+
+// unstamp puts back in the queue, without spending an attempt, the jobs of
+// ids that a failed lease may have stamped with token.
+func (s *JobStore) unstamp(ctx context.Context, token string, ids []string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_, _ = s.jobs.UpdateMany(ctx, bson.D{
+		{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}},
+		{Key: "leaseToken", Value: token},
+		{Key: "state", Value: string(domain.JobLeased)},
+	}, bson.D{
+		{Key: "$set", Value: bson.D{{Key: "state", Value: string(domain.JobQueued)}}},
+		{Key: "$unset", Value: unsetLease},
+	})
+}
+
+// Settle implements ports.JobStore with one unordered bulkWrite of fenced
+// updates ({_id, leaseToken, state: leased}), each ending the lease and
+// freeing the job's slot in the same document update. A settlement that
+// repeats an earlier one of the batch (same job, same token) is lost
+// without being sent: the first ends the lease.
+//
+// The server reports how many updates matched, not which. When all did
+// (the rule), that is the answer. Otherwise each update has also set
+// settledBy to a marker of its own (this call's nonce and its index), and
+// one find reads the markers back: the settlements whose marker is there
+// were applied, the others lost. A marker can only be overwritten by a
+// later settlement of the same job, which needs a new lease of it in the
+// milliseconds between the bulkWrite and the read; if the markers found
+// are fewer than the matches, that happened, and the settlements it
+// leaves unknown are reported lost (the engine then only logs that the
+// result was not recorded: the job is where the settlement put it).
 func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]error, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -166,27 +352,94 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 		return nil, err
 	}
 	lost := make([]error, len(batch))
+	lose := func(i int) { lost[i] = fmt.Errorf("job %s: %w", batch[i].ID, domain.ErrLeaseLost) }
+	nonce, err := newNonce()
+	if err != nil {
+		return nil, fmt.Errorf("settle: %w", err)
+	}
+	type pair struct{ id, token string }
+	seen := make(map[pair]bool, len(batch))
+	var sent []int
+	var models []mongodrv.WriteModel
 	for i, st := range batch {
-		set := bson.D{{Key: "state", Value: string(st.State)}, {Key: "attempts", Value: st.Attempts}}
-		unset := slices.Clone(unsetLease)
-		if st.LastError != "" {
-			set = append(set, bson.E{Key: "lastError", Value: st.LastError})
-		} else {
-			unset = append(unset, bson.E{Key: "lastError", Value: ""})
+		if st.Token == "" || seen[pair{st.ID, st.Token}] {
+			lose(i)
+			continue
 		}
-		if st.State == domain.JobQueued {
-			set = append(set, bson.E{Key: "runAt", Value: st.RunAt.UTC()})
-			unset = append(unset, bson.E{Key: "finishedAt", Value: ""})
-		} else {
-			set = append(set, bson.E{Key: "finishedAt", Value: st.FinishedAt.UTC()})
-		}
-		err := s.held(ctx, st.ID, st.Token, bson.D{{Key: "$set", Value: set}, {Key: "$unset", Value: unset}})
-		switch {
-		case errors.Is(err, domain.ErrLeaseLost):
-			lost[i] = err
-		case err != nil:
-			return nil, fmt.Errorf("settle: %w", err)
+		seen[pair{st.ID, st.Token}] = true
+		sent = append(sent, i)
+		models = append(models, mongodrv.NewUpdateOneModel().
+			SetFilter(bson.D{
+				{Key: "_id", Value: st.ID},
+				{Key: "leaseToken", Value: st.Token},
+				{Key: "state", Value: string(domain.JobLeased)},
+			}).
+			SetUpdate(settlementUpdate(st, settleMarker(nonce, i))))
+	}
+	if len(models) == 0 {
+		return lost, nil
+	}
+	res, err := s.jobs.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err != nil {
+		return nil, fmt.Errorf("settle: %w", interpretError(err, nil))
+	}
+	if int(res.MatchedCount) == len(sent) {
+		return lost, nil
+	}
+	ids := make([]string, len(sent))
+	for k, i := range sent {
+		ids[k] = batch[i].ID
+	}
+	type markDoc struct {
+		ID        string `bson:"_id"`
+		SettledBy string `bson:"settledBy"`
+	}
+	marks, err := findAll(ctx, s.jobs, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, "settle: read back",
+		func(d markDoc) markDoc { return d }, options.Find().SetProjection(bson.D{{Key: "settledBy", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("settle: %w", err)
+	}
+	markOf := make(map[string]string, len(marks))
+	for _, m := range marks {
+		markOf[m.ID] = m.SettledBy
+	}
+	for _, i := range sent {
+		if markOf[batch[i].ID] != settleMarker(nonce, i) {
+			lose(i)
 		}
 	}
 	return lost, nil
+}
+
+// settlementUpdate writes st's fields, ends the lease and frees the slot.
+func settlementUpdate(st ports.Settlement, marker string) bson.D {
+	set := bson.D{
+		{Key: "state", Value: string(st.State)},
+		{Key: "attempts", Value: st.Attempts},
+		{Key: "settledBy", Value: marker},
+	}
+	unset := slices.Clone(unsetLease)
+	if st.LastError != "" {
+		set = append(set, bson.E{Key: "lastError", Value: st.LastError})
+	} else {
+		unset = append(unset, bson.E{Key: "lastError", Value: ""})
+	}
+	if st.State == domain.JobQueued {
+		set = append(set, bson.E{Key: "runAt", Value: st.RunAt.UTC()})
+		unset = append(unset, bson.E{Key: "finishedAt", Value: ""})
+	} else {
+		set = append(set, bson.E{Key: "finishedAt", Value: st.FinishedAt.UTC()})
+	}
+	return bson.D{{Key: "$set", Value: set}, {Key: "$unset", Value: unset}}
+}
+
+func settleMarker(nonce string, i int) string { return nonce + ":" + strconv.Itoa(i) }
+
+// newNonce is 96 random bits: a Settle call's markers are its own.
+func newNonce() (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
 }
