@@ -224,3 +224,22 @@ func NewReaction(objectURI, actorURI string, kind ReactionKind, at time.Time) (R
 	}
 	return Reaction{ObjectURI: objectURI, ActorURI: actorURI, Kind: kind, CreatedAt: at.UTC()}, nil
 }
+
+// Boost is an actor's Announce of a note held here: a remote actor that
+// one of our personas follows boosting a remote note, or one of our
+// personas boosting a note. It is kept once per (actor, note) and shown
+// among the actor's posts, at the time of the boost.
+type Boost struct {
+	ActivityURI string // the Announce's id
+	ActorURI    string // who boosted
+	ObjectURI   string // the note boosted: a Post held here
+	CreatedAt   time.Time
+}
+
+// NewBoost validates a boost.
+func NewBoost(activityURI, actorURI, objectURI string, at time.Time) (Boost, error) {
+	if activityURI == "" || actorURI == "" || objectURI == "" {
+		return Boost{}, fmt.Errorf("%w: a boost needs an activity id, an actor and a note", ErrInvalidInput)
+	}
+	return Boost{ActivityURI: activityURI, ActorURI: actorURI, ObjectURI: objectURI, CreatedAt: at.UTC()}, nil
+}

@@ -152,6 +152,19 @@ type PostStore interface {
 	// CountReactions counts a post's reactions by kind (kinds without any
 	// are absent or zero).
 	CountReactions(ctx context.Context, objectURI string) (map[domain.ReactionKind]int, error)
+	// AddBoost records an actor's Announce of a post (not of a direct
+	// post), once per (actor, post): created is false if that actor's
+	// boost of that post is already recorded (the first is kept).
+	// domain.ErrNotFound if there is no such post. DeletePost removes a
+	// post's boosts with it.
+	AddBoost(ctx context.Context, b domain.Boost) (created bool, err error)
+	// RemoveBoost forgets the actor's boost whose Announce id or boosted
+	// post is uri (an Undo names either) and returns it;
+	// domain.ErrNotFound if there is none.
+	RemoveBoost(ctx context.Context, actorURI, uri string) (domain.Boost, error)
+	// BoostsBy lists an actor's boosts newest first (by CreatedAt, then
+	// ObjectURI), made before `before` (zero: no bound), at most limit.
+	BoostsBy(ctx context.Context, actorURI string, before time.Time, limit int) ([]domain.Boost, error)
 	// CreateDm is CreatePost for direct posts.
 	CreateDm(ctx context.Context, p domain.DmPost) (created bool, err error)
 	DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error)

@@ -26,6 +26,8 @@ type ContentStore struct {
 	ids     map[string]struct{}             // ids of posts and DMs, which are unique too
 	// reactions by post object URI, then by actor and kind.
 	reactions map[string]map[reactionKey]domain.Reaction
+	// boosts by booster, then by the boosted post's object URI.
+	boosts map[string]map[string]domain.Boost
 }
 
 type reactionKey struct {
@@ -42,6 +44,7 @@ func NewContentStore() *ContentStore {
 		ids:     make(map[string]struct{}),
 
 		reactions: make(map[string]map[reactionKey]domain.Reaction),
+		boosts:    make(map[string]map[string]domain.Boost),
 	}
 }
 
@@ -176,7 +179,65 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	delete(s.posts, uri)
 	delete(s.dms, uri)
 	delete(s.reactions, uri)
+	for _, byObject := range s.boosts {
+		delete(byObject, uri)
+	}
 	return nil
+}
+
+// AddBoost implements ports.PostStore.
+func (s *ContentStore) AddBoost(ctx context.Context, b domain.Boost) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.posts[b.ObjectURI]; !ok {
+		return false, fmt.Errorf("post %q: %w", b.ObjectURI, domain.ErrNotFound)
+	}
+	byObject := s.boosts[b.ActorURI]
+	if byObject == nil {
+		byObject = make(map[string]domain.Boost)
+		s.boosts[b.ActorURI] = byObject
+	}
+	if _, ok := byObject[b.ObjectURI]; ok {
+		return false, nil
+	}
+	b.CreatedAt = b.CreatedAt.UTC()
+	byObject[b.ObjectURI] = b
+	return true, nil
+}
+
+// RemoveBoost implements ports.PostStore.
+func (s *ContentStore) RemoveBoost(ctx context.Context, actor, uri string) (domain.Boost, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	byObject := s.boosts[actor]
+	if b, ok := byObject[uri]; ok {
+		delete(byObject, uri)
+		return b, nil
+	}
+	for object, b := range byObject {
+		if b.ActivityURI == uri {
+			delete(byObject, object)
+			return b, nil
+		}
+	}
+	return domain.Boost{}, fmt.Errorf("boost %q by %q: %w", uri, actor, domain.ErrNotFound)
+}
+
+// BoostsBy implements ports.PostStore.
+func (s *ContentStore) BoostsBy(ctx context.Context, actor string, before time.Time, limit int) ([]domain.Boost, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Boost
+	for _, b := range s.boosts[actor] {
+		if before.IsZero() || b.CreatedAt.Before(before) {
+			out = append(out, b)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Boost) int { return newestFirst(a.CreatedAt, b.CreatedAt, a.ObjectURI, b.ObjectURI) })
+	return limitSlice(out, limit), nil
 }
 
 // AddReaction implements ports.PostStore.

@@ -28,6 +28,7 @@ const (
 	collForeignAvatars  = "foreign_avatars"
 	collPosts           = "posts"
 	collDmPosts         = "dm_posts"
+	collBoosts          = "boosts"
 	collFollowers       = "followers"
 	collRemoteInstances = "remote_instances"
 	collJobs            = "jobs"
@@ -39,7 +40,7 @@ const (
 var entityCollections = [...]string{
 	collRootUsers, collTokens, collAvatars, collGroups, collReservedNames,
 	collForeignAvatars, collPosts, collDmPosts, collFollowers,
-	collRemoteInstances, collJobs,
+	collRemoteInstances, collJobs, collBoosts,
 }
 
 // collection returns a handle with the options SPEC §9 asks for, so callers

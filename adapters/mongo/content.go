@@ -23,7 +23,7 @@ var (
 // ContentStore keeps cached remote actors (foreign_avatars), posts (posts)
 // and direct posts (dm_posts).
 type ContentStore struct {
-	foreign, posts, dms *mongodrv.Collection
+	foreign, posts, dms, boosts *mongodrv.Collection
 }
 
 // NewContentStore returns the store of db.
@@ -32,6 +32,7 @@ func NewContentStore(db *mongodrv.Database) *ContentStore {
 		foreign: collection(db, collForeignAvatars),
 		posts:   collection(db, collPosts),
 		dms:     collection(db, collDmPosts),
+		boosts:  collection(db, collBoosts),
 	}
 }
 
@@ -287,10 +288,81 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	if err != nil {
 		return fmt.Errorf("direct post %q: %w", uri, interpretError(err, nil))
 	}
+	// After the post: a boost AddBoost inserts while the post goes is
+	// removed here, or (if it lands later still) skipped by readers, who
+	// find no post for it.
+	if _, err := s.boosts.DeleteMany(ctx, filter); err != nil {
+		return fmt.Errorf("boosts of %q: %w", uri, interpretError(err, nil))
+	}
 	if p.DeletedCount+d.DeletedCount == 0 {
 		return fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
 	}
 	return nil
+}
+
+type boostDoc struct {
+	ID          string    `bson:"_id"`
+	ActorURI    string    `bson:"actorUri"`
+	ObjectURI   string    `bson:"objectUri"`
+	ActivityURI string    `bson:"activityUri"`
+	CreatedAt   time.Time `bson:"createdAt"`
+}
+
+func (d boostDoc) boost() domain.Boost {
+	return domain.Boost{ActorURI: d.ActorURI, ObjectURI: d.ObjectURI, ActivityURI: d.ActivityURI, CreatedAt: d.CreatedAt.UTC()}
+}
+
+// AddBoost implements ports.PostStore: the _id (actor and post) makes a
+// second boost of one post by one actor a duplicate key, however many
+// arrive at once.
+func (s *ContentStore) AddBoost(ctx context.Context, b domain.Boost) (bool, error) {
+	n, err := s.posts.CountDocuments(ctx, bson.D{{Key: "objectUri", Value: b.ObjectURI}})
+	if err != nil {
+		return false, fmt.Errorf("boost of %q: %w", b.ObjectURI, interpretError(err, nil))
+	}
+	if n == 0 {
+		return false, fmt.Errorf("post %q: %w", b.ObjectURI, domain.ErrNotFound)
+	}
+	_, err = s.boosts.InsertOne(ctx, boostDoc{ID: b.ActorURI + "\n" + b.ObjectURI, ActorURI: b.ActorURI, ObjectURI: b.ObjectURI,
+		ActivityURI: b.ActivityURI, CreatedAt: utc(b.CreatedAt)})
+	if mongodrv.IsDuplicateKeyError(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("boost of %q: %w", b.ObjectURI, interpretError(err, nil))
+	}
+	return true, nil
+}
+
+// RemoveBoost implements ports.PostStore: one FindOneAndDelete along
+// boosts_actor_created (the actor's boosts), the boost of the post itself
+// first.
+func (s *ContentStore) RemoveBoost(ctx context.Context, actor, uri string) (domain.Boost, error) {
+	for _, field := range []string{"objectUri", "activityUri"} {
+		var d boostDoc
+		err := s.boosts.FindOneAndDelete(ctx, bson.D{{Key: "actorUri", Value: actor}, {Key: field, Value: uri}}).Decode(&d)
+		if errors.Is(err, mongodrv.ErrNoDocuments) {
+			continue
+		}
+		if err != nil {
+			return domain.Boost{}, fmt.Errorf("boost %q by %q: %w", uri, actor, interpretError(err, nil))
+		}
+		return d.boost(), nil
+	}
+	return domain.Boost{}, fmt.Errorf("boost %q by %q: %w", uri, actor, domain.ErrNotFound)
+}
+
+// BoostsBy implements ports.PostStore along boosts_actor_created.
+func (s *ContentStore) BoostsBy(ctx context.Context, actor string, before time.Time, limit int) ([]domain.Boost, error) {
+	filter := bson.D{{Key: "actorUri", Value: actor}}
+	if !before.IsZero() {
+		filter = append(filter, bson.E{Key: "createdAt", Value: bson.D{{Key: "$lt", Value: before.UTC()}}})
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "createdAt", Value: -1}, {Key: "objectUri", Value: 1}})
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	return findAll(ctx, s.boosts, filter, "boosts by", boostDoc.boost, opts)
 }
 
 // UpdateContent implements ports.PostStore: one conditional UpdateOne per

@@ -34,6 +34,8 @@
 //	                 published, local
 //	dm_posts         _id, objectUri, authorUri, participants, participantsKey, content,
 //	                 published, local
+//	boosts           _id (= actorUri, newline, objectUri: one per actor and post), actorUri,
+//	                 objectUri, activityUri, createdAt
 //	followers        _id (ObjectId), follower, followed, state, activityId, createdAt, updatedAt
 //	remote_instances _id (= host), host, consecutiveFailures, quarantineLevel,
 //	                 quarantinedUntil, lastSuccessAt, lastFailureAt, lastError, version

@@ -42,6 +42,8 @@ const (
 	idxPostsGroup          = "posts_group_published"
 	idxDmPostsParticipants = "dm_posts_participants_key"
 	idxTokensUser          = "tokens_user"
+	idxBoostsActor         = "boosts_actor_created"
+	idxBoostsObjectURI     = "boosts_object_uri"
 	idxDeliveriesState     = "deliveries_state" // created by migration 003 for 004
 )
 
@@ -106,6 +108,10 @@ var indexSpecs = []indexSpec{
 	// plain, for the stores' own queries
 	{coll: collFollowers, name: idxFollowersFollowed, keys: keys("followed", 1, "state", 1, "follower", 1)},
 	{coll: collTokens, name: idxTokensUser, keys: keys("userId", 1)},
+	// a booster's boosts newest first (BoostsBy), and a post's boosts,
+	// which DeletePost removes with it
+	{coll: collBoosts, name: idxBoostsActor, keys: keys("actorUri", 1, "createdAt", -1, "objectUri", 1)},
+	{coll: collBoosts, name: idxBoostsObjectURI, keys: keys("objectUri", 1)},
 }
 
 // Server answers that mean "this server has no TTL indexes" (FerretDB).

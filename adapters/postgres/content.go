@@ -195,7 +195,8 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	err := s.pool.QueryRow(ctx, `
 WITH p AS (DELETE FROM posts WHERE object_uri = $1 RETURNING 1),
      d AS (DELETE FROM dm_posts WHERE object_uri = $1 RETURNING 1),
-     r AS (DELETE FROM reactions WHERE object_uri = $1)
+     r AS (DELETE FROM reactions WHERE object_uri = $1),
+     b AS (DELETE FROM boosts WHERE object_uri = $1)
 SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d)`, uri).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("delete post %q: %w", uri, interpretError(err))
@@ -277,6 +278,68 @@ func (s *ContentStore) CountReactions(ctx context.Context, uri string) (map[doma
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reactions of %q: %w", uri, interpretError(err))
+	}
+	return out, nil
+}
+
+// AddBoost implements ports.PostStore: the insert reads the post in the
+// same statement, as AddReaction does.
+func (s *ContentStore) AddBoost(ctx context.Context, b domain.Boost) (bool, error) {
+	var created, exists bool
+	err := s.pool.QueryRow(ctx, `
+WITH ins AS (
+  INSERT INTO boosts (actor_uri, object_uri, activity_uri, created_at)
+  SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM posts WHERE object_uri = $2)
+  ON CONFLICT (actor_uri, object_uri) DO NOTHING RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM ins), EXISTS (SELECT 1 FROM posts WHERE object_uri = $2)`,
+		b.ActorURI, b.ObjectURI, b.ActivityURI, b.CreatedAt.UTC()).Scan(&created, &exists)
+	if err != nil {
+		return false, fmt.Errorf("boost of %q: %w", b.ObjectURI, interpretError(err))
+	}
+	if !exists {
+		return false, fmt.Errorf("post %q: %w", b.ObjectURI, domain.ErrNotFound)
+	}
+	return created, nil
+}
+
+const boostColumns = `actor_uri, object_uri, activity_uri, created_at`
+
+func scanBoost(row pgx.Row) (domain.Boost, error) {
+	var b domain.Boost
+	if err := row.Scan(&b.ActorURI, &b.ObjectURI, &b.ActivityURI, &b.CreatedAt); err != nil {
+		return domain.Boost{}, err
+	}
+	b.CreatedAt = b.CreatedAt.UTC()
+	return b, nil
+}
+
+// RemoveBoost implements ports.PostStore: one DELETE on the primary key's
+// prefix (an actor's boosts).
+func (s *ContentStore) RemoveBoost(ctx context.Context, actor, uri string) (domain.Boost, error) {
+	b, err := scanBoost(s.pool.QueryRow(ctx, `
+DELETE FROM boosts WHERE ctid = (
+  SELECT ctid FROM boosts WHERE actor_uri = $1 AND (object_uri = $2 OR activity_uri = $2)
+  ORDER BY object_uri <> $2 LIMIT 1)
+RETURNING `+boostColumns, actor, uri))
+	if err != nil {
+		return domain.Boost{}, fmt.Errorf("boost %q by %q: %w", uri, actor, interpretError(err))
+	}
+	return b, nil
+}
+
+// BoostsBy implements ports.PostStore on boosts_actor_created_idx.
+func (s *ContentStore) BoostsBy(ctx context.Context, actor string, b time.Time, limit int) ([]domain.Boost, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT `+boostColumns+` FROM boosts
+WHERE actor_uri = $1 AND created_at < $2
+ORDER BY created_at DESC, object_uri COLLATE "C"
+LIMIT $3`, actor, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("boosts by %q: %w", actor, interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Boost, error) { return scanBoost(row) })
+	if err != nil {
+		return nil, fmt.Errorf("boosts by %q: %w", actor, interpretError(err))
 	}
 	return out, nil
 }

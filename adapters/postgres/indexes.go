@@ -70,6 +70,10 @@ var indexes = []index{
 	// fan-out's jobs share one body_id, which B-tree deduplication keeps as
 	// one key with a list of row pointers: a few bytes per job.
 	{"jobs_body_id_idx", `CREATE INDEX IF NOT EXISTS jobs_body_id_idx ON jobs (body_id)`},
+	// Plain, beyond SPEC §4: a booster's boosts newest first (BoostsBy),
+	// and a post's boosts, which DeletePost removes with it.
+	{"boosts_actor_created_idx", `CREATE INDEX IF NOT EXISTS boosts_actor_created_idx ON boosts (actor_uri, created_at DESC, object_uri COLLATE "C")`},
+	{"boosts_object_uri_idx", `CREATE INDEX IF NOT EXISTS boosts_object_uri_idx ON boosts (object_uri)`},
 	// Plain, beyond SPEC §4: the followers collection, paged by follower URI
 	// in byte order.
 	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri COLLATE "C")`},

@@ -199,7 +199,10 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 			}
 			n += affected(res)
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM reactions WHERE object_uri = ?`, uri)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM reactions WHERE object_uri = ?`, uri); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM boosts WHERE object_uri = ?`, uri)
 		return err
 	})
 	if err != nil {
@@ -298,6 +301,82 @@ func (s *ContentStore) CountReactions(ctx context.Context, uri string) (map[doma
 	out := map[domain.ReactionKind]int{}
 	for _, x := range rows {
 		out[domain.ReactionKind(x.kind)] = x.n
+	}
+	return out, nil
+}
+
+// AddBoost implements ports.PostStore: the insert reads the post in the
+// same statement, under the write lock, as AddReaction does.
+func (s *ContentStore) AddBoost(ctx context.Context, b domain.Boost) (bool, error) {
+	created, exists := false, false
+	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+INSERT INTO boosts (actor_uri, object_uri, activity_uri, created_at)
+SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM posts WHERE object_uri = ?)
+ON CONFLICT (actor_uri, object_uri) DO NOTHING`, b.ActorURI, b.ObjectURI, b.ActivityURI, stamp(b.CreatedAt), b.ObjectURI)
+		if err != nil {
+			return err
+		}
+		created = affected(res) == 1
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM posts WHERE object_uri = ?`, b.ObjectURI).Scan(&n); err != nil {
+			return err
+		}
+		exists = n > 0
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("boost of %q: %w", b.ObjectURI, interpretError(err))
+	}
+	if !exists {
+		return false, fmt.Errorf("post %q: %w", b.ObjectURI, domain.ErrNotFound)
+	}
+	return created, nil
+}
+
+const boostColumns = `actor_uri, object_uri, activity_uri, created_at`
+
+func scanBoost(row scanner) (domain.Boost, error) {
+	var b domain.Boost
+	var at sql.NullInt64
+	if err := row.Scan(&b.ActorURI, &b.ObjectURI, &b.ActivityURI, &at); err != nil {
+		return domain.Boost{}, err
+	}
+	b.CreatedAt = fromNanos(at)
+	return b, nil
+}
+
+// RemoveBoost implements ports.PostStore: the boost is found on the
+// primary key's prefix (the actor's boosts) and deleted under one write
+// lock.
+func (s *ContentStore) RemoveBoost(ctx context.Context, actor, uri string) (domain.Boost, error) {
+	var b domain.Boost
+	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		b, err = scanBoost(tx.QueryRowContext(ctx, `
+SELECT `+boostColumns+` FROM boosts WHERE actor_uri = ? AND (object_uri = ? OR activity_uri = ?)
+ORDER BY object_uri <> ? LIMIT 1`, actor, uri, uri, uri))
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM boosts WHERE actor_uri = ? AND object_uri = ?`, b.ActorURI, b.ObjectURI)
+		return err
+	})
+	if err != nil {
+		return domain.Boost{}, fmt.Errorf("boost %q by %q: %w", uri, actor, interpretError(err))
+	}
+	return b, nil
+}
+
+// BoostsBy implements ports.PostStore on boosts_actor_created_idx.
+func (s *ContentStore) BoostsBy(ctx context.Context, actor string, b time.Time, limit int) ([]domain.Boost, error) {
+	out, err := query(ctx, s.db, scanBoost, `
+SELECT `+boostColumns+` FROM boosts
+WHERE actor_uri = ? AND created_at < ?
+ORDER BY created_at DESC, object_uri
+LIMIT ?`, actor, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("boosts by %q: %w", actor, interpretError(err))
 	}
 	return out, nil
 }

@@ -282,6 +282,95 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 				t.Fatalf("a post created again inherits reactions %v", c)
 			}
 		}},
+		{"BoostsOncePerActorAndPost", func(t *testing.T, s ports.PostStore) {
+			const ann, cid = "https://r.example/users/ann", "https://r.example/users/cid"
+			var notes []domain.Post
+			for i := 0; i < 3; i++ {
+				p := post(t, i+1, cid, "", base)
+				_, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create")
+				notes = append(notes, p)
+			}
+			boost := func(actor string, i int, at time.Time) bool {
+				t.Helper()
+				b, err := domain.NewBoost(fmt.Sprintf("%s/announces/%d", actor, i), actor, notes[i].ObjectURI, at)
+				mustNil(t, err, "boost")
+				created, err := s.AddBoost(ctx(t), b)
+				mustNil(t, err, "add boost")
+				return created
+			}
+			if !boost(ann, 0, base.Add(time.Minute)) || !boost(ann, 1, base.Add(3*time.Minute)) || !boost(ann, 2, base.Add(2*time.Minute)) || !boost(cid, 0, base) {
+				t.Fatal("a first boost was not created")
+			}
+			if boost(ann, 0, base.Add(time.Hour)) {
+				t.Fatal("a second boost of one post by one actor was created")
+			}
+			list := func(actor string, before time.Time, limit int) []string {
+				t.Helper()
+				bs, err := s.BoostsBy(ctx(t), actor, before, limit)
+				mustNil(t, err, "boosts by")
+				out := make([]string, len(bs))
+				for i, b := range bs {
+					if b.ActorURI != actor || b.ActivityURI == "" {
+						t.Fatalf("boost %+v listed for %s", b, actor)
+					}
+					out[i] = b.ObjectURI
+				}
+				return out
+			}
+			want := []string{notes[1].ObjectURI, notes[2].ObjectURI, notes[0].ObjectURI}
+			if got := list(ann, time.Time{}, 10); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("ann's boosts %v, want newest first %v", got, want)
+			}
+			if got := list(ann, time.Time{}, 2); fmt.Sprint(got) != fmt.Sprint(want[:2]) {
+				t.Fatalf("limited %v", got)
+			}
+			if got := list(ann, base.Add(2*time.Minute), 10); fmt.Sprint(got) != fmt.Sprint(want[2:]) {
+				t.Fatalf("before %v", got)
+			}
+			first, err := s.BoostsBy(ctx(t), ann, base.Add(2*time.Minute), 10)
+			mustNil(t, err, "boosts by")
+			if first[0].ActivityURI != ann+"/announces/0" {
+				t.Fatalf("the first boost's activity was replaced: %+v", first[0])
+			}
+			sameTime(t, first[0].CreatedAt, base.Add(time.Minute), "createdAt")
+
+			// An Undo names the Announce, or the boosted post.
+			got, err := s.RemoveBoost(ctx(t), ann, ann+"/announces/1")
+			mustNil(t, err, "remove by activity")
+			if got.ObjectURI != notes[1].ObjectURI || got.ActivityURI != ann+"/announces/1" {
+				t.Fatalf("removed %+v", got)
+			}
+			got, err = s.RemoveBoost(ctx(t), ann, notes[2].ObjectURI)
+			mustNil(t, err, "remove by post")
+			if got.ActivityURI != ann+"/announces/2" {
+				t.Fatalf("removed %+v", got)
+			}
+			_, err = s.RemoveBoost(ctx(t), ann, notes[2].ObjectURI)
+			mustIs(t, err, domain.ErrNotFound, "remove twice")
+			_, err = s.RemoveBoost(ctx(t), ann, cid+"/announces/0")
+			mustIs(t, err, domain.ErrNotFound, "another actor's boost")
+			if got := list(ann, time.Time{}, 10); fmt.Sprint(got) != fmt.Sprint(want[2:]) {
+				t.Fatalf("after undo %v", got)
+			}
+
+			missing, _ := domain.NewBoost(ann+"/announces/9", ann, "https://h.example/notes/none", base)
+			_, err = s.AddBoost(ctx(t), missing)
+			mustIs(t, err, domain.ErrNotFound, "boost of an unknown post")
+			dm, _ := domain.NewDmPost("d1", "https://h.example/dm/1", cid, "x", []string{ann}, base)
+			_, _ = s.CreateDm(ctx(t), dm)
+			ofDm, _ := domain.NewBoost(ann+"/announces/8", ann, dm.ObjectURI, base)
+			_, err = s.AddBoost(ctx(t), ofDm)
+			mustIs(t, err, domain.ErrNotFound, "boost of a direct post")
+
+			mustNil(t, s.DeletePost(ctx(t), notes[0].ObjectURI), "delete post")
+			if got := list(ann, time.Time{}, 10); len(got) != 0 {
+				t.Fatalf("a deleted post keeps its boosts %v", got)
+			}
+			if got := list(cid, time.Time{}, 10); len(got) != 0 {
+				t.Fatalf("a deleted post keeps its boosts %v", got)
+			}
+		}},
 		{"DeletePostOrDm", func(t *testing.T, s ports.PostStore) {
 			p := post(t, 1, alice, "", base)
 			_, _ = s.CreatePost(ctx(t), p)

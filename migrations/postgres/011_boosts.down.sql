@@ -1,0 +1,6 @@
+-- 011 down: forget every boost (the boosted posts stay).
+BEGIN;
+
+DROP TABLE IF EXISTS boosts;
+
+COMMIT;

@@ -1,0 +1,2 @@
+-- 009 down: forget every boost (the boosted posts stay).
+DROP TABLE boosts;
