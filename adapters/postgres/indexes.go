@@ -70,6 +70,10 @@ var indexes = []index{
 	// fan-out's jobs share one body_id, which B-tree deduplication keeps as
 	// one key with a list of row pointers: a few bytes per job.
 	{"jobs_body_id_idx", `CREATE INDEX IF NOT EXISTS jobs_body_id_idx ON jobs (body_id)`},
+	// Fan-outs (not in SPEC §4): Claim takes the oldest unfinished one, and
+	// operators list the newest first.
+	{"fan_outs_unfinished_idx", `CREATE INDEX IF NOT EXISTS fan_outs_unfinished_idx ON fan_outs (created_at, id) WHERE NOT done`},
+	{"fan_outs_created_at_idx", `CREATE INDEX IF NOT EXISTS fan_outs_created_at_idx ON fan_outs (created_at DESC, id DESC)`},
 	// Plain, beyond SPEC §4: the followers collection, paged by follower URI
 	// in byte order.
 	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri COLLATE "C")`},
