@@ -133,6 +133,9 @@ type JobAdmin interface {
 	// CountsByHost returns per-host counts of the given state, largest
 	// first, at most limit rows.
 	CountsByHost(ctx context.Context, state domain.JobState, limit int) ([]HostCount, error)
+	// CountsOfBody returns the number of jobs in each state (every state
+	// present) that send the body bodyID: a fan-out's progress.
+	CountsOfBody(ctx context.Context, bodyID string) (map[domain.JobState]int, error)
 	// Get returns one job or domain.ErrNotFound.
 	Get(ctx context.Context, id string) (domain.Job, error)
 	// List returns jobs matching f in ID order.
@@ -217,4 +220,39 @@ func FillBodies(jobs []domain.Job, bodies map[string][]byte) {
 			jobs[i].Payload = b
 		}
 	}
+}
+
+// FanOutProgress is one step of a running fan-out: the page up to Cursor
+// is enqueued, Queued more jobs were inserted for it.
+type FanOutProgress struct {
+	ID     string
+	Owner  string // the claim this step is made under
+	Cursor string
+	Queued int       // added to the record's count
+	Done   bool      // the last page: the lease ends
+	Now    time.Time // UpdatedAt
+	Until  time.Time // the lease's new expiry (ignored when Done)
+}
+
+// FanOutStore keeps the durable fan-out records (domain.FanOut) that make
+// a fan-out to many followers resumable.
+type FanOutStore interface {
+	// Create stores a new fan-out; domain.ErrAlreadyExists if one with its
+	// id exists (the record is left as it is).
+	Create(ctx context.Context, f domain.FanOut) error
+	// Advance records a step of the fan-out, conditional on p.Owner still
+	// holding it: domain.ErrLeaseLost (wrapped) otherwise, and
+	// domain.ErrNotFound for an unknown id. Cursor only moves forward (a
+	// smaller one is ignored), Queued is added.
+	Advance(ctx context.Context, p FanOutProgress) (domain.FanOut, error)
+	// Claim atomically takes one unfinished fan-out whose lease expired at
+	// or before now, oldest first, setting Owner and LeaseUntil = until;
+	// domain.ErrNotFound when there is none. Of concurrent claims of one
+	// record exactly one gets it.
+	Claim(ctx context.Context, owner string, now, until time.Time) (domain.FanOut, error)
+	// Get returns a fan-out or domain.ErrNotFound.
+	Get(ctx context.Context, id string) (domain.FanOut, error)
+	// List returns the most recent fan-outs, newest CreatedAt first, at
+	// most limit, without their Payload.
+	List(ctx context.Context, limit int) ([]domain.FanOut, error)
 }

@@ -339,6 +339,27 @@ func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) 
 	return out, nil
 }
 
+// CountsOfBody implements ports.JobAdmin. It walks the whole queue: the
+// memory store has no index by body, and an operator's look at a fan-out
+// is rare next to leases.
+func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.JobState]int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make(map[domain.JobState]int, 4)
+	for _, st := range domain.JobStates() {
+		out[st] = 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.jobs {
+		if e.job.BodyID == bodyID && bodyID != "" {
+			out[e.job.State]++
+		}
+	}
+	return out, nil
+}
+
 // CountsByHost implements ports.JobAdmin.
 func (s *JobStore) CountsByHost(ctx context.Context, state domain.JobState, limit int) ([]ports.HostCount, error) {
 	s.mu.Lock()

@@ -24,6 +24,10 @@ func TestFollowerStore(t *testing.T) {
 	contract.FollowerStore(t, func(t *testing.T) ports.FollowerStore { return memory.NewFollowerStore() })
 }
 
+func TestFanOutStore(t *testing.T) {
+	contract.FanOutStore(t, func(t *testing.T) ports.FanOutStore { return memory.NewFanOutStore() })
+}
+
 func TestUserStore(t *testing.T) {
 	contract.UserStore(t, func(t *testing.T) ports.UserStore { return memory.NewAccountStore() })
 }

@@ -105,6 +105,9 @@ var indexSpecs = []indexSpec{
 	{coll: collJobs, name: idxJobsFinishedAt, keys: keys("finishedAt", 1), ttl: JobRetention},
 	// Bodies: Purge's sweep asks whether a job still refers to a body.
 	{coll: collJobs, name: idxJobsBodyID, keys: keys("bodyId", 1)},
+	// Fan-outs: Claim's unfinished-oldest-first and the operator's listing.
+	{coll: collFanOuts, name: idxFanOutsClaim, keys: keys("done", 1, "createdAt", 1, "_id", 1)},
+	{coll: collFanOuts, name: idxFanOutsCreated, keys: keys("createdAt", -1, "_id", -1)},
 	// plain, for the stores' own queries
 	{coll: collFollowers, name: idxFollowersFollowed, keys: keys("followed", 1, "state", 1, "follower", 1)},
 	{coll: collTokens, name: idxTokensUser, keys: keys("userId", 1)},

@@ -485,6 +485,24 @@ func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) 
 	return out, nil
 }
 
+// CountsOfBody implements ports.JobAdmin: one count per state on
+// jobs_body_id.
+func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.JobState]int, error) {
+	out := make(map[domain.JobState]int, len(domain.JobStates()))
+	for _, st := range domain.JobStates() {
+		out[st] = 0
+		if bodyID == "" {
+			continue
+		}
+		n, err := s.jobs.CountDocuments(ctx, bson.D{{Key: "bodyId", Value: bodyID}, {Key: "state", Value: string(st)}})
+		if err != nil {
+			return nil, fmt.Errorf("count %s jobs of body: %w", st, interpretError(err, nil))
+		}
+		out[st] = int(n)
+	}
+	return out, nil
+}
+
 // CountsByHost implements ports.JobAdmin.
 func (s *JobStore) CountsByHost(ctx context.Context, state domain.JobState, limit int) ([]ports.HostCount, error) {
 	pipeline := mongodrv.Pipeline{

@@ -729,6 +729,28 @@ func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) 
 	return out, nil
 }
 
+// CountsOfBody implements ports.JobAdmin, through jobs_body_id_idx.
+func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.JobState]int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM jobs WHERE body_id = $1 AND $1 <> '' GROUP BY state`, bodyID)
+	if err != nil {
+		return nil, fmt.Errorf("count jobs of body: %w", interpretError(err))
+	}
+	out := make(map[domain.JobState]int, len(domain.JobStates()))
+	for _, st := range domain.JobStates() {
+		out[st] = 0
+	}
+	var state string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&state, &n}, func() error {
+		out[domain.JobState(state)] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count jobs of body: %w", interpretError(err))
+	}
+	return out, nil
+}
+
 // CountsByHost implements ports.JobAdmin.
 func (s *JobStore) CountsByHost(ctx context.Context, state domain.JobState, limit int) ([]ports.HostCount, error) {
 	rows, err := s.pool.Query(ctx, `

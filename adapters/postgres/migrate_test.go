@@ -660,6 +660,34 @@ func TestMigration009StoresEachBodyOnce(t *testing.T) {
 	}
 }
 
+// Migration 010 makes fan_outs and its down step drops it, leaving the
+// jobs a fan-out enqueued.
+func TestMigration010FanOuts(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	f, err := domain.NewFanOut("https://l.example/a/1", "https://l.example/u/alice", "s", "k", []byte(`{"id":"a"}`), 3, "p1", time.Now(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.NewFanOutStore(p).Create(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at, created_at)
+		VALUES ('j1', 'k1', 'a', 'https://h.example/inbox', 'h.example', 's', 'k', '', 'queued', now(), now())`)
+	downTo(t, p, 9)
+	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'fan_outs'`); n != 0 {
+		t.Fatal("010 down left fan_outs")
+	}
+	if n := count(t, p, `SELECT count(*) FROM jobs`); n != 1 {
+		t.Fatalf("010 down left %d jobs, want 1", n)
+	}
+	mustMigrate(t, p)
+	if n := count(t, p, `SELECT count(*) FROM fan_outs`); n != 0 {
+		t.Fatalf("fan_outs after 010 up again: %d rows", n)
+	}
+}
+
 // downTo steps the schema down to version v (migrationtest.DownTo).
 func downTo(t *testing.T, p *pgxpool.Pool, v uint) {
 	t.Helper()

@@ -62,6 +62,11 @@ func TestFollowerStore(t *testing.T) {
 	contract.FollowerStore(t, func(t *testing.T) ports.FollowerStore { return sqlite.NewFollowerStore(migrated(t)) })
 }
 
+func TestFanOutStore(t *testing.T) {
+	t.Parallel()
+	contract.FanOutStore(t, func(t *testing.T) ports.FanOutStore { return sqlite.NewFanOutStore(migrated(t)) })
+}
+
 func TestUserStore(t *testing.T) {
 	t.Parallel()
 	contract.UserStore(t, func(t *testing.T) ports.UserStore { return sqlite.NewAccountStore(migrated(t)) })

@@ -55,6 +55,10 @@ var indexes = []index{
 	// and a post's boosts, which DeletePost removes with it.
 	{"boosts_actor_created_idx", `CREATE INDEX IF NOT EXISTS boosts_actor_created_idx ON boosts (actor_uri, created_at DESC, object_uri)`},
 	{"boosts_object_uri_idx", `CREATE INDEX IF NOT EXISTS boosts_object_uri_idx ON boosts (object_uri)`},
+	// Fan-outs (not in SPEC §4): Claim takes the oldest unfinished one, and
+	// operators list the newest first.
+	{"fan_outs_unfinished_idx", `CREATE INDEX IF NOT EXISTS fan_outs_unfinished_idx ON fan_outs (created_at, id) WHERE done = 0`},
+	{"fan_outs_created_at_idx", `CREATE INDEX IF NOT EXISTS fan_outs_created_at_idx ON fan_outs (created_at DESC, id DESC)`},
 	// Plain, beyond SPEC §4: the followers collection, paged by follower URI.
 	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri)`},
 }

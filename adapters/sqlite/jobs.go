@@ -500,6 +500,29 @@ func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) 
 	return out, nil
 }
 
+// CountsOfBody implements ports.JobAdmin, through jobs_body_id_idx.
+func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.JobState]int, error) {
+	type count struct {
+		state string
+		n     int
+	}
+	rows, err := query(ctx, s.db, func(r scanner) (count, error) {
+		var c count
+		return c, r.Scan(&c.state, &c.n)
+	}, `SELECT state, count(*) FROM jobs WHERE body_id = ? AND body_id <> '' GROUP BY state`, bodyID)
+	if err != nil {
+		return nil, fmt.Errorf("count jobs of body: %w", interpretError(err))
+	}
+	out := make(map[domain.JobState]int, len(domain.JobStates()))
+	for _, st := range domain.JobStates() {
+		out[st] = 0
+	}
+	for _, c := range rows {
+		out[domain.JobState(c.state)] = c.n
+	}
+	return out, nil
+}
+
 // CountsByHost implements ports.JobAdmin.
 func (s *JobStore) CountsByHost(ctx context.Context, state domain.JobState, limit int) ([]ports.HostCount, error) {
 	out, err := query(ctx, s.db, func(r scanner) (ports.HostCount, error) {

@@ -28,6 +28,9 @@
 //   - 009_bodies: each activity body once in bodies (content address, hex
 //     SHA-256), jobs.payload replaced by jobs.body_id. Down puts every body
 //     back into its jobs' payload and drops bodies.
+//   - 010_fan_outs: the durable fan-out records that make a fan-out to many
+//     followers resumable. Down drops them (the jobs stay; an unfinished
+//     fan-out is not resumed by an older version).
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

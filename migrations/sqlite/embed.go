@@ -22,6 +22,8 @@
 //     herald_sha256_hex, registered by adapters/sqlite), jobs.payload
 //     replaced by jobs.body_id. Down puts every body back into its jobs'
 //     payload and drops bodies.
+//   - 008_fan_outs: PostgreSQL's 010, the durable fan-out records that make
+//     a fan-out to many followers resumable. Down drops them; the jobs stay.
 //
 // 001 to 003 hold what PostgreSQL's 001 to 003 hold. PostgreSQL's and
 // Mongo's 004 (moving the old serial worker's deliveries into jobs) has no

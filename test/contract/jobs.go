@@ -154,6 +154,38 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			_, err := s.Get(ctx(t), "nope")
 			mustIs(t, err, domain.ErrNotFound, "get unknown")
 		}},
+		{"CountsOfBodyFollowsAFanOut", func(t *testing.T, s Jobs) {
+			shared := []byte(`{"id":"https://local.example/activities/fan","type":"Create"}`)
+			var fan []domain.Job
+			for i := range 5 {
+				j, err := domain.NewJob(fmt.Sprintf("f%d", i), "https://local.example/activities/fan",
+					fmt.Sprintf("https://h%d.example/inbox", i), "actor-1", "https://local.example/users/alice#main-key", shared, base)
+				mustNil(t, err, "job")
+				fan = append(fan, j)
+			}
+			enqueue(t, s, fan...)
+			enqueue(t, s, job(t, "other", "a.example", base)) // another body
+			j := mustLease(t, s, base, "tok")
+			mustNil(t, settle(t, s, succeeded(j.ID, "tok", 1, base)), "settle")
+			c, err := s.CountsOfBody(ctx(t), domain.BodyOf(shared))
+			mustNil(t, err, "counts of body")
+			want := map[domain.JobState]int{domain.JobQueued: 4, domain.JobLeased: 0, domain.JobSucceeded: 1, domain.JobDead: 0}
+			if j.BodyID != domain.BodyOf(shared) {
+				want = map[domain.JobState]int{domain.JobQueued: 5, domain.JobLeased: 0, domain.JobSucceeded: 0, domain.JobDead: 0}
+			}
+			for _, st := range domain.JobStates() {
+				if c[st] != want[st] {
+					t.Fatalf("counts of the fan-out's body = %v, want %v", c, want)
+				}
+			}
+			c, err = s.CountsOfBody(ctx(t), domain.BodyOf([]byte("no such body")))
+			mustNil(t, err, "counts of an unknown body")
+			for _, st := range domain.JobStates() {
+				if n, ok := c[st]; !ok || n != 0 {
+					t.Fatalf("counts of an unknown body = %v, want every state at 0", c)
+				}
+			}
+		}},
 		{"DedupeIsANoOp", func(t *testing.T, s Jobs) {
 			enqueue(t, s, job(t, "j1", "a.example", base))
 			again := job(t, "j2", "a.example", base.Add(time.Hour))

@@ -128,6 +128,9 @@ func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.O
 	t.Run("FollowerStore", func(t *testing.T) {
 		contract.FollowerStore(t, func(t *testing.T) ports.FollowerStore { return mongo.NewFollowerStore(NewDB(t, client)) }, skip...)
 	})
+	t.Run("FanOutStore", func(t *testing.T) {
+		contract.FanOutStore(t, func(t *testing.T) ports.FanOutStore { return mongo.NewFanOutStore(NewDB(t, client)) }, skip...)
+	})
 	t.Run("UserStore", func(t *testing.T) {
 		contract.UserStore(t, func(t *testing.T) ports.UserStore { return mongo.NewAccountStore(NewDB(t, client)) }, skip...)
 	})

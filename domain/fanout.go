@@ -1,0 +1,57 @@
+package domain
+
+import (
+	"fmt"
+	"time"
+)
+
+// FanOut is the durable record of one activity's delivery to the followers
+// of a local actor. The followers are read in pages ordered by URI, and each
+// page's inboxes are enqueued before Cursor moves past it, so a fan-out
+// interrupted half way (a crash, a cancelled request) is taken up again
+// after Cursor by whichever process claims it next; the jobs' dedupe keys
+// make the page that was enqueued but not yet recorded harmless.
+type FanOut struct {
+	ID       string // the activity id
+	ActorURI string // whose accepted followers receive it
+	SenderID string // the local actor whose key signs the deliveries
+	KeyID    string
+	Payload  []byte // the activity JSON; BodyID is its content address
+	BodyID   string
+	// Cursor is the last follower URI whose inboxes are enqueued ("" for
+	// none yet).
+	Cursor string
+	Total  int // accepted followers when the fan-out began
+	// Queued counts the jobs this fan-out inserted (a duplicate inbox or a
+	// re-enqueued page is not counted twice: the store reports it as
+	// already queued).
+	Queued int
+	Done   bool
+	// Owner and LeaseUntil say who is running it; another process may
+	// claim it once the lease has expired.
+	Owner      string
+	LeaseUntil time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// NewFanOut validates a fan-out about to start, leased to owner until
+// until.
+func NewFanOut(activityID, actorURI, senderID, keyID string, payload []byte, total int, owner string, now, until time.Time) (FanOut, error) {
+	switch {
+	case activityID == "" || actorURI == "":
+		return FanOut{}, fmt.Errorf("%w: a fan-out needs an activity id and an actor", ErrInvalidInput)
+	case senderID == "" || keyID == "":
+		return FanOut{}, fmt.Errorf("%w: a fan-out needs a sender and a key id", ErrInvalidInput)
+	case len(payload) == 0:
+		return FanOut{}, fmt.Errorf("%w: a fan-out needs a payload", ErrInvalidInput)
+	case total < 0:
+		return FanOut{}, fmt.Errorf("%w: negative follower count", ErrInvalidInput)
+	}
+	now = now.UTC()
+	return FanOut{
+		ID: activityID, ActorURI: actorURI, SenderID: senderID, KeyID: keyID,
+		Payload: payload, BodyID: BodyOf(payload), Total: total,
+		Owner: owner, LeaseUntil: until.UTC(), CreatedAt: now, UpdatedAt: now,
+	}, nil
+}

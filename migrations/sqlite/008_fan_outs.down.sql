@@ -1,0 +1,2 @@
+-- 008 down: the fan-out records go; the jobs they enqueued stay.
+DROP TABLE IF EXISTS fan_outs;
