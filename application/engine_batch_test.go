@@ -427,3 +427,51 @@ func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 		t.Fatalf("%d deliveries for 200 jobs", n)
 	}
 }
+
+// A job leased ahead that waited more than an eighth of its lease for a
+// slot goes back unattempted and is leased afresh, rather than start with
+// its lease run down: the 8 jobs leased ahead of 8 blocked deliveries,
+// 16 s later (past 2 min / 8), are leased twice and delivered once each,
+// at their first attempt.
+func TestEngineJobLeasedAheadTooLongGoesBack(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	b := setup(t, application.EngineConfig{}, nil)
+	b.deliverer.Respond = func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		<-release
+		return domain.Classify(202, "", time.Time{})
+	}
+	jobs, _ := withCounters(t, b, application.EngineConfig{})
+	var all []domain.Job
+	for i := range 16 {
+		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
+	}
+	b.enqueueSilently(all...)
+	b.start()
+	b.eventually("8 running and 8 leased ahead", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobLeased] == 16 && len(b.deliverer.Calls()) == 8
+	})
+	b.clock.Advance(16 * time.Second) // the running ones park (1 s): slots free for the jobs ahead, too late
+	b.eventually("the jobs leased ahead leased again", func() bool {
+		l, _ := jobs.calls()
+		n := 0
+		for _, c := range l {
+			n += c.got
+		}
+		return n == 24
+	})
+	close(release)
+	b.eventually("all 16 succeeded", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobSucceeded] == 16
+	})
+	for _, j := range all {
+		if got := b.get(j.ID); got.Attempts != 1 {
+			t.Errorf("%s took %d attempts, want 1: going back spends none", j.ID, got.Attempts)
+		}
+	}
+	if n := len(b.deliverer.Calls()); n != 16 {
+		t.Fatalf("%d deliveries of 16 jobs", n)
+	}
+}

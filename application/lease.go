@@ -23,6 +23,10 @@ type leased struct {
 // slots do not stand idle while one is in flight.
 const leaseDepth = 2
 
+// aheadWaitShare: a job leased ahead starts only within LeaseFor/8 of its
+// lease (admit), or goes back.
+const aheadWaitShare = 8
+
 // leaseReply is one lease round trip's answer, sent to the dispatcher.
 type leaseReply struct {
 	jobs  []domain.Job
@@ -80,10 +84,11 @@ func (e *Engine) lease(ctx context.Context, req ports.LeaseRequest, reply chan<-
 //   - no job starts while the deliveries running and the results not yet
 //     written reach Workers + Waits + FlushMax: what a kill -9 may
 //     re-deliver stays within that however far the store falls behind;
-//   - a job that waited here for half its lease goes back rather than
-//     start late (it cannot: a slot frees within a delivery timeout, far
-//     less than a lease; the rule makes sure a delivery never starts on a
-//     lease about to end).
+//   - a job that waited here for more than an eighth of its lease goes
+//     back, unattempted, rather than start late: every delivery starts
+//     with at least 7/8 of its lease to deliver and write its result in,
+//     as one leased for a free slot does (rare: jobs are leased ahead only
+//     while the results keep up, leaseRoom).
 //
 // The first job that needs a slot when none is free stops admission: the
 // rest wait, in order, for the next freed slot.
@@ -110,8 +115,11 @@ jobs:
 			back = append(back, e.release(j, until, "host held after a failure"))
 			continue
 		}
-		if j.LeaseUntil.Sub(now) < e.cfg.LeaseFor/2 {
-			back = append(back, e.release(j, j.RunAt, "waited half its lease for a slot"))
+		if j.LeaseUntil.Sub(now) < e.cfg.LeaseFor-e.cfg.LeaseFor/aheadWaitShare {
+			// Leased ahead and kept waiting (slow deliveries, results
+			// behind): its lease has run too far for a delivery whose
+			// result must be written before it ends.
+			back = append(back, e.release(j, j.RunAt, "leased ahead and waited too long for a slot"))
 			continue
 		}
 		f := &flight{host: j.Host, failing: e.breakers.isFailing(j.Host)}
@@ -155,13 +163,18 @@ jobs:
 
 // leaseRoom is how many jobs the next lease may ask for: the free slots,
 // plus LeaseAhead when the last lease came back full (more is likely
-// runnable, and the running batch's slots will want it), less the jobs
+// runnable, and the running batch's slots will want it) and the results
+// keep up, less the jobs
 // leased and not yet started and those the leases in flight asked for.
 func (e *Engine) leaseRoom(ahead, reserved int, more bool) int {
+	unwritten := e.completer.unwritten()
 	e.mu.Lock()
 	room := e.cfg.Workers - e.inFlight
 	e.mu.Unlock()
-	if more {
+	// Ahead only while the results keep up (no more than a batch of them
+	// unwritten): when the store is slow or away, a job leased ahead would
+	// wait for the completer with its lease running.
+	if more && unwritten < e.cfg.FlushMax {
 		room += max(0, e.cfg.LeaseAhead)
 	}
 	return room - ahead - reserved

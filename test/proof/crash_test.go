@@ -21,10 +21,12 @@ const (
 // deliveries are in flight (the inboxes hold its requests, so the kill
 // lands at the worst moment: every slot has delivered and none has
 // recorded it). After a restart of that process and a reaper pass every
-// job is done, none is lost, and the re-deliveries are at most the jobs
-// that process held: its deliveries in flight plus the results its
-// completer had not yet written (at most -flush-max); exactly the jobs it
-// held are recovered by the reaper, and nothing else is.
+// job is done, none is lost, and the re-deliveries are at most the
+// deliveries whose results died with that process: its deliveries in
+// flight (-workers slots plus -waits waits) plus the results its completer
+// had not yet written (at most -flush-max), and only jobs it held; exactly
+// the jobs it held are recovered by the reaper (those, and the jobs it had
+// leased ahead, undelivered: at most -lease-ahead), and nothing else is.
 //
 // The lease is 5 s and the reaper runs every second so the recovery
 // happens within the test (5 s rather than less: on a loaded 2-core machine
@@ -85,10 +87,12 @@ func killNine(t *testing.T, st proofStore, n int, lease time.Duration) {
 	// one it has, the rest are never sent.)
 	time.Sleep(300 * time.Millisecond)
 	orphans := st.leasedBy(t, fmt.Sprintf("%s/%d", victim.name, victim.cmd.Process.Pid))
-	// Its leases at death: the deliveries in flight, plus those delivered
-	// whose results the completer had not yet written.
-	if bound := proofWorkers + proofFlushMax; len(orphans) > bound {
-		t.Errorf("%s held %d leases at its death, more than its %d workers + %d unwritten results", victim.name, len(orphans), proofWorkers, proofFlushMax)
+	// Its leases at death: the deliveries in flight (slots and waits),
+	// those delivered whose results the completer had not yet written, and
+	// the jobs leased ahead, not yet started.
+	if len(orphans) > proofMaxLeased {
+		t.Errorf("%s held %d leases at its death, more than its %d workers + %d waits + %d unwritten results + %d leased ahead",
+			victim.name, len(orphans), proofWorkers, proofWaits, proofFlushMax, proofLeaseAhead)
 	}
 	if len(orphans) < heldAtKill {
 		t.Errorf("%s held %d leases at its death but %d of its deliveries were in flight", victim.name, len(orphans), heldAtKill)
@@ -99,7 +103,10 @@ func killNine(t *testing.T, st proofStore, n int, lease time.Duration) {
 	last := waitAllDone(t, st, n, 5*time.Minute)
 	sums := f.stop()
 
-	tl := checkDelivered(t, s, n, len(orphans))
+	// Re-delivered: at most the deliveries whose results died with it,
+	// and only jobs it held (the check below); the ones leased ahead go
+	// through the reaper undelivered.
+	tl := checkDelivered(t, s, n, min(len(orphans), proofMaxInFlight))
 	checkCap(t, tl, proofPerHost)
 	for id, procs := range tl.redelivered {
 		if !orphans[id] || procs[0] != victim.name {
@@ -125,7 +132,7 @@ func killNine(t *testing.T, st proofStore, n int, lease time.Duration) {
 		}
 	}
 	t.Logf("%s: %d jobs, %d processes; %s killed with SIGKILL after %d deliveries, %d of its requests in flight, %d leases orphaned "+
-		"(%d delivered but not yet written); %d re-deliveries (bound %d + %d); %d reaped in %d passes; all done %s after the kill",
+		"(%d delivered but not yet written, or leased ahead); %d re-deliveries (bound %d workers + %d waits + %d unwritten); %d reaped in %d passes; all done %s after the kill",
 		st.kind(), n, proofProcs, victim.name, tl.perProc[victim.name], heldAtKill, len(orphans), len(orphans)-heldAtKill,
-		tl.redeliveries, proofWorkers, proofFlushMax, requeued, passes, last.Sub(killedAt).Round(time.Millisecond))
+		tl.redeliveries, proofWorkers, proofWaits, proofFlushMax, requeued, passes, last.Sub(killedAt).Round(time.Millisecond))
 }

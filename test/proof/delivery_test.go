@@ -31,6 +31,20 @@ const (
 	// once (its -flush-max): what a kill -9 may leave delivered and
 	// unwritten, on top of the deliveries in flight.
 	proofFlushMax = 32
+	// proofWaits is the engine's budget of waits on hosts that have not
+	// answered, beside the slots (its -waits): deliveries in flight may be
+	// proofWorkers + proofWaits.
+	proofWaits = 8
+	// proofLeaseAhead is how many jobs a worker leases beyond its free
+	// slots (its -lease-ahead): leased, not delivered, at a kill -9.
+	proofLeaseAhead = 8
+	// proofMaxInFlight is the most deliveries of one process whose results
+	// a kill -9 can lose, so the most it re-delivers: every delivery in
+	// flight (slots and waits) and every result not yet written.
+	proofMaxInFlight = proofWorkers + proofWaits + proofFlushMax
+	// proofMaxLeased is the most leases one process holds: those, and the
+	// jobs leased ahead, which the reaper requeues undelivered.
+	proofMaxLeased = proofMaxInFlight + proofLeaseAhead
 )
 
 // jobsToRun is the job count of the throughput proof: def, or the
@@ -49,7 +63,8 @@ func jobsToRun(t *testing.T, env string, def int) int {
 
 func workerArgs(lease, reap time.Duration) []string {
 	return []string{"-workers", strconv.Itoa(proofWorkers), "-per-host", strconv.Itoa(proofPerHost),
-		"-lease", lease.String(), "-reap", reap.String(), "-flush-max", strconv.Itoa(proofFlushMax)}
+		"-lease", lease.String(), "-reap", reap.String(), "-flush-max", strconv.Itoa(proofFlushMax),
+		"-waits", strconv.Itoa(proofWaits), "-lease-ahead", strconv.Itoa(proofLeaseAhead)}
 }
 
 // 4 processes of 8 workers deliver 20,000 jobs on 200 hosts: every job is

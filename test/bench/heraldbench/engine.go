@@ -156,8 +156,11 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 		}
 	}
 	t.notes = append(t.notes, "Herald leases as many jobs as it has free slots in one statement (the per-host cap counted in `host_slots` for every process), "+
-		"and its completer writes the results in batches (every 10 ms, or 4×workers results, or when nothing is left to lease) with one statement; "+
-		"a worker's slot frees when its delivery ends, its host's slot when the result is written. Breaker successes of hosts not known failing (a fan-out's first contacts) are written together, at most once a second.")
+		"and, while leases come back full, the next batch ahead of them (EngineConfig.LeaseAhead, one batch of Workers jobs): up to two lease round trips at once, "+
+		"so the slots a batch frees are filled at once from the jobs leased ahead while the next round trip is in flight. A batch's activity body is read once per fan-out, not once per lease (a cache by content address). "+
+		"Its completer writes the results in batches (every 10 ms, or 4×workers results, or when nothing is left to lease) with one statement; "+
+		"a worker's slot frees when its delivery ends, its host's slot when the result is written. Breaker successes of hosts not known failing (a fan-out's first contacts) are written together, at most once a second. "+
+		"herald-no-ahead (if measured) is the same engine with LeaseAhead off: one lease round trip at a time, for the free slots only.")
 	if riverErr != nil {
 		t.notes = append(t.notes, "River not measured: "+riverErr.Error())
 	}

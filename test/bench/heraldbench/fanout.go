@@ -371,7 +371,7 @@ type fanoutRow struct {
 func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]bool) error {
 	hosts := fanHosts
 	if r.quick {
-		hosts = 200
+		hosts = 100 // a smoke run of every row in a few minutes
 	}
 	f, err := newFakeFediverse(42, hosts)
 	if err != nil {
