@@ -25,7 +25,7 @@ func TestGracefulStopOfOneProcessDeliversEveryJobExactlyOnce(t *testing.T) {
 // are long there).
 func TestGracefulStopOfOneProcessDeliversEveryJobExactlyOnceOnMongo(t *testing.T) {
 	requireMongo(t, "the graceful stop of one of 4 worker processes mid-run (no lease left, nothing sent twice)")
-	t.Parallel()
+	// No t.Parallel: the Mongo proofs run one at a time (store_test.go).
 	gracefulStop(t, newMongoStore(t), jobsToRun(t, "HERALD_PROOF_MONGO_CRASH_JOBS", mongoCrashJobs), 30*time.Second)
 }
 
@@ -45,7 +45,7 @@ func gracefulStop(t *testing.T, st proofStore, n int, lease time.Duration) {
 		t.Fatalf("only %d of %d delivered in 5 minutes", s.received(), n)
 	}
 	s.hold(victim.name)
-	eventually(time.Second, func() bool { return s.heldCount() >= proofWorkers })
+	eventually(lease/5, func() bool { return s.heldCount() >= proofWorkers })
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); victim.stop(t) }() // SIGTERM, then waits for the exit
 	// The victim's requests stay held a moment after the signal, so its
