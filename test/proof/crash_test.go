@@ -70,6 +70,10 @@ func killNine(t *testing.T, st proofStore, n int, lease time.Duration) {
 	// fifth of the lease has passed, 1 s on PostgreSQL: well inside the
 	// lease, so no lease of a live process expires while held).
 	s.hold(victim.name)
+	// On Mongo a process may lease nothing for seconds (a batch lease takes
+	// seconds, and between the 2 s of busy polling and the 5 s poll it
+	// waits): wait for its first held request, then for the rest.
+	eventually(time.Minute, func() bool { return s.heldCount() > 0 })
 	eventually(lease/5, func() bool { return s.heldCount() >= proofWorkers })
 	victim.kill9(t)
 	heldAtKill := s.heldCount()

@@ -45,6 +45,10 @@ func gracefulStop(t *testing.T, st proofStore, n int, lease time.Duration) {
 		t.Fatalf("only %d of %d delivered in 5 minutes", s.received(), n)
 	}
 	s.hold(victim.name)
+	// On Mongo a process may lease nothing for seconds (a batch lease takes
+	// seconds, and between the 2 s of busy polling and the 5 s poll it
+	// waits): wait for its first held request, then for the rest.
+	eventually(time.Minute, func() bool { return s.heldCount() > 0 })
 	eventually(lease/5, func() bool { return s.heldCount() >= proofWorkers })
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); victim.stop(t) }() // SIGTERM, then waits for the exit
