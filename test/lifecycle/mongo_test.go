@@ -18,19 +18,30 @@ import (
 // FerretDB v2 on DocumentDB, see .ci/run), a database of its own. The first
 // server stops mid fan-out, a second one on the same database finishes the
 // queue; every delivery arrives exactly once.
+//
+// It used to wait 90 s for the second server and time out on FerretDB v2:
+// nothing was stuck, the queue drained at about 4 deliveries a second.
+// Each capped LeaseBatch on Mongo is about 25 commands for 4 hosts (per
+// host a head find, a lock upsert, a count, a findAndModify per job, an
+// unlock: adapters/mongo/jobs_batch.go), DocumentDB sorts the queued jobs
+// for each of them (it takes no order from an index), and with 4 hosts at a
+// cap of 2 a lease comes back with 3 jobs on average (a host's slot is free
+// only once its settlement is written): one worker on this queue made 61
+// leases of 815 ms on average for 200 jobs. The waits now bound liveness
+// (a minute without progress fails), not speed.
 func TestGracefulRestartUnderLoadOnMongo(t *testing.T) {
 	t.Parallel()
 	uri := os.Getenv("MONGODB_URI")
 	if uri == "" {
 		t.Skip("UNVERIFIED: MONGODB_URI is unset (.ci/run sets it to FerretDB v2): the graceful restart under load on the Mongo store (no job lost, none sent twice) was not run")
 	}
-	if os.Getenv("HERALD_MONGO_LIFECYCLE") != "1" {
-		// Run once on FerretDB v2 under a loaded machine: the first server's
-		// graceful stop held (126 of 600 delivered, none left leased, every
-		// delivery recorded), but the second server did not finish the 474
-		// queued jobs within the 90 s wait; why is not yet found.
-		t.Skip("UNVERIFIED: the graceful restart on the Mongo store (second server finishing the queue, exactly once) runs only with HERALD_MONGO_LIFECYCLE=1: its last run on FerretDB v2 timed out waiting for the second server")
+	ping, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	c, err := mongo.Connect(ping, uri)
+	cancel()
+	if err != nil {
+		t.Skipf("UNVERIFIED: no Mongo server answers at MONGODB_URI (%v): the graceful restart under load on the Mongo store (no job lost, none sent twice) was not run", err)
 	}
+	_ = c.Disconnect(context.Background())
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	name := "herald_lifecycle_" + hex.EncodeToString(b)

@@ -24,7 +24,7 @@ const (
 	proofPerHost   = 2
 	proofHosts     = 200
 	proofJobs      = 20000
-	mongoProofJobs = 2000
+	mongoProofJobs = 1000
 	hostRun        = 10 // consecutive jobs per host in the queue
 	inboxDelay     = 5 * time.Millisecond
 	// proofFlushMax is the most results a worker's completer writes at
@@ -93,7 +93,7 @@ func TestFourProcessesDeliverEveryJobExactlyOnce(t *testing.T) {
 // mongoProofJobs), and a live worker must never see its lease expire.
 func TestFourProcessesDeliverEveryJobExactlyOnceOnMongo(t *testing.T) {
 	requireMongo(t, "exactly-once delivery, lease holding and the per-host cap across 4 processes")
-	t.Parallel()
+	// No t.Parallel: the Mongo proofs run one at a time (store_test.go).
 	n := jobsToRun(t, "HERALD_PROOF_MONGO_JOBS", mongoProofJobs)
 	fourProcesses(t, newMongoStore(t), n, max(5*time.Minute, time.Duration(n)*200*time.Millisecond), []string{"-lease", "30s"})
 }

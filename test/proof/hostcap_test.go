@@ -25,7 +25,7 @@ func TestPerHostCapHoldsAcrossProcesses(t *testing.T) {
 // leased jobs (adapters/mongo/jobs_batch.go).
 func TestPerHostCapHoldsAcrossProcessesOnMongo(t *testing.T) {
 	requireMongo(t, "the per-host cap of 2 held by 4 processes together (host lock and count), measured by the receiving servers")
-	t.Parallel()
+	// No t.Parallel: the Mongo proofs run one at a time (store_test.go).
 	hostCap(t, newMongoStore(t), 300)
 }
 

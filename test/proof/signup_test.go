@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.mongodb.org/mongo-driver/bson"
 )
 
 // 64 concurrent sign-ups for one name, 32 on each of 2 herald serve
@@ -21,17 +23,70 @@ import (
 func TestSixtyFourSignUpsForOneNameAcrossTwoProcesses(t *testing.T) {
 	requirePG(t, "the one-username-space guarantee (exactly one of 64 concurrent sign-ups wins) across 2 herald processes on PostgreSQL")
 	t.Parallel()
+	d := newDatabase(t, false) // herald migrates it
+	signUps(t, []string{"HERALD_STORE=postgres", "DATABASE_URL=" + d.url}, func(name string) map[string]int {
+		out := map[string]int{}
+		for table, sql := range map[string]string{
+			"reserved_names": `SELECT count(*) FROM reserved_names WHERE name = $1`,
+			"root_users":     `SELECT count(*) FROM root_users WHERE lower(user_name) = $1`,
+			"avatars":        `SELECT count(*) FROM avatars WHERE lower(name) = $1`,
+			"tokens":         `SELECT count(*) FROM tokens WHERE user_id IN (SELECT id FROM root_users WHERE lower(user_name) = $1)`,
+		} {
+			out[table] = d.count(t, sql, name)
+		}
+		return out
+	})
+}
+
+// The same proof with HERALD_STORE=mongo (MONGODB_URI; in CI FerretDB v2):
+// `herald serve` as real processes on the Mongo store, starting at once on
+// an empty database (their migrations under the Mongo lock collection, and
+// the instance actor, race), then the 64 sign-ups, arbitrated by the unique
+// index on reserved_names.name (E11000, code 11000 on FerretDB).
+func TestSixtyFourSignUpsForOneNameAcrossTwoProcessesOnMongo(t *testing.T) {
+	requireMongo(t, "the one-username-space guarantee (exactly one of 64 concurrent sign-ups wins) across 2 herald serve processes, and their concurrent start")
+	// No t.Parallel: the Mongo proofs run one at a time (store_test.go).
+	db := emptyMongoDatabase(t) // herald migrates it
+	signUps(t, []string{"HERALD_STORE=mongo", "MONGODB_URI=" + mongoURI(), "HERALD_MONGO_DATABASE=" + db.Name()}, func(name string) map[string]int {
+		ctx := testCtx(t)
+		exact := bson.D{{Key: "$regex", Value: "^" + name + "$"}, {Key: "$options", Value: "i"}}
+		count := func(coll string, filter bson.D) int {
+			n, err := db.Collection(coll).CountDocuments(ctx, filter)
+			if err != nil {
+				t.Fatalf("count %s: %v", coll, err)
+			}
+			return int(n)
+		}
+		var user struct {
+			ID string `bson:"_id"`
+		}
+		tokens := 0
+		if err := db.Collection("root_users").FindOne(ctx, bson.D{{Key: "userName", Value: exact}}).Decode(&user); err == nil {
+			tokens = count("tokens", bson.D{{Key: "userId", Value: user.ID}})
+		}
+		return map[string]int{
+			"reserved_names": count("reserved_names", bson.D{{Key: "name", Value: name}}),
+			"root_users":     count("root_users", bson.D{{Key: "userName", Value: exact}}),
+			"avatars":        count("avatars", bson.D{{Key: "name", Value: exact}}),
+			"tokens":         tokens,
+		}
+	})
+}
+
+// signUps is the sign-up proof on two herald serve processes started with
+// storeEnv; rows counts, per table or collection, what the store holds for
+// the name.
+func signUps(t *testing.T, storeEnv []string, rows func(name string) map[string]int) {
 	const perProc, name = 32, "proofname"
 	spellings := []string{"proofname", "ProofName", "PROOFNAME"}
-	d := newDatabase(t, false) // herald migrates it
-	env := []string{
-		"HERALD_STORE=postgres", "DATABASE_URL=" + d.url, "HERALD_ADDR=127.0.0.1:0",
+	env := append(storeEnv, []string{
+		"HERALD_ADDR=127.0.0.1:0",
 		"HERALD_BCRYPT_COST=4", "HERALD_LOG_FORMAT=json", "HERALD_DOMAIN=proof.localhost",
 		// Every request comes from 127.0.0.1: lift the per-IP sign-up
 		// rate limit, which would answer most of them 429 before the
 		// name is even looked at.
 		"HERALD_AUTH_RATE_PER_MINUTE=10000", "HERALD_AUTH_BURST=1000",
-	}
+	}...)
 	var servers []*proc
 	for i := range 2 {
 		servers = append(servers, startProc(t, fmt.Sprintf("herald%d", i+1), heraldBin, env, "serve"))
@@ -100,13 +155,8 @@ func TestSixtyFourSignUpsForOneNameAcrossTwoProcesses(t *testing.T) {
 	if statuses[http.StatusCreated] != 1 || statuses[http.StatusConflict] != 2*perProc-1 {
 		t.Errorf("statuses %v, want exactly one 201 and %d × 409", statuses, 2*perProc-1)
 	}
-	for table, sql := range map[string]string{
-		"reserved_names": `SELECT count(*) FROM reserved_names WHERE name = $1`,
-		"root_users":     `SELECT count(*) FROM root_users WHERE lower(user_name) = $1`,
-		"avatars":        `SELECT count(*) FROM avatars WHERE lower(name) = $1`,
-		"tokens":         `SELECT count(*) FROM tokens WHERE user_id IN (SELECT id FROM root_users WHERE lower(user_name) = $1)`,
-	} {
-		if n := d.count(t, sql, name); n != 1 {
+	for table, n := range rows(name) {
+		if n != 1 {
 			t.Errorf("%s: %d rows for %q, want 1", table, n, name)
 		}
 	}

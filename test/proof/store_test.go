@@ -156,6 +156,14 @@ func requireMongo(t *testing.T, unverified string) {
 	}
 }
 
+// The Mongo proofs do not call t.Parallel: they run one at a time, before
+// the parallel PostgreSQL and
+// SQLite ones (Go runs a package's sequential tests first). On FerretDB v2
+// a Mongo proof keeps both cores of this machine busy (the server spends
+// about 180 ms of CPU per delivery), and run beside the others it took the
+// PostgreSQL 4-process proof past its 2 minutes and left its own proofs'
+// workers with leases of several seconds.
+
 // mongoStore is a Mongo proof's database of its own, prepared as
 // bootstrap prepares one (collections touched, migrations, indexes) and
 // dropped when the test ends.
@@ -166,25 +174,34 @@ type mongoStore struct {
 	js     *mongo.JobStore
 }
 
-func newMongoStore(t *testing.T) *mongoStore {
+// emptyMongoDatabase is a database of the test's own, with nothing in it,
+// dropped when the test ends.
+func emptyMongoDatabase(t *testing.T) *mongodrv.Database {
 	t.Helper()
-	ctx := testCtx(t)
-	client, err := mongo.Connect(ctx, mongoURI())
+	client, err := mongo.Connect(testCtx(t), mongoURI())
 	if err != nil {
 		t.Fatalf("mongo: %v", err)
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	m := &mongoStore{name: "herald_proof_" + hex.EncodeToString(b), client: client}
-	m.db = client.Database(m.name)
+	db := client.Database("herald_proof_" + hex.EncodeToString(b))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := m.db.Drop(ctx); err != nil {
-			t.Errorf("drop database %s: %v", m.name, err)
+		if err := db.Drop(ctx); err != nil {
+			t.Errorf("drop database %s: %v", db.Name(), err)
 		}
 		_ = client.Disconnect(ctx)
 	})
+	return db
+}
+
+func newMongoStore(t *testing.T) *mongoStore {
+	t.Helper()
+	ctx := testCtx(t)
+	db := emptyMongoDatabase(t)
+	m := &mongoStore{name: db.Name(), client: db.Client(), db: db}
+	client := m.client
 	log := slog.New(slog.DiscardHandler)
 	if err := mongo.Touch(ctx, m.db); err != nil {
 		t.Fatalf("touch: %v", err)
