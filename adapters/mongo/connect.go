@@ -39,7 +39,7 @@ const (
 var entityCollections = [...]string{
 	collRootUsers, collTokens, collAvatars, collGroups, collReservedNames,
 	collForeignAvatars, collPosts, collDmPosts, collFollowers,
-	collRemoteInstances, collJobs,
+	collRemoteInstances, collJobs, collJobSignals,
 }
 
 // collection returns a handle with the options SPEC §9 asks for, so callers
