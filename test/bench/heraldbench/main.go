@@ -43,7 +43,7 @@ func main() {
 	}
 	out := flag.String("out", "docs/benchmarks.md", "report to write")
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
-	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,fanout", "which measurements, comma-separated")
+	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,engine-mongo,fanout", "which measurements, comma-separated")
 	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue and lease rows measure, comma-separated")
 	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither; empty: all)")
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
@@ -74,6 +74,7 @@ func main() {
 		{"lease", func(ctx context.Context, r *report) error { return benchLease(ctx, r, stores) }},
 		{"engine", func(ctx context.Context, r *report) error { return benchEngine(ctx, r, *dbURL) }},
 		{"engine-sqlite", benchEngineSQLite},
+		{"engine-mongo", func(ctx context.Context, r *report) error { return benchEngineMongo(ctx, r, *mongoURI) }},
 		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL, rowSet(*fanoutRows)) }},
 	}
 	failed := false
