@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldfed/herald/adapters/mongo"
+	"github.com/heraldfed/herald/adapters/system"
 )
 
 // openMongo follows SPEC §4 on MongoDB: connect (majority writes and
@@ -61,8 +62,10 @@ func openMongo(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func
 		Posts:      content,
 		Pinger:     mongo.NewPinger(client),
 		PurgeEvery: purge,
-		// No cross-process wake-up on Mongo (a change stream could be one):
-		// other processes find new jobs at their next 5 s poll.
+		// Enqueues in other processes wake this one: a change stream where
+		// the server has them, the enqueue signal read every second where
+		// it has none (logged once).
+		Wakes: mongo.NewWaker(db, system.Clock{}, mongo.WakePollEvery, log),
 		Schema: func(ctx context.Context) error {
 			v, dirty, err := mongo.MigrationVersion(ctx, client, cfg.MongoDatabase)
 			return schemaState(v, dirty, latest, err)

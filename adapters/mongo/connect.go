@@ -40,7 +40,7 @@ const (
 var entityCollections = [...]string{
 	collRootUsers, collTokens, collAvatars, collGroups, collReservedNames,
 	collForeignAvatars, collPosts, collDmPosts, collFollowers,
-	collRemoteInstances, collJobs, collBoosts, collFanOuts,
+	collRemoteInstances, collJobs, collBoosts, collFanOuts, collJobSignals,
 }
 
 // collection returns a handle with the options SPEC §9 asks for, so callers

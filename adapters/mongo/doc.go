@@ -1,7 +1,10 @@
 // Package mongo implements Herald's repository ports on MongoDB (driver v1,
 // the one golang-migrate's mongodb driver uses). It is the production store
-// of the design card: leasing is one FindOneAndUpdate served by the
-// (state, runAt) index, names are arbitrated by unique indexes (E11000 →
+// of the design card: leasing takes a batch in a fixed number of round
+// trips (candidates from the (state, runAt) index, one bulkWrite of
+// conditional updates, read back by the batch's token), the per-host cap is
+// arbitrated across processes by a unique host slot in each leased job
+// (jobs_batch.go), names are arbitrated by unique indexes (E11000 →
 // domain.ErrNameTaken), retention is a TTL index, and every write goes with
 // majority write concern and every read to the primary (SPEC §9).
 //
@@ -41,7 +44,12 @@
 //	                 quarantinedUntil, lastSuccessAt, lastFailureAt, lastError, version
 //	jobs             _id, dedupeKey, activityId, inbox, host, senderId, keyId, payload (binary),
 //	                 state, attempts, runAt, leaseOwner, leaseToken, leaseUntil, lastError,
-//	                 createdAt, finishedAt [legacyDeliveryId on jobs migration 004 moved]
+//	                 createdAt, finishedAt, bodyId, slot ("host#k" while leased by LeaseBatch),
+//	                 settledBy (the marker of the last settlement) [legacyDeliveryId on jobs
+//	                 migration 004 moved]
+//	bodies           _id (domain.BodyOf), body, gen, touchedAt
+//	job_signals      _id "enqueued", n: bumped by Enqueue, RetryDead and ResumeHost; what
+//	                 other processes' Wakers watch (change stream) or poll
 //	deliveries       legacy, read only by migration 004: _id, activity (embedded document,
 //	                 or a JSON string, with an "id" and an "actor"), inbox, actor (id of the
 //	                 local avatar or group that signs), attempts, created, state

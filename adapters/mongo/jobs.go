@@ -151,6 +151,9 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 			return s.undo(ctx, inserted, err)
 		}
 	}
+	if len(inserted) > 0 {
+		s.signal(ctx) // other processes' Wakers (waker.go)
+	}
 	return len(inserted), nil
 }
 
@@ -458,7 +461,11 @@ func (s *JobStore) DeferHost(ctx context.Context, host string, until time.Time) 
 
 // ResumeHost implements ports.JobStore.
 func (s *JobStore) ResumeHost(ctx context.Context, host string, until, now time.Time) (int, error) {
-	return s.moveHost(ctx, host, bson.D{{Key: "$gt", Value: now.UTC()}, {Key: "$lte", Value: until.UTC()}}, now)
+	n, err := s.moveHost(ctx, host, bson.D{{Key: "$gt", Value: now.UTC()}, {Key: "$lte", Value: until.UTC()}}, now)
+	if n > 0 {
+		s.signal(ctx) // an operator's command in another process: wake the servers
+	}
+	return n, err
 }
 
 func (s *JobStore) moveHost(ctx context.Context, host string, runAt bson.D, to time.Time) (int, error) {
@@ -586,6 +593,9 @@ func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time
 	})
 	if err != nil {
 		return 0, fmt.Errorf("retry dead jobs: %w", interpretError(err, nil))
+	}
+	if res.ModifiedCount > 0 {
+		s.signal(ctx)
 	}
 	return int(res.ModifiedCount), nil
 }

@@ -243,3 +243,13 @@ func TestPingUnreachableIsUnavailable(t *testing.T) {
 		t.Fatalf("ping nothing: %v, want ErrUnavailable", err)
 	}
 }
+
+func TestWaker(t *testing.T) {
+	c := client(t)
+	second, err := mongo.Connect(mongotest.Ctx(t), serverURI, options.Client().SetMonitor(txns.Monitor()))
+	if err != nil {
+		t.Fatalf("second client: %v", err)
+	}
+	t.Cleanup(func() { _ = second.Disconnect(context.Background()) })
+	mongotest.Waker(t, c, second)
+}

@@ -829,6 +829,26 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 				t.Fatalf("without a cap: %v, want the 2 other a.example jobs", jobIDs(rest))
 			}
 		}},
+		{"UncappedLeasesCountAgainstTheCapsOfOthers", func(t *testing.T, s Jobs) {
+			for i := 1; i <= 4; i++ {
+				enqueue(t, s, job(t, fmt.Sprintf("a%d", i), "a.example", base.Add(time.Duration(i-10)*time.Second)))
+			}
+			enqueue(t, s, job(t, "b1", "b.example", base))
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "t1", Now: base, Limit: 2}); fmt.Sprint(jobIDs(got)) != "[a1 a2]" {
+				t.Fatalf("without a cap: %v, want [a1 a2]", jobIDs(got))
+			}
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "t2", Now: base, Limit: 10, PerHost: 2}); fmt.Sprint(jobIDs(got)) != "[b1]" {
+				t.Fatalf("cap 2 after two uncapped leases of a.example: %v, want [b1]", jobIDs(got))
+			}
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "t3", Now: base, Limit: 10, PerHost: 3}); fmt.Sprint(jobIDs(got)) != "[a3]" {
+				t.Fatalf("cap 3: %v, want [a3]", jobIDs(got))
+			}
+			// The uncapped holder's settlement frees its slot for the capped.
+			mustNil(t, settle(t, s, succeeded("a1", "t1", 1, base)), "complete a1")
+			if got := leaseBatch(t, s, ports.LeaseRequest{Token: "t4", Now: base, Limit: 10, PerHost: 3}); fmt.Sprint(jobIDs(got)) != "[a4]" {
+				t.Fatalf("after the uncapped holder settled: %v, want [a4]", jobIDs(got))
+			}
+		}},
 		{"PerHostCapHoldsAcrossTwoStores", func(t *testing.T, s Jobs) {
 			other := s
 			if o := buildOptions(opts); o.second != nil {

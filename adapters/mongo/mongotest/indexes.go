@@ -27,7 +27,7 @@ var specIndexes = map[string][]string{
 	"avatars":          {"avatars_root_to_avatar"},
 	"root_users":       {"root_users_user_name"},
 	"reserved_names":   {"reserved_names_name"},
-	"jobs":             {"jobs_dedupe_key", "jobs_lease", "jobs_host_state", "jobs_finished_at"},
+	"jobs":             {"jobs_dedupe_key", "jobs_lease", "jobs_host_state", "jobs_finished_at", "jobs_slot"},
 	"remote_instances": {"remote_instances_host"},
 }
 
@@ -95,6 +95,16 @@ func Indexes(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				if u, _ := indexDocs(t, db.Collection(coll))[n]["unique"].(bool); !u {
 					t.Errorf("%s.%s is not unique", coll, n)
 				}
+			}
+			// The host slots: one job per slot, and only leased jobs hold one.
+			slot := indexDocs(t, db.Collection("jobs"))["jobs_slot"]
+			switch {
+			case slot["unique"] != true:
+				t.Errorf("jobs.jobs_slot is not unique: %v", slot)
+			case o.noSparse != "":
+				t.Logf("jobs.jobs_slot's sparse flag cannot be read back here: %s", o.noSparse)
+			case slot["sparse"] != true:
+				t.Errorf("jobs.jobs_slot is not sparse: %v", slot)
 			}
 			if w := log.warnings(); (o.noTTL && len(w) != 3) || (!o.noTTL && len(w) != 0) {
 				t.Fatalf("warnings over three starts: %q (no TTL on this server: %v; want one per start without TTL)", w, o.noTTL)

@@ -30,7 +30,8 @@ func Identify(ctx context.Context, client *mongodrv.Client) (name string, unveri
 	}
 	return fmt.Sprintf("FerretDB %s (MongoDB %s wire protocol) at MONGODB_URI", info.FerretDB.Version, info.Version), []string{
 		"multi-document transactions: the server has none; the stores use none (every command was watched, see above)",
-		"change streams: the server has none; the stores use none (other processes find new jobs at their 5 s poll)",
+		"change streams: the server has none; the Waker falls back to reading the enqueue signal every second " +
+			"(TestWaker proves the fallback); its change stream path needs a replica set",
 		"majority write concern on a replica set, and a primary stepping down mid-lease: the server is one node " +
 			"(it accepts w:majority; the commands carry it, TestWriteConcernOnTheWire)",
 	}

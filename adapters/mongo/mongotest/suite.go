@@ -17,6 +17,7 @@ type suiteOptions struct {
 	startAt     uint
 	startReason string
 	noTTL       bool
+	noSparse    string // why the server's index listing has no sparse flag
 }
 
 // Skip marks one case (by its subtest name) as not verifiable on this
@@ -41,6 +42,12 @@ func StartAt(v uint, reason string) Option {
 // report ttl=false and warn once.
 func WithoutTTL() Option {
 	return func(o *suiteOptions) { o.noTTL = true }
+}
+
+// SparseNotListed says the server takes the sparse option but lists its
+// indexes without it (FerretDB v1), so only uniqueness can be read back.
+func SparseNotListed(reason string) Option {
+	return func(o *suiteOptions) { o.noSparse = reason }
 }
 
 func buildOptions(opts []Option) suiteOptions {

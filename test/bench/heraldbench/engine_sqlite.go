@@ -8,7 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.mongodb.org/mongo-driver/event"
+
 	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/adapters/system"
@@ -76,9 +79,29 @@ type engineStores struct {
 // runHeraldIn drains jobs with the real engine over fresh stores of one
 // kind: "sqlite" (a data directory of its own) or "memory".
 func runHeraldIn(ctx context.Context, store string, workers, jobs int) (engineRun, error) {
-	var commits atomic.Int64
+	return runHeraldOn(ctx, store, "", workers, jobs)
+}
+
+// runHeraldOn is runHeraldIn with the "mongo" kind too, on the server at
+// mongoURI (a database of its own, dropped after): commits are then the
+// job store's write calls and statements every command sent on the wire.
+func runHeraldOn(ctx context.Context, store, mongoURI string, workers, jobs int) (engineRun, error) {
+	var commits, commands atomic.Int64
+	var counting atomic.Bool
 	var st engineStores
 	switch store {
+	case "mongo":
+		db, cleanup, err := openMongoDB(ctx, mongoURI, &event.CommandMonitor{Started: func(context.Context, *event.CommandStartedEvent) {
+			if counting.Load() {
+				commands.Add(1)
+			}
+		}})
+		if err != nil {
+			return engineRun{}, err
+		}
+		defer cleanup()
+		st = engineStores{jobs: &countedJobs{JobStore: mongo.NewJobStore(db), commits: &commits},
+			instances: &countedInstances{InstanceStore: mongo.NewInstanceStore(db), commits: &commits}, actors: mongo.NewAccountStore(db)}
 	case "sqlite":
 		db, cleanup, err := openSQLite(ctx)
 		if err != nil {
@@ -111,6 +134,7 @@ func runHeraldIn(ctx context.Context, store string, workers, jobs int) (engineRu
 		return engineRun{}, err
 	}
 	commits.Store(0) // the enqueue is set-up, not the run
+	counting.Store(true)
 
 	obs := &settledCounter{want: int64(jobs), done: make(chan struct{})}
 	clock := system.Clock{}
@@ -121,12 +145,12 @@ func runHeraldIn(ctx context.Context, store string, workers, jobs int) (engineRu
 		Keys:  application.NewCachedKeys(application.ActorKeys{Actors: st.actors}, clock),
 		Clock: clock, Random: system.Random{}, IDs: system.IDs{}, Observer: obs, Log: slog.New(slog.DiscardHandler),
 	}, application.EngineConfig{Workers: workers, PerHost: 2, Owner: "heraldbench"})
-	var n int64
-	took, err := drain(ctx, engine, obs, func() { n = commits.Load() })
+	var n, cmds int64
+	took, err := drain(ctx, engine, obs, func() { n, cmds = commits.Load(), commands.Load() })
 	if err != nil {
 		return engineRun{}, err
 	}
-	return engineRun{System: "herald-" + store, Workers: workers, Jobs: jobs, Seconds: took.Seconds(), Commits: n}, nil
+	return engineRun{System: "herald-" + store, Workers: workers, Jobs: jobs, Seconds: took.Seconds(), Commits: n, Statements: cmds}, nil
 }
 
 // countedJobs counts the job store's commits: every write method of the

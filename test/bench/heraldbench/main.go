@@ -43,7 +43,7 @@ func main() {
 	}
 	out := flag.String("out", "docs/benchmarks.md", "report to write")
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
-	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,fanout", "which measurements, comma-separated")
+	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,engine-mongo,fanout", "which measurements, comma-separated")
 	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue and lease rows measure, comma-separated")
 	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither; empty: all)")
 	engineSystems := flag.String("engine-systems", "herald,river", "which systems the engine rows measure (herald, herald-no-ahead: Herald with EngineConfig.LeaseAhead off, river)")
@@ -79,6 +79,7 @@ func main() {
 			return benchEngine(ctx, r, *dbURL, engineOpts{systems: rowSet(*engineSystems), jobs: *engineJobsFlag, rounds: *engineRounds})
 		}},
 		{"engine-sqlite", benchEngineSQLite},
+		{"engine-mongo", func(ctx context.Context, r *report) error { return benchEngineMongo(ctx, r, *mongoURI) }},
 		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL, rowSet(*fanoutRows)) }},
 	}
 	failed := false

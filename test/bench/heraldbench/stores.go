@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.mongodb.org/mongo-driver/event"
 	mongodrv "go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
 
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/adapters/mongo"
@@ -182,7 +184,21 @@ func openPostgres(ctx context.Context, dbURL string) (jobStore, func(), error) {
 }
 
 func openMongo(ctx context.Context, uri string) (jobStore, func(), error) {
-	client, err := mongo.Connect(ctx, uri)
+	db, cleanup, err := openMongoDB(ctx, uri, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mongo.NewJobStore(db), cleanup, nil
+}
+
+// openMongoDB is a fresh database prepared as `herald serve` prepares one,
+// dropped by the cleanup; monitor (may be nil) sees the client's commands.
+func openMongoDB(ctx context.Context, uri string, monitor *event.CommandMonitor) (*mongodrv.Database, func(), error) {
+	var extra []*options.ClientOptions
+	if monitor != nil {
+		extra = append(extra, options.Client().SetMonitor(monitor))
+	}
+	client, err := mongo.Connect(ctx, uri, extra...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -196,7 +212,7 @@ func openMongo(ctx context.Context, uri string) (jobStore, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	return mongo.NewJobStore(db), cleanup, nil
+	return db, cleanup, nil
 }
 
 func prepareMongo(ctx context.Context, client *mongodrv.Client, db *mongodrv.Database, name string) error {
