@@ -23,6 +23,8 @@ type Note struct {
 	To           []string `json:"to"`
 	CC           []string `json:"cc,omitempty"`
 	InReplyTo    string   `json:"inReplyTo,omitempty"`
+	// Updated is when its author last edited it (an Update's note).
+	Updated string `json:"updated,omitempty"`
 	// Tag holds a Mention per addressed actor: GoToSocial (and Mastodon)
 	// show a status to a local account only if it follows the sender or is
 	// mentioned, so a direct note without them is accepted and dropped.

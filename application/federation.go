@@ -69,6 +69,8 @@ type Federation struct {
 	Followers    ListFollowersHandler
 	Collections  CollectionsHandler
 	Actors       LocalActorsHandler
+	Boost        BoostHandler
+	OwnPosts     OwnPostsHandler
 	Resolver     *ActorResolver
 	URLs         URLs
 }
@@ -103,6 +105,8 @@ func NewFederation(deps FederationDeps) *Federation {
 		Followers:    ListFollowersHandler{core: core},
 		Collections:  CollectionsHandler{core: core},
 		Actors:       actors,
+		Boost:        BoostHandler{core: core},
+		OwnPosts:     OwnPostsHandler{core: core},
 		Resolver:     resolver,
 		URLs:         deps.URLs,
 	}

@@ -157,7 +157,8 @@ func (h InboxHandler) undo(ctx context.Context, req InboxRequest) (InboxResult, 
 		// owner.
 		f, err := d.Followers.Get(ctx, signer, req.Recipient)
 		if notFound(err) || (err == nil && f.ActivityID != o.ID) {
-			return h.core.ignore(ctx, act, "undo of an unknown follow"), nil
+			// Not that follow: maybe an Announce named by its id.
+			return h.undoBoost(ctx, req)
 		}
 		if err != nil {
 			return InboxResult{}, err
@@ -165,6 +166,8 @@ func (h InboxHandler) undo(ctx context.Context, req InboxRequest) (InboxResult, 
 		followed = req.Recipient
 	case o.Type == "Like" || o.Type == "Announce":
 		return h.undoReaction(ctx, req)
+	case o.Type == "" && o.ID != "":
+		return h.undoBoost(ctx, req)
 	default:
 		return h.core.ignore(ctx, act, "undo of something other than a follow, a like or an announce"), nil
 	}
@@ -494,13 +497,16 @@ func (h InboxHandler) updateNote(ctx context.Context, req InboxRequest) (InboxRe
 var reactionKinds = map[string]domain.ReactionKind{"Like": domain.ReactionLike, "Announce": domain.ReactionAnnounce}
 
 // react records a Like or an Announce of one of our posts, once per actor
-// and kind (a redelivery is a duplicate). Those of remote notes, or of
-// notes we do not have, are ignored: a boost of a remote note is not
-// stored as a post of ours.
+// and kind (a redelivery is a duplicate). An Announce of a remote note is
+// a boost (see boost); Likes of remote notes, and reactions to notes we do
+// not have, are ignored.
 func (h InboxHandler) react(ctx context.Context, req InboxRequest, kind domain.ReactionKind) (InboxResult, error) {
 	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
 	target := act.Object.ID
 	if !h.core.local(target) {
+		if kind == domain.ReactionAnnounce {
+			return h.boost(ctx, req)
+		}
 		return h.core.ignore(ctx, act, string(kind)+" of a note that is not ours"), nil
 	}
 	r, err := domain.NewReaction(target, signer, kind, d.Clock.Now())
@@ -529,6 +535,9 @@ func (h InboxHandler) undoReaction(ctx context.Context, req InboxRequest) (Inbox
 		return InboxResult{}, fmt.Errorf("%w: Undo of a %s by %q, not by the signer", domain.ErrForbidden, o.Type, clip(o.Actor))
 	}
 	kind := reactionKinds[o.Type]
+	if kind == domain.ReactionAnnounce && !h.core.local(o.Object) {
+		return h.undoBoost(ctx, req)
+	}
 	if o.Object == "" || !h.core.local(o.Object) {
 		return h.core.ignore(ctx, act, "undo of a "+string(kind)+" of a note that is not ours"), nil
 	}

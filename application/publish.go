@@ -18,10 +18,15 @@ type Publish struct {
 	Content    string
 	Visibility domain.Visibility
 	To         []string // direct recipients (actor URIs), or extra addressees
+	// InReplyTo is the object URI of the note it answers, if any. When we
+	// hold that note and its author is remote, the author is addressed
+	// (cc), mentioned and delivered to, so the reply reaches its thread.
+	InReplyTo string
 }
 
 // Published says what was posted and how many deliveries were queued.
 type Published struct {
+	ID         string // the post's id: EditPost and DeletePost take it
 	ObjectURI  string
 	ActivityID string
 	Inboxes    int // distinct inboxes the activity goes to
@@ -81,6 +86,16 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 	noteURI := h.urls.Note(actor, id)
 	to, cc := addressing(cmd.Visibility, h.urls.Followers(actor), cmd.To)
 
+	if cmd.InReplyTo != "" {
+		if !httpURL(cmd.InReplyTo) {
+			return Published{}, fmt.Errorf("%w: in_reply_to %q is not an http(s) URI", domain.ErrInvalidInput, clip(cmd.InReplyTo))
+		}
+		if cmd.Visibility == domain.VisibilityDirect {
+			// A direct post keeps no reply link (DmPost has none): refuse
+			// rather than send a link we would then forget.
+			return Published{}, fmt.Errorf("%w: a direct post cannot be a reply yet", domain.ErrInvalidInput)
+		}
+	}
 	var inboxes []string
 	var tags []Tag          // a Mention per remote actor addressed
 	var groups []LocalActor // local groups addressed: they announce the post
@@ -109,12 +124,24 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 		} else if len(groups) > 0 {
 			p.GroupURI = groups[0].URI
 		}
+		p.InReplyTo = cmd.InReplyTo
+		if author, ok := h.replyAuthor(ctx, cmd.InReplyTo); ok && !slices.Contains(cmd.To, author) {
+			// Best effort: a reply whose author cannot be resolved now still
+			// goes to the followers.
+			if extra, mentions, err := h.recipientInboxes(ctx, []string{author}); err == nil {
+				tags = mentions
+				inboxes = distinct(append(inboxes, extra...))
+				cc = append(cc, author)
+			} else {
+				d.Log.WarnContext(ctx, "the author replied to is not addressed", "author", author, "err", err)
+			}
+		}
 		if len(cmd.To) > 0 {
 			extra, mentions, err := h.recipientInboxes(ctx, cmd.To)
 			if err != nil {
 				return Published{}, err
 			}
-			tags = mentions
+			tags = append(tags, mentions...)
 			inboxes = distinct(append(inboxes, extra...))
 			to = append(to, cmd.To...)
 		}
@@ -128,7 +155,7 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 
 	act := Activity{
 		ID: h.urls.Activity(actor, id), Type: "Create", Actor: actor, Published: asTime(now), To: to, CC: cc,
-		Object: Note{ID: noteURI, Type: "Note", AttributedTo: actor, Content: cmd.Content, Published: asTime(now), To: to, CC: cc, Tag: tags},
+		Object: Note{ID: noteURI, Type: "Note", AttributedTo: actor, Content: cmd.Content, Published: asTime(now), To: to, CC: cc, InReplyTo: cmd.InReplyTo, Tag: tags},
 	}
 	res, err := h.fanOut(ctx, act, a.ID, h.urls.Key(actor), inboxes)
 	if err != nil {
@@ -138,7 +165,7 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 		return Published{}, err
 	}
 	d.Log.Info("post published", "object", noteURI, "inboxes", len(inboxes), "queued", res.Queued)
-	return Published{ObjectURI: noteURI, ActivityID: act.ID, Inboxes: len(inboxes), EnqueueResult: res}, nil
+	return Published{ID: id, ObjectURI: noteURI, ActivityID: act.ID, Inboxes: len(inboxes), EnqueueResult: res}, nil
 }
 
 // fanOut enqueues one job per inbox for the activity.

@@ -130,6 +130,10 @@ func checkContent(content string) error {
 	return nil
 }
 
+// CheckLocalContent applies our own posts' limit to a post's content (a
+// new post's, or an edit's).
+func CheckLocalContent(content string) error { return checkContent(content) }
+
 // CheckRemoteContent applies the remote content limits to a note's
 // content (a Create's, or an Update's new text).
 func CheckRemoteContent(content string) error { return checkRemoteContent(content) }

@@ -118,9 +118,11 @@ type postJSON struct {
 	Content    string   `json:"content"`
 	Visibility string   `json:"visibility"`
 	To         []string `json:"to"`
+	InReplyTo  string   `json:"in_reply_to"`
 }
 
 type publishedJSON struct {
+	ID            string `json:"id"` // for PATCH and DELETE /api/v1/posts/{id}
 	URI           string `json:"uri"`
 	Activity      string `json:"activity"`
 	Inboxes       int    `json:"inboxes"`
@@ -135,12 +137,12 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request, u domain.RootU
 		return
 	}
 	res, err := h.app.Publish.Handle(r.Context(), application.Publish{
-		UserID: u.ID, As: in.As, Content: in.Content, Visibility: domain.Visibility(in.Visibility), To: in.To,
+		UserID: u.ID, As: in.As, Content: in.Content, Visibility: domain.Visibility(in.Visibility), To: in.To, InReplyTo: in.InReplyTo,
 	})
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, publishedJSON{URI: res.ObjectURI, Activity: res.ActivityID, Inboxes: res.Inboxes,
+	writeJSON(w, http.StatusCreated, publishedJSON{ID: res.ID, URI: res.ObjectURI, Activity: res.ActivityID, Inboxes: res.Inboxes,
 		Queued: res.Queued, AlreadyQueued: res.AlreadyQueued})
 }

@@ -34,6 +34,10 @@ func (f *FollowRoutes) Register(r *mux.Router) {
 	r.Handle("/api/v1/follows", f.authed(f.follow)).Methods(http.MethodPost)
 	r.Handle("/api/v1/personas/{name}/followers", f.authed(f.listFollowers)).Methods(http.MethodGet)
 	r.Handle("/api/v1/posts", f.authed(f.listPosts)).Methods(http.MethodGet)
+	r.Handle("/api/v1/posts/{id}", f.authed(f.editPost)).Methods(http.MethodPatch)
+	r.Handle("/api/v1/posts/{id}", f.authed(f.deletePost)).Methods(http.MethodDelete)
+	r.Handle("/api/v1/boosts", f.authed(f.boost)).Methods(http.MethodPost)
+	r.Handle("/api/v1/boosts", f.authed(f.unboost)).Methods(http.MethodDelete)
 }
 
 func (f *FollowRoutes) authed(next func(http.ResponseWriter, *http.Request, domain.RootUser)) http.Handler {
@@ -128,10 +132,20 @@ type postOutJSON struct {
 	// Likes and Announces by remote actors, counted for our own posts.
 	Likes     *int `json:"likes,omitempty"`
 	Announces *int `json:"announces,omitempty"`
+	// Boost is set when the listed actor boosted this post (by someone
+	// else, or itself) rather than wrote it.
+	Boost *boostOutJSON `json:"boost,omitempty"`
 }
 
-// listPosts lists the public posts held by ?author=<actor URI>, newest
-// first, ?before=<RFC 3339> paging and ?limit=<n> (20 by default).
+type boostOutJSON struct {
+	By       string    `json:"by"`
+	Activity string    `json:"activity"`
+	At       time.Time `json:"at"`
+}
+
+// listPosts lists the public posts held by ?author=<actor URI> and the
+// posts that actor boosted (with "boost" set), newest first (a boost at
+// its time), ?before=<RFC 3339> paging and ?limit=<n> (20 by default).
 func (f *FollowRoutes) listPosts(w http.ResponseWriter, r *http.Request, _ domain.RootUser) {
 	q := r.URL.Query()
 	author := q.Get("author")
@@ -154,13 +168,14 @@ func (f *FollowRoutes) listPosts(w http.ResponseWriter, r *http.Request, _ domai
 			return
 		}
 	}
-	posts, err := f.fed.Collections.PostsBy(r.Context(), author, before, limit)
+	items, err := f.fed.Collections.PostsAndBoostsBy(r.Context(), author, before, limit)
 	if err != nil {
 		writeError(w, r, f.log, err)
 		return
 	}
-	out := make([]postOutJSON, 0, len(posts))
-	for _, p := range posts {
+	out := make([]postOutJSON, 0, len(items))
+	for _, it := range items {
+		p := it.Post
 		po := postOutJSON{URI: p.ObjectURI, Author: p.AuthorURI, Content: p.Content, Visibility: string(p.Visibility),
 			Group: p.GroupURI, InReplyTo: p.InReplyTo, Published: p.Published, Updated: rfc3339(p.Updated), Local: p.Local}
 		if p.Local {
@@ -171,6 +186,9 @@ func (f *FollowRoutes) listPosts(w http.ResponseWriter, r *http.Request, _ domai
 			}
 			likes, announces := c[domain.ReactionLike], c[domain.ReactionAnnounce]
 			po.Likes, po.Announces = &likes, &announces
+		}
+		if b := it.Boost; b != nil {
+			po.Boost = &boostOutJSON{By: b.ActorURI, Activity: b.ActivityURI, At: b.CreatedAt}
 		}
 		out = append(out, po)
 	}

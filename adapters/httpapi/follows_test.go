@@ -222,3 +222,67 @@ func TestListPostsEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// Edit, delete and boost through the client API: the statuses each
+// refusal maps to, and a boost listed among the persona's posts.
+func TestOwnPostAndBoostEndpoints(t *testing.T) {
+	t.Parallel()
+	s := setupFollows(t)
+	status, body := s.call(t, http.MethodPost, "/api/v1/posts", s.token, `{"as":"alice","content":"first"}`)
+	id, _ := body["id"].(string)
+	uri, _ := body["uri"].(string)
+	if status != 201 || id == "" || !strings.HasSuffix(uri, "/"+id) {
+		t.Fatalf("publish: %d %v", status, body)
+	}
+	long := strings.Repeat("é", domain.MaxPostLength/2+1)
+	tests := []struct {
+		name, method, path, token, body string
+		status                          int
+	}{
+		{"edit without a token", http.MethodPatch, "/api/v1/posts/" + id, "", `{"content":"x"}`, 401},
+		{"edit of another account's post", http.MethodPatch, "/api/v1/posts/" + id, s.other, `{"content":"x"}`, 404},
+		{"edit of an unknown post", http.MethodPatch, "/api/v1/posts/nope", s.token, `{"content":"x"}`, 404},
+		{"edit too long", http.MethodPatch, "/api/v1/posts/" + id, s.token, `{"content":"` + long + `"}`, 422},
+		{"edit not JSON", http.MethodPatch, "/api/v1/posts/" + id, s.token, `{"content":`, 400},
+		{"delete of another account's post", http.MethodDelete, "/api/v1/posts/" + id, s.other, "", 404},
+		{"boost as another account's persona", http.MethodPost, "/api/v1/boosts", s.other, `{"as":"alice","object":"` + uri + `"}`, 403},
+		{"boost of a non-URI", http.MethodPost, "/api/v1/boosts", s.token, `{"as":"alice","object":"x"}`, 422},
+		{"boost of a note that cannot be fetched", http.MethodPost, "/api/v1/boosts", s.token, `{"as":"alice","object":"https://remote.example/n/404"}`, 422},
+		{"reply to a non-URI", http.MethodPost, "/api/v1/posts", s.token, `{"as":"alice","content":"x","in_reply_to":"x"}`, 422},
+	}
+	for _, tt := range tests {
+		if status, body := s.call(t, tt.method, tt.path, tt.token, tt.body); status != tt.status {
+			t.Errorf("%s: %d %v, want %d", tt.name, status, body, tt.status)
+		}
+	}
+	if status, body := s.call(t, http.MethodPatch, "/api/v1/posts/"+id, s.token, `{"content":"second"}`); status != 200 || body["content"] != "second" || body["updated"] == "" {
+		t.Fatalf("edit: %d %v", status, body)
+	}
+	if status, body := s.call(t, http.MethodPost, "/api/v1/boosts", s.token, `{"as":"alice","object":"`+uri+`"}`); status != 201 || body["created"] != true {
+		t.Fatalf("boost: %d %v", status, body)
+	}
+	if status, body := s.call(t, http.MethodPost, "/api/v1/boosts", s.token, `{"as":"alice","object":"`+uri+`"}`); status != 200 || body["created"] != false {
+		t.Fatalf("boost again: %d %v", status, body)
+	}
+	_, body = s.call(t, http.MethodGet, "/api/v1/posts?author="+url.QueryEscape("https://local.example/users/alice"), s.token, "")
+	posts, _ := body["posts"].([]any)
+	var boosts int
+	for _, p := range posts {
+		if b, ok := p.(map[string]any)["boost"].(map[string]any); ok && b["by"] == "https://local.example/users/alice" {
+			boosts++
+		}
+	}
+	if len(posts) != 2 || boosts != 1 {
+		t.Fatalf("alice's posts: the post and her boost of it, got %v", posts)
+	}
+	q := url.Values{"as": {"alice"}, "object": {uri}}
+	if status, body := s.call(t, http.MethodDelete, "/api/v1/boosts?"+q.Encode(), s.token, ""); status != 200 || body["created"] != true {
+		t.Fatalf("unboost: %d %v", status, body)
+	}
+	if status, body := s.call(t, http.MethodDelete, "/api/v1/posts/"+id, s.token, ""); status != 200 || body["uri"] != uri {
+		t.Fatalf("delete: %d %v", status, body)
+	}
+	if status, _ := s.call(t, http.MethodDelete, "/api/v1/posts/"+id, s.token, ""); status != 404 {
+		t.Fatalf("delete twice: %d", status)
+	}
+}

@@ -697,3 +697,33 @@ func downTo(t *testing.T, p *pgxpool.Pool, v uint) {
 		return got, err
 	}, func() error { return postgres.MigrateDown(ctx, p, 1, testLog(t)) })
 }
+
+// 011 adds the boosts table; its down drops it and keeps the posts.
+func TestMigration011Boosts(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	s := postgres.NewContentStore(p)
+	post := domain.Post{ID: "p1", ObjectURI: "https://r.example/n/1", AuthorURI: "https://r.example/u/a", Content: "x", Visibility: "public", Published: time.Now()}
+	if _, err := s.CreatePost(ctx, post); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := domain.NewBoost("https://r.example/a/1", "https://r.example/u/b", post.ObjectURI, time.Now())
+	if created, err := s.AddBoost(ctx, b); err != nil || !created {
+		t.Fatalf("boost after 011: %v %v", created, err)
+	}
+	downTo(t, p, 10)
+	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'boosts'`); n != 0 {
+		t.Fatal("011 down left boosts")
+	}
+	if n := count(t, p, `SELECT count(*) FROM posts`); n != 1 {
+		t.Fatalf("011 down lost posts: %d", n)
+	}
+	mustMigrate(t, p)
+	if bs, err := s.BoostsBy(ctx, b.ActorURI, time.Time{}, 10); err != nil || len(bs) != 0 {
+		t.Fatalf("boosts after 011 again: %v %v", bs, err)
+	}
+	if created, err := s.AddBoost(ctx, b); err != nil || !created {
+		t.Fatalf("boost after 011 again: %v %v", created, err)
+	}
+}

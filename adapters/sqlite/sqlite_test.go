@@ -235,3 +235,33 @@ func TestSystemNamesMatchTheDomain(t *testing.T) {
 		t.Fatalf("seeded\n got %v\nwant %v", names, want)
 	}
 }
+
+// 009 adds the boosts table; its down drops it and keeps the posts.
+func TestMigration009Boosts(t *testing.T) {
+	t.Parallel()
+	db := migrated(t)
+	ctx := testCtx(t)
+	s := sqlite.NewContentStore(db)
+	post := domain.Post{ID: "p1", ObjectURI: "https://r.example/n/1", AuthorURI: "https://r.example/u/a", Content: "x", Visibility: "public", Published: time.Now()}
+	if _, err := s.CreatePost(ctx, post); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := domain.NewBoost("https://r.example/a/1", "https://r.example/u/b", post.ObjectURI, time.Now())
+	if created, err := s.AddBoost(ctx, b); err != nil || !created {
+		t.Fatalf("boost after 009: %v %v", created, err)
+	}
+	// Down one step at a time to below 009, whatever came after it.
+	for v, _, _ := sqlite.MigrationVersion(ctx, db); v >= 9; v, _, _ = sqlite.MigrationVersion(ctx, db) {
+		if err := sqlite.MigrateDown(ctx, db, 1, testLog(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tables, err := sqlite.QueryStrings(ctx, db, `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('boosts', 'posts') ORDER BY name`)
+	if err != nil || !slices.Equal(tables, []string{"posts"}) {
+		t.Fatalf("tables after 009 down: %v %v", tables, err)
+	}
+	mustMigrate(t, db)
+	if created, err := s.AddBoost(ctx, b); err != nil || !created {
+		t.Fatalf("boost after 009 again: %v %v", created, err)
+	}
+}

@@ -93,9 +93,9 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		eventually(t, "the follow of ann accepted", func() bool { return h.follow(carolTok, "carol", ann.uri) == "accepted" })
 	})
 
-	var carolPost string
+	var carolPost, carolPostID string
 	step("public post Herald to GoToSocial", func(t *testing.T) {
-		carolPost = h.publish(carolTok, map[string]any{"as": "carol", "content": "<p>hello from Herald on " + store + "</p>"})
+		carolPostID, carolPost = h.publishID(carolTok, map[string]any{"as": "carol", "content": "<p>hello from Herald on " + store + "</p>"})
 		eventually(t, "the post in ann's home timeline", func() bool { return ann.inHome("hello from Herald on "+store) != nil })
 	})
 
@@ -157,6 +157,104 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 			}
 		}
 		eventually(t, "the like and the boost undone on Herald", func() bool { l, a := counts(); return l == 0 && a == 0 })
+	})
+
+	step("reply Herald to GoToSocial", func(t *testing.T) {
+		text := "a reply from Herald on " + store
+		h.publish(carolTok, map[string]any{"as": "carol", "content": "<p>" + text + "</p>", "in_reply_to": annPost.URI})
+		eventually(t, "the reply threaded under ann's post", func() bool {
+			for _, r := range ann.replies(annPost.ID) {
+				if strings.Contains(r.Content, text) && r.InReplyToID != nil && *r.InReplyToID == annPost.ID {
+					return true
+				}
+			}
+			return false
+		})
+	})
+
+	step("long post Herald to GoToSocial", func(t *testing.T) {
+		// Near our own 5000-byte limit, in two-byte characters.
+		text := strings.Repeat("é", 2450)
+		mark := "long from Herald on " + store + " "
+		content := "<p>" + mark + text + "</p>"
+		if len(content) > 5000 || len(content) < 4900 {
+			t.Fatalf("the test's post is %d bytes", len(content))
+		}
+		h.publish(carolTok, map[string]any{"as": "carol", "content": content})
+		eventually(t, "the long post in ann's home timeline", func() bool { return ann.inHome(mark) != nil })
+		if s := ann.inHome(mark); !strings.Contains(s.Content, text) {
+			t.Fatalf("GoToSocial shows the long post cut: %d bytes", len(s.Content))
+		}
+	})
+
+	step("edit Herald to GoToSocial", func(t *testing.T) {
+		st := ann.inHome("hello from Herald on " + store)
+		if st == nil {
+			t.Fatal("carol's post is not in ann's home timeline")
+		}
+		edited := "<p>hello from Herald on " + store + ", edited</p>"
+		if s := h.api("PATCH", "/api/v1/posts/"+carolPostID, carolTok, map[string]string{"content": edited}, nil); s != 200 {
+			t.Fatalf("edit: %d", s)
+		}
+		eventually(t, "GoToSocial to show the edited text", func() bool {
+			s := ann.status(st.ID)
+			return s != nil && strings.Contains(s.Content, "edited")
+		})
+		// Only the author's account edits or deletes.
+		other := h.signUp("dora")
+		if s := h.api("PATCH", "/api/v1/posts/"+carolPostID, other, map[string]string{"content": "<p>not mine</p>"}, nil); s != 404 {
+			t.Fatalf("edit by another account: %d, want 404", s)
+		}
+		if s := h.api("DELETE", "/api/v1/posts/"+carolPostID, other, nil, nil); s != 404 {
+			t.Fatalf("delete by another account: %d, want 404", s)
+		}
+	})
+
+	step("delete Herald to GoToSocial", func(t *testing.T) {
+		text := "short-lived on " + store
+		id, _ := h.publishID(carolTok, map[string]any{"as": "carol", "content": "<p>" + text + "</p>"})
+		var st *gtsStatus
+		eventually(t, "the post in ann's home timeline", func() bool { st = ann.inHome(text); return st != nil })
+		if s := h.api("DELETE", "/api/v1/posts/"+id, carolTok, nil, nil); s != 200 {
+			t.Fatalf("delete: %d", s)
+		}
+		eventually(t, "GoToSocial to remove the post", func() bool { return ann.status(st.ID) == nil })
+	})
+
+	step("boost Herald to GoToSocial", func(t *testing.T) {
+		// carol boosts ann's post; GoToSocial counts the reblog, and the
+		// Undo takes it back.
+		if s := h.api("POST", "/api/v1/boosts", carolTok, map[string]string{"as": "carol", "object": annPost.URI}, nil); s != 201 {
+			t.Fatalf("boost: %d", s)
+		}
+		eventually(t, "GoToSocial to count carol's reblog", func() bool { s := ann.status(annPost.ID); return s != nil && s.ReblogsCnt == 1 })
+		if p := h.postBy(carolTok, h.base+"/users/carol", "hello from GoToSocial to "+store); p == nil || p.Boost == nil {
+			t.Fatalf("carol's boost not listed among her posts: %+v", p)
+		}
+		q := url.Values{"as": {"carol"}, "object": {annPost.URI}}
+		if s := h.api("DELETE", "/api/v1/boosts?"+q.Encode(), carolTok, nil, nil); s != 200 {
+			t.Fatalf("unboost: %d", s)
+		}
+		eventually(t, "GoToSocial to drop carol's reblog", func() bool { s := ann.status(annPost.ID); return s != nil && s.ReblogsCnt == 0 })
+	})
+
+	step("boost GoToSocial to Herald of a note Herald never saw", func(t *testing.T) {
+		// cid is followed by no one on Herald: ann (whom carol follows)
+		// boosts cid's post, and Herald fetches it from GoToSocial.
+		cid := g.account(store + "_cid")
+		text := "a note worth boosting on " + store
+		st := cid.post(url.Values{"status": {text}, "visibility": {"public"}})
+		if s := ann.call("POST", "/api/v1/statuses/"+st.ID+"/reblog", url.Values{}, nil); s != 200 {
+			t.Fatalf("reblog: %d", s)
+		}
+		eventually(t, "ann's boost among ann's posts on Herald", func() bool {
+			p := h.postBy(carolTok, ann.uri, text)
+			return p != nil && p.Boost != nil && p.Boost.By == ann.uri && p.URI == st.URI && p.Author == cid.uri
+		})
+		if s := ann.call("POST", "/api/v1/statuses/"+st.ID+"/unreblog", url.Values{}, nil); s != 200 {
+			t.Fatalf("unreblog: %d", s)
+		}
+		eventually(t, "the boost undone on Herald", func() bool { return h.postBy(carolTok, ann.uri, text) == nil })
 	})
 
 	step("long posts GoToSocial to Herald", func(t *testing.T) {

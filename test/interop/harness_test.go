@@ -247,6 +247,7 @@ type gtsStatus struct {
 	InReplyToID *string    `json:"in_reply_to_id"`
 	Account     gtsAccount `json:"account"`
 	Reblog      *gtsStatus `json:"reblog"`
+	ReblogsCnt  int        `json:"reblogs_count"`
 	Mentions    []struct {
 		Acct string `json:"acct"`
 		URL  string `json:"url"`
@@ -299,6 +300,25 @@ func (u *gtsUser) post(form url.Values) gtsStatus {
 		u.g.t.Fatalf("%s posting %s: %d", u.name, clip([]byte(form.Encode())), s)
 	}
 	return st
+}
+
+// status reads one status by its GoToSocial id; nil when it answers
+// otherwise than 200 (a deleted status is 404).
+func (u *gtsUser) status(id string) *gtsStatus {
+	var st gtsStatus
+	if s := u.call("GET", "/api/v1/statuses/"+id, nil, &st); s != 200 {
+		return nil
+	}
+	return &st
+}
+
+// replies are the statuses of a status's thread below it.
+func (u *gtsUser) replies(id string) []gtsStatus {
+	var ctx struct {
+		Descendants []gtsStatus `json:"descendants"`
+	}
+	u.call("GET", "/api/v1/statuses/"+id+"/context", nil, &ctx)
+	return ctx.Descendants
 }
 
 func (u *gtsUser) home() []gtsStatus {
@@ -515,6 +535,10 @@ type heraldPost struct {
 	Local      bool   `json:"local"`
 	Likes      int    `json:"likes"`
 	Announces  int    `json:"announces"`
+	Boost      *struct {
+		By       string `json:"by"`
+		Activity string `json:"activity"`
+	} `json:"boost"`
 }
 
 func (h *herald) postsBy(token, author string) []heraldPost {
@@ -536,13 +560,22 @@ func (h *herald) postBy(token, author, text string) *heraldPost {
 
 func (h *herald) publish(token string, in map[string]any) string {
 	h.t.Helper()
+	_, uri := h.publishID(token, in)
+	return uri
+}
+
+// publishID publishes and returns the post's id (for PATCH and DELETE)
+// and object URI.
+func (h *herald) publishID(token string, in map[string]any) (string, string) {
+	h.t.Helper()
 	var out struct {
+		ID  string `json:"id"`
 		URI string `json:"uri"`
 	}
 	if s := h.api("POST", "/api/v1/posts", token, in, &out); s != 201 {
-		h.t.Fatalf("publish %v: %d", in, s)
+		h.t.Fatalf("publish %v: %d", clip([]byte(fmt.Sprint(in))), s)
 	}
-	return out.URI
+	return out.ID, out.URI
 }
 
 func (h *herald) follow(token, as, target string) string {

@@ -1,0 +1,346 @@
+package application_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+)
+
+const daveNote = "https://other.example/users/dave/statuses/1"
+
+// remoteNoteDoc is a note as its server serves it.
+func remoteNoteDoc(id, author, content string, to ...string) []byte {
+	b, _ := json.Marshal(map[string]any{"@context": application.ASContext, "id": id, "type": "Note",
+		"attributedTo": author, "content": content, "published": "2026-01-02T03:04:05Z", "to": to})
+	return b
+}
+
+func (b *fedBundle) accepted(follower, followed string) {
+	b.t.Helper()
+	f, err := domain.NewFollower(follower, followed, follower+"/activities/f", domain.FollowAccepted, b.clock.Now())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if _, err := b.follows.Add(context.Background(), f); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func announce(id, actor, object string) string {
+	return fmt.Sprintf(`{"id":%q,"type":"Announce","actor":%q,"object":%q,"to":[%q]}`, id, actor, object, application.ASPublic)
+}
+
+func (b *fedBundle) feed(actor string) []application.FeedItem {
+	b.t.Helper()
+	items, err := b.fed.Collections.PostsAndBoostsBy(context.Background(), actor, time.Time{}, 20)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return items
+}
+
+// An Announce of a remote note by an actor alice follows is a boost: the
+// note is fetched (signed) and stored, the boost listed among the
+// booster's posts, once however often it arrives, and gone after the Undo.
+func TestInboxBoostOfARemoteNoteByAFollowedActor(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	b.accepted(alice, bob)
+	b.fetcher.set(daveNote, remoteNoteDoc(daveNote, dave, "<p>worth a boost: "+strings.Repeat("é", 3000)+"</p>", application.ASPublic))
+	act := announce("https://remote.example/users/bob/activities/a1", bob, daveNote)
+	for i := range 2 {
+		res, err := b.deliver("", bob, act)
+		if err != nil || res.Ignored || res.Duplicate != (i == 1) {
+			t.Fatalf("delivery %d: %+v %v", i, res, err)
+		}
+	}
+	if n := b.fetcher.count(daveNote); n != 1 {
+		t.Fatalf("the note was fetched %d times, want once", n)
+	}
+	if c := b.fetcher.calls[slices.IndexFunc(b.fetcher.calls, func(r application.FetchRequest) bool { return r.URL == daveNote })]; c.KeyID == "" {
+		t.Fatal("the note was fetched unsigned (authorized fetch refuses that)")
+	}
+	p, err := b.content.PostByObjectURI(context.Background(), daveNote)
+	if err != nil || p.AuthorURI != dave || p.Local || p.Visibility != domain.VisibilityPublic || !strings.Contains(p.Content, "worth a boost") {
+		t.Fatalf("stored note %+v %v", p, err)
+	}
+	feed := b.feed(bob)
+	if len(feed) != 1 || feed[0].Boost == nil || feed[0].Post.ObjectURI != daveNote || feed[0].Boost.ActivityURI != "https://remote.example/users/bob/activities/a1" {
+		t.Fatalf("bob's feed %+v", feed)
+	}
+	undo := `{"id":"https://remote.example/users/bob/activities/u1","type":"Undo","actor":"` + bob + `","object":` + act + `}`
+	if res, err := b.deliver("", bob, undo); err != nil || res.Ignored {
+		t.Fatalf("undo: %+v %v", res, err)
+	}
+	if feed := b.feed(bob); len(feed) != 0 {
+		t.Fatalf("bob's feed after the undo %+v", feed)
+	}
+	if res, err := b.deliver("", bob, undo); err != nil || !res.Ignored {
+		t.Fatalf("undo twice: %+v %v", res, err)
+	}
+	// An Undo naming the Announce by id only.
+	if _, err := b.deliver("", bob, act); err != nil {
+		t.Fatal(err)
+	}
+	byID := `{"type":"Undo","actor":"` + bob + `","object":"https://remote.example/users/bob/activities/a1"}`
+	if res, err := b.deliver("", bob, byID); err != nil || res.Ignored || len(b.feed(bob)) != 0 {
+		t.Fatalf("undo by id: %+v %v %+v", res, err, b.feed(bob))
+	}
+}
+
+func TestInboxBoostsThatAreNotKept(t *testing.T) {
+	t.Parallel()
+	const (
+		private = "https://other.example/users/dave/statuses/2"
+		forged  = "https://other.example/users/dave/statuses/3"
+		foreign = "https://other.example/users/dave/statuses/4"
+		huge    = "https://other.example/users/dave/statuses/5"
+		down    = "https://other.example/users/dave/statuses/6"
+	)
+	b := setupFed(t)
+	b.accepted(alice, bob)
+	b.fetcher.set(daveNote, remoteNoteDoc(daveNote, dave, "hi", application.ASPublic))
+	b.fetcher.set(private, remoteNoteDoc(private, dave, "for followers", dave+"/followers"))
+	b.fetcher.set(forged, remoteNoteDoc("https://remote.example/users/bob/statuses/3", bob, "not from here", application.ASPublic))
+	b.fetcher.set(foreign, remoteNoteDoc(foreign, bob, "attributed elsewhere", application.ASPublic))
+	b.fetcher.set(huge, remoteNoteDoc(huge, dave, strings.Repeat("a", domain.MaxRemoteTextChars+1), application.ASPublic))
+	b.fetcher.errs[down] = fmt.Errorf("%w: HTTP 503", domain.ErrUnavailable)
+	tests := []struct {
+		name, signer, act string
+		wantErr           error // nil: accepted and ignored
+	}{
+		{"by an actor no one follows", carol, announce("https://remote.example/users/carol/activities/1", carol, daveNote), nil},
+		{"of a note that is not public", bob, announce("https://remote.example/users/bob/activities/2", bob, private), nil},
+		{"of a note its server answers for another server", bob, announce("https://remote.example/users/bob/activities/3", bob, forged), nil},
+		{"of a note attributed to another server's actor", bob, announce("https://remote.example/users/bob/activities/4", bob, foreign), nil},
+		{"of a note over the remote limits", bob, announce("https://remote.example/users/bob/activities/5", bob, huge), nil},
+		{"of a note that is gone", bob, announce("https://remote.example/users/bob/activities/7", bob, "https://other.example/users/dave/statuses/404"), nil},
+		{"with an id on another server", bob, announce("https://other.example/a/1", bob, daveNote), domain.ErrInvalidInput},
+		{"when the note's server is down: retried", bob, announce("https://remote.example/users/bob/activities/6", bob, down), domain.ErrUnavailable},
+	}
+	for _, tc := range tests {
+		res, err := b.deliver("", tc.signer, tc.act)
+		if tc.wantErr != nil {
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("%s: %+v %v, want %v", tc.name, res, err, tc.wantErr)
+			}
+		} else if err != nil || !res.Ignored {
+			t.Errorf("%s: %+v %v, want ignored", tc.name, res, err)
+		}
+	}
+	if feed := b.feed(bob); len(feed) != 0 {
+		t.Fatalf("boosts kept: %+v", feed)
+	}
+	if feed := b.feed(carol); len(feed) != 0 {
+		t.Fatalf("boosts kept: %+v", feed)
+	}
+	for _, uri := range []string{private, forged, foreign, huge, "https://remote.example/users/bob/statuses/3"} {
+		if _, err := b.content.PostByObjectURI(context.Background(), uri); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("%s stored: %v", uri, err)
+		}
+	}
+	if b.fetcher.count(daveNote) != 0 {
+		t.Fatal("the note was fetched for an Announce that was not kept")
+	}
+}
+
+// A persona boosts a remote note: the Announce goes to its followers and
+// to the note's author; a second boost sends nothing; the Undo goes the
+// same way.
+func TestPersonaBoostsAndTakesItBack(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	b.accepted(carol, alice)
+	b.signer(carol)
+	b.fetcher.set(daveNote, remoteNoteDoc(daveNote, dave, "hi", application.ASPublic))
+	res, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: b.userID, As: "alice", Object: daveNote})
+	if err != nil || !res.Created || res.Queued != 2 {
+		t.Fatalf("boost: %+v %v", res, err)
+	}
+	inboxes := func(typ string) []string {
+		var out []string
+		for _, j := range b.allJobs() {
+			if m := payload(t, j); m["type"] == typ {
+				out = append(out, j.Inbox)
+				if typ == "Announce" && (m["object"] != daveNote || m["actor"] != alice || m["id"] != res.ActivityID) {
+					t.Fatalf("announce %v", m)
+				}
+				if typ == "Undo" && m["object"].(map[string]any)["id"] != res.ActivityID {
+					t.Fatalf("undo %v", m)
+				}
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := []string{dave + "/inbox", shared}
+	if got := inboxes("Announce"); !slices.Equal(got, want) {
+		t.Fatalf("announce to %v, want %v", got, want)
+	}
+	if feed := b.feed(alice); len(feed) != 1 || feed[0].Boost == nil || feed[0].Post.ObjectURI != daveNote {
+		t.Fatalf("alice's feed %+v", feed)
+	}
+	again, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: b.userID, As: "alice", Object: daveNote})
+	if err != nil || again.Created || len(inboxes("Announce")) != 2 {
+		t.Fatalf("second boost: %+v %v", again, err)
+	}
+	undone, err := b.fed.Boost.Undo(ctx, application.Boost{UserID: b.userID, As: "alice", Object: daveNote})
+	if err != nil || !undone.Created {
+		t.Fatalf("undo: %+v %v", undone, err)
+	}
+	if got := inboxes("Undo"); !slices.Equal(got, want) {
+		t.Fatalf("undo to %v, want %v", got, want)
+	}
+	if feed := b.feed(alice); len(feed) != 0 {
+		t.Fatalf("alice's feed after the undo %+v", feed)
+	}
+	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: other.User.ID, As: "alice", Object: daveNote}); !errors.Is(err, domain.ErrForbidden) {
+		t.Fatalf("boost as another account's persona: %v", err)
+	}
+	if _, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: b.userID, As: "alice", Object: "https://other.example/gone"}); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("boost of a note that cannot be fetched: %v", err)
+	}
+}
+
+// A reply to a remote note we hold carries inReplyTo, addresses and
+// mentions the note's author and is delivered to it.
+func TestPublishReplyToARemoteNote(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	b.signer(dave)
+	b.fetcher.set(daveNote, remoteNoteDoc(daveNote, dave, "hi", application.ASPublic))
+	if _, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: b.userID, As: "alice", Object: daveNote}); err != nil {
+		t.Fatal(err) // holds the note here
+	}
+	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "<p>a reply</p>", InReplyTo: daveNote})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.content.PostByObjectURI(ctx, res.ObjectURI)
+	if err != nil || p.InReplyTo != daveNote {
+		t.Fatalf("stored %+v %v", p, err)
+	}
+	var create map[string]any
+	for _, j := range b.allJobs() {
+		if m := payload(t, j); m["type"] == "Create" {
+			if j.Inbox != dave+"/inbox" {
+				t.Fatalf("create to %s", j.Inbox)
+			}
+			create = m
+		}
+	}
+	n, _ := create["object"].(map[string]any)
+	if n == nil || n["inReplyTo"] != daveNote || !strings.Contains(fmt.Sprint(n["cc"]), dave) || !strings.Contains(fmt.Sprint(n["tag"]), dave) {
+		t.Fatalf("reply sent as %v", create)
+	}
+	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "x", InReplyTo: "not a uri"}); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("reply to a non-URI: %v", err)
+	}
+	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "x", Visibility: domain.VisibilityDirect, To: []string{dave}, InReplyTo: daveNote}); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("direct reply: %v", err)
+	}
+}
+
+// Only the author's account edits or deletes a post; the edit and the
+// delete go where the post went.
+func TestEditAndDeleteOwnPosts(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	b.accepted(bob, alice)
+	b.signer(bob)
+	pub, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "<p>first</p>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusals := []struct {
+		name string
+		cmd  application.EditPost
+		want error
+	}{
+		{"another account", application.EditPost{UserID: other.User.ID, ID: pub.ID, Content: "mine now"}, domain.ErrNotFound},
+		{"an unknown id", application.EditPost{UserID: b.userID, ID: "nope", Content: "x"}, domain.ErrNotFound},
+		{"an id that is a path", application.EditPost{UserID: b.userID, ID: "../x", Content: "x"}, domain.ErrNotFound},
+		{"too long", application.EditPost{UserID: b.userID, ID: pub.ID, Content: strings.Repeat("é", domain.MaxPostLength/2+1)}, domain.ErrInvalidInput},
+		{"empty", application.EditPost{UserID: b.userID, ID: pub.ID, Content: " "}, domain.ErrInvalidInput},
+	}
+	for _, tc := range refusals {
+		if _, err := b.fed.OwnPosts.Edit(ctx, tc.cmd); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	// The fake clock has not moved since publishing: the edit is still
+	// later than the publication, and a second edit later than the first.
+	for i, text := range []string{"<p>second</p>", "<p>third</p>"} {
+		res, err := b.fed.OwnPosts.Edit(ctx, application.EditPost{UserID: b.userID, ID: pub.ID, Content: text})
+		if err != nil {
+			t.Fatalf("edit %d: %v", i, err)
+		}
+		p, _ := b.content.PostByObjectURI(ctx, pub.ObjectURI)
+		if p.Content != text || !p.Updated.Equal(res.Updated) || !p.Updated.After(p.Published) {
+			t.Fatalf("after edit %d: %+v", i, p)
+		}
+	}
+	var updates []map[string]any
+	for _, j := range b.allJobs() {
+		if m := payload(t, j); m["type"] == "Update" {
+			if j.Inbox != shared {
+				t.Fatalf("update to %s", j.Inbox)
+			}
+			updates = append(updates, m["object"].(map[string]any))
+		}
+	}
+	if len(updates) != 2 || updates[1]["content"] != "<p>third</p>" || updates[1]["id"] != pub.ObjectURI || updates[1]["updated"] == nil {
+		t.Fatalf("updates %v", updates)
+	}
+	if _, err := b.fed.OwnPosts.Delete(ctx, application.DeletePost{UserID: other.User.ID, ID: pub.ID}); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("delete by another account: %v", err)
+	}
+	if _, err := b.fed.OwnPosts.Delete(ctx, application.DeletePost{UserID: b.userID, ID: pub.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.content.PostByObjectURI(ctx, pub.ObjectURI); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("deleted post still there: %v", err)
+	}
+	var deleted bool
+	for _, j := range b.allJobs() {
+		if m := payload(t, j); m["type"] == "Delete" {
+			deleted = j.Inbox == shared && m["object"].(map[string]any)["id"] == pub.ObjectURI && m["object"].(map[string]any)["type"] == "Tombstone"
+		}
+	}
+	if !deleted {
+		t.Fatal("no Delete{Tombstone} to bob's inbox")
+	}
+	if _, err := b.fed.OwnPosts.Delete(ctx, application.DeletePost{UserID: b.userID, ID: pub.ID}); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("delete twice: %v", err)
+	}
+	// A direct post is edited for its participants.
+	dm, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{dave}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fed.OwnPosts.Edit(ctx, application.EditPost{UserID: b.userID, ID: dm.ID, Content: "psst!"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.content.DmByObjectURI(ctx, dm.ObjectURI); got.Content != "psst!" {
+		t.Fatalf("dm after edit %+v", got)
+	}
+}
