@@ -49,6 +49,7 @@ type FederationDeps struct {
 	Foreign   ports.ForeignActorStore
 	Posts     ports.PostStore
 	Jobs      ports.JobStore
+	FanOuts   ports.FanOutStore // nil: fan-outs are not recorded (not resumable)
 	Fetcher   Fetcher
 	Clock     ports.Clock
 	IDs       ports.IDs
@@ -89,11 +90,8 @@ func NewFederation(deps FederationDeps) *Federation {
 	}
 	deps.Log = deps.Log.With("component", "federation")
 	enq := EnqueueHandler{jobs: deps.Jobs, waker: deps.Waker}
-	core := &fedCore{deps: deps, pub: PublishHandler{
-		deps: Deps{Actors: deps.Actors, Followers: deps.Followers, Foreign: deps.Foreign, Posts: deps.Posts,
-			Jobs: deps.Jobs, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log},
-		urls: deps.URLs, enqueue: enq,
-	}}
+	core := &fedCore{deps: deps, pub: newPublishHandler(Deps{Actors: deps.Actors, Followers: deps.Followers, Foreign: deps.Foreign,
+		Posts: deps.Posts, Jobs: deps.Jobs, FanOuts: deps.FanOuts, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log}, deps.URLs, enq)}
 	actors := LocalActorsHandler{core: core}
 	resolver := &ActorResolver{core: core}
 	core.pub.Resolver = resolver
@@ -247,7 +245,11 @@ func (c *fedCore) instanceSigner(ctx context.Context) (keyID, pemText string, er
 // send enqueues one activity to the given inboxes, signed by a local
 // actor.
 func (c *fedCore) send(ctx context.Context, from LocalActor, act Activity, inboxes []string) (EnqueueResult, error) {
-	return c.pub.fanOut(ctx, act, from.ID, from.KeyID(c.deps.URLs), distinct(inboxes))
+	payload, err := act.Marshal()
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	return c.pub.fanOutTo(ctx, act.ID, payload, from.ID, from.KeyID(c.deps.URLs), distinct(inboxes))
 }
 
 // ignore is the result of an activity that is accepted and dropped.

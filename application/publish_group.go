@@ -64,9 +64,10 @@ func (h PublishHandler) announce(ctx context.Context, g LocalActor, note Note, p
 		ID: h.urls.Activity(g.URI, "announce-"+shortHash(note.ID)), Type: "Announce", Actor: g.URI,
 		Published: asTime(h.deps.Clock.Now()), To: to, CC: cc, Object: note,
 	}
-	inboxes, err := h.followerInboxes(ctx, g.URI)
+	payload, err := act.Marshal()
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return h.fanOut(ctx, act, g.ID, h.urls.Key(g.URI), inboxes)
+	res, err := h.fanOut.Start(ctx, FanOutOf{ActivityID: act.ID, ActorURI: g.URI, SenderID: g.ID, KeyID: h.urls.Key(g.URI), Payload: payload})
+	return res.EnqueueResult, err
 }
