@@ -18,6 +18,9 @@ type Deps struct {
 	Foreign   ports.ForeignActorStore
 	Posts     ports.PostStore
 	Jobs      ports.JobStore
+	// FanOuts keeps the durable fan-out records; nil streams fan-outs
+	// without them (nothing resumes one a crash interrupted).
+	FanOuts   ports.FanOutStore
 	Passwords ports.PasswordHasher
 	Keys      ports.KeyGenerator
 	Clock     ports.Clock
@@ -38,7 +41,10 @@ type Application struct {
 	InstanceActor InstanceActorHandler
 	Publish       PublishHandler
 	Enqueue       EnqueueHandler
-	URLs          URLs
+	// FanOuts resumes the fan-outs a crash interrupted (bootstrap runs its
+	// resumer next to the engine).
+	FanOuts FanOutHandler
+	URLs    URLs
 }
 
 // New builds every use case over deps.
@@ -48,6 +54,7 @@ func New(deps Deps, policy domain.NamePolicy, instanceActorName string, urls URL
 	}
 	id := identity{deps: deps, policy: policy}
 	enq := EnqueueHandler{jobs: deps.Jobs, waker: waker}
+	pub := newPublishHandler(deps, urls, enq)
 	return &Application{
 		SignUp:        SignUpHandler{identity: id},
 		Login:         LoginHandler{deps: deps},
@@ -55,7 +62,8 @@ func New(deps Deps, policy domain.NamePolicy, instanceActorName string, urls URL
 		CreatePersona: CreatePersonaHandler{identity: id},
 		CreateGroup:   CreateGroupHandler{identity: id},
 		InstanceActor: InstanceActorHandler{identity: id, name: instanceActorName},
-		Publish:       PublishHandler{deps: deps, urls: urls, enqueue: enq},
+		Publish:       pub,
+		FanOuts:       pub.fanOut,
 		Enqueue:       enq,
 		URLs:          urls,
 	}

@@ -283,10 +283,7 @@ func (h BoostHandler) announce(me LocalActor, b domain.Boost, p domain.Post) Act
 // note's author (who counts it), when remote.
 func (h BoostHandler) send(ctx context.Context, me LocalActor, p domain.Post, act Activity) (EnqueueResult, error) {
 	pub := h.core.pub
-	inboxes, err := pub.followerInboxes(ctx, me.URI)
-	if err != nil {
-		return EnqueueResult{}, err
-	}
+	var inboxes []string
 	if !h.core.local(p.AuthorURI) {
 		fa, err := pub.Resolver.Resolve(ctx, p.AuthorURI)
 		if err != nil && !notFound(err) {
@@ -296,7 +293,7 @@ func (h BoostHandler) send(ctx context.Context, me LocalActor, p domain.Post, ac
 			inboxes = append(inboxes, fa.DeliveryInbox())
 		}
 	}
-	return h.core.send(ctx, me, act, inboxes)
+	return h.core.broadcast(ctx, me, act, inboxes)
 }
 
 // ownPersona is the signed-in account's persona of that name.

@@ -49,6 +49,7 @@ type FederationDeps struct {
 	Foreign   ports.ForeignActorStore
 	Posts     ports.PostStore
 	Jobs      ports.JobStore
+	FanOuts   ports.FanOutStore // nil: fan-outs are not recorded (not resumable)
 	Fetcher   Fetcher
 	Clock     ports.Clock
 	IDs       ports.IDs
@@ -91,11 +92,8 @@ func NewFederation(deps FederationDeps) *Federation {
 	}
 	deps.Log = deps.Log.With("component", "federation")
 	enq := EnqueueHandler{jobs: deps.Jobs, waker: deps.Waker}
-	core := &fedCore{deps: deps, pub: PublishHandler{
-		deps: Deps{Actors: deps.Actors, Followers: deps.Followers, Foreign: deps.Foreign, Posts: deps.Posts,
-			Jobs: deps.Jobs, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log},
-		urls: deps.URLs, enqueue: enq,
-	}}
+	core := &fedCore{deps: deps, pub: newPublishHandler(Deps{Actors: deps.Actors, Followers: deps.Followers, Foreign: deps.Foreign,
+		Posts: deps.Posts, Jobs: deps.Jobs, FanOuts: deps.FanOuts, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log}, deps.URLs, enq)}
 	actors := LocalActorsHandler{core: core}
 	resolver := &ActorResolver{core: core}
 	core.pub.Resolver = resolver
@@ -251,7 +249,33 @@ func (c *fedCore) instanceSigner(ctx context.Context) (keyID, pemText string, er
 // send enqueues one activity to the given inboxes, signed by a local
 // actor.
 func (c *fedCore) send(ctx context.Context, from LocalActor, act Activity, inboxes []string) (EnqueueResult, error) {
-	return c.pub.fanOut(ctx, act, from.ID, from.KeyID(c.deps.URLs), distinct(inboxes))
+	payload, err := act.Marshal()
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	return c.pub.fanOutTo(ctx, act.ID, payload, from.ID, from.KeyID(c.deps.URLs), distinct(inboxes))
+}
+
+// broadcast sends act to the inboxes given (the addressed actors: a few)
+// and then to every accepted follower of from, streamed a page at a time
+// by the fan-out, which records its progress so that a crash mid-way
+// resumes where it stopped; an inbox in both gets one job.
+func (c *fedCore) broadcast(ctx context.Context, from LocalActor, act Activity, inboxes []string) (EnqueueResult, error) {
+	payload, err := act.Marshal()
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	inboxes = distinct(inboxes)
+	keyID := from.KeyID(c.deps.URLs)
+	res, err := c.pub.fanOutTo(ctx, act.ID, payload, from.ID, keyID, inboxes)
+	if err != nil {
+		return res, err
+	}
+	fr, err := c.pub.fanOut.Start(ctx, FanOutOf{ActivityID: act.ID, ActorURI: from.URI, SenderID: from.ID, KeyID: keyID,
+		Payload: payload, Skip: inboxes})
+	res.Queued += fr.Queued
+	res.AlreadyQueued += fr.AlreadyQueued
+	return res, err
 }
 
 // ignore is the result of an activity that is accepted and dropped.

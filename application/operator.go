@@ -21,6 +21,7 @@ type Operator struct {
 	jobs          ports.JobStore
 	instances     ports.InstanceStore
 	names         ports.NameRegistry
+	fanOuts       ports.FanOutStore
 	policy        domain.NamePolicy
 	instanceActor string
 	clock         ports.Clock
@@ -35,6 +36,7 @@ type OperatorDeps struct {
 	Jobs          ports.JobStore
 	Instances     ports.InstanceStore
 	Names         ports.NameRegistry
+	FanOuts       ports.FanOutStore // nil: no fan-out records to show
 	Policy        domain.NamePolicy
 	InstanceActor string // the instance actor's user name
 	Clock         ports.Clock
@@ -48,7 +50,7 @@ func NewOperator(d OperatorDeps) *Operator {
 		actor = strings.ToLower(strings.TrimSpace(d.InstanceActor))
 	}
 	return &Operator{
-		admin: d.JobAdmin, jobs: d.Jobs, instances: d.Instances, names: d.Names, policy: d.Policy,
+		admin: d.JobAdmin, jobs: d.Jobs, instances: d.Instances, names: d.Names, fanOuts: d.FanOuts, policy: d.Policy,
 		instanceActor: actor, clock: d.Clock, waker: d.Waker,
 		lift: LiftQuarantineHandler{Instances: d.Instances, Jobs: d.Jobs, Clock: d.Clock, Waker: d.Waker},
 	}
@@ -302,4 +304,56 @@ func cleanHost(host string) (string, error) {
 		return "", fmt.Errorf("%w: host %q: want host or host:port", domain.ErrInvalidInput, host)
 	}
 	return h, nil
+}
+
+// RecentFanOuts is how many fan-outs the operator surfaces show.
+const RecentFanOuts = 20
+
+// FanOutView is one fan-out's progress: the followers it goes to, the
+// jobs it has enqueued so far and where they are.
+type FanOutView struct {
+	ID        string // the activity id
+	Actor     string
+	Followers int // accepted followers when it began
+	// Enqueued is the jobs present for its activity body (every state);
+	// Recorded is what its record counts (at most Enqueued: see
+	// domain.FanOut.Queued).
+	Enqueued  int
+	Recorded  int
+	Delivered int // succeeded
+	Dead      int
+	Pending   int  // queued or leased
+	Done      bool // every page enqueued
+	Cursor    string
+	Owner     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// FanOuts returns the most recent fan-outs with their progress, newest
+// first (at most limit, RecentFanOuts when limit < 1).
+func (o *Operator) FanOuts(ctx context.Context, limit int) ([]FanOutView, error) {
+	if o.fanOuts == nil {
+		return nil, nil
+	}
+	if limit < 1 {
+		limit = RecentFanOuts
+	}
+	list, err := o.fanOuts.List(ctx, limit)
+	if err != nil {
+		return nil, fmt.Errorf("fan-outs: %w", err)
+	}
+	out := make([]FanOutView, 0, len(list))
+	for _, f := range list {
+		c, err := o.admin.CountsOfBody(ctx, f.BodyID)
+		if err != nil {
+			return nil, fmt.Errorf("fan-out %s progress: %w", f.ID, err)
+		}
+		v := FanOutView{ID: f.ID, Actor: f.ActorURI, Followers: f.Total, Recorded: f.Queued,
+			Delivered: c[domain.JobSucceeded], Dead: c[domain.JobDead], Pending: c[domain.JobQueued] + c[domain.JobLeased],
+			Done: f.Done, Cursor: f.Cursor, Owner: f.Owner, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
+		v.Enqueued = v.Delivered + v.Dead + v.Pending
+		out = append(out, v)
+	}
+	return out, nil
 }

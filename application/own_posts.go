@@ -139,14 +139,14 @@ func (h OwnPostsHandler) Edit(ctx context.Context, cmd EditPost) (OwnPost, error
 	if !changed {
 		return OwnPost{}, fmt.Errorf("%w: the post was edited at the same time; try again", domain.ErrAlreadyExists)
 	}
-	note, inboxes, err := h.audience(ctx, o)
+	note, inboxes, followers, err := h.audience(ctx, o)
 	if err != nil {
 		return OwnPost{}, err
 	}
 	note.Content, note.Updated = cmd.Content, asTime(updated)
 	act := Activity{ID: d.URLs.Activity(o.me.URI, d.IDs.NewID()), Type: "Update", Actor: o.me.URI,
 		Published: asTime(updated), To: note.To, CC: note.CC, Object: note}
-	res, err := h.core.send(ctx, o.me, act, inboxes)
+	res, err := h.send(ctx, o.me, act, inboxes, followers)
 	if err != nil {
 		return OwnPost{}, err
 	}
@@ -165,13 +165,13 @@ func (h OwnPostsHandler) Delete(ctx context.Context, cmd DeletePost) (OwnPost, e
 	if err != nil {
 		return OwnPost{}, err
 	}
-	note, inboxes, err := h.audience(ctx, o)
+	note, inboxes, followers, err := h.audience(ctx, o)
 	if err != nil {
 		return OwnPost{}, err
 	}
 	act := Activity{ID: d.URLs.Activity(o.me.URI, d.IDs.NewID()), Type: "Delete", Actor: o.me.URI,
 		Published: asTime(d.Clock.Now()), To: note.To, CC: note.CC, Object: Tombstone{ID: note.ID, Type: "Tombstone"}}
-	res, err := h.core.send(ctx, o.me, act, inboxes)
+	res, err := h.send(ctx, o.me, act, inboxes, followers)
 	if err != nil {
 		return OwnPost{}, err
 	}
@@ -188,10 +188,12 @@ type Tombstone struct {
 	Type string `json:"type"`
 }
 
-// audience is the post as a Note (addressed as it was published) and the
-// inboxes its Update or Delete goes to. Who a public post mentioned is not
-// kept, so mentioned actors who do not follow the persona are not told.
-func (h OwnPostsHandler) audience(ctx context.Context, o ownPost) (Note, []string, error) {
+// audience is the post as a Note (addressed as it was published), the
+// inboxes its Update or Delete goes to besides the persona's followers,
+// and whether it goes to those followers too (all but a direct post). Who
+// a public post mentioned is not kept, so mentioned actors who do not
+// follow the persona are not told.
+func (h OwnPostsHandler) audience(ctx context.Context, o ownPost) (Note, []string, bool, error) {
 	d, pub := h.core.deps, h.core.pub
 	if o.dm != nil {
 		var to []string
@@ -202,22 +204,19 @@ func (h OwnPostsHandler) audience(ctx context.Context, o ownPost) (Note, []strin
 		}
 		inboxes, tags, err := pub.recipientInboxes(ctx, to)
 		if err != nil {
-			return Note{}, nil, err
+			return Note{}, nil, false, err
 		}
 		return Note{ID: o.dm.ObjectURI, Type: "Note", AttributedTo: o.me.URI, Content: o.dm.Content,
-			Published: asTime(o.dm.Published), To: to, Tag: tags}, inboxes, nil
+			Published: asTime(o.dm.Published), To: to, Tag: tags}, inboxes, false, nil
 	}
 	p := o.post
 	to, cc := addressing(p.Visibility, d.URLs.Followers(o.me.URI), nil)
-	inboxes, err := pub.followerInboxes(ctx, o.me.URI)
-	if err != nil {
-		return Note{}, nil, err
-	}
+	var inboxes []string
 	if p.GroupURI != "" {
 		to = append(to, p.GroupURI)
-		members, err := pub.followerInboxes(ctx, p.GroupURI)
+		members, err := pub.memberInboxes(ctx, p.GroupURI)
 		if err != nil {
-			return Note{}, nil, err
+			return Note{}, nil, false, err
 		}
 		inboxes = append(inboxes, members...)
 	}
@@ -230,7 +229,16 @@ func (h OwnPostsHandler) audience(ctx context.Context, o ownPost) (Note, []strin
 		}
 	}
 	return Note{ID: p.ObjectURI, Type: "Note", AttributedTo: o.me.URI, Content: p.Content, Published: asTime(p.Published),
-		To: to, CC: cc, InReplyTo: p.InReplyTo, Tag: tags}, distinct(inboxes), nil
+		To: to, CC: cc, InReplyTo: p.InReplyTo, Tag: tags}, distinct(inboxes), true, nil
+}
+
+// send queues act to the inboxes and, when followers, to every follower
+// of the persona, streamed.
+func (h OwnPostsHandler) send(ctx context.Context, me LocalActor, act Activity, inboxes []string, followers bool) (EnqueueResult, error) {
+	if followers {
+		return h.core.broadcast(ctx, me, act, inboxes)
+	}
+	return h.core.send(ctx, me, act, inboxes)
 }
 
 // replyAuthor is the remote author of the note a post replies to, when we

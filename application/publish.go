@@ -56,7 +56,14 @@ type PublishHandler struct {
 	deps     Deps
 	urls     URLs
 	enqueue  EnqueueHandler
+	fanOut   FanOutHandler
 	Resolver Resolver // nil: the cache only
+}
+
+func newPublishHandler(deps Deps, urls URLs, enq EnqueueHandler) PublishHandler {
+	h := PublishHandler{deps: deps, urls: urls, enqueue: enq}
+	h.fanOut = FanOutHandler{deps: deps, enqueue: enq, local: h.local}
+	return h
 }
 
 // Handle checks that the persona is the account's, stores the post, and
@@ -96,10 +103,11 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 			return Published{}, fmt.Errorf("%w: a direct post cannot be a reply yet", domain.ErrInvalidInput)
 		}
 	}
-	var inboxes []string
+	var inboxes []string    // addressed recipients' inboxes
 	var tags []Tag          // a Mention per remote actor addressed
 	var groups []LocalActor // local groups addressed: they announce the post
-	if cmd.Visibility == domain.VisibilityDirect {
+	toFollowers := cmd.Visibility != domain.VisibilityDirect
+	if !toFollowers {
 		dm, err := domain.NewDmPost(id, noteURI, actor, cmd.Content, cmd.To, now)
 		if err != nil {
 			return Published{}, err
@@ -114,9 +122,6 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 	} else {
 		p, err := domain.NewPost(id, noteURI, actor, cmd.Content, cmd.Visibility, now)
 		if err != nil {
-			return Published{}, err
-		}
-		if inboxes, err = h.followerInboxes(ctx, actor); err != nil {
 			return Published{}, err
 		}
 		if groups, err = h.addressedGroups(ctx, cmd.To); err != nil {
@@ -157,27 +162,40 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 		ID: h.urls.Activity(actor, id), Type: "Create", Actor: actor, Published: asTime(now), To: to, CC: cc,
 		Object: Note{ID: noteURI, Type: "Note", AttributedTo: actor, Content: cmd.Content, Published: asTime(now), To: to, CC: cc, InReplyTo: cmd.InReplyTo, Tag: tags},
 	}
-	res, err := h.fanOut(ctx, act, a.ID, h.urls.Key(actor), inboxes)
+	payload, err := act.Marshal()
 	if err != nil {
 		return Published{}, err
+	}
+	// The addressed recipients first (a few), then the followers, streamed.
+	res, err := h.fanOutTo(ctx, act.ID, payload, a.ID, h.urls.Key(actor), inboxes)
+	if err != nil {
+		return Published{}, err
+	}
+	n := len(inboxes)
+	if toFollowers {
+		fr, err := h.fanOut.Start(ctx, FanOutOf{ActivityID: act.ID, ActorURI: actor, SenderID: a.ID, KeyID: h.urls.Key(actor),
+			Payload: payload, Skip: inboxes})
+		res.Queued += fr.Queued
+		res.AlreadyQueued += fr.AlreadyQueued
+		n += fr.Inboxes
+		if err != nil {
+			return Published{}, err
+		}
 	}
 	if err := h.announceInGroups(ctx, groups, act, cmd.Visibility == domain.VisibilityPublic); err != nil {
 		return Published{}, err
 	}
-	d.Log.Info("post published", "object", noteURI, "inboxes", len(inboxes), "queued", res.Queued)
-	return Published{ID: id, ObjectURI: noteURI, ActivityID: act.ID, Inboxes: len(inboxes), EnqueueResult: res}, nil
+	d.Log.Info("post published", "object", noteURI, "inboxes", n, "queued", res.Queued)
+	return Published{ID: id, ObjectURI: noteURI, ActivityID: act.ID, Inboxes: n, EnqueueResult: res}, nil
 }
 
-// fanOut enqueues one job per inbox for the activity.
-func (h PublishHandler) fanOut(ctx context.Context, act Activity, senderID, keyID string, inboxes []string) (EnqueueResult, error) {
-	payload, err := act.Marshal()
-	if err != nil {
-		return EnqueueResult{}, err
-	}
+// fanOutTo enqueues one job per inbox for the activity (a short list: the
+// addressed recipients).
+func (h PublishHandler) fanOutTo(ctx context.Context, activityID string, payload []byte, senderID, keyID string, inboxes []string) (EnqueueResult, error) {
 	now := h.deps.Clock.Now()
 	jobs := make([]domain.Job, 0, len(inboxes))
 	for _, inbox := range inboxes {
-		j, err := domain.NewJob(h.deps.IDs.NewID(), act.ID, inbox, senderID, keyID, payload, now)
+		j, err := domain.NewJob(h.deps.IDs.NewID(), activityID, inbox, senderID, keyID, payload, now)
 		if err != nil {
 			h.deps.Log.Warn("skipping an inbox that is not a valid URL", "inbox", inbox, "err", err)
 			continue
@@ -185,36 +203,6 @@ func (h PublishHandler) fanOut(ctx context.Context, act Activity, senderID, keyI
 		jobs = append(jobs, j)
 	}
 	return h.enqueue.Handle(ctx, jobs)
-}
-
-// followerInboxes pages through accepted followers and returns their
-// distinct delivery inboxes, one store call per page.
-func (h PublishHandler) followerInboxes(ctx context.Context, actor string) ([]string, error) {
-	var inboxes []string
-	after := ""
-	for {
-		page, err := h.deps.Followers.Followers(ctx, actor, domain.FollowAccepted, after, followerPage)
-		if err != nil {
-			return nil, err
-		}
-		uris := make([]string, 0, len(page))
-		for _, f := range page {
-			if !h.local(f.FollowerURI) {
-				uris = append(uris, f.FollowerURI)
-			}
-		}
-		actors, err := h.deps.Foreign.ByActorURIs(ctx, uris)
-		if err != nil {
-			return nil, err
-		}
-		for _, fa := range actors {
-			inboxes = append(inboxes, fa.DeliveryInbox())
-		}
-		if len(page) < followerPage {
-			return distinct(inboxes), nil
-		}
-		after = page[len(page)-1].FollowerURI
-	}
 }
 
 // recipientInboxes resolves addressed actors to their inboxes, and gives

@@ -64,9 +64,43 @@ func (h PublishHandler) announce(ctx context.Context, g LocalActor, note Note, p
 		ID: h.urls.Activity(g.URI, "announce-"+shortHash(note.ID)), Type: "Announce", Actor: g.URI,
 		Published: asTime(h.deps.Clock.Now()), To: to, CC: cc, Object: note,
 	}
-	inboxes, err := h.followerInboxes(ctx, g.URI)
+	payload, err := act.Marshal()
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	return h.fanOut(ctx, act, g.ID, h.urls.Key(g.URI), inboxes)
+	res, err := h.fanOut.Start(ctx, FanOutOf{ActivityID: act.ID, ActorURI: g.URI, SenderID: g.ID, KeyID: h.urls.Key(g.URI), Payload: payload})
+	return res.EnqueueResult, err
+}
+
+// memberInboxes are the inboxes of a local group's accepted followers,
+// read a page at a time into one list. An edit or delete of a post made
+// in a group reaches the members with it; the group's own Announce of a
+// new post is the streamed fan-out (announce), this list is only for
+// those rarer activities, and is bounded by the group's membership.
+func (h PublishHandler) memberInboxes(ctx context.Context, group string) ([]string, error) {
+	var inboxes []string
+	after := ""
+	for {
+		page, err := h.deps.Followers.Followers(ctx, group, domain.FollowAccepted, after, followerPage)
+		if err != nil {
+			return nil, err
+		}
+		uris := make([]string, 0, len(page))
+		for _, f := range page {
+			if !h.local(f.FollowerURI) {
+				uris = append(uris, f.FollowerURI)
+			}
+		}
+		actors, err := h.deps.Foreign.ByActorURIs(ctx, uris)
+		if err != nil {
+			return nil, err
+		}
+		for _, fa := range actors {
+			inboxes = append(inboxes, fa.DeliveryInbox())
+		}
+		if len(page) < followerPage {
+			return distinct(inboxes), nil
+		}
+		after = page[len(page)-1].FollowerURI
+	}
 }

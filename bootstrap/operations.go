@@ -22,7 +22,7 @@ var operationsSet = wire.NewSet(ProvideOperator, ProvideAdmin, ProvideMetrics, P
 // through the store).
 func ProvideOperator(cfg Config, s *Stores, policy domain.NamePolicy, clock ports.Clock, waker *application.Engine) *application.Operator {
 	d := application.OperatorDeps{
-		JobAdmin: s.JobAdmin, Jobs: s.Jobs, Instances: s.Instances, Names: s.Names, Policy: policy,
+		JobAdmin: s.JobAdmin, Jobs: s.Jobs, Instances: s.Instances, Names: s.Names, FanOuts: s.FanOuts, Policy: policy,
 		InstanceActor: cfg.InstanceActor, Clock: clock,
 	}
 	if waker != nil {

@@ -83,6 +83,13 @@ func (s *Server) Run(ctx context.Context) error {
 		defer close(engineDone)
 		_ = s.engine.Run(engineCtx)
 	}()
+	// Fan-outs a crash interrupted (here or in another process) go on
+	// after their recorded cursor.
+	resumerDone := make(chan struct{})
+	go func() {
+		defer close(resumerDone)
+		s.app.FanOuts.RunResumer(engineCtx)
+	}()
 
 	srv := &http.Server{
 		Handler:           s.http,
@@ -115,6 +122,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.log.Warn("http shutdown", "err", err)
 	}
 	<-engineDone
+	<-resumerDone
 	s.log.Info("stopped")
 	return runErr
 }

@@ -18,6 +18,7 @@ type Stores struct {
 	Names     ports.NameRegistry
 	Instances ports.InstanceStore
 	Followers ports.FollowerStore
+	FanOuts   ports.FanOutStore
 	Users     ports.UserStore
 	Tokens    ports.TokenStore
 	Actors    ports.ActorStore
@@ -64,6 +65,7 @@ func openMemory() *Stores {
 		Names:      memory.NewNameRegistry(),
 		Instances:  memory.NewInstanceStore(),
 		Followers:  memory.NewFollowerStore(),
+		FanOuts:    memory.NewFanOutStore(),
 		Users:      accounts,
 		Tokens:     accounts,
 		Actors:     accounts,

@@ -55,6 +55,7 @@ func openMongo(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func
 		Names:      mongo.NewNameRegistry(db),
 		Instances:  mongo.NewInstanceStore(db),
 		Followers:  mongo.NewFollowerStore(db),
+		FanOuts:    mongo.NewFanOutStore(db),
 		Users:      accounts,
 		Tokens:     accounts,
 		Actors:     accounts,

@@ -41,6 +41,7 @@ func openPostgres(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, f
 		Names:      postgres.NewNameRegistry(pool),
 		Instances:  postgres.NewInstanceStore(pool),
 		Followers:  postgres.NewFollowerStore(pool),
+		FanOuts:    postgres.NewFanOutStore(pool),
 		Users:      accounts,
 		Tokens:     accounts,
 		Actors:     accounts,

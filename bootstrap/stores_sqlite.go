@@ -60,6 +60,7 @@ func sqliteStores(db *sqlite.DB) *Stores {
 		Names:     sqlite.NewNameRegistry(db),
 		Instances: sqlite.NewInstanceStore(db),
 		Followers: sqlite.NewFollowerStore(db),
+		FanOuts:   sqlite.NewFanOutStore(db),
 		Users:     accounts,
 		Tokens:    accounts,
 		Actors:    accounts,

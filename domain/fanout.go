@@ -22,9 +22,10 @@ type FanOut struct {
 	// none yet).
 	Cursor string
 	Total  int // accepted followers when the fan-out began
-	// Queued counts the jobs this fan-out inserted (a duplicate inbox or a
-	// re-enqueued page is not counted twice: the store reports it as
-	// already queued).
+	// Queued counts the jobs its recorded pages inserted. A page enqueued
+	// but not recorded before a crash is not counted (enqueued again, its
+	// jobs come back as already queued), so it may fall short, never
+	// over; the jobs themselves are counted by ports.JobAdmin.CountsOfBody.
 	Queued int
 	Done   bool
 	// Owner and LeaseUntil say who is running it; another process may

@@ -87,7 +87,8 @@ func (s *FanOutStore) Advance(ctx context.Context, p ports.FanOutProgress) (doma
 		bson.D{{Key: "_id", Value: p.ID}, {Key: "owner", Value: p.Owner}, {Key: "done", Value: false}},
 		bson.D{{Key: "$set", Value: set}, {Key: "$max", Value: bson.D{{Key: "cursor", Value: p.Cursor}}},
 			{Key: "$inc", Value: bson.D{{Key: "queued", Value: p.Queued}}}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After).SetProjection(withoutPayload)).Decode(&d)
+		// No projection: FerretDB v1 does not implement findAndModify's.
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
 	if err == nil {
 		return d.fanOut(), nil
 	}

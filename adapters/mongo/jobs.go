@@ -51,7 +51,7 @@ type jobDoc struct {
 	Host       string `bson:"host"`
 	SenderID   string `bson:"senderId"`
 	KeyID      string `bson:"keyId"`
-	// Payload is set only on jobs stored before migration 007; since, the
+	// Payload is set only on jobs stored before migration 005; since, the
 	// body is kept once in bodies and named by BodyID.
 	Payload    []byte    `bson:"payload,omitempty"`
 	BodyID     string    `bson:"bodyId,omitempty"`

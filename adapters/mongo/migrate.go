@@ -204,6 +204,21 @@ func MigrateDown(ctx context.Context, client *mongodrv.Client, dbName string, st
 		if v == 0 {
 			return nil
 		}
+		if v == bodiesVersion {
+			err := mg.locked(ctx, func(cur int, dirty bool) error {
+				if cur != bodiesVersion || dirty {
+					return nil
+				}
+				n, err := restoreBodies(ctx, mg.db)
+				if err == nil {
+					mg.log.Info("mongo: put each job's body back into its payload", slog.Int("jobs", n))
+				}
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("migration 005 down: %w", err)
+			}
+		}
 		if v == moveDeliveriesVersion {
 			err := mg.locked(ctx, func(cur int, dirty bool) error {
 				if cur != moveDeliveriesVersion || dirty {

@@ -10,6 +10,13 @@
 //	003 jobs_queue          the job queue's and breaker's unique indexes, and
 //	                        an index on the legacy deliveries' state for 004
 //	004 move_deliveries     the legacy deliveries → jobs move; Go code, see below
+//	005 bodies_and_fan_outs each activity body once in bodies, jobs naming it
+//	                        in bodyId, and the fan-out records (issue 15). Up
+//	                        is a marker: older jobs keep their payload field,
+//	                        which the stores still read. Down is Go code
+//	                        (adapters/mongo.MigrateDown): each job gets its
+//	                        body back in payload, then bodies, fan_outs and
+//	                        the jobs_body_id index are dropped.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

@@ -179,6 +179,7 @@ var skipped = map[string]string{
 	"InstanceStore/ConcurrentUpdatesAreAllCounted":         notAtomic,
 	"InstanceStore/ConcurrentUpdateManysAreAllCounted":     notAtomic,
 	"FollowerStore/ConcurrentAddsCreateOnce":               notAtomic,
+	"FanOutStore/ConcurrentClaimsTakeEachOnce":             notAtomic,
 	"Indexes/LeaseQueryIsAnIndexScan":                      noPlanner,
 	"Migrations/001RemovesDuplicatesAndFillsReservedNames": noMerge,
 	"Migrations/ConcurrentMigrateUpMigratesOnce":           notAtomic,
@@ -198,7 +199,7 @@ func skip[O any](prefix string, mk func(name, reason string) O) []O {
 func TestContracts(t *testing.T) {
 	t.Log("server: embedded FerretDB v1.24.2 (SQLite backend)")
 	var opts []contract.Option
-	for _, p := range []string{"JobStore", "NameRegistry", "InstanceStore", "FollowerStore"} {
+	for _, p := range []string{"JobStore", "NameRegistry", "InstanceStore", "FollowerStore", "FanOutStore"} {
 		opts = append(opts, skip(p, contract.Skip)...)
 	}
 	mongotest.Contracts(t, client, nil, opts...)

@@ -53,6 +53,7 @@ func (h *Handler) Register(r *mux.Router) {
 	api("/admin/api/jobs/{id}/retry", h.retryJob, http.MethodPost)
 	api("/admin/api/hosts/{host}/retry-dead", h.retryHostDead, http.MethodPost)
 	api("/admin/api/instances", h.instances, http.MethodGet)
+	api("/admin/api/fanouts", h.fanOuts, http.MethodGet)
 	api("/admin/api/instances/{host}/lift", h.lift, http.MethodPost)
 	api("/admin/api/names", h.listNames, http.MethodGet)
 	api("/admin/api/names", h.reserveName, http.MethodPost)

@@ -32,6 +32,7 @@ type bundle struct {
 	jobs      *memory.JobStore
 	instances *memory.InstanceStore
 	names     *memory.NameRegistry
+	fanOuts   *memory.FanOutStore
 	clock     *fake.Clock
 	ids       *fake.IDs
 }
@@ -39,10 +40,10 @@ type bundle struct {
 func setup(t *testing.T, adminToken string) *bundle {
 	t.Helper()
 	b := &bundle{jobs: memory.NewJobStore(), instances: memory.NewInstanceStore(), names: memory.NewNameRegistry(),
-		clock: fake.NewClock(t0), ids: fake.NewIDs("job")}
+		fanOuts: memory.NewFanOutStore(), clock: fake.NewClock(t0), ids: fake.NewIDs("job")}
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	op := application.NewOperator(application.OperatorDeps{JobAdmin: b.jobs, Jobs: b.jobs, Instances: b.instances,
-		Names: b.names, Policy: policy, InstanceActor: "instance", Clock: b.clock})
+		Names: b.names, FanOuts: b.fanOuts, Policy: policy, InstanceActor: "instance", Clock: b.clock})
 	r := mux.NewRouter()
 	admin.New(op, adminToken, nil).Register(r)
 	b.Server = httptest.NewServer(r)
@@ -119,6 +120,7 @@ var endpoints = []struct{ method, path, body string }{
 	{"GET", "/admin/api/instances", ""},
 	{"POST", "/admin/api/instances/a.example/lift", ""},
 	{"GET", "/admin/api/names", ""},
+	{"GET", "/admin/api/fanouts", ""},
 	{"POST", "/admin/api/names", `{"name":"ops"}`},
 	{"DELETE", "/admin/api/names/ops", ""},
 }
@@ -347,5 +349,83 @@ func TestStatusAgreesWithHTTPAPI(t *testing.T) {
 		if a, h := admin.Status(err), httpapi.Status(err); a != h {
 			t.Errorf("%v: admin %d, httpapi %d", err, a, h)
 		}
+	}
+}
+
+// fanOut records a fan-out of one activity to followers followers, with
+// queued jobs enqueued, delivered of them succeeded and one dead.
+func (b *bundle) fanOut(t *testing.T, followers, queued, delivered int) domain.FanOut {
+	t.Helper()
+	ctx := context.Background()
+	const act = "https://local.example/users/a/activities/big"
+	payload := []byte(`{"id":"` + act + `","type":"Create"}`)
+	f, err := domain.NewFanOut(act, "https://local.example/users/a", "s", "https://local.example/users/a#main-key", payload, followers, "p1", t0, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.fanOuts.Create(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	var jobs []domain.Job
+	for i := range queued {
+		j, err := domain.NewJob(b.ids.NewID(), act, fmt.Sprintf("https://h%d.example/inbox", i), "s", f.KeyID, payload, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, j)
+	}
+	if _, err := b.jobs.Enqueue(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fanOuts.Advance(ctx, ports.FanOutProgress{ID: act, Owner: "p1", Cursor: "https://r.example/u/m", Queued: queued, Now: t0, Until: t0.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	// Lease everything; settle the fan-out's first delivered+1 jobs (one
+	// dead) and give every other job back as it was.
+	leased, err := b.jobs.LeaseBatch(ctx, ports.LeaseRequest{Owner: "t", Token: "fan", Now: t0, Until: t0.Add(time.Minute), Limit: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st []ports.Settlement
+	n := 0
+	for _, j := range leased {
+		s := ports.Settlement{ID: j.ID, Token: "fan", State: domain.JobQueued, Attempts: j.Attempts, RunAt: j.RunAt}
+		if j.ActivityID == act && n <= delivered {
+			s = ports.Settlement{ID: j.ID, Token: "fan", State: domain.JobSucceeded, Attempts: 1, FinishedAt: t0}
+			if n == 0 {
+				s.State, s.LastError = domain.JobDead, "410 Gone"
+			}
+			n++
+		}
+		st = append(st, s)
+	}
+	if _, err := b.jobs.Settle(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestFanOutProgress(t *testing.T) {
+	t.Parallel()
+	b := setup(t, token)
+	b.enqueue(t, "https://other.example/inbox") // another activity: not counted
+	f := b.fanOut(t, 1000, 40, 10)
+	code, body, _ := b.call(t, "GET", "/admin/api/fanouts", "Bearer "+token, "")
+	if code != 200 {
+		t.Fatalf("%d %v", code, body)
+	}
+	list := body["fan_outs"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("fan-outs %v", body)
+	}
+	got := list[0].(map[string]any)
+	for k, want := range map[string]any{"id": f.ID, "followers": 1000.0, "enqueued": 40.0, "recorded": 40.0,
+		"delivered": 10.0, "dead": 1.0, "pending": 29.0, "done": false, "owner": "p1"} {
+		if got[k] != want {
+			t.Errorf("%s = %v, want %v (%v)", k, got[k], want, got)
+		}
+	}
+	if code, body, _ := b.call(t, "GET", "/admin/api/fanouts?limit=0", "Bearer "+token, ""); code != 422 && code != 400 {
+		t.Errorf("limit=0: %d %v", code, body)
 	}
 }

@@ -242,3 +242,45 @@ func (h *Handler) releaseName(w http.ResponseWriter, r *http.Request) {
 	h.log.Info("operator released a system name", "name", name)
 	w.WriteHeader(http.StatusNoContent)
 }
+
+type fanOutJSON struct {
+	ID        string    `json:"id"`
+	Actor     string    `json:"actor"`
+	Followers int       `json:"followers"`
+	Enqueued  int       `json:"enqueued"`
+	Recorded  int       `json:"recorded"`
+	Delivered int       `json:"delivered"`
+	Dead      int       `json:"dead"`
+	Pending   int       `json:"pending"`
+	Done      bool      `json:"done"`
+	Cursor    string    `json:"cursor,omitempty"`
+	Owner     string    `json:"owner,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// fanOuts lists the recent fan-outs with their progress (?limit=, at most
+// application.RecentFanOuts by default).
+func (h *Handler) fanOuts(w http.ResponseWriter, r *http.Request) {
+	limit := 0
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > application.MaxJobPage {
+			h.writeError(w, r, fmt.Errorf("%w: limit must be 1 to %d", domain.ErrInvalidInput, application.MaxJobPage))
+			return
+		}
+		limit = n
+	}
+	list, err := h.op.FanOuts(r.Context(), limit)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	out := make([]fanOutJSON, len(list))
+	for i, f := range list {
+		out[i] = fanOutJSON{ID: f.ID, Actor: f.Actor, Followers: f.Followers, Enqueued: f.Enqueued, Recorded: f.Recorded,
+			Delivered: f.Delivered, Dead: f.Dead, Pending: f.Pending, Done: f.Done, Cursor: f.Cursor, Owner: f.Owner,
+			CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"fan_outs": out})
+}

@@ -174,6 +174,14 @@ type dashboardView struct {
 	RecentDead []deadView
 	DeadTotal  int
 	DeadScan   int
+	FanOuts    []fanOutView
+}
+
+type fanOutView struct {
+	ID, Actor, Started, Percent          string
+	Followers, Enqueued, Delivered, Dead int
+	Pending                              int
+	Done                                 bool
 }
 
 const timeFormat = "2006-01-02 15:04:05 UTC"
@@ -221,6 +229,11 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) {
 		h.pageError(w, r, err)
 		return
 	}
+	fans, err := h.op.FanOuts(ctx, application.RecentFanOuts)
+	if err != nil {
+		h.pageError(w, r, err)
+		return
+	}
 	v := dashboardView{At: formatTime(s.At), Refresh: RefreshSeconds, CSRF: h.derive("csrf"), Total: s.Total,
 		DeadTotal: s.ByState[domain.JobDead], DeadScan: deadScan}
 	if c, err := r.Cookie(flashCookie); err == nil {
@@ -242,6 +255,14 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) {
 	for _, j := range dead {
 		v.RecentDead = append(v.RecentDead, deadView{ID: j.ID, Host: j.Host, Inbox: j.Inbox, Error: j.LastError,
 			Finished: formatTime(j.FinishedAt), Attempts: j.Attempts})
+	}
+	for _, f := range fans {
+		fv := fanOutView{ID: f.ID, Actor: f.Actor, Started: formatTime(f.CreatedAt), Followers: f.Followers,
+			Enqueued: f.Enqueued, Delivered: f.Delivered, Dead: f.Dead, Pending: f.Pending, Done: f.Done}
+		if f.Enqueued > 0 {
+			fv.Percent = fmt.Sprintf("%.1f%%", 100*float64(f.Delivered)/float64(f.Enqueued))
+		}
+		v.FanOuts = append(v.FanOuts, fv)
 	}
 	h.page.render(w, http.StatusOK, "dashboard.html", v)
 }

@@ -110,11 +110,14 @@ func TestPageShowsTheQueue(t *testing.T) {
 	b.kill(t, "https://gone.example/inbox", "410 Gone: <script>alert(1)</script>")
 	b.enqueue(t, "https://a.example/inbox")
 	b.quarantine(t, "down.example")
+	b.fanOut(t, 1000, 4, 2) // 4 jobs more: 1 queued, 2 succeeded, 1 dead
 	br := newBrowser(t, b)
 	br.signIn()
 	_, page, hdr := br.do("GET", "/admin", nil, nil)
 	for _, want := range []string{
-		`id="state-queued"><b>1</b>`, `id="state-dead"><b>1</b>`, `data-host="down.example"`,
+		`data-fanout="https://local.example/users/a/activities/big"`, `<td class="n">1000</td><td class="n">4</td><td class="n">2 <small>(50.0%)</small></td><td class="n">1</td><td class="n">1</td>`,
+		"enqueueing",
+		`id="state-queued"><b>2</b>`, `id="state-dead"><b>2</b>`, `data-host="down.example"`,
 		"/admin/instances/down.example/lift", "https://gone.example/inbox", "410 Gone: &lt;script&gt;",
 		"/admin/hosts/gone.example/retry-dead",
 	} {

@@ -422,9 +422,9 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			if err != nil || leased.ActivityID != act2 {
 				t.Fatalf("lease dl2's job: %+v %v", leased, err)
 			}
-			down(t, client, db, 1)
+			down(t, client, db, int(latest(t))-3)
 			if v := version(t, client, db); v != 3 {
-				t.Fatalf("version %d after one step down, want 3", v)
+				t.Fatalf("version %d after stepping down past 004, want 3", v)
 			}
 			want := map[string]string{"dl1": "pending", "dl2": "abandoned", "dl3": "done", "dl4": "abandoned", "dl5": "pending", "dl6": "abandoned"}
 			if got := deliveryState(t, db); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -448,6 +448,59 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			}
 			if got := deliveryState(t, db); got["dl1"] != "abandoned" || got["dl5"] != "unmovable" {
 				t.Fatalf("legacy rows after up again %v", got)
+			}
+		}},
+		{"005DownPutsEachBodyBackIntoItsJobs", func(t *testing.T) {
+			db := migrationDB(t, client, o)
+			up(t, client, db)
+			if _, err := mongo.EnsureIndexes(Ctx(t), db, nil); err != nil {
+				t.Fatal(err)
+			}
+			ctx := Ctx(t)
+			shared, own := []byte(`{"id":"https://l.example/a/1","type":"Create"}`), []byte(`{"id":"https://l.example/a/2","type":"Follow"}`)
+			var jobs []domain.Job
+			for i, p := range [][]byte{shared, shared, own} {
+				j, err := domain.NewJob(fmt.Sprintf("b%d", i), fmt.Sprintf("https://l.example/a/%d", i), fmt.Sprintf("https://h%d.example/inbox", i),
+					"av1", alice+"#main-key", p, base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				jobs = append(jobs, j)
+			}
+			if _, err := mongo.NewJobStore(db).Enqueue(ctx, jobs); err != nil {
+				t.Fatal(err)
+			}
+			f, _ := domain.NewFanOut("https://l.example/a/1", alice, "av1", alice+"#main-key", shared, 2, "p", base, base)
+			if err := mongo.NewFanOutStore(db).Create(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+			if n := count(t, db, "bodies", bson.D{}); n != 2 {
+				t.Fatalf("%d bodies before down, want 2", n)
+			}
+			down(t, client, db, int(latest(t))-4)
+			if v := version(t, client, db); v != 4 {
+				t.Fatalf("version %d after 005 down, want 4", v)
+			}
+			for id, want := range map[string][]byte{"b0": shared, "b1": shared, "b2": own} {
+				var d struct {
+					Payload []byte `bson:"payload"`
+					BodyID  string `bson:"bodyId"`
+				}
+				if err := db.Collection("jobs").FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil || string(d.Payload) != string(want) || d.BodyID != "" {
+					t.Fatalf("%s after 005 down: payload %q body %q (%v)", id, d.Payload, d.BodyID, err)
+				}
+			}
+			names, err := db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: bson.D{{Key: "$in", Value: bson.A{"bodies", "fan_outs"}}}}})
+			if err != nil || len(names) != 0 {
+				t.Fatalf("collections left after 005 down: %v %v", names, err)
+			}
+			up(t, client, db)
+			if _, err := mongo.EnsureIndexes(ctx, db, nil); err != nil {
+				t.Fatal(err)
+			}
+			got, err := mongo.NewJobStore(db).Get(ctx, "b2")
+			if err != nil || string(got.Payload) != string(own) {
+				t.Fatalf("a job with its payload back, read after up again: %q %v", got.Payload, err)
 			}
 		}},
 		{"DownStepByStep", func(t *testing.T) {

@@ -17,6 +17,9 @@
 //	                   `openssl speed rsa2048`
 //	memory             RSS with 100,000 queued jobs in the memory store, and
 //	                   RSS over a fan-out on PostgreSQL
+//	followers          one post to 10k/100k/1M followers on PostgreSQL:
+//	                   enqueue jobs/s against River's InsertManyFast, the
+//	                   publisher's peak RSS, bytes on disk per queued job
 //
 // The fan-out runs the engine in a child process (the same binary, the
 // "worker" subcommand) so that the fake servers and the measurement do not
@@ -38,12 +41,15 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		os.Exit(workerMain(os.Args[2:]))
 	}
+	if len(os.Args) > 2 && os.Args[1] == "publish" {
+		os.Exit(publishMain(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "hold" {
 		os.Exit(holdMain(os.Args[2:]))
 	}
 	out := flag.String("out", "docs/benchmarks.md", "report to write")
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
-	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,engine-mongo,fanout", "which measurements, comma-separated")
+	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,engine-mongo,fanout,followers", "which measurements, comma-separated")
 	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue and lease rows measure, comma-separated")
 	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither; empty: all)")
 	engineSystems := flag.String("engine-systems", "herald,river", "which systems the engine rows measure (herald, herald-no-ahead: Herald with EngineConfig.LeaseAhead off, river)")
@@ -81,6 +87,7 @@ func main() {
 		{"engine-sqlite", benchEngineSQLite},
 		{"engine-mongo", func(ctx context.Context, r *report) error { return benchEngineMongo(ctx, r, *mongoURI) }},
 		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL, rowSet(*fanoutRows)) }},
+		{"followers", func(ctx context.Context, r *report) error { return benchFollowers(ctx, r, *dbURL) }},
 	}
 	failed := false
 	for _, s := range steps {

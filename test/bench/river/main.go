@@ -66,7 +66,17 @@ func main() {
 	jobs := flag.Int("jobs", 20_000, "jobs to drain")
 	hosts := flag.Int("hosts", 1000, "distinct inbox hosts")
 	payloadBytes := flag.Int("payload-bytes", 1271, "size of each job's activity")
+	insertOnly := flag.Bool("insert-only", false, "only time inserting -jobs jobs with InsertManyFast, 1,000 a call, and print {insert_per_second}")
 	flag.Parse()
+	if *insertOnly {
+		rate, err := insertRate(*dbURL, *jobs, *hosts, *payloadBytes)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "river bench:", err)
+			os.Exit(1)
+		}
+		_ = json.NewEncoder(os.Stdout).Encode(map[string]float64{"insert_per_second": rate})
+		return
+	}
 	res, err := run(*dbURL, *workers, *jobs, *hosts, *payloadBytes)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "river bench:", err)
@@ -186,4 +196,54 @@ func run(dbURL string, workers, jobs, hosts, payloadBytes int) (Result, error) {
 		return Result{}, err
 	}
 	return Result{System: "river", Workers: workers, Jobs: jobs, Seconds: took.Seconds(), Statements: statements, Commits: commits1 - commits0}, nil
+}
+
+// insertRate times inserting jobs with InsertManyFast, 1,000 a call (as
+// Herald's fan-out enqueues), into a schema of its own.
+func insertRate(dbURL string, jobs, hosts, payloadBytes int) (float64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return 0, err
+	}
+	defer admin.Close(context.Background())
+	schema := "river_ins_" + strings.ToLower(rand.Text()[:10])
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return 0, err
+	}
+	defer func() { _, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	pool, err := pgxpool.New(ctx, pgcount.WithParams(dbURL, map[string]string{"search_path": schema}))
+	if err != nil {
+		return 0, err
+	}
+	defer pool.Close()
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Schema: schema, Logger: quiet})
+	if err == nil {
+		_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("migrate: %w", err)
+	}
+	ws := river.NewWorkers()
+	river.AddWorker(ws, &noopWorker{})
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: schema, Workers: ws, Logger: quiet})
+	if err != nil {
+		return 0, err
+	}
+	payload := strings.Repeat("x", payloadBytes)
+	params := make([]river.InsertManyParams, 0, 1000)
+	start := time.Now()
+	for from := 0; from < jobs; from += 1000 {
+		params = params[:0]
+		for i := from; i < min(from+1000, jobs); i++ {
+			params = append(params, river.InsertManyParams{Args: deliverArgs{
+				Inbox: fmt.Sprintf("https://h%04d.example/users/u%d/inbox", i%hosts, i), Payload: payload}})
+		}
+		if _, err := client.InsertManyFast(ctx, params); err != nil {
+			return 0, fmt.Errorf("insert: %w", err)
+		}
+	}
+	return float64(jobs) / time.Since(start).Seconds(), nil
 }

@@ -1,0 +1,215 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// Fan-out tuning.
+const (
+	// FanOutLease is how long a fan-out stays with the process running it
+	// without news; each page extends it. A process that dies mid-way
+	// leaves its fan-out to be claimed this long after its last page.
+	FanOutLease = 30 * time.Second
+	// FanOutResumeEvery is how often a process looks for fan-outs whose
+	// runner died.
+	FanOutResumeEvery = 10 * time.Second
+	// maxSharedSeen bounds the shared inboxes one run remembers to skip
+	// repeats across pages; beyond it the set starts over and the jobs'
+	// dedupe keys catch the repeats (reported as already queued).
+	maxSharedSeen = 10000
+)
+
+// FanOutHandler delivers an activity to every accepted follower of a local
+// actor, streamed: one page of followers at a time is resolved to inboxes
+// (shared inboxes first) and enqueued in batches, so memory stays bounded
+// by the page, not by the follower count. With a FanOutStore each page is
+// recorded in a durable FanOut before the next is read, and a fan-out
+// whose process died is claimed (Resume) and continued after its cursor;
+// the dedupe keys make the page that was enqueued but not recorded a
+// no-op the second time, so every inbox gets exactly one job.
+type FanOutHandler struct {
+	deps    Deps
+	enqueue EnqueueHandler
+	local   func(uri string) bool
+}
+
+// FanOutOf starts a fan-out of one activity to the followers of ActorURI.
+type FanOutOf struct {
+	ActivityID string
+	ActorURI   string
+	SenderID   string
+	KeyID      string
+	Payload    []byte
+	// Skip is inboxes enqueued already by the caller (addressed
+	// recipients): they get no second job, and are not counted again.
+	Skip []string
+}
+
+// FanOutResult says what one run enqueued.
+type FanOutResult struct {
+	Inboxes int // distinct inboxes this run submitted (repeats across pages may be counted)
+	EnqueueResult
+}
+
+// Start records the fan-out (when the store keeps records) and runs it to
+// the end in the caller's goroutine. A fan-out already recorded under the
+// activity id (an Announce made twice) is left as it is: nothing is
+// queued twice, and the result is empty.
+func (h FanOutHandler) Start(ctx context.Context, cmd FanOutOf) (FanOutResult, error) {
+	d := h.deps
+	total, err := d.Followers.CountFollowers(ctx, cmd.ActorURI, domain.FollowAccepted)
+	if err != nil {
+		return FanOutResult{}, fmt.Errorf("count followers: %w", err)
+	}
+	now := d.Clock.Now()
+	owner := d.IDs.NewID()
+	f, err := domain.NewFanOut(cmd.ActivityID, cmd.ActorURI, cmd.SenderID, cmd.KeyID, cmd.Payload, total, owner, now, now.Add(FanOutLease))
+	if err != nil {
+		return FanOutResult{}, err
+	}
+	if d.FanOuts != nil {
+		err := d.FanOuts.Create(ctx, f)
+		if errors.Is(err, domain.ErrAlreadyExists) {
+			d.Log.Debug("fan-out recorded already", "activity", f.ID)
+			return FanOutResult{}, nil
+		}
+		if err != nil {
+			return FanOutResult{}, fmt.Errorf("record fan-out: %w", err)
+		}
+	}
+	return h.run(ctx, f, cmd.Skip)
+}
+
+// Resume claims every fan-out whose runner's lease expired and runs each
+// to the end, one after the other; it returns how many it finished. A
+// store without records has nothing to resume.
+func (h FanOutHandler) Resume(ctx context.Context) (int, error) {
+	if h.deps.FanOuts == nil {
+		return 0, nil
+	}
+	n := 0
+	for ctx.Err() == nil {
+		now := h.deps.Clock.Now()
+		f, err := h.deps.FanOuts.Claim(ctx, h.deps.IDs.NewID(), now, now.Add(FanOutLease))
+		if errors.Is(err, domain.ErrNotFound) {
+			return n, nil
+		}
+		if err != nil {
+			return n, fmt.Errorf("claim fan-out: %w", err)
+		}
+		h.deps.Log.Info("fan-out resumed", "activity", f.ID, "cursor", f.Cursor, "queued", f.Queued, "total", f.Total)
+		res, err := h.run(ctx, f, nil)
+		if err != nil {
+			return n, fmt.Errorf("resume fan-out %s: %w", f.ID, err)
+		}
+		h.deps.Log.Info("fan-out finished", "activity", f.ID, "queued", res.Queued, "already_queued", res.AlreadyQueued)
+		n++
+	}
+	return n, ctx.Err()
+}
+
+// RunResumer calls Resume now and every FanOutResumeEvery until ctx ends.
+func (h FanOutHandler) RunResumer(ctx context.Context) {
+	if h.deps.FanOuts == nil {
+		return
+	}
+	for {
+		if _, err := h.Resume(ctx); err != nil && ctx.Err() == nil {
+			h.deps.Log.Warn("fan-out resume", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.deps.Clock.After(FanOutResumeEvery):
+		}
+	}
+}
+
+// run enqueues the followers after f.Cursor, page by page, recording each
+// page in the store before reading the next.
+func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) (FanOutResult, error) {
+	d := h.deps
+	var res FanOutResult
+	seen := make(map[string]struct{}, len(skip))
+	for _, s := range skip {
+		seen[s] = struct{}{}
+	}
+	after := f.Cursor
+	uris := make([]string, 0, followerPage)
+	jobs := make([]domain.Job, 0, followerPage)
+	for {
+		page, err := d.Followers.Followers(ctx, f.ActorURI, domain.FollowAccepted, after, followerPage)
+		if err != nil {
+			return res, fmt.Errorf("followers: %w", err)
+		}
+		uris = uris[:0]
+		for _, fl := range page {
+			if !h.local(fl.FollowerURI) {
+				uris = append(uris, fl.FollowerURI)
+			}
+		}
+		var actors []domain.ForeignAvatar
+		if len(uris) > 0 {
+			if actors, err = d.Foreign.ByActorURIs(ctx, uris); err != nil {
+				return res, fmt.Errorf("follower actors: %w", err)
+			}
+		}
+		if len(seen) > maxSharedSeen {
+			clear(seen)
+		}
+		now := d.Clock.Now()
+		jobs = jobs[:0]
+		for _, fa := range actors {
+			inbox := fa.DeliveryInbox()
+			if inbox == "" {
+				continue
+			}
+			if _, dup := seen[inbox]; dup {
+				continue
+			}
+			if fa.SharedInbox != "" {
+				seen[inbox] = struct{}{}
+			}
+			j, err := domain.NewJob(d.IDs.NewID(), f.ID, inbox, f.SenderID, f.KeyID, f.Payload, now)
+			if err != nil {
+				d.Log.Warn("skipping an inbox that is not a valid URL", "inbox", inbox, "err", err)
+				continue
+			}
+			jobs = append(jobs, j)
+		}
+		r, err := h.enqueue.Handle(ctx, jobs)
+		res.Queued += r.Queued
+		res.AlreadyQueued += r.AlreadyQueued
+		res.Inboxes += len(jobs)
+		if err != nil {
+			return res, err
+		}
+		last := len(page) < followerPage
+		if len(page) > 0 {
+			after = page[len(page)-1].FollowerURI
+		}
+		if d.FanOuts != nil {
+			now := d.Clock.Now()
+			_, err := d.FanOuts.Advance(ctx, ports.FanOutProgress{ID: f.ID, Owner: f.Owner, Cursor: after,
+				Queued: r.Queued, Done: last, Now: now, Until: now.Add(FanOutLease)})
+			if errors.Is(err, domain.ErrLeaseLost) {
+				// Another process claimed it (this one stalled past its
+				// lease): it continues from the recorded cursor.
+				d.Log.Warn("fan-out taken over by another process", "activity", f.ID, "cursor", after)
+				return res, nil
+			}
+			if err != nil {
+				return res, fmt.Errorf("record fan-out progress: %w", err)
+			}
+		}
+		if last {
+			return res, nil
+		}
+	}
+}
