@@ -52,6 +52,7 @@ func main() {
 	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,fanout,followers", "which measurements, comma-separated")
 	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue and lease rows measure, comma-separated")
 	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither; empty: all)")
+	followerSizes := flag.String("followers", "10000,100000,1000000", "follower counts of the followers rows, comma-separated")
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
 	dbURL := flag.String("database-url", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL for the postgres rows")
 	mongoURI := flag.String("mongodb-uri", os.Getenv("MONGODB_URI"), "MongoDB for the mongo rows (skipped when empty)")
@@ -81,7 +82,7 @@ func main() {
 		{"engine", func(ctx context.Context, r *report) error { return benchEngine(ctx, r, *dbURL) }},
 		{"engine-sqlite", benchEngineSQLite},
 		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL, rowSet(*fanoutRows)) }},
-		{"followers", func(ctx context.Context, r *report) error { return benchFollowers(ctx, r, *dbURL) }},
+		{"followers", func(ctx context.Context, r *report) error { return benchFollowers(ctx, r, *dbURL, *followerSizes) }},
 	}
 	failed := false
 	for _, s := range steps {
