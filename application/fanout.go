@@ -19,6 +19,9 @@ const (
 	// FanOutResumeEvery is how often a process looks for fan-outs whose
 	// runner died.
 	FanOutResumeEvery = 10 * time.Second
+	// FanOutRetention is how long a finished fan-out's record is kept
+	// (as long as its finished jobs); the resumer purges older ones.
+	FanOutRetention = 7 * 24 * time.Hour
 	// maxSharedSeen bounds the shared inboxes one run remembers to skip
 	// repeats across pages; beyond it the set starts over and the jobs'
 	// dedupe keys catch the repeats (reported as already queued).
@@ -114,14 +117,25 @@ func (h FanOutHandler) Resume(ctx context.Context) (int, error) {
 	return n, ctx.Err()
 }
 
-// RunResumer calls Resume now and every FanOutResumeEvery until ctx ends.
+// RunResumer calls Resume now and every FanOutResumeEvery until ctx ends,
+// and purges the records finished more than FanOutRetention ago once an
+// hour.
 func (h FanOutHandler) RunResumer(ctx context.Context) {
 	if h.deps.FanOuts == nil {
 		return
 	}
+	var purged time.Time
 	for {
 		if _, err := h.Resume(ctx); err != nil && ctx.Err() == nil {
 			h.deps.Log.Warn("fan-out resume", "err", err)
+		}
+		if now := h.deps.Clock.Now(); now.Sub(purged) >= time.Hour {
+			purged = now
+			if n, err := h.deps.FanOuts.Purge(ctx, now.Add(-FanOutRetention)); err != nil && ctx.Err() == nil {
+				h.deps.Log.Warn("fan-out purge", "err", err)
+			} else if n > 0 {
+				h.deps.Log.Info("fan-out records purged", "deleted", n)
+			}
 		}
 		select {
 		case <-ctx.Done():

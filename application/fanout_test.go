@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/application"
@@ -194,5 +195,38 @@ func TestFanOutPageEnqueuedButNotRecordedIsNotQueuedTwice(t *testing.T) {
 	// (the operator reads the jobs themselves, CountsOfBody).
 	if len(got) != len(want) || !l[0].Done || l[0].Queued > len(want) || l[0].Queued < len(want)-1000 || l[0].Queued == len(want) {
 		t.Fatalf("%d inboxes with jobs (want %d); record %+v", len(got), len(want), l[0])
+	}
+}
+
+// The resumer purges the records of fan-outs finished longer ago than
+// their jobs are kept, and leaves the others.
+func TestFanOutResumerPurgesOldRecords(t *testing.T) {
+	t.Parallel()
+	fanOuts := memory.NewFanOutStore()
+	clock := fake.NewClock(t0.Add(application.FanOutRetention + time.Hour))
+	b := newApp(t, func(d *application.Deps) { d.FanOuts, d.Clock = fanOuts, clock })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i, at := range []time.Time{t0, clock.Now()} {
+		f, _ := domain.NewFanOut(fmt.Sprintf("https://local.example/a/%d", i), "https://local.example/users/alice", "s", "k", []byte(`{}`), 0, "p", at, at)
+		if err := fanOuts.Create(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fanOuts.Advance(ctx, ports.FanOutProgress{ID: f.ID, Owner: "p", Done: true, Now: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); b.app.FanOuts.RunResumer(ctx) }()
+	if !clock.BlockUntil(ctx, 1) { // the resumer waits for its next pass: the purge ran
+		t.Fatal("the resumer never waited")
+	}
+	cancel()
+	<-done
+	if _, err := fanOuts.Get(context.Background(), "https://local.example/a/0"); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("the old record: %v", err)
+	}
+	if _, err := fanOuts.Get(context.Background(), "https://local.example/a/1"); err != nil {
+		t.Fatalf("the recent record: %v", err)
 	}
 }

@@ -255,4 +255,7 @@ type FanOutStore interface {
 	// List returns the most recent fan-outs, newest CreatedAt first, at
 	// most limit, without their Payload.
 	List(ctx context.Context, limit int) ([]domain.FanOut, error)
+	// Purge deletes the finished fan-outs last updated before the cutoff
+	// and returns how many; unfinished ones stay whatever their age.
+	Purge(ctx context.Context, updatedBefore time.Time) (int, error)
 }

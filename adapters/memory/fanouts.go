@@ -124,3 +124,20 @@ func (s *FanOutStore) List(ctx context.Context, limit int) ([]domain.FanOut, err
 	}
 	return out, nil
 }
+
+// Purge implements ports.FanOutStore.
+func (s *FanOutStore) Purge(ctx context.Context, before time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, f := range s.byID {
+		if f.Done && f.UpdatedAt.Before(before) {
+			delete(s.byID, id)
+			n++
+		}
+	}
+	return n, nil
+}

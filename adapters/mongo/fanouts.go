@@ -149,3 +149,12 @@ func (s *FanOutStore) List(ctx context.Context, limit int) ([]domain.FanOut, err
 	}
 	return out, nil
 }
+
+// Purge implements ports.FanOutStore.
+func (s *FanOutStore) Purge(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.fans.DeleteMany(ctx, bson.D{{Key: "done", Value: true}, {Key: "updatedAt", Value: bson.D{{Key: "$lt", Value: before.UTC()}}}})
+	if err != nil {
+		return 0, fmt.Errorf("purge fan-outs: %w", interpretError(err, nil))
+	}
+	return int(res.DeletedCount), nil
+}

@@ -121,3 +121,12 @@ func (s *FanOutStore) List(ctx context.Context, limit int) ([]domain.FanOut, err
 	}
 	return out, nil
 }
+
+// Purge implements ports.FanOutStore.
+func (s *FanOutStore) Purge(ctx context.Context, before time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM fan_outs WHERE done AND updated_at < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("purge fan-outs: %w", interpretError(err))
+	}
+	return int(tag.RowsAffected()), nil
+}

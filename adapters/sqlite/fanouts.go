@@ -114,3 +114,12 @@ func (s *FanOutStore) List(ctx context.Context, limit int) ([]domain.FanOut, err
 	}
 	return out, nil
 }
+
+// Purge implements ports.FanOutStore.
+func (s *FanOutStore) Purge(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.db.w.ExecContext(ctx, `DELETE FROM fan_outs WHERE done = 1 AND updated_at < ?`, nanos(before))
+	if err != nil {
+		return 0, fmt.Errorf("purge fan-outs: %w", interpretError(err))
+	}
+	return affected(res), nil
+}

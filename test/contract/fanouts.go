@@ -155,6 +155,27 @@ func FanOutStore(t *testing.T, newStore func(t *testing.T) ports.FanOutStore, op
 				t.Fatalf("%d of %d fan-outs claimed", len(seen), n)
 			}
 		}},
+		{"PurgeTakesOnlyOldFinishedOnes", func(t *testing.T, s ports.FanOutStore) {
+			for _, id := range []string{"old-done", "new-done", "old-running"} {
+				mustNil(t, s.Create(ctx(t), fanOut(t, id, "p1", base, base.Add(time.Minute))), "create")
+			}
+			for id, at := range map[string]time.Time{"old-done": base.Add(time.Hour), "new-done": base.Add(3 * time.Hour)} {
+				_, err := s.Advance(ctx(t), ports.FanOutProgress{ID: act + id, Owner: "p1", Cursor: "z", Done: true, Now: at})
+				mustNil(t, err, "finish "+id)
+			}
+			n, err := s.Purge(ctx(t), base.Add(2*time.Hour))
+			mustNil(t, err, "purge")
+			if n != 1 {
+				t.Fatalf("purged %d, want 1", n)
+			}
+			_, err = s.Get(ctx(t), act+"old-done")
+			mustIs(t, err, domain.ErrNotFound, "the old finished one")
+			for _, id := range []string{"new-done", "old-running"} {
+				if _, err := s.Get(ctx(t), act+id); err != nil {
+					t.Fatalf("%s purged: %v", id, err)
+				}
+			}
+		}},
 		{"ListNewestFirstWithoutPayload", func(t *testing.T, s ports.FanOutStore) {
 			for i := range 4 {
 				mustNil(t, s.Create(ctx(t), fanOut(t, fmt.Sprintf("f%d", i), "p1", base.Add(time.Duration(i)*time.Minute), base)), "create")

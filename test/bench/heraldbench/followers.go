@@ -40,8 +40,15 @@ type publishRun struct {
 
 func (p publishRun) rate() float64 { return float64(p.Jobs) / p.Seconds }
 
-func benchFollowers(ctx context.Context, r *report, dbURL string) error {
-	sizes := []int{10_000, 100_000, 1_000_000}
+func benchFollowers(ctx context.Context, r *report, dbURL, sizeList string) error {
+	var sizes []int
+	for _, f := range strings.Split(sizeList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-followers: %q is not a follower count", f)
+		}
+		sizes = append(sizes, n)
+	}
 	if r.quick {
 		sizes = []int{1_000, 10_000}
 	}
@@ -51,7 +58,7 @@ func benchFollowers(ctx context.Context, r *report, dbURL string) error {
 	}
 	t := &table{
 		title:   "A post to many followers on PostgreSQL (issue 15)",
-		command: "go run ./test/bench/heraldbench -only followers",
+		command: "go run ./test/bench/heraldbench -only followers (-followers 10000,100000,1000000)",
 		intro: "One post published to N followers with personal inboxes (no shared inbox: N jobs) by a child process (application.Publish over the PostgreSQL stores: " +
 			"followers read 1,000 a page, each page enqueued and recorded in the fan-out record; no engine runs, so the jobs stay queued); " +
 			"then N no-payload jobs inserted by River v0.51.2's InsertManyFast, 1,000 a call, in the same run and database. Bytes on disk: pg_total_relation_size(jobs) " +

@@ -55,6 +55,7 @@ func main() {
 	engineSystems := flag.String("engine-systems", "herald,river", "which systems the engine rows measure (herald, herald-no-ahead: Herald with EngineConfig.LeaseAhead off, river)")
 	engineJobsFlag := flag.Int("engine-jobs", 0, "jobs per engine drain (0: 20,000, or 5,000 with -quick)")
 	engineRounds := flag.Int("engine-rounds", 0, "interleaved rounds of the engine rows (0: 3, or 1 with -quick)")
+	followerSizes := flag.String("followers", "10000,100000,1000000", "follower counts of the followers rows, comma-separated")
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
 	dbURL := flag.String("database-url", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL for the postgres rows")
 	mongoURI := flag.String("mongodb-uri", os.Getenv("MONGODB_URI"), "MongoDB for the mongo rows (skipped when empty)")
@@ -87,7 +88,7 @@ func main() {
 		{"engine-sqlite", benchEngineSQLite},
 		{"engine-mongo", func(ctx context.Context, r *report) error { return benchEngineMongo(ctx, r, *mongoURI) }},
 		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL, rowSet(*fanoutRows)) }},
-		{"followers", func(ctx context.Context, r *report) error { return benchFollowers(ctx, r, *dbURL) }},
+		{"followers", func(ctx context.Context, r *report) error { return benchFollowers(ctx, r, *dbURL, *followerSizes) }},
 	}
 	failed := false
 	for _, s := range steps {
