@@ -404,6 +404,8 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 		{"dead-no-park", "dead hosts; waits keep their slots (ParkAfter 1 h)", with(kindDead), 1, "memory", []string{"-park-after", "1h"}},
 		{"dead-no-hold", "dead hosts; no hold after a failure (Hold < 0)", with(kindDead), 1, "memory", []string{"-hold", "-1ns"}},
 		{"dead-neither", "dead hosts; neither", with(kindDead), 1, "memory", []string{"-park-after", "1h", "-hold", "-1ns"}},
+		// What leasing ahead costs or saves a fan-out (issue 13's pipelining).
+		{"clean-no-ahead", "no faulty host; no lease ahead (LeaseAhead < 0)", hostProfile.answers, 1, "memory", []string{"-lease-ahead", "-1"}},
 	}
 	t := &table{
 		title:   fmt.Sprintf("Fan-out makespan: one post to %d inboxes on %d hosts, with the faults of the fediverse", hosts*inboxesPerHost, hosts),
@@ -506,10 +508,11 @@ func workerMain(args []string) int {
 	perHost := fs.Int("per-host", 2, "")
 	parkAfter := fs.Duration("park-after", 0, "EngineConfig.ParkAfter (0: the default)")
 	hold := fs.Duration("hold", 0, "EngineConfig.Hold (0: the default; negative: no hold)")
+	ahead := fs.Int("lease-ahead", 0, "EngineConfig.LeaseAhead (0: the default; negative: none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	cfg := application.EngineConfig{Workers: *workers, PerHost: *perHost, ParkAfter: *parkAfter, Hold: *hold, PurgeEvery: -1}
+	cfg := application.EngineConfig{Workers: *workers, PerHost: *perHost, ParkAfter: *parkAfter, Hold: *hold, LeaseAhead: *ahead, PurgeEvery: -1}
 	if err := worker(*store, *targets, *dbURL, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
