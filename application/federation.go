@@ -72,6 +72,7 @@ type Federation struct {
 	Actors       LocalActorsHandler
 	Boost        BoostHandler
 	OwnPosts     OwnPostsHandler
+	Direct       DirectThreadHandler
 	Resolver     *ActorResolver
 	URLs         URLs
 }
@@ -105,6 +106,7 @@ func NewFederation(deps FederationDeps) *Federation {
 		Actors:       actors,
 		Boost:        BoostHandler{core: core},
 		OwnPosts:     OwnPostsHandler{core: core},
+		Direct:       DirectThreadHandler{core: core},
 		Resolver:     resolver,
 		URLs:         deps.URLs,
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -38,6 +39,7 @@ func (f *FollowRoutes) Register(r *mux.Router) {
 	r.Handle("/api/v1/posts/{id}", f.authed(f.deletePost)).Methods(http.MethodDelete)
 	r.Handle("/api/v1/boosts", f.authed(f.boost)).Methods(http.MethodPost)
 	r.Handle("/api/v1/boosts", f.authed(f.unboost)).Methods(http.MethodDelete)
+	r.Handle("/api/v1/direct", f.authed(f.directThread)).Methods(http.MethodGet)
 }
 
 func (f *FollowRoutes) authed(next func(http.ResponseWriter, *http.Request, domain.RootUser)) http.Handler {
@@ -153,20 +155,10 @@ func (f *FollowRoutes) listPosts(w http.ResponseWriter, r *http.Request, _ domai
 		writeError(w, r, f.log, fmt.Errorf("%w: the author parameter is missing", errMalformed))
 		return
 	}
-	limit, err := intParam(q.Get("limit"))
+	before, limit, err := pageParams(q)
 	if err != nil {
 		writeError(w, r, f.log, err)
 		return
-	}
-	if limit == 0 {
-		limit = 20
-	}
-	var before time.Time
-	if b := q.Get("before"); b != "" {
-		if before, err = time.Parse(time.RFC3339Nano, b); err != nil {
-			writeError(w, r, f.log, fmt.Errorf("%w: before=%q is not an RFC 3339 time", errMalformed, b))
-			return
-		}
 	}
 	items, err := f.fed.Collections.PostsAndBoostsBy(r.Context(), author, before, limit)
 	if err != nil {
@@ -193,6 +185,23 @@ func (f *FollowRoutes) listPosts(w http.ResponseWriter, r *http.Request, _ domai
 		out = append(out, po)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"posts": out})
+}
+
+// pageParams reads a listing's ?before=<RFC 3339> (zero when absent) and
+// ?limit=<n> (20 when absent).
+func pageParams(q url.Values) (before time.Time, limit int, err error) {
+	if limit, err = intParam(q.Get("limit")); err != nil {
+		return time.Time{}, 0, err
+	}
+	if limit == 0 {
+		limit = 20
+	}
+	if b := q.Get("before"); b != "" {
+		if before, err = time.Parse(time.RFC3339Nano, b); err != nil {
+			return time.Time{}, 0, fmt.Errorf("%w: before=%q is not an RFC 3339 time", errMalformed, b)
+		}
+	}
+	return before, limit, nil
 }
 
 func rfc3339(t time.Time) string {

@@ -69,6 +69,7 @@ func setupFollows(t *testing.T) *followServer {
 		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, Jobs: s.jobs,
 		Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 	})
+	s.app.Publish.Resolver = fed.Resolver // as bootstrap wires it: recipients resolved on first use
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -220,6 +221,37 @@ func TestListPostsEndpoint(t *testing.T) {
 		if status, _ := s.call(t, http.MethodGet, path, s.token, ""); status != want {
 			t.Errorf("%s: %d, want %d", path, status, want)
 		}
+	}
+}
+
+// A persona's direct thread through the client API: its own direct post
+// listed, and the statuses of a refused read.
+func TestDirectThreadEndpoint(t *testing.T) {
+	t.Parallel()
+	s := setupFollows(t)
+	if status, body := s.call(t, http.MethodPost, "/api/v1/posts", s.token, `{"as":"alice","content":"psst","visibility":"direct","to":["`+remoteBob+`"]}`); status != 201 {
+		t.Fatalf("publish: %d %v", status, body)
+	}
+	with := "&with=" + url.QueryEscape(remoteBob)
+	status, body := s.call(t, http.MethodGet, "/api/v1/direct?as=alice"+with, s.token, "")
+	dms, _ := body["direct"].([]any)
+	if status != 200 || len(dms) != 1 || dms[0].(map[string]any)["content"] != "psst" || len(dms[0].(map[string]any)["participants"].([]any)) != 2 {
+		t.Fatalf("%d %v", status, body)
+	}
+	for path, want := range map[string]int{
+		"/api/v1/direct?as=alice":                      400,
+		"/api/v1/direct?with=x":                        400,
+		"/api/v1/direct?as=alice&with=bob":             422,
+		"/api/v1/direct?as=mallory" + with:             403,
+		"/api/v1/direct?as=alice&before=now" + with:    400,
+		"/api/v1/direct?as=alice&limit=1000000" + with: 422,
+	} {
+		if status, _ := s.call(t, http.MethodGet, path, s.token, ""); status != want {
+			t.Errorf("%s: %d, want %d", path, status, want)
+		}
+	}
+	if status, _ := s.call(t, http.MethodGet, "/api/v1/direct?as=alice"+with, "", ""); status != 401 {
+		t.Errorf("no token: %d", status)
 	}
 }
 

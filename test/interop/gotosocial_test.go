@@ -271,7 +271,13 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 
 	step("direct post GoToSocial to Herald", func(t *testing.T) {
 		ann.post(url.Values{"status": {"@" + carolAcct + " a secret on " + store}, "visibility": {"direct"}})
-		eventually(t, "the direct note on Herald", func() bool { return h.logged("remote direct note stored", ann.uri) })
+		eventually(t, "the direct note in carol's thread with ann", func() bool { return h.direct(carolTok, "carol", ann.uri, "a secret on "+store) != nil })
+		if d := h.direct(carolTok, "carol", ann.uri, "a secret on "+store); d.Author != ann.uri || d.Local {
+			t.Fatalf("stored %+v, want a remote note by %s", d, ann.uri)
+		}
+		if d := h.direct(carolTok, "carol", ann.uri, "a direct word on "+store); d == nil || !d.Local {
+			t.Fatalf("carol's own direct note is not in her thread with ann: %+v", d)
+		}
 		if h.postBy(carolTok, ann.uri, "a secret on") != nil {
 			t.Fatal("a direct note is listed with the public posts")
 		}

@@ -558,6 +558,21 @@ func (h *herald) postBy(token, author, text string) *heraldPost {
 	return nil
 }
 
+// direct finds a note containing text in the direct thread of the persona
+// as with the actor with, through the client API.
+func (h *herald) direct(token, as, with, text string) *heraldPost {
+	var out struct {
+		Direct []heraldPost `json:"direct"`
+	}
+	h.api("GET", "/api/v1/direct?limit=50&as="+url.QueryEscape(as)+"&with="+url.QueryEscape(with), token, nil, &out)
+	for _, p := range out.Direct {
+		if strings.Contains(p.Content, text) {
+			return &p
+		}
+	}
+	return nil
+}
+
 func (h *herald) publish(token string, in map[string]any) string {
 	h.t.Helper()
 	_, uri := h.publishID(token, in)
