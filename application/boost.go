@@ -163,6 +163,7 @@ func (c *fedCore) fetchNote(ctx context.Context, uri string) (domain.Post, error
 		return domain.Post{}, fmt.Errorf("%w: note %s: %v", errNoteRefused, clip(o.ID), err)
 	}
 	p.InReplyTo = o.Reply
+	p.Mentions = o.Mentions
 	if o.Updated.After(p.Published) {
 		p.Updated = o.Updated // edited before we fetched it
 	}

@@ -73,6 +73,7 @@ type Federation struct {
 	Boost        BoostHandler
 	OwnPosts     OwnPostsHandler
 	Direct       DirectThreadHandler
+	Mentions     MentionsHandler
 	Resolver     *ActorResolver
 	URLs         URLs
 }
@@ -107,6 +108,7 @@ func NewFederation(deps FederationDeps) *Federation {
 		Boost:        BoostHandler{core: core},
 		OwnPosts:     OwnPostsHandler{core: core},
 		Direct:       DirectThreadHandler{core: core},
+		Mentions:     MentionsHandler{core: core},
 		Resolver:     resolver,
 		URLs:         deps.URLs,
 	}

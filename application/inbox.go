@@ -285,6 +285,7 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 		return InboxResult{}, err
 	}
 	p.InReplyTo = o.Reply
+	p.Mentions = o.Mentions
 	if len(groups) > 0 {
 		p.GroupURI = groups[0].URI
 	}

@@ -3,6 +3,7 @@ package application
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -190,9 +191,8 @@ type Tombstone struct {
 
 // audience is the post as a Note (addressed as it was published), the
 // inboxes its Update or Delete goes to besides the persona's followers,
-// and whether it goes to those followers too (all but a direct post). Who
-// a public post mentioned is not kept, so mentioned actors who do not
-// follow the persona are not told.
+// and whether it goes to those followers too (all but a direct post),
+// the actors the post mentioned included.
 func (h OwnPostsHandler) audience(ctx context.Context, o ownPost) (Note, []string, bool, error) {
 	d, pub := h.core.deps, h.core.pub
 	if o.dm != nil {
@@ -221,12 +221,25 @@ func (h OwnPostsHandler) audience(ctx context.Context, o ownPost) (Note, []strin
 		inboxes = append(inboxes, members...)
 	}
 	var tags []Tag
-	if author, ok := pub.replyAuthor(ctx, p.InReplyTo); ok {
-		extra, mentions, err := pub.recipientInboxes(ctx, []string{author})
-		if err == nil {
-			inboxes, tags = append(inboxes, extra...), mentions
-			cc = append(cc, author)
+	// Whom the post mentioned (the actors it addressed, the author it
+	// replied to) hear of the edit too, followers or not; a post stored
+	// before its mentions were kept falls back to the author replied to.
+	mentioned := p.Mentions
+	if author, ok := pub.replyAuthor(ctx, p.InReplyTo); ok && !slices.Contains(mentioned, author) {
+		mentioned = append(slices.Clone(mentioned), author)
+	}
+	for _, m := range mentioned {
+		if pub.local(m) {
+			continue
 		}
+		extra, mention, err := pub.recipientInboxes(ctx, []string{m})
+		if err != nil {
+			// Best effort, as at publishing: one that is gone or cannot
+			// be resolved now must not stop the edit reaching the others.
+			d.Log.WarnContext(ctx, "an actor the post mentioned is not told", "post", p.ObjectURI, "actor", m, "err", err)
+			continue
+		}
+		inboxes, tags, cc = append(inboxes, extra...), append(tags, mention...), append(cc, m)
 	}
 	return Note{ID: p.ObjectURI, Type: "Note", AttributedTo: o.me.URI, Content: p.Content, Published: asTime(p.Published),
 		To: to, CC: cc, InReplyTo: p.InReplyTo, Tag: tags}, distinct(inboxes), true, nil

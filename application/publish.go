@@ -151,6 +151,7 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 			to = append(to, cmd.To...)
 		}
 		p.Local = true
+		p.Mentions = mentioned(tags, cmd.To, groups)
 		if _, err := d.Posts.CreatePost(ctx, p); err != nil {
 			return Published{}, err
 		}
@@ -231,6 +232,22 @@ func (h PublishHandler) recipientInboxes(ctx context.Context, uris []string) ([]
 		}
 	}
 	return distinct(inboxes), tags, nil
+}
+
+// mentioned are the actors a post of ours mentions, as its store keeps
+// them: the remote actors it tags and the local ones it addresses (not
+// groups, which are addressed to be announced in, nor collections).
+func mentioned(tags []Tag, to []string, groups []LocalActor) []string {
+	var out []string
+	for _, t := range tags {
+		out = append(out, t.Href)
+	}
+	for _, a := range to {
+		if !isCollection(a) && !slices.ContainsFunc(groups, func(g LocalActor) bool { return g.URI == a }) {
+			out = append(out, a)
+		}
+	}
+	return domain.NormalizeMentions(out)
 }
 
 func (h PublishHandler) local(uri string) bool {

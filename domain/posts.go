@@ -32,7 +32,12 @@ type Post struct {
 	Content    string
 	Visibility Visibility
 	InReplyTo  string
-	Published  time.Time
+	// Mentions are the actors the note mentions (its Mention tags):
+	// sorted, distinct, at most MaxMentions. A store keeps them with the
+	// post, so that an actor's mentions can be listed and an edit or a
+	// delete reaches whom the note mentioned.
+	Mentions  []string
+	Published time.Time
 	// Updated is when its author last edited it; zero if never.
 	Updated time.Time
 	Local   bool
@@ -67,6 +72,26 @@ const (
 	MaxRemoteTextChars    = 100_000
 	MaxRemoteContentBytes = 512 << 10
 )
+
+// MaxMentions bounds the mentions kept with a post. A note with more (a
+// spam pattern; servers cap theirs, Mastodon's spam filters well below)
+// is kept with the first MaxMentions in byte order, so the post itself is
+// never lost for it.
+const MaxMentions = 100
+
+// NormalizeMentions returns uris trimmed, without empties, sorted,
+// distinct and cut to MaxMentions, as Post.Mentions holds them; nil when
+// none is left.
+func NormalizeMentions(uris []string) []string {
+	out := normalizeParticipants(uris)
+	if len(out) == 0 {
+		return nil
+	}
+	if len(out) > MaxMentions {
+		out = out[:MaxMentions]
+	}
+	return out
+}
 
 // NewPost validates a post written here (at most MaxPostLength bytes).
 func NewPost(id, objectURI, authorURI, content string, vis Visibility, published time.Time) (Post, error) {

@@ -134,6 +134,10 @@ type PostStore interface {
 	// no bound), at most limit.
 	PostsByAuthor(ctx context.Context, authorURI string, before time.Time, limit int) ([]domain.Post, error)
 	PostsByGroup(ctx context.Context, groupURI string, before time.Time, limit int) ([]domain.Post, error)
+	// PostsMentioning lists the posts (not direct posts) whose Mentions
+	// hold actorURI, as PostsByAuthor. CreatePost stores a post's Mentions
+	// with it, in the same write; every read of a post returns them.
+	PostsMentioning(ctx context.Context, actorURI string, before time.Time, limit int) ([]domain.Post, error)
 	// DeletePost removes a post or a DM by ObjectURI; domain.ErrNotFound
 	// if neither exists.
 	DeletePost(ctx context.Context, objectURI string) error

@@ -40,6 +40,7 @@ func (f *FollowRoutes) Register(r *mux.Router) {
 	r.Handle("/api/v1/boosts", f.authed(f.boost)).Methods(http.MethodPost)
 	r.Handle("/api/v1/boosts", f.authed(f.unboost)).Methods(http.MethodDelete)
 	r.Handle("/api/v1/direct", f.authed(f.directThread)).Methods(http.MethodGet)
+	r.Handle("/api/v1/mentions", f.authed(f.mentions)).Methods(http.MethodGet)
 }
 
 func (f *FollowRoutes) authed(next func(http.ResponseWriter, *http.Request, domain.RootUser)) http.Handler {
@@ -128,6 +129,7 @@ type postOutJSON struct {
 	Visibility string    `json:"visibility"`
 	Group      string    `json:"group,omitempty"`
 	InReplyTo  string    `json:"in_reply_to,omitempty"`
+	Mentions   []string  `json:"mentions,omitempty"`
 	Published  time.Time `json:"published"`
 	Updated    string    `json:"updated,omitempty"` // RFC 3339, when its author last edited it
 	Local      bool      `json:"local"`
@@ -169,7 +171,7 @@ func (f *FollowRoutes) listPosts(w http.ResponseWriter, r *http.Request, _ domai
 	for _, it := range items {
 		p := it.Post
 		po := postOutJSON{URI: p.ObjectURI, Author: p.AuthorURI, Content: p.Content, Visibility: string(p.Visibility),
-			Group: p.GroupURI, InReplyTo: p.InReplyTo, Published: p.Published, Updated: rfc3339(p.Updated), Local: p.Local}
+			Group: p.GroupURI, InReplyTo: p.InReplyTo, Mentions: p.Mentions, Published: p.Published, Updated: rfc3339(p.Updated), Local: p.Local}
 		if p.Local {
 			c, err := f.fed.Collections.Reactions(r.Context(), p.ObjectURI)
 			if err != nil {

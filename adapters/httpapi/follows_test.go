@@ -255,6 +255,31 @@ func TestDirectThreadEndpoint(t *testing.T) {
 	}
 }
 
+// A persona's mentions through the client API: a post of alice's that
+// addresses mallory is among mallory's mentions, for mallory's account
+// only.
+func TestMentionsEndpoint(t *testing.T) {
+	t.Parallel()
+	s := setupFollows(t)
+	mallory := "https://local.example/users/mallory"
+	if status, body := s.call(t, http.MethodPost, "/api/v1/posts", s.token, `{"as":"alice","content":"hi @mallory","to":["`+mallory+`"]}`); status != 201 {
+		t.Fatalf("publish: %d %v", status, body)
+	}
+	status, body := s.call(t, http.MethodGet, "/api/v1/mentions?as=mallory", s.other, "")
+	posts, _ := body["posts"].([]any)
+	if status != 200 || len(posts) != 1 || posts[0].(map[string]any)["content"] != "hi @mallory" || fmt.Sprint(posts[0].(map[string]any)["mentions"]) != "["+mallory+"]" {
+		t.Fatalf("%d %v", status, body)
+	}
+	for path, want := range map[string]int{"/api/v1/mentions": 400, "/api/v1/mentions?as=mallory&before=now": 400, "/api/v1/mentions?as=nobody": 422} {
+		if status, _ := s.call(t, http.MethodGet, path, s.other, ""); status != want {
+			t.Errorf("%s: %d, want %d", path, status, want)
+		}
+	}
+	if status, _ := s.call(t, http.MethodGet, "/api/v1/mentions?as=mallory", s.token, ""); status != 403 {
+		t.Errorf("alice reads mallory's mentions: %d", status)
+	}
+}
+
 // Edit, delete and boost through the client API: the statuses each
 // refusal maps to, and a boost listed among the persona's posts.
 func TestOwnPostAndBoostEndpoints(t *testing.T) {

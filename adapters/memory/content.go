@@ -124,6 +124,7 @@ func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, err
 		return false, fmt.Errorf("post id %q: %w", p.ID, domain.ErrAlreadyExists)
 	}
 	s.ids[p.ID] = struct{}{}
+	p.Mentions = domain.NormalizeMentions(p.Mentions) // a copy, as every store keeps them
 	s.posts[p.ObjectURI] = p
 	return true, nil
 }
@@ -133,6 +134,7 @@ func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p, ok := s.posts[uri]; ok {
+		p.Mentions = slices.Clone(p.Mentions)
 		return p, nil
 	}
 	return domain.Post{}, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
@@ -148,12 +150,18 @@ func (s *ContentStore) PostsByGroup(ctx context.Context, group string, before ti
 	return s.listPosts(func(p domain.Post) bool { return p.GroupURI == group && group != "" }, before, limit), nil
 }
 
+// PostsMentioning implements ports.PostStore.
+func (s *ContentStore) PostsMentioning(ctx context.Context, actor string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.listPosts(func(p domain.Post) bool { return slices.Contains(p.Mentions, actor) }, before, limit), nil
+}
+
 func (s *ContentStore) listPosts(match func(domain.Post) bool, before time.Time, limit int) []domain.Post {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []domain.Post
 	for _, p := range s.posts {
 		if match(p) && (before.IsZero() || p.Published.Before(before)) {
+			p.Mentions = slices.Clone(p.Mentions)
 			out = append(out, p)
 		}
 	}

@@ -71,13 +71,17 @@ type postDoc struct {
 	// update ($ne, then $push) adds one atomically. Plain strings keep the
 	// filter to operators FerretDB implements too.
 	Reactions []string `bson:"reactions,omitempty"`
+	// Mentions are the actors the note mentions, sorted: a multikey
+	// index (posts_mentions) lists an actor's mentions.
+	Mentions []string `bson:"mentions,omitempty"`
 }
 
 func reactionKey(kind domain.ReactionKind, actor string) string { return string(kind) + " " + actor }
 
 func (d postDoc) post() domain.Post {
 	return domain.Post{ID: d.ID, ObjectURI: d.ObjectURI, AuthorURI: d.AuthorURI, GroupURI: d.GroupURI, Content: d.Content,
-		Visibility: domain.Visibility(d.Visibility), InReplyTo: d.InReplyTo, Published: d.Published, Local: d.Local, Updated: fromPtr(d.Updated)}
+		Visibility: domain.Visibility(d.Visibility), InReplyTo: d.InReplyTo, Published: d.Published, Local: d.Local, Updated: fromPtr(d.Updated),
+		Mentions: domain.NormalizeMentions(d.Mentions)}
 }
 
 func fromPtr(t *time.Time) time.Time {
@@ -229,7 +233,8 @@ var errAlreadyStored = errors.New("post already stored")
 // CreatePost implements ports.PostStore.
 func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
 	return createOnce(ctx, s.posts, postDoc{ID: p.ID, ObjectURI: p.ObjectURI, AuthorURI: p.AuthorURI, GroupURI: p.GroupURI,
-		Content: p.Content, Visibility: string(p.Visibility), InReplyTo: p.InReplyTo, Published: utc(p.Published), Local: p.Local, Updated: toPtr(p.Updated)}, p.ObjectURI)
+		Content: p.Content, Visibility: string(p.Visibility), InReplyTo: p.InReplyTo, Published: utc(p.Published), Local: p.Local, Updated: toPtr(p.Updated),
+		Mentions: domain.NormalizeMentions(p.Mentions)}, p.ObjectURI)
 }
 
 // PostByObjectURI implements ports.PostStore.
@@ -252,6 +257,11 @@ func (s *ContentStore) PostsByGroup(ctx context.Context, group string, before ti
 		return nil, nil
 	}
 	return s.listPosts(ctx, bson.D{{Key: "groupUri", Value: group}}, before, limit)
+}
+
+// PostsMentioning implements ports.PostStore along posts_mentions.
+func (s *ContentStore) PostsMentioning(ctx context.Context, actor string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.listPosts(ctx, bson.D{{Key: "mentions", Value: actor}}, before, limit)
 }
 
 // newestFirst is the listing order of the memory adapter: published

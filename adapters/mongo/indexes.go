@@ -44,6 +44,7 @@ const (
 	idxTokensUser          = "tokens_user"
 	idxBoostsActor         = "boosts_actor_created"
 	idxBoostsObjectURI     = "boosts_object_uri"
+	idxPostsMentions       = "posts_mentions"
 	idxDeliveriesState     = "deliveries_state" // created by migration 003 for 004
 )
 
@@ -115,6 +116,9 @@ var indexSpecs = []indexSpec{
 	// which DeletePost removes with it
 	{coll: collBoosts, name: idxBoostsActor, keys: keys("actorUri", 1, "createdAt", -1, "objectUri", 1)},
 	{coll: collBoosts, name: idxBoostsObjectURI, keys: keys("objectUri", 1)},
+	// an actor's mentions newest first (PostsMentioning): multikey on the
+	// post's sorted mentions
+	{coll: collPosts, name: idxPostsMentions, keys: keys("mentions", 1, "published", -1, "objectUri", 1)},
 }
 
 // Server answers that mean "this server has no TTL indexes" (FerretDB).

@@ -119,13 +119,22 @@ func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 
 const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local, updated`
 
+// postSelect reads postColumns, qualified, and the post's mentions
+// (post_mentions' primary key serves the subquery).
+const postSelect = `posts.id, posts.object_uri, posts.author_uri, posts.group_uri, posts.content, posts.visibility,
+  posts.in_reply_to, posts.published, posts.local, posts.updated,
+  ARRAY(SELECT m.actor_uri FROM post_mentions m WHERE m.object_uri = posts.object_uri ORDER BY m.actor_uri COLLATE "C")`
+
 func scanPost(row pgx.Row) (domain.Post, error) {
 	var p domain.Post
 	var vis string
 	var updated *time.Time
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &p.Published, &p.Local, &updated)
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &p.Published, &p.Local, &updated, &p.Mentions)
 	if err != nil {
 		return domain.Post{}, err
+	}
+	if len(p.Mentions) == 0 {
+		p.Mentions = nil
 	}
 	p.Visibility = domain.Visibility(vis)
 	p.Published = p.Published.UTC()
@@ -136,21 +145,35 @@ func scanPost(row pgx.Row) (domain.Post, error) {
 }
 
 // CreatePost implements ports.PostStore: ON CONFLICT (object_uri) DO
-// NOTHING keeps the first copy when an inbox gets the same Create twice.
+// NOTHING keeps the first copy when an inbox gets the same Create twice;
+// the mentions are inserted by the same statement, only with a post it
+// inserted.
 func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `
-INSERT INTO posts (`+postColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-ON CONFLICT (object_uri) DO NOTHING`,
-		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, p.Published, p.Local, nullTime(p.Updated))
+	mentions := domain.NormalizeMentions(p.Mentions)
+	if mentions == nil {
+		mentions = []string{}
+	}
+	var created bool
+	err := s.pool.QueryRow(ctx, `
+WITH p AS (
+  INSERT INTO posts (`+postColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+  ON CONFLICT (object_uri) DO NOTHING
+  RETURNING object_uri, published
+), m AS (
+  INSERT INTO post_mentions (object_uri, actor_uri, published)
+  SELECT p.object_uri, a, p.published FROM p, unnest($11::text[]) a
+)
+SELECT EXISTS (SELECT 1 FROM p)`,
+		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, p.Published, p.Local, nullTime(p.Updated), mentions).Scan(&created)
 	if err != nil {
 		return false, fmt.Errorf("post %q: %w", p.ObjectURI, interpretError(err))
 	}
-	return tag.RowsAffected() == 1, nil
+	return created, nil
 }
 
 // PostByObjectURI implements ports.PostStore.
 func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.Post, error) {
-	p, err := scanPost(s.pool.QueryRow(ctx, `SELECT `+postColumns+` FROM posts WHERE object_uri = $1`, uri))
+	p, err := scanPost(s.pool.QueryRow(ctx, `SELECT `+postSelect+` FROM posts WHERE object_uri = $1`, uri))
 	if err != nil {
 		return domain.Post{}, fmt.Errorf("post %q: %w", uri, interpretError(err))
 	}
@@ -171,11 +194,29 @@ func (s *ContentStore) PostsByGroup(ctx context.Context, group string, before ti
 	return s.listPosts(ctx, "group_uri", group, before, limit)
 }
 
+// PostsMentioning implements ports.PostStore on post_mentions_actor_idx:
+// the mentions carry their post's published time, which never changes.
+func (s *ContentStore) PostsMentioning(ctx context.Context, actor string, b time.Time, limit int) ([]domain.Post, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT `+postSelect+` FROM post_mentions pm JOIN posts ON posts.object_uri = pm.object_uri
+WHERE pm.actor_uri = $1 AND pm.published < $2
+ORDER BY pm.published DESC, pm.object_uri COLLATE "C"
+LIMIT $3`, actor, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("posts mentioning %q: %w", actor, interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Post, error) { return scanPost(row) })
+	if err != nil {
+		return nil, fmt.Errorf("posts mentioning %q: %w", actor, interpretError(err))
+	}
+	return out, nil
+}
+
 // listPosts lists newest first; ties (one instant) in object URI byte order,
 // as the memory adapter does. column is one of two constants, never input.
 func (s *ContentStore) listPosts(ctx context.Context, column, value string, b time.Time, limit int) ([]domain.Post, error) {
 	rows, err := s.pool.Query(ctx, `
-SELECT `+postColumns+` FROM posts
+SELECT `+postSelect+` FROM posts
 WHERE `+column+` = $1 AND published < $2
 ORDER BY published DESC, object_uri COLLATE "C"
 LIMIT $3`, value, before(b), limitArg(limit))
@@ -196,7 +237,8 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 WITH p AS (DELETE FROM posts WHERE object_uri = $1 RETURNING 1),
      d AS (DELETE FROM dm_posts WHERE object_uri = $1 RETURNING 1),
      r AS (DELETE FROM reactions WHERE object_uri = $1),
-     b AS (DELETE FROM boosts WHERE object_uri = $1)
+     b AS (DELETE FROM boosts WHERE object_uri = $1),
+     m AS (DELETE FROM post_mentions WHERE object_uri = $1)
 SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d)`, uri).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("delete post %q: %w", uri, interpretError(err))

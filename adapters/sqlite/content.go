@@ -121,14 +121,25 @@ func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 
 const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local, updated`
 
+// postSelect reads postColumns, qualified, and the post's mentions as a
+// JSON array (post_mentions' primary key serves the subquery).
+const postSelect = `posts.id, posts.object_uri, posts.author_uri, posts.group_uri, posts.content, posts.visibility,
+  posts.in_reply_to, posts.published, posts.local, posts.updated,
+  (SELECT json_group_array(m.actor_uri) FROM post_mentions m WHERE m.object_uri = posts.object_uri)`
+
 func scanPost(row scanner) (domain.Post, error) {
 	var p domain.Post
-	var vis string
+	var vis, mentions string
 	var published, updated sql.NullInt64
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &published, &p.Local, &updated)
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &published, &p.Local, &updated, &mentions)
 	if err != nil {
 		return domain.Post{}, err
 	}
+	var ms []string
+	if err := json.Unmarshal([]byte(mentions), &ms); err != nil {
+		return domain.Post{}, fmt.Errorf("mentions of %q: %w", p.ObjectURI, err)
+	}
+	p.Mentions = domain.NormalizeMentions(ms) // json_group_array's order is the scan's: sorted here
 	p.Visibility = domain.Visibility(vis)
 	p.Published = fromNanos(published)
 	p.Updated = fromNanos(updated)
@@ -140,20 +151,39 @@ func scanPost(row scanner) (domain.Post, error) {
 // SQLite checks that key before the primary key, so a repeat of the same
 // post is "not created", while another post with a used id is
 // domain.ErrAlreadyExists.
+//
+// The mentions are written in the same transaction, only with a post it
+// inserted.
 func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
-	res, err := s.db.w.ExecContext(ctx, `
+	created := false
+	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
 INSERT INTO posts (`+postColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (object_uri) DO NOTHING`,
-		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, stamp(p.Published), p.Local, nullStamp(p.Updated))
+			p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, stamp(p.Published), p.Local, nullStamp(p.Updated))
+		if err != nil {
+			return err
+		}
+		if created = affected(res) == 1; !created {
+			return nil
+		}
+		for _, m := range domain.NormalizeMentions(p.Mentions) {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO post_mentions (object_uri, actor_uri, published) VALUES (?, ?, ?)`,
+				p.ObjectURI, m, stamp(p.Published)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return false, fmt.Errorf("post %q: %w", p.ObjectURI, interpretError(err))
 	}
-	return affected(res) == 1, nil
+	return created, nil
 }
 
 // PostByObjectURI implements ports.PostStore.
 func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.Post, error) {
-	p, err := scanPost(s.db.r.QueryRowContext(ctx, `SELECT `+postColumns+` FROM posts WHERE object_uri = ?`, uri))
+	p, err := scanPost(s.db.r.QueryRowContext(ctx, `SELECT `+postSelect+` FROM posts WHERE object_uri = ?`, uri))
 	if err != nil {
 		return domain.Post{}, fmt.Errorf("post %q: %w", uri, interpretError(err))
 	}
@@ -174,11 +204,25 @@ func (s *ContentStore) PostsByGroup(ctx context.Context, group string, before ti
 	return s.listPosts(ctx, "group_uri", group, before, limit)
 }
 
+// PostsMentioning implements ports.PostStore on post_mentions_actor_idx:
+// the mentions carry their post's published time, which never changes.
+func (s *ContentStore) PostsMentioning(ctx context.Context, actor string, b time.Time, limit int) ([]domain.Post, error) {
+	out, err := query(ctx, s.db, scanPost, `
+SELECT `+postSelect+` FROM post_mentions pm JOIN posts ON posts.object_uri = pm.object_uri
+WHERE pm.actor_uri = ? AND pm.published < ?
+ORDER BY pm.published DESC, pm.object_uri
+LIMIT ?`, actor, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("posts mentioning %q: %w", actor, interpretError(err))
+	}
+	return out, nil
+}
+
 // listPosts lists newest first; ties (one instant) in object URI order, as
 // the memory adapter does. column is one of two constants, never input.
 func (s *ContentStore) listPosts(ctx context.Context, column, value string, b time.Time, limit int) ([]domain.Post, error) {
 	out, err := query(ctx, s.db, scanPost, `
-SELECT `+postColumns+` FROM posts
+SELECT `+postSelect+` FROM posts
 WHERE `+column+` = ? AND published < ?
 ORDER BY published DESC, object_uri
 LIMIT ?`, value, before(b), limitArg(limit))
@@ -199,11 +243,12 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 			}
 			n += affected(res)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM reactions WHERE object_uri = ?`, uri); err != nil {
-			return err
+		for _, table := range []string{"reactions", "boosts", "post_mentions"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE object_uri = ?`, uri); err != nil {
+				return err
+			}
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM boosts WHERE object_uri = ?`, uri)
-		return err
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("delete post %q: %w", uri, interpretError(err))

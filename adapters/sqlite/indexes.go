@@ -55,6 +55,9 @@ var indexes = []index{
 	// and a post's boosts, which DeletePost removes with it.
 	{"boosts_actor_created_idx", `CREATE INDEX IF NOT EXISTS boosts_actor_created_idx ON boosts (actor_uri, created_at DESC, object_uri)`},
 	{"boosts_object_uri_idx", `CREATE INDEX IF NOT EXISTS boosts_object_uri_idx ON boosts (object_uri)`},
+	// Plain, beyond SPEC §4: an actor's mentions newest first
+	// (PostsMentioning); a post's own are post_mentions' primary key.
+	{"post_mentions_actor_idx", `CREATE INDEX IF NOT EXISTS post_mentions_actor_idx ON post_mentions (actor_uri, published DESC, object_uri)`},
 	// Fan-outs (not in SPEC §4): Claim takes the oldest unfinished one, and
 	// operators list the newest first.
 	{"fan_outs_unfinished_idx", `CREATE INDEX IF NOT EXISTS fan_outs_unfinished_idx ON fan_outs (created_at, id) WHERE done = 0`},

@@ -163,6 +163,70 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 				t.Fatalf("by group %v", ids(got))
 			}
 		}},
+		{"MentionsKeptWithThePostAndListedByActor", func(t *testing.T, s ports.PostStore) {
+			carol := "https://r.example/users/carol"
+			for i := 0; i < 6; i++ {
+				p := post(t, i, bob, "", base.Add(time.Duration(i)*time.Minute))
+				switch i % 3 {
+				case 0: // alice, unsorted and twice, with carol
+					p.Mentions = []string{carol, alice, " " + alice}
+				case 1:
+					p.Mentions = []string{alice}
+				}
+				_, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create")
+			}
+			got, err := s.PostByObjectURI(ctx(t), post(t, 0, bob, "", base).ObjectURI)
+			mustNil(t, err, "get")
+			if fmt.Sprint(got.Mentions) != fmt.Sprint([]string{alice, carol}) {
+				t.Fatalf("mentions %q, want sorted and distinct [alice carol]", got.Mentions)
+			}
+			if none, _ := s.PostByObjectURI(ctx(t), post(t, 2, bob, "", base).ObjectURI); none.Mentions != nil {
+				t.Fatalf("a post without mentions reads %q", none.Mentions)
+			}
+			// A second Create of a post keeps the first one's mentions.
+			dup := post(t, 1, bob, "", base.Add(time.Minute))
+			dup.ID, dup.Mentions = "dup", []string{carol}
+			_, err = s.CreatePost(ctx(t), dup)
+			mustNil(t, err, "create again")
+			list, err := s.PostsMentioning(ctx(t), alice, time.Time{}, 3)
+			mustNil(t, err, "mentioning alice")
+			if len(list) != 3 || list[0].ID != "p004" || list[1].ID != "p003" || list[2].ID != "p001" || len(list[1].Mentions) != 2 {
+				t.Fatalf("mentioning alice %v", ids(list))
+			}
+			list, _ = s.PostsMentioning(ctx(t), alice, list[2].Published, 10)
+			if len(list) != 1 || list[0].ID != "p000" {
+				t.Fatalf("mentioning alice, before: %v", ids(list))
+			}
+			list, _ = s.PostsMentioning(ctx(t), carol, time.Time{}, 0)
+			if len(list) != 2 || list[0].ID != "p003" || list[1].ID != "p000" {
+				t.Fatalf("mentioning carol %v", ids(list))
+			}
+			mustNil(t, s.DeletePost(ctx(t), post(t, 3, bob, "", base).ObjectURI), "delete")
+			list, _ = s.PostsMentioning(ctx(t), carol, time.Time{}, 0)
+			if len(list) != 1 || list[0].ID != "p000" {
+				t.Fatalf("mentioning carol after a delete %v", ids(list))
+			}
+			// A post created again after its delete has its new mentions only.
+			again := post(t, 3, bob, "", base.Add(3*time.Minute))
+			again.Mentions = []string{alice}
+			_, err = s.CreatePost(ctx(t), again)
+			mustNil(t, err, "create after delete")
+			list, _ = s.PostsMentioning(ctx(t), carol, time.Time{}, 0)
+			if len(list) != 1 {
+				t.Fatalf("mentioning carol after the post came back %v", ids(list))
+			}
+			many := post(t, 9, bob, "", base)
+			for i := 0; i < domain.MaxMentions+20; i++ {
+				many.Mentions = append(many.Mentions, fmt.Sprintf("https://r.example/users/m%03d", i))
+			}
+			_, err = s.CreatePost(ctx(t), many)
+			mustNil(t, err, "create with many mentions")
+			got, _ = s.PostByObjectURI(ctx(t), many.ObjectURI)
+			if len(got.Mentions) != domain.MaxMentions || got.Mentions[0] != "https://r.example/users/m000" {
+				t.Fatalf("%d mentions kept, want the first %d", len(got.Mentions), domain.MaxMentions)
+			}
+		}},
 		{"DirectPostsThreadByParticipants", func(t *testing.T, s ports.PostStore) {
 			mk := func(n int, author string, to []string, at time.Time) domain.DmPost {
 				dm, err := domain.NewDmPost(fmt.Sprintf("d%d", n), fmt.Sprintf("https://h.example/dm/%d", n), author, "psst", to, at)

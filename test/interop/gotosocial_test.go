@@ -99,11 +99,23 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		eventually(t, "the post in ann's home timeline", func() bool { return ann.inHome("hello from Herald on "+store) != nil })
 	})
 
+	var mentionID string
 	step("mention Herald to GoToSocial", func(t *testing.T) {
-		// A public post to ann's address: GoToSocial notifies her only
+		// A public post to bea's address: GoToSocial notifies her only
 		// if the note carries a Mention of her in tag.
-		h.publish(carolTok, map[string]any{"as": "carol", "content": "<p>@" + bea.name + " look, a mention on " + store + "</p>", "to": []string{bea.uri}})
+		mentionID, _ = h.publishID(carolTok, map[string]any{"as": "carol", "content": "<p>@" + bea.name + " look, a mention on " + store + "</p>", "to": []string{bea.uri}})
 		eventually(t, "a mention notification for bea", func() bool { return hasMention(bea.notifications(), "a mention on "+store, "public") })
+	})
+
+	step("edit of a mention Herald to GoToSocial, to an account that does not follow", func(t *testing.T) {
+		// bea does not follow carol: the Update reaches her only because
+		// Herald kept whom the post mentioned.
+		if s := h.api("PATCH", "/api/v1/posts/"+mentionID, carolTok, map[string]string{"content": "<p>@" + bea.name + " look, a mention on " + store + ", edited</p>"}, nil); s != 200 {
+			t.Fatalf("edit: %d", s)
+		}
+		eventually(t, "bea's mention to show the edited text", func() bool {
+			return hasMention(bea.notifications(), "a mention on "+store+", edited", "public")
+		})
 	})
 
 	step("direct post Herald to GoToSocial", func(t *testing.T) {
@@ -117,6 +129,14 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		eventually(t, "the post on Herald", func() bool { return h.postBy(carolTok, ann.uri, "hello from GoToSocial to "+store) != nil })
 		if p := h.postBy(carolTok, ann.uri, "hello from GoToSocial"); p.URI != annPost.URI || p.Local || p.Visibility != "public" {
 			t.Fatalf("stored %+v, want %s", p, annPost.URI)
+		}
+	})
+
+	step("mention GoToSocial to Herald", func(t *testing.T) {
+		ann.post(url.Values{"status": {"@" + carolAcct + " a mention from GoToSocial on " + store}, "visibility": {"public"}})
+		eventually(t, "the post among carol's mentions", func() bool { return h.mentioned(carolTok, "carol", "a mention from GoToSocial on "+store) != nil })
+		if p := h.mentioned(carolTok, "carol", "a mention from GoToSocial on "+store); p.Author != ann.uri || p.Local || p.Visibility != "public" {
+			t.Fatalf("stored %+v, want a public note by %s", p, ann.uri)
 		}
 	})
 

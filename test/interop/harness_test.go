@@ -573,6 +573,21 @@ func (h *herald) direct(token, as, with, text string) *heraldPost {
 	return nil
 }
 
+// mentioned finds a post containing text among the mentions of the
+// persona as, through the client API.
+func (h *herald) mentioned(token, as, text string) *heraldPost {
+	var out struct {
+		Posts []heraldPost `json:"posts"`
+	}
+	h.api("GET", "/api/v1/mentions?limit=50&as="+url.QueryEscape(as), token, nil, &out)
+	for _, p := range out.Posts {
+		if strings.Contains(p.Content, text) {
+			return &p
+		}
+	}
+	return nil
+}
+
 func (h *herald) publish(token string, in map[string]any) string {
 	h.t.Helper()
 	_, uri := h.publishID(token, in)

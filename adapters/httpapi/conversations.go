@@ -46,3 +46,29 @@ func (f *FollowRoutes) directThread(w http.ResponseWriter, r *http.Request, u do
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"direct": out})
 }
+
+// mentions lists the posts that mention the user's persona ?as=, local or
+// received, newest first, with ?before= and ?limit= as the posts listing.
+func (f *FollowRoutes) mentions(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
+	q := r.URL.Query()
+	if q.Get("as") == "" {
+		writeError(w, r, f.log, fmt.Errorf("%w: the as parameter is missing", errMalformed))
+		return
+	}
+	before, limit, err := pageParams(q)
+	if err != nil {
+		writeError(w, r, f.log, err)
+		return
+	}
+	posts, err := f.fed.Mentions.Handle(r.Context(), application.Mentions{UserID: u.ID, As: q.Get("as"), Before: before, Limit: limit})
+	if err != nil {
+		writeError(w, r, f.log, err)
+		return
+	}
+	out := make([]postOutJSON, 0, len(posts))
+	for _, p := range posts {
+		out = append(out, postOutJSON{URI: p.ObjectURI, Author: p.AuthorURI, Content: p.Content, Visibility: string(p.Visibility),
+			Group: p.GroupURI, InReplyTo: p.InReplyTo, Mentions: p.Mentions, Published: p.Published, Updated: rfc3339(p.Updated), Local: p.Local})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"posts": out})
+}

@@ -1,0 +1,126 @@
+package application_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+)
+
+// noteMentioning is a Create of a note with a Mention tag per actor.
+func noteMentioning(id, actor, content string, to []string, mentioned ...string) string {
+	tags := "["
+	for i, m := range mentioned {
+		if i > 0 {
+			tags += ","
+		}
+		tags += fmt.Sprintf(`{"type":"Mention","href":%q}`, m)
+	}
+	tags += "]"
+	tos := "["
+	for i, a := range to {
+		if i > 0 {
+			tos += ","
+		}
+		tos += fmt.Sprintf("%q", a)
+	}
+	tos += "]"
+	return fmt.Sprintf(`{"id":%q,"type":"Create","actor":%q,"to":%s,"object":{"id":%q,"type":"Note","attributedTo":%q,"content":%q,"to":%s,"tag":%s,"published":"2026-06-01T10:00:00Z"}}`,
+		id+"/activity", actor, tos, id, actor, content, tos, tags)
+}
+
+// A post that mentions a persona is listed among its mentions, from a
+// stranger too and followers-only too; a post that does not is not, and
+// no one else reads them.
+func TestMentionsOfAPersona(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	const (
+		fromDave = "https://other.example/users/dave/statuses/m1"
+		fromBob  = "https://remote.example/users/bob/statuses/m2"
+		notAlice = "https://remote.example/users/bob/statuses/m3"
+	)
+	for _, d := range []struct{ actor, note string }{
+		{dave, noteMentioning(fromDave, dave, "<p>@alice hi</p>", []string{application.ASPublic}, alice)},
+		{bob, noteMentioning(fromBob, bob, "<p>@alice @carol for followers</p>", []string{bob + "/followers"}, carol, alice)},
+		{bob, noteMentioning(notAlice, bob, "<p>@carol only</p>", []string{application.ASPublic}, carol)},
+	} {
+		if res, err := b.deliver("", d.actor, d.note); err != nil || res.Ignored {
+			t.Fatalf("deliver: %+v %v", res, err)
+		}
+	}
+	p, err := b.content.PostByObjectURI(ctx, fromBob)
+	if err != nil || !slices.Equal(p.Mentions, []string{alice, carol}) {
+		t.Fatalf("stored %+v %v", p, err)
+	}
+	got, err := b.fed.Mentions.Handle(ctx, application.Mentions{UserID: b.userID, As: "alice", Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, p := range got {
+		uris = append(uris, p.ObjectURI)
+	}
+	slices.Sort(uris) // both published at one instant: their order is the URIs'
+	if !slices.Equal(uris, []string{fromDave, fromBob}) {
+		t.Fatalf("alice's mentions %v", uris)
+	}
+	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fed.Mentions.Handle(ctx, application.Mentions{UserID: other.User.ID, As: "alice", Limit: 20}); !errors.Is(err, domain.ErrForbidden) {
+		t.Fatalf("another account reads alice's mentions: %v", err)
+	}
+	if _, err := b.fed.Mentions.Handle(ctx, application.Mentions{UserID: b.userID, As: "alice"}); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("no limit: %v", err)
+	}
+}
+
+// A post of ours keeps whom it mentioned, so that its edit and its delete
+// reach an actor it mentioned who does not follow the persona.
+func TestEditAndDeleteReachTheMentioned(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	b.accepted(bob, alice)
+	b.signer(bob) // bob's actor cached, as once he followed
+	pub, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "<p>@dave look</p>", To: []string{dave}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := b.content.PostByObjectURI(ctx, pub.ObjectURI); err != nil || !slices.Equal(p.Mentions, []string{dave}) {
+		t.Fatalf("stored %+v %v", p, err)
+	}
+	if _, err := b.fed.OwnPosts.Edit(ctx, application.EditPost{UserID: b.userID, ID: pub.ID, Content: "<p>@dave look again</p>"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fed.OwnPosts.Delete(ctx, application.DeletePost{UserID: b.userID, ID: pub.ID}); err != nil {
+		t.Fatal(err)
+	}
+	sent := map[string][]string{} // activity type: inboxes
+	for _, j := range b.allJobs() {
+		m := payload(t, j)
+		typ, _ := m["type"].(string)
+		sent[typ] = append(sent[typ], j.Inbox)
+		obj, _ := m["object"].(map[string]any)
+		tags, _ := obj["tag"].([]any)
+		if typ == "Update" && !slices.ContainsFunc(tags, func(tag any) bool {
+			t, _ := tag.(map[string]any)
+			return t["href"] == dave
+		}) {
+			t.Fatalf("the Update does not mention dave: %v", m["object"])
+		}
+	}
+	for _, typ := range []string{"Create", "Update", "Delete"} {
+		slices.Sort(sent[typ])
+		if want := []string{dave + "/inbox", shared}; !slices.Equal(sent[typ], want) {
+			t.Errorf("%s sent to %v, want %v (dave mentioned, bob a follower)", typ, sent[typ], want)
+		}
+	}
+}

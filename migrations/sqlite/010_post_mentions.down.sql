@@ -1,0 +1,2 @@
+-- 010 down: forget who posts mention (the posts stay).
+DROP TABLE post_mentions;
