@@ -33,19 +33,18 @@ var (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	leased        prometheus.Counter
-	leaseLatency  *prometheus.HistogramVec
-	deliveries    *prometheus.CounterVec
-	deliveryTime  *prometheus.HistogramVec
-	settled       *prometheus.CounterVec
-	retries       prometheus.Counter
-	reaped        *prometheus.CounterVec
-	reaperPasses  prometheus.Counter
-	quarantines   prometheus.Counter
-	inFlight      prometheus.Gauge
-	flushed       prometheus.Counter
-	flushLatency  prometheus.Histogram
-	storeFailures prometheus.Counter
+	leased       prometheus.Counter
+	leaseLatency *prometheus.HistogramVec
+	deliveries   *prometheus.CounterVec
+	deliveryTime *prometheus.HistogramVec
+	settled      *prometheus.CounterVec
+	retries      prometheus.Counter
+	reaped       *prometheus.CounterVec
+	reaperPasses prometheus.Counter
+	quarantines  prometheus.Counter
+	inFlight     prometheus.Gauge
+	flushed      prometheus.Counter
+	flushLatency prometheus.Histogram
 }
 
 // Options tune the store collector. Zero values take the defaults.
@@ -91,12 +90,10 @@ func New(jobs ports.JobAdmin, instances ports.InstanceStore, clock ports.Clock, 
 			Help: "Delivery results written to the store in batches by the engine's completer."}),
 		flushLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "herald_flush_duration_seconds",
 			Help: "Time one batch of results took to write.", Buckets: leaseBuckets}),
-		storeFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "herald_metrics_store_errors_total",
-			Help: "Scrapes whose reading of the queue or the breakers failed (their gauges are then left out)."}),
 	}
 	reg.MustRegister(m.leased, m.leaseLatency, m.deliveries, m.deliveryTime, m.settled, m.retries, m.reaped,
-		m.reaperPasses, m.quarantines, m.inFlight, m.flushed, m.flushLatency, m.storeFailures,
-		&storeCollector{jobs: jobs, instances: instances, clock: clock, cacheFor: opts.CacheFor, log: opts.Log, failures: m.storeFailures},
+		m.reaperPasses, m.quarantines, m.inFlight, m.flushed, m.flushLatency,
+		&storeCollector{jobs: jobs, instances: instances, clock: clock, cacheFor: opts.CacheFor, log: opts.Log},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -166,28 +163,34 @@ var (
 	jobsDesc = prometheus.NewDesc("herald_jobs", "Jobs in the queue by state (all processes sharing the store).",
 		[]string{"state"}, nil)
 	quarantinedDesc = prometheus.NewDesc("herald_hosts_quarantined", "Remote hosts whose circuit breaker is open now.", nil, nil)
+	storeErrorsDesc = prometheus.NewDesc("herald_metrics_store_errors_total",
+		"Scrapes whose reading of the queue or the breakers failed (their gauges are then left out).", nil, nil)
 )
 
 // storeCollector reads the queue's counts and the quarantined hosts at
-// scrape time, keeping one reading for cacheFor.
+// scrape time, keeping one reading for cacheFor. It counts its own failed
+// readings and reports the count itself: the registry gathers collectors
+// concurrently, so a separate counter could be gathered before the failure
+// of the same scrape was counted.
 type storeCollector struct {
 	jobs      ports.JobAdmin
 	instances ports.InstanceStore
 	clock     ports.Clock
 	cacheFor  time.Duration
 	log       *slog.Logger
-	failures  prometheus.Counter
 
 	mu          sync.Mutex
 	at          time.Time
 	ok          bool
 	counts      map[domain.JobState]int
 	quarantined int
+	failures    int
 }
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobsDesc
 	ch <- quarantinedDesc
+	ch <- storeErrorsDesc
 }
 
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -197,6 +200,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	if !c.ok || now.Sub(c.at) >= c.cacheFor || now.Before(c.at) {
 		c.read(now)
 	}
+	ch <- prometheus.MustNewConstMetric(storeErrorsDesc, prometheus.CounterValue, float64(c.failures))
 	if !c.ok {
 		return
 	}
@@ -221,6 +225,6 @@ func (c *storeCollector) read(now time.Time) {
 		}
 	}
 	c.ok = false
-	c.failures.Inc()
+	c.failures++
 	c.log.Warn("metrics: cannot read the queue or the breakers", "err", err)
 }
