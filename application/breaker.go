@@ -253,8 +253,8 @@ const successWriteEvery = time.Second
 // UpdateMany for every host that needs a write (a failure, a success of a
 // host known failing, and the gathered successes once successWriteEvery has
 // passed; stop writes the rest). A failure that opens a breaker moves the
-// host's queued jobs past the quarantine, and the batch's own retries of
-// that host with them, before the batch is settled: the jobs' slots come
+// host's queued jobs past the quarantine, and the batch's retries of any
+// quarantined host with them, before the batch is settled: the jobs' slots come
 // back only then, so no job of the host is attempted in between.
 func (e *Engine) recordBreakers(ctx context.Context, batch []result, final bool) {
 	now := e.clock.Now()
@@ -326,10 +326,15 @@ func (e *Engine) recordBreakers(ctx context.Context, batch []result, final bool)
 		n, err := e.jobs.DeferHost(ctx, host, r.QuarantinedUntil)
 		e.log.Warn("host quarantined", "host", host, "until", r.QuarantinedUntil, "level", r.QuarantineLevel,
 			"failures", r.ConsecutiveFailures, "jobs_deferred", n, "err", err)
-		for i := range batch {
-			if st := &batch[i].st; batch[i].job.Host == host && st.State == domain.JobQueued && st.RunAt.Before(r.QuarantinedUntil) {
-				st.RunAt = r.QuarantinedUntil
-			}
+	}
+	// The batch's retries of a quarantined host wait for the end of the
+	// quarantine: whether this batch opened it or an earlier one did while
+	// the attempt was in flight (the per-host cap lets two run), the job
+	// must not come due inside it, where DeferHost can no longer reach it.
+	for i := range batch {
+		r, ok := states[batch[i].job.Host]
+		if st := &batch[i].st; ok && r.Quarantined(now) && st.State == domain.JobQueued && st.RunAt.Before(r.QuarantinedUntil) {
+			st.RunAt = r.QuarantinedUntil
 		}
 	}
 }

@@ -561,6 +561,51 @@ func TestEngineQuarantinedHostJobsKeepAttempts(t *testing.T) {
 	}
 }
 
+// The per-host cap lets a second attempt be in flight when the first one's
+// failure opens the breaker: when that second attempt fails too, its retry
+// waits for the end of the quarantine, not for the curve's first step,
+// which falls inside the quarantine where nothing would move it.
+func TestEngineRetryOfAnAttemptInFlightWaitsForTheQuarantine(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var mu sync.Mutex
+	calls := 0
+	b := setup(t, application.EngineConfig{PerHost: 2}, func(ctx context.Context, _ ports.Delivery) domain.Outcome {
+		mu.Lock()
+		calls++
+		first := calls == 1
+		mu.Unlock()
+		if !first {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return domain.Classify(503, "", time.Time{})
+	})
+	if _, err := b.instances.Update(context.Background(), "sick.example", func(r *domain.RemoteInstance) {
+		r.ConsecutiveFailures = domain.BreakerThreshold - 1
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b.start()
+	b.enqueue(b.job("j1", "sick.example"), b.job("j2", "sick.example"))
+	var r domain.RemoteInstance
+	b.eventually("the first failure quarantines the host", func() bool {
+		var err error
+		r, err = b.instances.Get(context.Background(), "sick.example")
+		return err == nil && r.Quarantined(b.clock.Now())
+	})
+	close(release)
+	for _, id := range []string{"j1", "j2"} {
+		var j domain.Job
+		b.eventually(id+" settled", func() bool { j = b.get(id); return j.State == domain.JobQueued && j.Attempts == 1 })
+		if !j.RunAt.Equal(r.QuarantinedUntil) {
+			t.Errorf("%s retries at +%s, want the end of the quarantine +%s", id, j.RunAt.Sub(t0), r.QuarantinedUntil.Sub(t0))
+		}
+	}
+}
+
 func TestLiftQuarantineRunsJobsNow(t *testing.T) {
 	t.Parallel()
 	b := setup(t, application.EngineConfig{}, nil)
