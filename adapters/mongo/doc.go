@@ -45,7 +45,7 @@
 //	jobs             _id, dedupeKey, activityId, inbox, host, senderId, keyId, payload (binary),
 //	                 state, attempts, runAt, leaseOwner, leaseToken, leaseUntil, lastError,
 //	                 createdAt, finishedAt, bodyId, slot ("host#k" while leased by LeaseBatch),
-//	                 settledBy (the marker of the last settlement) [legacyDeliveryId on jobs
+//	                 settleMarks (the markers of the last 8 settlements) [legacyDeliveryId on jobs
 //	                 migration 004 moved]
 //	bodies           _id (domain.BodyOf), body, gen, touchedAt
 //	job_signals      _id "enqueued", n: bumped by Enqueue, RetryDead and ResumeHost; what

@@ -35,6 +35,9 @@ type JobStore struct {
 	// unhinted is set once the server refused the jobs_lease hint on
 	// findAndModify (see findAndLease).
 	unhinted atomic.Bool
+	// afterSettleWrite, when set (by tests, export_test.go), runs in Settle
+	// between its bulkWrite and the read-back of its markers.
+	afterSettleWrite func()
 }
 
 // NewJobStore returns the queue of db. EnsureIndexes must have run: the

@@ -336,15 +336,17 @@ func (s *JobStore) unstamp(ctx context.Context, token string, ids []string) {
 // without being sent: the first ends the lease.
 //
 // The server reports how many updates matched, not which. When all did
-// (the rule), that is the answer. Otherwise each update has also set
-// settledBy to a marker of its own (this call's nonce and its index), and
-// one find reads the markers back: the settlements whose marker is there
-// were applied, the others lost. A marker can only be overwritten by a
-// later settlement of the same job, which needs a new lease of it in the
-// milliseconds between the bulkWrite and the read; if the markers found
-// are fewer than the matches, that happened, and the settlements it
-// leaves unknown are reported lost (the engine then only logs that the
-// result was not recorded: the job is where the settlement put it).
+// (the rule), that is the answer. Otherwise each update has also pushed a
+// marker of its own (this call's nonce and its index) onto the job's
+// settleMarks, which keeps the last settleMarksKept, and one find reads
+// them back: the settlements whose marker is there were applied, the
+// others lost. A job released or retried by this batch may be leased and
+// settled again by another worker between the bulkWrite and the read (the
+// contract's chaos case does it on FerretDB v2): its marker then follows
+// ours, which stays. Ours would be pushed out only by settleMarksKept
+// settlements of the job in that window, each needing a lease of its own;
+// then it is reported lost (the engine only logs that the result was not
+// recorded: the job is where the settlement put it).
 func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]error, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -387,39 +389,45 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 	if int(res.MatchedCount) == len(sent) {
 		return lost, nil
 	}
+	if s.afterSettleWrite != nil {
+		s.afterSettleWrite()
+	}
 	ids := make([]string, len(sent))
 	for k, i := range sent {
 		ids[k] = batch[i].ID
 	}
 	type markDoc struct {
-		ID        string `bson:"_id"`
-		SettledBy string `bson:"settledBy"`
+		ID    string   `bson:"_id"`
+		Marks []string `bson:"settleMarks"`
 	}
 	marks, err := findAll(ctx, s.jobs, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, "settle: read back",
-		func(d markDoc) markDoc { return d }, options.Find().SetProjection(bson.D{{Key: "settledBy", Value: 1}}))
+		func(d markDoc) markDoc { return d }, options.Find().SetProjection(bson.D{{Key: "settleMarks", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("settle: %w", err)
 	}
-	markOf := make(map[string]string, len(marks))
+	marksOf := make(map[string][]string, len(marks))
 	for _, m := range marks {
-		markOf[m.ID] = m.SettledBy
+		marksOf[m.ID] = m.Marks
 	}
 	for _, i := range sent {
-		if markOf[batch[i].ID] != settleMarker(nonce, i) {
+		if !slices.Contains(marksOf[batch[i].ID], settleMarker(nonce, i)) {
 			lose(i)
 		}
 	}
 	return lost, nil
 }
 
+// settleMarksKept is how many settlement markers a job keeps (Settle).
+const settleMarksKept = 8
+
 // settlementUpdate writes st's fields, ends the lease and frees the slot.
 func settlementUpdate(st ports.Settlement, marker string) bson.D {
 	set := bson.D{
 		{Key: "state", Value: string(st.State)},
 		{Key: "attempts", Value: st.Attempts},
-		{Key: "settledBy", Value: marker},
 	}
-	unset := slices.Clone(unsetLease)
+	// settledBy held the last marker alone before settleMarks.
+	unset := append(slices.Clone(unsetLease), bson.E{Key: "settledBy", Value: ""})
 	if st.LastError != "" {
 		set = append(set, bson.E{Key: "lastError", Value: st.LastError})
 	} else {
@@ -431,7 +439,11 @@ func settlementUpdate(st ports.Settlement, marker string) bson.D {
 	} else {
 		set = append(set, bson.E{Key: "finishedAt", Value: st.FinishedAt.UTC()})
 	}
-	return bson.D{{Key: "$set", Value: set}, {Key: "$unset", Value: unset}}
+	push := bson.D{{Key: "settleMarks", Value: bson.D{
+		{Key: "$each", Value: bson.A{marker}},
+		{Key: "$slice", Value: -settleMarksKept},
+	}}}
+	return bson.D{{Key: "$set", Value: set}, {Key: "$unset", Value: unset}, {Key: "$push", Value: push}}
 }
 
 func settleMarker(nonce string, i int) string { return nonce + ":" + strconv.Itoa(i) }

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/adapters/mongo/mongotest"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
 )
 
 // The server these tests run against, chosen once by TestMain in the order
@@ -252,4 +253,56 @@ func TestWaker(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = second.Disconnect(context.Background()) })
 	mongotest.Waker(t, c, second)
+}
+
+// A job this Settle releases may be leased and settled again by another
+// worker before Settle reads its markers back (the contract's chaos case
+// did it on FerretDB v2): the first settlement was applied and must not be
+// reported lost. The stale settlement beside it makes the matched count
+// short, so Settle does read back.
+func TestSettleReadsItsMarkerBackAfterAnotherSettlement(t *testing.T) {
+	c := client(t)
+	ctx := mongotest.Ctx(t)
+	jobs := mongo.NewJobStore(mongotest.NewDB(t, c))
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	j, err := domain.NewJob("j1", "https://local.example/a/1", "https://remote.example/inbox", "sender", "https://local.example/users/a#main-key", []byte(`{}`), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobs.Enqueue(ctx, []domain.Job{j}); err != nil {
+		t.Fatal(err)
+	}
+	lease := func(token string) {
+		t.Helper()
+		got, err := jobs.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: token, Now: now, Until: now.Add(2 * time.Minute), Limit: 1, PerHost: 2})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("lease %s: %v %v", token, got, err)
+		}
+	}
+	lease("first")
+	var again []error
+	mongo.SetAfterSettleWrite(jobs, func() {
+		mongo.SetAfterSettleWrite(jobs, nil)
+		lease("second")
+		again, err = jobs.Settle(ctx, []ports.Settlement{{ID: "j1", Token: "second", State: domain.JobSucceeded, Attempts: 1, FinishedAt: now}})
+		if err != nil {
+			t.Errorf("second settlement: %v", err)
+		}
+	})
+	lost, err := jobs.Settle(ctx, []ports.Settlement{
+		{ID: "j1", Token: "stale", State: domain.JobSucceeded, Attempts: 1, FinishedAt: now},
+		{ID: "j1", Token: "first", State: domain.JobQueued, RunAt: now},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 1 || again[0] != nil {
+		t.Fatalf("the second holder's settlement: %v", again)
+	}
+	if !errors.Is(lost[0], domain.ErrLeaseLost) {
+		t.Errorf("the stale settlement: %v, want ErrLeaseLost", lost[0])
+	}
+	if lost[1] != nil {
+		t.Errorf("the first holder's release, applied before the second lease, reported %v", lost[1])
+	}
 }
