@@ -98,3 +98,44 @@ func TestInterpretError(t *testing.T) {
 		})
 	}
 }
+
+// The bulkWrite failures a lease passes over and a settlement sends again:
+// only those where another writer won or a conflict undid the write.
+func TestConcurrencyLossesOfABulkWrite(t *testing.T) {
+	t.Parallel()
+	bulk := func(codes ...int) error {
+		var bwe mongodrv.BulkWriteException
+		for i, c := range codes {
+			bwe.WriteErrors = append(bwe.WriteErrors, mongodrv.BulkWriteError{WriteError: mongodrv.WriteError{Index: i * 2, Code: c}})
+		}
+		return bwe
+	}
+	for _, c := range []struct {
+		name      string
+		err       error
+		losses    bool
+		undone    []int
+		conflicts bool
+	}{
+		// DocumentDB reports a PostgreSQL error as its packed SQLSTATE:
+		// 40P01 is 16908292, 40001 is 16777220.
+		{"deadlock (DocumentDB)", bulk(16908292), true, []int{0}, true},
+		{"serialization failure (DocumentDB)", bulk(16777220), true, []int{0}, true},
+		{"write conflict", bulk(112, 16908292), true, []int{0, 2}, true},
+		{"slot taken", bulk(11000), true, nil, false},
+		{"slot taken and a deadlock", bulk(11000, 16908292), true, nil, false},
+		{"a validation failure", bulk(16908292, 121), false, nil, false},
+		{"no write error", mongodrv.BulkWriteException{}, false, nil, false},
+		{"network", errors.New("connection reset by peer"), false, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := onlyConcurrencyLosses(c.err); got != c.losses {
+				t.Errorf("onlyConcurrencyLosses = %v, want %v", got, c.losses)
+			}
+			undone, ok := conflicted(c.err)
+			if ok != c.conflicts || fmt.Sprint(undone) != fmt.Sprint(c.undone) {
+				t.Errorf("conflicted = %v %v, want %v %v", undone, ok, c.undone, c.conflicts)
+			}
+		})
+	}
+}

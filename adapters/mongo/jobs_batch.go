@@ -258,6 +258,11 @@ func (s *JobStore) stampLeases(ctx context.Context, req ports.LeaseRequest, plan
 		return nil, nil
 	}
 	now, until := req.Now.UTC(), req.Until.UTC()
+	// In _id order, as Settle writes: on a server that locks rows for a
+	// bulkWrite's updates (DocumentDB), two bulkWrites over shared jobs then
+	// wait for each other rather than deadlock.
+	plan = slices.Clone(plan)
+	slices.SortFunc(plan, func(a, b planned) int { return strings.Compare(a.id, b.id) })
 	models := make([]mongodrv.WriteModel, len(plan))
 	ids := make([]string, len(plan))
 	for i, p := range plan {
@@ -277,7 +282,7 @@ func (s *JobStore) stampLeases(ctx context.Context, req ports.LeaseRequest, plan
 			}}})
 	}
 	res, err := s.jobs.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-	if err != nil && !onlySlotClashes(err) {
+	if err != nil && !onlyConcurrencyLosses(err) {
 		// Not known which jobs were leased: give back any that were, so
 		// they do not wait for the reaper (best effort; the reaper
 		// recovers them otherwise).
@@ -298,21 +303,63 @@ func (s *JobStore) stampLeases(ctx context.Context, req ports.LeaseRequest, plan
 	return docs, nil
 }
 
-// onlySlotClashes reports whether err is a bulkWrite whose only failures
-// are duplicate keys, which a lease update can only meet on jobs_slot (it
-// changes no other uniquely indexed field): slots other leasers took.
-func onlySlotClashes(err error) bool {
+// onlyConcurrencyLosses reports whether err is a bulkWrite whose only
+// failures are updates that lost to another writer and changed nothing:
+// duplicate keys, which a lease update can only meet on jobs_slot (it
+// changes no other uniquely indexed field: slots other leasers took), and
+// the transient conflicts of concurrentConflict. The lease reads back by
+// token what it won, so those jobs are simply not in its batch.
+func onlyConcurrencyLosses(err error) bool {
 	var bwe mongodrv.BulkWriteException
 	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
 		return false
 	}
 	for _, we := range bwe.WriteErrors {
-		if we.Code != 11000 && we.Code != 11001 {
+		if we.Code != 11000 && we.Code != 11001 && !concurrentConflict(we.Code) {
 			return false
 		}
 	}
 	return true
 }
+
+// Write error codes of an update that met another writer and was undone,
+// to be tried again: MongoDB's WriteConflict (which it retries itself for
+// a single-document write outside a transaction, so rarely seen), and
+// PostgreSQL's deadlock_detected (40P01) and serialization_failure (40001)
+// as DocumentDB reports them: the SQLSTATE packed into an int
+// (MAKE_SQLSTATE), each write of a bulkWrite rolled back on its own.
+// Measured on FerretDB v2: the contract's chaos case met "deadlock
+// detected" on a lease's bulkWrite.
+const (
+	codeWriteConflict       = 112
+	codeDeadlockDetected    = 4 | 32<<12 | 1<<24 // 40P01
+	codeSerializationFailed = 4 | 1<<24          // 40001
+)
+
+func concurrentConflict(code int) bool {
+	return code == codeWriteConflict || code == codeDeadlockDetected || code == codeSerializationFailed
+}
+
+// conflicted returns the indexes of err's writes that concurrentConflict
+// undid, and whether those were its only failures.
+func conflicted(err error) ([]int, bool) {
+	var bwe mongodrv.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return nil, false
+	}
+	out := make([]int, 0, len(bwe.WriteErrors))
+	for _, we := range bwe.WriteErrors {
+		if !concurrentConflict(we.Code) {
+			return nil, false
+		}
+		out = append(out, we.Index)
+	}
+	return out, true
+}
+
+// conflictRetries bounds how often Settle sends again the updates a
+// conflict undid.
+const conflictRetries = 5
 
 // unstamp puts back in the queue, without spending an attempt, the jobs of
 // ids that a failed lease may have stamped with token.
@@ -363,7 +410,6 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 	type pair struct{ id, token string }
 	seen := make(map[pair]bool, len(batch))
 	var sent []int
-	var models []mongodrv.WriteModel
 	for i, st := range batch {
 		if st.Token == "" || seen[pair{st.ID, st.Token}] {
 			lose(i)
@@ -371,22 +417,28 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 		}
 		seen[pair{st.ID, st.Token}] = true
 		sent = append(sent, i)
-		models = append(models, mongodrv.NewUpdateOneModel().
+	}
+	if len(sent) == 0 {
+		return lost, nil
+	}
+	// In _id order, as the lease stamps (see stampLeases).
+	slices.SortStableFunc(sent, func(a, b int) int { return strings.Compare(batch[a].ID, batch[b].ID) })
+	models := make([]mongodrv.WriteModel, len(sent))
+	for k, i := range sent {
+		st := batch[i]
+		models[k] = mongodrv.NewUpdateOneModel().
 			SetFilter(bson.D{
 				{Key: "_id", Value: st.ID},
 				{Key: "leaseToken", Value: st.Token},
 				{Key: "state", Value: string(domain.JobLeased)},
 			}).
-			SetUpdate(settlementUpdate(st, settleMarker(nonce, i))))
+			SetUpdate(settlementUpdate(st, settleMarker(nonce, i)))
 	}
-	if len(models) == 0 {
-		return lost, nil
-	}
-	res, err := s.jobs.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	matched, err := s.bulkUpdate(ctx, models)
 	if err != nil {
 		return nil, fmt.Errorf("settle: %w", interpretError(err, nil))
 	}
-	if int(res.MatchedCount) == len(sent) {
+	if matched == len(sent) {
 		return lost, nil
 	}
 	if s.afterSettleWrite != nil {
@@ -419,6 +471,32 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 
 // settleMarksKept is how many settlement markers a job keeps (Settle).
 const settleMarksKept = 8
+
+// bulkUpdate sends models in one unordered bulkWrite and returns how many
+// matched. The updates a concurrent writer's conflict undid (on DocumentDB,
+// a deadlock between two bulkWrites) are sent again, up to
+// conflictRetries times: each is fenced, so sending it again is safe.
+func (s *JobStore) bulkUpdate(ctx context.Context, models []mongodrv.WriteModel) (int, error) {
+	matched := 0
+	for try := 0; ; try++ {
+		res, err := s.jobs.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		if res != nil {
+			matched += int(res.MatchedCount)
+		}
+		if err == nil {
+			return matched, nil
+		}
+		undone, ok := conflicted(err)
+		if !ok || try == conflictRetries {
+			return matched, err
+		}
+		again := make([]mongodrv.WriteModel, len(undone))
+		for k, i := range undone {
+			again[k] = models[i]
+		}
+		models = again
+	}
+}
 
 // settlementUpdate writes st's fields, ends the lease and frees the slot.
 func settlementUpdate(st ports.Settlement, marker string) bson.D {
