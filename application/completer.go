@@ -101,18 +101,15 @@ func (c *completer) run() {
 }
 
 // gather waits until a batch is worth writing: FlushMax results, or
-// FlushEvery since the first of them, or shutdown, or nothing more to come:
-// the dispatcher is idle (it found nothing runnable, perhaps because the
-// hosts' slots are held by these very results) and no delivery is running,
-// so waiting would only hold the results longer. While deliveries still
-// run, their results join the batch (within FlushEvery): the tail of a
-// drained queue is written once, not once per delivery as each ends.
+// FlushEvery since the first of them, or shutdown, or the dispatcher idle:
+// it found nothing runnable, perhaps because the hosts' slots are held by
+// these very results, so waiting for more would only hold them longer.
 func (c *completer) gather() {
 	window := time.NewTimer(c.e.cfg.FlushEvery) // wall clock: see Engine
 	defer window.Stop()
 	for {
 		n, stopping := c.state()
-		if n >= c.e.cfg.FlushMax || stopping || c.e.idle.Load() && c.e.InFlight() == 0 {
+		if n >= c.e.cfg.FlushMax || stopping || c.e.idle.Load() {
 			return
 		}
 		select {

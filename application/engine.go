@@ -536,9 +536,6 @@ func (e *Engine) work(ctx context.Context, job domain.Job, f *flight) {
 	n := e.inFlight + e.waiting
 	e.mu.Unlock()
 	e.obs.InFlight(n)
-	if n == 0 {
-		e.completer.kick() // the last delivery ended: an idle dispatcher's results may go now
-	}
 	signal(e.freed)
 }
 
