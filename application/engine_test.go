@@ -567,7 +567,9 @@ func TestEngineQuarantinedHostJobsKeepAttempts(t *testing.T) {
 // which falls inside the quarantine where nothing would move it.
 func TestEngineRetryOfAnAttemptInFlightWaitsForTheQuarantine(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
+	// Both attempts are in flight before the first one fails: the first
+	// waits for the second to start, the second for the test.
+	secondStarted, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	calls := 0
 	b := setup(t, application.EngineConfig{PerHost: 2}, func(ctx context.Context, _ ports.Delivery) domain.Outcome {
@@ -575,11 +577,15 @@ func TestEngineRetryOfAnAttemptInFlightWaitsForTheQuarantine(t *testing.T) {
 		calls++
 		first := calls == 1
 		mu.Unlock()
-		if !first {
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
+		wait := release
+		if first {
+			wait = secondStarted
+		} else {
+			close(secondStarted)
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
 		}
 		return domain.Classify(503, "", time.Time{})
 	})
