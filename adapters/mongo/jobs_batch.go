@@ -310,11 +310,11 @@ func (s *JobStore) stampLeases(ctx context.Context, req ports.LeaseRequest, plan
 // the transient conflicts of concurrentConflict. The lease reads back by
 // token what it won, so those jobs are simply not in its batch.
 func onlyConcurrencyLosses(err error) bool {
-	var bwe mongodrv.BulkWriteException
-	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+	wes, ok := writeErrors(err)
+	if !ok {
 		return false
 	}
-	for _, we := range bwe.WriteErrors {
+	for _, we := range wes {
 		if we.Code != 11000 && we.Code != 11001 && !concurrentConflict(we.Code) {
 			return false
 		}
@@ -343,18 +343,29 @@ func concurrentConflict(code int) bool {
 // conflicted returns the indexes of err's writes that concurrentConflict
 // undid, and whether those were its only failures.
 func conflicted(err error) ([]int, bool) {
-	var bwe mongodrv.BulkWriteException
-	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+	wes, ok := writeErrors(err)
+	if !ok {
 		return nil, false
 	}
-	out := make([]int, 0, len(bwe.WriteErrors))
-	for _, we := range bwe.WriteErrors {
+	out := make([]int, 0, len(wes))
+	for _, we := range wes {
 		if !concurrentConflict(we.Code) {
 			return nil, false
 		}
 		out = append(out, we.Index)
 	}
 	return out, true
+}
+
+// writeErrors returns the per-write failures of a bulkWrite that failed
+// only in some of its writes (no write concern error); false for any other
+// error.
+func writeErrors(err error) ([]mongodrv.BulkWriteError, bool) {
+	var bwe mongodrv.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil || len(bwe.WriteErrors) == 0 {
+		return nil, false
+	}
+	return bwe.WriteErrors, true
 }
 
 // conflictRetries bounds how often Settle sends again the updates a
