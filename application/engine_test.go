@@ -575,12 +575,13 @@ func TestEngineRetryOfAnAttemptInFlightWaitsForTheQuarantine(t *testing.T) {
 	b := setup(t, application.EngineConfig{PerHost: 2}, func(ctx context.Context, _ ports.Delivery) domain.Outcome {
 		mu.Lock()
 		calls++
-		first := calls == 1
+		n := calls
 		mu.Unlock()
 		wait := release
-		if first {
+		switch n {
+		case 1:
 			wait = secondStarted
-		} else {
+		case 2:
 			close(secondStarted)
 		}
 		select {
