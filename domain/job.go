@@ -148,6 +148,17 @@ func DedupeKey(activityID, inbox string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// DedupeKeyBytes returns the 32 bytes a DedupeKey spells in hex, so a
+// store may keep the key in half the room; any other string is
+// ErrInvalidInput (every job is built by NewJob, which sets the key).
+func DedupeKeyBytes(key string) ([]byte, error) {
+	b, err := hex.DecodeString(key)
+	if err != nil || len(b) != sha256.Size || hex.EncodeToString(b) != key {
+		return nil, fmt.Errorf("%w: dedupe key %q is not a DedupeKey (64 lower-case hex digits)", ErrInvalidInput, key)
+	}
+	return b, nil
+}
+
 // Leasable reports whether the job may be leased at now: queued and due.
 func (j Job) Leasable(now time.Time) bool {
 	return j.State == JobQueued && !j.RunAt.After(now)

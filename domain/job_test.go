@@ -1,7 +1,9 @@
 package domain_test
 
 import (
+	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,6 +62,20 @@ func TestDedupeKey(t *testing.T) {
 	}
 	if len(a) != 64 {
 		t.Fatalf("key length %d", len(a))
+	}
+}
+
+func TestDedupeKeyBytes(t *testing.T) {
+	t.Parallel()
+	key := domain.DedupeKey("https://h/a/1", "https://r/inbox")
+	b, err := domain.DedupeKeyBytes(key)
+	if err != nil || hex.EncodeToString(b) != key {
+		t.Fatalf("DedupeKeyBytes(%q) = %x, %v", key, b, err)
+	}
+	for _, bad := range []string{"", "k1", key[:62], key + "00", strings.ToUpper(key), "zz" + key[2:]} {
+		if _, err := domain.DedupeKeyBytes(bad); !errors.Is(err, domain.ErrInvalidInput) {
+			t.Errorf("DedupeKeyBytes(%q): %v, want ErrInvalidInput", bad, err)
+		}
 	}
 }
 
