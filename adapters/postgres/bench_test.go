@@ -18,9 +18,9 @@ func BenchmarkLease(b *testing.B) {
 		b.Run(fmt.Sprintf("queue=%d", size), func(b *testing.B) {
 			p := migrated(b)
 			mustExec(b, p, `
-INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at, created_at)
-SELECT 'j' || lpad(g::text, 8, '0'), md5(g::text), 'a' || g, 'https://h' || (g % 1000) || '.example/inbox',
-	'h' || (g % 1000) || '.example', 's', 'k', '', 'queued',
+INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+SELECT 'j' || lpad(g::text, 8, '0'), sha256(g::text::bytea), g / 500, 'https://h' || (g % 1000) || '.example/inbox',
+	'h' || (g % 1000) || '.example', 'queued',
 	timestamptz '2026-01-01' + ((g / 500) || ' seconds')::interval, now()
 FROM generate_series(1, $1) g`, size)
 			mustExec(b, p, `ANALYZE jobs`)

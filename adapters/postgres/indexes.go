@@ -66,10 +66,12 @@ var indexes = []index{
 	{"jobs_queued_host_idx", `CREATE INDEX IF NOT EXISTS jobs_queued_host_idx ON jobs (host, run_at) WHERE state = 'queued'`},
 	// Retention: Purge's range (PostgreSQL has no TTL index).
 	{"jobs_finished_idx", `CREATE INDEX IF NOT EXISTS jobs_finished_idx ON jobs (finished_at) WHERE finished_at IS NOT NULL`},
-	// Bodies: Purge asks whether any job still refers to a body. A
-	// fan-out's jobs share one body_id, which B-tree deduplication keeps as
-	// one key with a list of row pointers: a few bytes per job.
-	{"jobs_body_id_idx", `CREATE INDEX IF NOT EXISTS jobs_body_id_idx ON jobs (body_id)`},
+	// Activities and bodies: Purge asks whether any job still refers to an
+	// activity, and any activity to a body; CountsOfBody reads both. A
+	// fan-out's jobs share one activity, which B-tree deduplication keeps
+	// as one key with a list of row pointers: a few bytes per job.
+	{"jobs_activity_idx", `CREATE INDEX IF NOT EXISTS jobs_activity_idx ON jobs (activity)`},
+	{"job_activities_body_id_idx", `CREATE INDEX IF NOT EXISTS job_activities_body_id_idx ON job_activities (body_id)`},
 	// Plain, beyond SPEC §4: a booster's boosts newest first (BoostsBy),
 	// and a post's boosts, which DeletePost removes with it.
 	{"boosts_actor_created_idx", `CREATE INDEX IF NOT EXISTS boosts_actor_created_idx ON boosts (actor_uri, created_at DESC, object_uri COLLATE "C")`},

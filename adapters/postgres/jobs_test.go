@@ -67,9 +67,9 @@ func TestLeasePlanUsesQueueIndex(t *testing.T) {
 	// 200,000 jobs: 10% queued in groups of 500 sharing one run_at (as a
 	// fan-out makes them), the rest finished.
 	mustExec(t, p, `
-INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at, created_at, finished_at)
-SELECT 'j' || lpad(g::text, 8, '0'), md5(g::text), 'a' || g, 'https://h' || (g % 500) || '.example/inbox',
-	'h' || (g % 500) || '.example', 's', 'k', '',
+INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at, finished_at)
+SELECT 'j' || lpad(g::text, 8, '0'), sha256(g::text::bytea), g / 500, 'https://h' || (g % 500) || '.example/inbox',
+	'h' || (g % 500) || '.example',
 	CASE WHEN g % 10 = 0 THEN 'queued' ELSE 'succeeded' END,
 	timestamptz '2026-01-01' + ((g / 5000) || ' seconds')::interval, now(),
 	CASE WHEN g % 10 <> 0 THEN now() END
@@ -140,9 +140,10 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
 	ctx := testCtx(t)
-	if n := count(t, p, `SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-		WHERE n.nspname = current_schema() AND p.proname = 'herald_lease_v2'`); n != 1 {
-		t.Fatalf("%d lease functions after EnsureIndexes, want 1", n)
+	// v3 (migration 015's narrow row), and no older one left behind.
+	if got := column(t, p, `SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		WHERE n.nspname = current_schema() AND p.proname LIKE 'herald\_lease\_v%'`); !slices.Equal(got, []string{"herald_lease_v3"}) {
+		t.Fatalf("lease functions after EnsureIndexes: %v, want [herald_lease_v3]", got)
 	}
 	s := postgres.NewJobStore(p)
 	now := time.Now().UTC().Truncate(time.Microsecond)
@@ -170,7 +171,7 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	if got := lease("t1"); !slices.Equal(got, []string{"f0", "f1"}) {
 		t.Fatalf("through the function: leased %v, want f0 f1 (one per host)", got)
 	}
-	mustExec(t, p, `DROP FUNCTION herald_lease_v2`)
+	mustExec(t, p, `DROP FUNCTION herald_lease_v3`)
 	if got := lease("t2"); len(got) != 0 {
 		t.Fatalf("without the function: leased %v at the cap, want none", got)
 	}
@@ -183,7 +184,7 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	if err := postgres.EnsureIndexes(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v2' AND pronamespace = current_schema()::regnamespace`); n != 1 {
+	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v3' AND pronamespace = current_schema()::regnamespace`); n != 1 {
 		t.Fatalf("%d lease functions after a second EnsureIndexes", n)
 	}
 }
@@ -200,10 +201,10 @@ func TestQueueStatementsUseTheirIndexes(t *testing.T) {
 	ctx := testCtx(t)
 	// 100,000 jobs: 2% queued, 1% leased, the rest finished.
 	mustExec(t, p, `
-INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at, created_at,
+INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at,
 	lease_token, lease_until, finished_at)
-SELECT 'j' || lpad(g::text, 8, '0'), md5(g::text), 'a' || g, 'https://h' || (g % 500) || '.example/inbox',
-	'h' || (g % 500) || '.example', 's', 'k', '',
+SELECT 'j' || lpad(g::text, 8, '0'), sha256(g::text::bytea), g / 500, 'https://h' || (g % 500) || '.example/inbox',
+	'h' || (g % 500) || '.example',
 	CASE WHEN g % 100 < 2 THEN 'queued' WHEN g % 100 = 2 THEN 'leased' ELSE 'succeeded' END,
 	timestamptz '2026-01-01' + (g || ' seconds')::interval, now(),
 	CASE WHEN g % 100 = 2 THEN 'tok' || g ELSE '' END,
@@ -265,7 +266,7 @@ func TestEnsureIndexesDropsRetiredIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	have := column(t, p, `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'jobs' ORDER BY 1`)
-	want := []string{"jobs_body_id_idx", "jobs_dedupe_key_key", "jobs_finished_idx", "jobs_lease_until_idx", "jobs_pkey", "jobs_queued_host_idx", "jobs_queued_run_at_idx"}
+	want := []string{"jobs_activity_idx", "jobs_dedupe_key_key", "jobs_finished_idx", "jobs_lease_until_idx", "jobs_pkey", "jobs_queued_host_idx", "jobs_queued_run_at_idx"}
 	if !slices.Equal(have, want) {
 		t.Fatalf("indexes on jobs: %v, want %v", have, want)
 	}

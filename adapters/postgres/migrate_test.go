@@ -1,7 +1,10 @@
 package postgres_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"errors"
 	"io/fs"
 	"maps"
@@ -673,8 +676,8 @@ func TestMigration010FanOuts(t *testing.T) {
 	if err := postgres.NewFanOutStore(p).Create(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at, created_at)
-		VALUES ('j1', 'k1', 'a', 'https://h.example/inbox', 'h.example', 's', 'k', '', 'queued', now(), now())`)
+	mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+		VALUES ('j1', sha256('k1'), 0, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`)
 	downTo(t, p, 9)
 	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'fan_outs'`); n != 0 {
 		t.Fatal("010 down left fan_outs")
@@ -685,6 +688,81 @@ func TestMigration010FanOuts(t *testing.T) {
 	mustMigrate(t, p)
 	if n := count(t, p, `SELECT count(*) FROM fan_outs`); n != 0 {
 		t.Fatalf("fan_outs after 010 up again: %d rows", n)
+	}
+}
+
+// Migration 015 moves what a fan-out's jobs share into job_activities, one
+// row per distinct activity, under the key the adapter computes (a job
+// enqueued after the migration finds the migrated row, even with a
+// non-ASCII URL), and keeps each dedupe key as its bytes (a key that was
+// not hex as the hash of its text). Its down step puts every field back.
+func TestMigration015NarrowsJobs(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	downTo(t, p, 14)
+	body := []byte(`{"id":"https://l.example/a/é1","type":"Create"}`)
+	bodyID := domain.BodyOf(body)
+	mustExec(t, p, `INSERT INTO bodies (id, body) VALUES ($1, $2)`, bodyID, body)
+	shared := []string{"https://l.example/a/é1", "s-1", "https://l.example/u/alice#main-key", bodyID}
+	own := []string{"https://l.example/a/2", "s-2", "https://l.example/u/bob#main-key", ""}
+	rows := []struct {
+		id, key string
+		act     []string
+	}{
+		{"j1", domain.DedupeKey(shared[0], "https://h.example/1/inbox"), shared},
+		{"j2", domain.DedupeKey(shared[0], "https://h.example/2/inbox"), shared},
+		{"j3", "legacy-key", own},
+	}
+	for i, r := range rows {
+		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at, created_at)
+			VALUES ($1, $2, $3, $4, 'h.example', $5, $6, $7, 'queued', now(), now())`,
+			r.id, r.key, r.act[0], fmt.Sprintf("https://h.example/%d/inbox", i+1), r.act[1], r.act[2], r.act[3])
+	}
+	mustMigrate(t, p)
+	if n := count(t, p, `SELECT count(*) FROM job_activities`); n != 2 {
+		t.Fatalf("%d job_activities after 015, want 2", n)
+	}
+	s := postgres.NewJobStore(p)
+	legacy := sha256.Sum256([]byte("legacy-key"))
+	for i, r := range rows {
+		want := r.key
+		if r.id == "j3" {
+			want = hex.EncodeToString(legacy[:])
+		}
+		j, err := s.Get(ctx, r.id)
+		if err != nil || j.DedupeKey != want || j.ActivityID != r.act[0] || j.SenderID != r.act[1] || j.KeyID != r.act[2] ||
+			j.BodyID != r.act[3] || j.Inbox != fmt.Sprintf("https://h.example/%d/inbox", i+1) {
+			t.Fatalf("%s after 015: %+v (%v)", r.id, j, err)
+		}
+		if r.act[3] != "" && string(j.Payload) != string(body) {
+			t.Fatalf("%s after 015: payload %q", r.id, j.Payload)
+		}
+	}
+	j4, err := domain.NewJob("j4", shared[0], "https://h.example/4/inbox", shared[1], shared[2], body, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j4.BodyID = bodyID
+	if n, err := s.Enqueue(ctx, []domain.Job{j4}); err != nil || n != 1 {
+		t.Fatalf("enqueue after 015: %d %v", n, err)
+	}
+	if n := count(t, p, `SELECT count(*) FROM job_activities`); n != 2 {
+		t.Fatalf("%d job_activities after an enqueue of the same activity, want 2 (the adapter's key differs from 015's)", n)
+	}
+	downTo(t, p, 14)
+	got := column(t, p, `SELECT concat_ws('|', id, dedupe_key, activity_id, sender_id, key_id, body_id) FROM jobs ORDER BY id`)
+	want := []string{
+		strings.Join(append([]string{"j1", rows[0].key}, shared...), "|"),
+		strings.Join(append([]string{"j2", rows[1].key}, shared...), "|"),
+		strings.Join(append([]string{"j3", hex.EncodeToString(legacy[:])}, own...), "|"),
+		strings.Join(append([]string{"j4", j4.DedupeKey}, shared...), "|"),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("jobs after 015 down:\n%v\nwant\n%v", got, want)
+	}
+	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'job_activities'`); n != 0 {
+		t.Fatal("015 down left job_activities")
 	}
 }
 

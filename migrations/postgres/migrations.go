@@ -31,6 +31,10 @@
 //   - 010_fan_outs: the durable fan-out records that make a fan-out to many
 //     followers resumable. Down drops them (the jobs stay; an unfinished
 //     fan-out is not resumed by an older version).
+//   - 015_narrow_jobs: a fan-out's activity id, sender, key id and body id
+//     once in job_activities, named by each job's activity (a bigint); the
+//     dedupe key as its 32 bytes. Down copies them back into every job and
+//     the key back to hex.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

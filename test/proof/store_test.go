@@ -100,7 +100,7 @@ func (p *pgStore) lastFinished(t *testing.T) time.Time {
 func (p *pgStore) leasedBy(t *testing.T, owner string) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	rows, err := p.d.pool.Query(testCtx(t), `SELECT activity_id FROM jobs WHERE state = 'leased' AND lease_owner = $1`, owner)
+	rows, err := p.d.pool.Query(testCtx(t), `SELECT a.activity_id FROM jobs j JOIN job_activities a ON a.id = j.activity WHERE j.state = 'leased' AND j.lease_owner = $1`, owner)
 	if err != nil {
 		t.Fatal(err)
 	}
