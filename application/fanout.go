@@ -31,8 +31,9 @@ const (
 // FanOutHandler delivers an activity to every accepted follower of a local
 // actor, streamed: one page of followers at a time is resolved to inboxes
 // (shared inboxes first) and enqueued in batches, so memory stays bounded
-// by the page, not by the follower count. With a FanOutStore each page is
-// recorded in a durable FanOut before the next is read, and a fan-out
+// by the page, not by the follower count (the next page is read while one
+// is enqueued: followerPages). With a FanOutStore each page is recorded in
+// a durable FanOut before the next is enqueued, and a fan-out
 // whose process died is claimed (Resume) and continued after its cursor;
 // the dedupe keys make the page that was enqueued but not recorded a
 // no-op the second time, so every inbox gets exactly one job.
@@ -154,32 +155,19 @@ func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) 
 	for _, s := range skip {
 		seen[s] = struct{}{}
 	}
-	after := f.Cursor
-	uris := make([]string, 0, followerPage)
+	pages, stop := h.followerPages(ctx, f.ActorURI, f.Cursor)
+	defer stop()
 	jobs := make([]domain.Job, 0, followerPage)
-	for {
-		page, err := d.Followers.Followers(ctx, f.ActorURI, domain.FollowAccepted, after, followerPage)
-		if err != nil {
-			return res, fmt.Errorf("followers: %w", err)
-		}
-		uris = uris[:0]
-		for _, fl := range page {
-			if !h.local(fl.FollowerURI) {
-				uris = append(uris, fl.FollowerURI)
-			}
-		}
-		var actors []domain.ForeignAvatar
-		if len(uris) > 0 {
-			if actors, err = d.Foreign.ByActorURIs(ctx, uris); err != nil {
-				return res, fmt.Errorf("follower actors: %w", err)
-			}
+	for page := range pages {
+		if page.err != nil {
+			return res, page.err
 		}
 		if len(seen) > maxSharedSeen {
 			clear(seen)
 		}
 		now := d.Clock.Now()
 		jobs = jobs[:0]
-		for _, fa := range actors {
+		for _, fa := range page.actors {
 			inbox := fa.DeliveryInbox()
 			if inbox == "" {
 				continue
@@ -204,10 +192,8 @@ func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) 
 		if err != nil {
 			return res, err
 		}
-		last := len(page) < followerPage
-		if len(page) > 0 {
-			after = page[len(page)-1].FollowerURI
-		}
+		last := page.read < followerPage
+		after := page.after
 		if d.FanOuts != nil {
 			now := d.Clock.Now()
 			_, err := d.FanOuts.Advance(ctx, ports.FanOutProgress{ID: f.ID, Owner: f.Owner, Cursor: after,
@@ -226,4 +212,6 @@ func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) 
 			return res, nil
 		}
 	}
+	// The reader stops early only when ctx ends.
+	return res, ctx.Err()
 }
