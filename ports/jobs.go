@@ -146,6 +146,21 @@ type JobAdmin interface {
 	RetryDead(ctx context.Context, id, host string, now time.Time) (int, error)
 }
 
+// CheckJobs is the validation every JobStore.Enqueue does before it
+// stores anything: each job has an id, a host, a known state and a dedupe
+// key as domain.DedupeKey makes it (which the SQL stores keep as bytes).
+func CheckJobs(jobs []domain.Job) error {
+	for _, j := range jobs {
+		if j.ID == "" || j.DedupeKey == "" || j.Host == "" || !j.State.Valid() {
+			return fmt.Errorf("%w: job %q is not valid; build it with domain.NewJob", domain.ErrInvalidInput, j.ID)
+		}
+		if _, err := domain.DedupeKeyBytes(j.DedupeKey); err != nil {
+			return fmt.Errorf("job %q: %w", j.ID, err)
+		}
+	}
+	return nil
+}
+
 // CheckSettlements is the validation every JobStore.Settle does before it
 // applies anything: each settlement names a job and goes to succeeded, dead
 // or queued.

@@ -195,16 +195,12 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	if err := ports.CheckJobs(jobs); err != nil {
+		return 0, err
+	}
 	keys := make(map[string][]byte, len(jobs))
 	for _, j := range jobs {
-		if j.ID == "" || j.DedupeKey == "" || j.Host == "" || !j.State.Valid() {
-			return 0, fmt.Errorf("%w: job %q is not valid; build it with domain.NewJob", domain.ErrInvalidInput, j.ID)
-		}
-		key, err := domain.DedupeKeyBytes(j.DedupeKey)
-		if err != nil {
-			return 0, fmt.Errorf("job %q: %w", j.ID, err)
-		}
-		keys[j.DedupeKey] = key
+		keys[j.DedupeKey], _ = domain.DedupeKeyBytes(j.DedupeKey) // checked above
 	}
 	if len(jobs) == 0 {
 		return 0, nil

@@ -86,10 +86,8 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	for _, j := range jobs {
-		if j.ID == "" || j.DedupeKey == "" || j.Host == "" || !j.State.Valid() {
-			return 0, fmt.Errorf("%w: job %q is not valid; build it with domain.NewJob", domain.ErrInvalidInput, j.ID)
-		}
+	if err := ports.CheckJobs(jobs); err != nil {
+		return 0, err
 	}
 	if len(jobs) == 0 {
 		return 0, nil

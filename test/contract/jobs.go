@@ -225,6 +225,16 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 				t.Fatalf("the clash overwrote the first job: %+v", got)
 			}
 		}},
+		{"EnqueueRefusesAKeyThatIsNotADedupeKey", func(t *testing.T, s Jobs) {
+			good := job(t, "j1", "a.example", base)
+			bad := job(t, "j2", "b.example", base)
+			bad.DedupeKey = "k2" // not domain.DedupeKey's 64 hex digits
+			_, err := s.Enqueue(ctx(t), []domain.Job{good, bad})
+			mustIs(t, err, domain.ErrInvalidInput, "a key that is not a DedupeKey")
+			if _, err := s.Get(ctx(t), "j1"); err == nil {
+				t.Fatal("a refused batch stored part of itself")
+			}
+		}},
 		{"EnqueueLargeBatch", func(t *testing.T, s Jobs) {
 			jobs := make([]domain.Job, 10_000)
 			for i := range jobs {
