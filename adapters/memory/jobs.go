@@ -1,10 +1,12 @@
 package memory
 
 import (
+	"bytes"
 	"cmp"
 	"container/heap"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -23,16 +25,25 @@ var (
 // earliest job. A lease pops hosts until it finds one that is not skipped,
 // so its cost grows with the log of the queue and with the number of skipped
 // hosts (at most the per-host-capped hosts in flight), not with the queue.
+// Each job is a compact entry (jobentry.go).
 type JobStore struct {
-	mu      sync.Mutex
-	seq     uint64
-	jobs    map[string]*entry
-	byKey   map[string]string
+	mu   sync.Mutex
+	seq  uint64
+	jobs map[string]*entry
+	// byKey finds a job by its dedupe key when that is the derived one
+	// (entry.givenKey), indexed by 8 of its bytes (a third of the room of
+	// the whole key); a key whose 8 bytes are taken goes to collided, and
+	// a key as given to givenKeys.
+	byKey     map[uint64]*entry
+	collided  map[[32]byte]*entry
+	givenKeys map[string]*entry
+	// hosts holds every host a stored job has, queued or not: its queue,
+	// its count of leases, and the one copy of its name.
 	hosts   map[string]*hostQueue
 	ready   readyHeap
-	leased  map[string]*entry
-	perHost map[string]int // leased jobs by host: the per-host cap's count
-	byState map[domain.JobState]int
+	leased  map[*entry]struct{}
+	byState []int // by jobState
+	acts    map[activityKey]*activity
 	// bodies holds each activity body once, with the number of jobs that
 	// refer to it: the last job purged takes its body along.
 	bodies map[string]*body
@@ -43,23 +54,18 @@ type body struct {
 	refs int
 }
 
-type entry struct {
-	job  domain.Job
-	seq  uint64
-	hq   *hostQueue
-	hidx int // index in hq.items while queued, else -1
-}
-
 // NewJobStore returns an empty queue.
 func NewJobStore() *JobStore {
 	return &JobStore{
-		jobs:    make(map[string]*entry),
-		byKey:   make(map[string]string),
-		hosts:   make(map[string]*hostQueue),
-		leased:  make(map[string]*entry),
-		perHost: make(map[string]int),
-		byState: make(map[domain.JobState]int),
-		bodies:  make(map[string]*body),
+		jobs:      make(map[string]*entry),
+		byKey:     make(map[uint64]*entry),
+		collided:  make(map[[32]byte]*entry),
+		givenKeys: make(map[string]*entry),
+		hosts:     make(map[string]*hostQueue),
+		leased:    make(map[*entry]struct{}),
+		byState:   make([]int, len(domain.JobStates())),
+		acts:      make(map[activityKey]*activity),
+		bodies:    make(map[string]*body),
 	}
 }
 
@@ -68,22 +74,16 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	for _, j := range jobs {
-		if j.ID == "" || j.DedupeKey == "" || j.Host == "" || !j.State.Valid() {
-			return 0, fmt.Errorf("%w: job %q is not valid; build it with domain.NewJob", domain.ErrInvalidInput, j.ID)
-		}
+	if err := ports.CheckJobs(jobs); err != nil {
+		return 0, err
 	}
-	jobs, split := ports.SplitBodies(jobs)
-	bodies := make(map[string][]byte, len(split))
-	for _, b := range split {
-		bodies[b.ID] = b.Data
-	}
+	prep, bodies := prepare(jobs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// All or nothing: check every id before inserting any.
 	ids := make(map[string]bool, len(jobs))
-	for _, j := range jobs {
-		if _, dup := s.byKey[j.DedupeKey]; dup {
+	for i, j := range jobs {
+		if s.byDedupeKey(&prep[i].key) != nil {
 			continue
 		}
 		if _, dup := s.jobs[j.ID]; dup || ids[j.ID] {
@@ -92,16 +92,37 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 		ids[j.ID] = true
 	}
 	n := 0
-	for _, j := range jobs {
-		if _, dup := s.byKey[j.DedupeKey]; dup {
+	var act *activity // the last job's: a fan-out's jobs come in a run
+	for i := range jobs {
+		j, p := &jobs[i], &prep[i]
+		if s.byDedupeKey(&p.key) != nil {
 			continue
 		}
-		s.addBodyRef(j.BodyID, bodies)
+		s.addBodyRef(p.bodyID, bodies)
+		act = s.addActivity(activityKey{id: j.ActivityID, sender: j.SenderID, keyID: j.KeyID, bodyID: p.bodyID}, act)
+		hq := s.addHost(j.Host)
 		s.seq++
-		e := &entry{job: j, seq: s.seq, hidx: -1}
-		s.jobs[j.ID] = e
-		s.byKey[j.DedupeKey] = j.ID
-		s.byState[j.State]++
+		e := &entry{
+			id:         j.ID,
+			act:        act,
+			hq:         hq,
+			seq:        s.seq,
+			runAt:      instantOf(j.RunAt),
+			createdAt:  instantOf(j.CreatedAt),
+			finishedAt: instantOf(j.FinishedAt),
+			attempts:   attemptsOf(j.Attempts),
+			state:      stateOf(j.State),
+		}
+		e.inbox, e.inboxScheme = compactInbox(j.Inbox, hq.host)
+		if !p.derived {
+			e.givenKey = true
+			e.moreFields().key = p.key.text
+		}
+		e.setLease(j.LeaseOwner, j.LeaseToken, instantOf(j.LeaseUntil))
+		e.setLastError(j.LastError)
+		s.jobs[e.id] = e
+		s.addDedupeKey(e, p)
+		s.byState[e.state]++
 		switch j.State {
 		case domain.JobQueued:
 			s.push(e)
@@ -113,9 +134,44 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	return n, nil
 }
 
+// prepared is what Enqueue works out of a job before it takes the mutex.
+type prepared struct {
+	key     dedupeKey
+	derived bool // key is the one domain.NewJob derives
+	bodyID  string
+}
+
+// prepare decodes each job's dedupe key (checked by ports.CheckJobs),
+// tells whether it is the derived one, and gives its body id as
+// ports.SplitBodies does (the content address of its payload, hashed once
+// per run of equal payloads, or the BodyID it came with when it has none),
+// with the batch's bodies by id, without SplitBodies' copy of the batch.
+func prepare(jobs []domain.Job) ([]prepared, map[string][]byte) {
+	prep := make([]prepared, len(jobs))
+	bodies := make(map[string][]byte)
+	var last []byte
+	lastID := ""
+	for i, j := range jobs {
+		prep[i].key = parseDedupeKey(j.DedupeKey)
+		prep[i].derived = derivedKey(j.ActivityID, wholeInbox, "", j.Inbox) == prep[i].key.sum
+		if len(j.Payload) == 0 {
+			prep[i].bodyID = j.BodyID
+			continue
+		}
+		if lastID == "" || !bytes.Equal(last, j.Payload) {
+			last, lastID = j.Payload, domain.BodyOf(j.Payload)
+			if _, ok := bodies[lastID]; !ok {
+				bodies[lastID] = j.Payload
+			}
+		}
+		prep[i].bodyID = lastID
+	}
+	return prep, bodies
+}
+
 // LeaseBatch implements ports.JobStore. The per-host cap is counted from
-// the leased jobs themselves (perHost), under the mutex, so it holds for
-// every caller of this store: one memory store is one process.
+// the leased jobs themselves (hostQueue.leased), under the mutex, so it
+// holds for every caller of this store: one memory store is one process.
 func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -124,6 +180,7 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
 	}
 	limit := max(req.Limit, 1)
+	now, until := instantOf(req.Now), instantOf(req.Until)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Hosts passed over (skipped, or at their cap) leave the ready heap for
@@ -139,18 +196,16 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	for len(out) < limit && s.ready.Len() > 0 {
 		hq := s.ready[0]
 		head := hq.items[0]
-		if head.job.RunAt.After(req.Now) {
+		if head.runAt > now {
 			break // every other host's earliest job is later still
 		}
-		if slices.Contains(req.SkipHosts, hq.host) || (req.PerHost > 0 && s.perHost[hq.host] >= req.PerHost) {
+		if slices.Contains(req.SkipHosts, hq.host) || (req.PerHost > 0 && hq.leased >= req.PerHost) {
 			aside = append(aside, heap.Pop(&s.ready).(*hostQueue))
 			continue
 		}
-		s.unqueue(head) // the host's next job, if any, takes its place in the heap
+		s.popHead(hq) // the host's next job, if any, takes its place in the heap
 		s.setState(head, domain.JobLeased)
-		head.job.LeaseOwner = req.Owner
-		head.job.LeaseToken = req.Token
-		head.job.LeaseUntil = req.Until
+		head.setLease(req.Owner, req.Token, until)
 		s.addLeased(head)
 		out = append(out, s.copyOut(head))
 	}
@@ -184,22 +239,93 @@ func (s *JobStore) dropBodyRef(id string) {
 	}
 }
 
+// addActivity counts one more job of the activity k, trying last first:
+// the map lookup hashes four URLs.
+func (s *JobStore) addActivity(k activityKey, last *activity) *activity {
+	a := last
+	if a == nil || a.activityKey != k {
+		if a = s.acts[k]; a == nil {
+			a = &activity{activityKey: k}
+			s.acts[k] = a
+		}
+	}
+	a.refs++
+	return a
+}
+
+func (s *JobStore) dropActivity(a *activity) {
+	if a.refs--; a.refs <= 0 {
+		delete(s.acts, a.activityKey)
+	}
+}
+
+// addHost counts one more job of the host and returns its record.
+func (s *JobStore) addHost(host string) *hostQueue {
+	hq, ok := s.hosts[host]
+	if !ok {
+		hq = &hostQueue{host: host, ridx: -1}
+		s.hosts[host] = hq
+	}
+	hq.refs++
+	return hq
+}
+
+func (s *JobStore) dropHost(hq *hostQueue) {
+	if hq.refs--; hq.refs <= 0 {
+		delete(s.hosts, hq.host)
+	}
+}
+
+// byDedupeKey returns the job stored with the key k, if any. A derived key
+// may be stored as given too (by a caller who set it on another job).
+func (s *JobStore) byDedupeKey(k *dedupeKey) *entry {
+	if e := s.byKey[short(&k.sum)]; e != nil && e.derivedKey() == k.sum {
+		return e
+	}
+	if e := s.collided[k.sum]; e != nil {
+		return e
+	}
+	return s.givenKeys[k.text]
+}
+
+func (s *JobStore) addDedupeKey(e *entry, p *prepared) {
+	switch {
+	case !p.derived:
+		s.givenKeys[p.key.text] = e
+	case s.byKey[short(&p.key.sum)] == nil:
+		s.byKey[short(&p.key.sum)] = e
+	default:
+		s.collided[p.key.sum] = e
+	}
+}
+
+func (s *JobStore) dropDedupeKey(e *entry) {
+	if e.givenKey {
+		delete(s.givenKeys, e.more.key)
+		return
+	}
+	sum := e.derivedKey()
+	if s.byKey[short(&sum)] == e {
+		delete(s.byKey, short(&sum))
+	} else {
+		delete(s.collided, sum)
+	}
+}
+
 func (s *JobStore) addLeased(e *entry) {
-	s.leased[e.job.ID] = e
-	s.perHost[e.job.Host]++
+	s.leased[e] = struct{}{}
+	e.hq.leased++
 }
 
 func (s *JobStore) dropLeased(e *entry) {
-	delete(s.leased, e.job.ID)
-	if s.perHost[e.job.Host]--; s.perHost[e.job.Host] <= 0 {
-		delete(s.perHost, e.job.Host)
-	}
+	delete(s.leased, e)
+	e.hq.leased--
 }
 
 // held returns the entry if token holds its lease.
 func (s *JobStore) held(id, token string) (*entry, error) {
 	e, ok := s.jobs[id]
-	if !ok || e.job.State != domain.JobLeased || e.job.LeaseToken != token || token == "" {
+	if !ok || e.state != stateOf(domain.JobLeased) || e.leaseToken() != token || token == "" {
 		return nil, fmt.Errorf("job %s: %w", id, domain.ErrLeaseLost)
 	}
 	return e, nil
@@ -208,8 +334,8 @@ func (s *JobStore) held(id, token string) (*entry, error) {
 func (s *JobStore) finish(e *entry, state domain.JobState, at time.Time) {
 	s.dropLeased(e)
 	s.setState(e, state)
-	e.job.FinishedAt = at
-	clearLease(&e.job)
+	e.finishedAt = instantOf(at)
+	e.clearLease()
 }
 
 // Settle implements ports.JobStore, the whole batch under one hold of the
@@ -230,10 +356,10 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 			lost[i] = err
 			continue
 		}
-		e.job.Attempts = st.Attempts
-		e.job.LastError = st.LastError
+		e.attempts = attemptsOf(st.Attempts)
+		e.setLastError(st.LastError)
 		if st.State == domain.JobQueued {
-			s.requeue(e, st.RunAt)
+			s.requeue(e, instantOf(st.RunAt))
 		} else {
 			s.finish(e, st.State, st.FinishedAt)
 		}
@@ -241,11 +367,11 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 	return lost, nil
 }
 
-func (s *JobStore) requeue(e *entry, runAt time.Time) {
+func (s *JobStore) requeue(e *entry, runAt instant) {
 	s.dropLeased(e)
-	clearLease(&e.job)
+	e.clearLease()
 	s.setState(e, domain.JobQueued)
-	e.job.RunAt = runAt
+	e.runAt = runAt
 	s.push(e)
 }
 
@@ -254,21 +380,22 @@ func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (po
 	if err := ctx.Err(); err != nil {
 		return ports.ReapResult{}, err
 	}
+	at := instantOf(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var r ports.ReapResult
-	for _, e := range s.leased {
-		if !e.job.LeaseUntil.Before(now) {
+	for e := range s.leased {
+		if e.leaseUntil() >= at {
 			continue
 		}
-		e.job.Attempts++
-		e.job.LastError = "lease expired (worker died or stalled)"
-		if e.job.Attempts >= maxAttempts {
+		e.attempts = attemptsOf(int(e.attempts) + 1)
+		e.setLastError("lease expired (worker died or stalled)")
+		if int(e.attempts) >= maxAttempts {
 			s.finish(e, domain.JobDead, now)
 			r.Dead++
 			continue
 		}
-		s.requeue(e, now)
+		s.requeue(e, at)
 		r.Requeued++
 	}
 	return r, nil
@@ -279,15 +406,18 @@ func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, er
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	before := instantOf(finishedBefore)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for id, e := range s.jobs {
-		if e.job.State.Finished() && e.job.FinishedAt.Before(finishedBefore) {
+		if e.state.domain().Finished() && e.finishedAt < before {
 			delete(s.jobs, id)
-			delete(s.byKey, e.job.DedupeKey)
-			s.dropBodyRef(e.job.BodyID)
-			s.byState[e.job.State]--
+			s.dropDedupeKey(e)
+			s.dropBodyRef(e.act.bodyID)
+			s.dropActivity(e.act)
+			s.dropHost(e.hq)
+			s.byState[e.state]--
 			n++
 		}
 	}
@@ -296,28 +426,30 @@ func (s *JobStore) Purge(ctx context.Context, finishedBefore time.Time) (int, er
 
 // DeferHost implements ports.JobStore.
 func (s *JobStore) DeferHost(ctx context.Context, host string, until time.Time) (int, error) {
-	return s.moveHost(ctx, host, func(runAt time.Time) bool { return runAt.Before(until) }, until)
+	to := instantOf(until)
+	return s.moveHost(ctx, host, func(runAt instant) bool { return runAt < to }, to)
 }
 
 // ResumeHost implements ports.JobStore.
 func (s *JobStore) ResumeHost(ctx context.Context, host string, until, now time.Time) (int, error) {
-	return s.moveHost(ctx, host, func(runAt time.Time) bool { return runAt.After(now) && !runAt.After(until) }, now)
+	end, to := instantOf(until), instantOf(now)
+	return s.moveHost(ctx, host, func(runAt instant) bool { return runAt > to && runAt <= end }, to)
 }
 
-func (s *JobStore) moveHost(ctx context.Context, host string, match func(time.Time) bool, to time.Time) (int, error) {
+func (s *JobStore) moveHost(ctx context.Context, host string, match func(instant) bool, to instant) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	hq, ok := s.hosts[host]
-	if !ok {
+	if !ok || hq.Len() == 0 {
 		return 0, nil
 	}
 	n := 0
 	for _, e := range hq.items {
-		if match(e.job.RunAt) {
-			e.job.RunAt = to
+		if match(e.runAt) {
+			e.runAt = to
 			n++
 		}
 	}
@@ -332,9 +464,9 @@ func (s *JobStore) moveHost(ctx context.Context, host string, match func(time.Ti
 func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[domain.JobState]int, 4)
-	for _, st := range domain.JobStates() {
-		out[st] = s.byState[st]
+	out := make(map[domain.JobState]int, len(s.byState))
+	for i, st := range domain.JobStates() {
+		out[st] = s.byState[i]
 	}
 	return out, nil
 }
@@ -353,8 +485,8 @@ func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range s.jobs {
-		if e.job.BodyID == bodyID && bodyID != "" {
-			out[e.job.State]++
+		if e.act.bodyID == bodyID && bodyID != "" {
+			out[e.state.domain()]++
 		}
 	}
 	return out, nil
@@ -362,11 +494,12 @@ func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.
 
 // CountsByHost implements ports.JobAdmin.
 func (s *JobStore) CountsByHost(ctx context.Context, state domain.JobState, limit int) ([]ports.HostCount, error) {
+	st := stateOf(state)
 	s.mu.Lock()
 	counts := make(map[string]int)
 	for _, e := range s.jobs {
-		if e.job.State == state {
-			counts[e.job.Host]++
+		if e.state == st {
+			counts[e.hq.host]++
 		}
 	}
 	s.mu.Unlock()
@@ -396,11 +529,12 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 
 // List implements ports.JobAdmin.
 func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, error) {
+	st := stateOf(f.State)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []domain.Job
 	for _, e := range s.jobs {
-		if (f.State == "" || e.job.State == f.State) && (f.Host == "" || e.job.Host == f.Host) && e.job.ID > f.AfterID {
+		if (f.State == "" || e.state == st) && (f.Host == "" || e.hq.host == f.Host) && e.id > f.AfterID {
 			out = append(out, s.copyOut(e))
 		}
 	}
@@ -413,18 +547,20 @@ func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, e
 
 // RetryDead implements ports.JobAdmin.
 func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time) (int, error) {
+	at := instantOf(now)
+	dead := stateOf(domain.JobDead)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	revive := func(e *entry) {
-		e.job.Attempts = 0
-		e.job.FinishedAt = time.Time{}
+		e.attempts = 0
+		e.finishedAt = zeroInstant
 		s.setState(e, domain.JobQueued)
-		e.job.RunAt = now
+		e.runAt = at
 		s.push(e)
 	}
 	if id != "" {
 		e, ok := s.jobs[id]
-		if !ok || e.job.State != domain.JobDead || (host != "" && e.job.Host != host) {
+		if !ok || e.state != dead || (host != "" && e.hq.host != host) {
 			return 0, nil
 		}
 		revive(e)
@@ -432,7 +568,7 @@ func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time
 	}
 	n := 0
 	for _, e := range s.jobs {
-		if e.job.State == domain.JobDead && e.job.Host == host {
+		if e.state == dead && e.hq.host == host {
 			revive(e)
 			n++
 		}
@@ -441,7 +577,7 @@ func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time
 }
 
 func (s *JobStore) copyOut(e *entry) domain.Job {
-	j := e.job
+	j := e.toJob()
 	if b, ok := s.bodies[j.BodyID]; ok {
 		j.Payload = slices.Clone(b.data)
 	}
@@ -449,23 +585,14 @@ func (s *JobStore) copyOut(e *entry) domain.Job {
 }
 
 func (s *JobStore) setState(e *entry, st domain.JobState) {
-	s.byState[e.job.State]--
-	s.byState[st]++
-	e.job.State = st
-}
-
-func clearLease(j *domain.Job) {
-	j.LeaseOwner, j.LeaseToken, j.LeaseUntil = "", "", time.Time{}
+	s.byState[e.state]--
+	e.state = stateOf(st)
+	s.byState[e.state]++
 }
 
 // push adds a queued entry to its host's heap.
 func (s *JobStore) push(e *entry) {
-	hq, ok := s.hosts[e.job.Host]
-	if !ok {
-		hq = &hostQueue{host: e.job.Host, ridx: -1}
-		s.hosts[e.job.Host] = hq
-	}
-	e.hq = hq
+	hq := e.hq
 	heap.Push(hq, e)
 	if hq.ridx < 0 {
 		heap.Push(&s.ready, hq)
@@ -474,52 +601,49 @@ func (s *JobStore) push(e *entry) {
 	}
 }
 
-// unqueue removes a queued entry from its host's heap.
-func (s *JobStore) unqueue(e *entry) {
-	hq := e.hq
-	heap.Remove(hq, e.hidx)
-	e.hq = nil
+// popHead takes the earliest entry off hq, the first of the ready heap.
+func (s *JobStore) popHead(hq *hostQueue) {
+	heap.Pop(hq)
 	switch {
 	case hq.Len() == 0:
 		if hq.ridx >= 0 {
 			heap.Remove(&s.ready, hq.ridx)
 		}
-		delete(s.hosts, hq.host)
+		hq.items = nil // an idle host keeps no room for the queue it had
 	case hq.ridx >= 0:
 		heap.Fix(&s.ready, hq.ridx)
 	}
 }
 
-// hostQueue is a min-heap of one host's queued entries by (RunAt, seq).
+func attemptsOf(n int) int32 {
+	return int32(min(max(n, math.MinInt32), math.MaxInt32))
+}
+
+// hostQueue is one host's record: a min-heap of its queued entries by
+// (runAt, seq), and what the store counts per host.
 type hostQueue struct {
-	host  string
-	items []*entry
-	ridx  int // index in the ready heap, -1 while not in it
+	host   string
+	items  []*entry
+	ridx   int // index in the ready heap, -1 while not in it
+	leased int // leased jobs of the host: the per-host cap's count
+	refs   int // stored jobs of the host: the record goes with the last
 }
 
 func entryLess(a, b *entry) bool {
-	if !a.job.RunAt.Equal(b.job.RunAt) {
-		return a.job.RunAt.Before(b.job.RunAt)
+	if a.runAt != b.runAt {
+		return a.runAt < b.runAt
 	}
 	return a.seq < b.seq
 }
 
 func (h *hostQueue) Len() int           { return len(h.items) }
 func (h *hostQueue) Less(i, j int) bool { return entryLess(h.items[i], h.items[j]) }
-func (h *hostQueue) Swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].hidx, h.items[j].hidx = i, j
-}
-func (h *hostQueue) Push(x any) {
-	e := x.(*entry)
-	e.hidx = len(h.items)
-	h.items = append(h.items, e)
-}
+func (h *hostQueue) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *hostQueue) Push(x any)         { h.items = append(h.items, x.(*entry)) }
 func (h *hostQueue) Pop() any {
 	e := h.items[len(h.items)-1]
 	h.items[len(h.items)-1] = nil
 	h.items = h.items[:len(h.items)-1]
-	e.hidx = -1
 	return e
 }
 
