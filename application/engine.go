@@ -473,15 +473,17 @@ func (e *Engine) dispatch(ctx, deliverCtx context.Context, workers *sync.WaitGro
 		}
 		e.idle.Store(false)
 	}
-	// No more leases. Those still in flight come back: as a lease in
-	// progress when shutdown began is seen through, its jobs and the ones
-	// leased ahead start as far as slots are free (within the grace), and
-	// the rest go back to the queue unattempted.
+	// No more leases (SPEC §2: on SIGTERM stop leasing, let the deliveries
+	// in flight finish, release the rest). A lease in progress when
+	// shutdown began is seen through, so that its jobs are not left leased
+	// for the reaper; they and the ones leased ahead go back to the queue
+	// unattempted. None starts now: a slot that frees after the signal
+	// (a slow store's lease comes back seconds later) is not a reason to
+	// begin a delivery the operator asked to stop.
 	for ; leasing > 0; leasing-- {
 		r := <-replies
 		ahead = append(ahead, r.jobs...)
 	}
-	ahead, _ = e.admit(deliverCtx, ahead, e.clock.Now(), workers)
 	for _, j := range ahead {
 		e.completer.add(e.release(j, j.RunAt, "leased ahead; the engine is stopping"))
 	}

@@ -37,7 +37,10 @@ func (s *slowLease) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]d
 }
 
 // A lease in progress when shutdown begins is seen through: the job it got
-// is delivered, not left leased for the reaper to find two minutes later.
+// goes back to the queue unattempted, not left leased for the reaper to
+// find two minutes later, and not delivered either (SPEC §2: on SIGTERM
+// stop leasing; only deliveries in flight finish), though every slot is
+// free.
 func TestEngineShutdownDuringLease(t *testing.T) {
 	t.Parallel()
 	clock := fake.NewClock(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
@@ -70,7 +73,7 @@ func TestEngineShutdownDuringLease(t *testing.T) {
 	if got.State == domain.JobLeased {
 		t.Fatalf("the job leased during shutdown was left leased: %+v", got)
 	}
-	if got.State != domain.JobSucceeded || deliverer.CallsTo("https://r.example/inbox") != 1 {
-		t.Fatalf("job %s, %d deliveries", got.State, deliverer.CallsTo("https://r.example/inbox"))
+	if got.State != domain.JobQueued || got.Attempts != 0 || deliverer.CallsTo("https://r.example/inbox") != 0 {
+		t.Fatalf("job %s after %d attempts, %d deliveries; want queued, unattempted, undelivered", got.State, got.Attempts, deliverer.CallsTo("https://r.example/inbox"))
 	}
 }
