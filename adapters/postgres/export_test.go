@@ -12,3 +12,5 @@ var (
 	DeferHostSQL  = deferHostSQL
 	ResumeHostSQL = resumeHostSQL
 )
+
+var BodySQL = bodySQL

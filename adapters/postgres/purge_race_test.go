@@ -1,0 +1,204 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	pgx "github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// The enqueue and the purge of jobs sharing an activity and a body lock
+// them in one order (bodies, then activities) and wait for each other, so
+// neither deletes what the other is adding a job to. Each side is played
+// here by a transaction holding the other's locks, the store runs the
+// other side, and the test checks it waited and kept the rows.
+
+// A purge of a body's last job waits for an enqueue that holds the body
+// and its activity, and then sees that enqueue's job: both rows stay.
+func TestPurgeWaitsForAnEnqueueOfItsBody(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	s := postgres.NewJobStore(p)
+	now := time.Now().UTC()
+	old := finishedJob(t, s, "old", now.Add(-time.Hour))
+	var act int64
+	if err := p.QueryRow(ctx, `SELECT activity FROM jobs WHERE id = 'old'`).Scan(&act); err != nil {
+		t.Fatal(err)
+	}
+	// The enqueue: its body and activity locked, as bodySQL and
+	// enqueueSQL lock them, and a new job of the same activity inserted,
+	// not yet committed.
+	tx := begin(t, p)
+	mustExecTx(t, tx, `SELECT 1 FROM bodies WHERE id = $1 FOR UPDATE`, old.BodyID)
+	mustExecTx(t, tx, `SELECT 1 FROM job_activities WHERE id = $1 FOR UPDATE`, act)
+	key, _ := domain.DedupeKeyBytes(domain.DedupeKey(old.ActivityID, "https://b.example/inbox"))
+	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+		VALUES ('new', $1, $2, 'https://b.example/inbox', 'b.example', 'queued', now(), now())`, key, act)
+	purged := make(chan error, 1)
+	go func() {
+		_, err := s.Purge(ctx, now)
+		purged <- err
+	}()
+	waitForLockWait(t, p, tx, purged)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-purged; err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, "new")
+	if err != nil || got.ActivityID != old.ActivityID || got.BodyID != old.BodyID || string(got.Payload) != string(old.Payload) {
+		t.Fatalf("the enqueued job after the purge: %+v (%v); its activity or body went with the purged job", got, err)
+	}
+	if _, err := s.Get(ctx, "old"); err == nil {
+		t.Fatal("the finished job was not purged")
+	}
+}
+
+// An enqueue referring to a body a purge holds (about to delete it) waits
+// for the purge, then stores the body afresh: the job has its body.
+func TestEnqueueWaitsForAPurgeOfItsBody(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	s := postgres.NewJobStore(p)
+	now := time.Now().UTC()
+	old := finishedJob(t, s, "old", now.Add(-time.Hour))
+	// The purge: the last job gone, its body locked and deleted, not yet
+	// committed.
+	tx := begin(t, p)
+	mustExecTx(t, tx, `DELETE FROM jobs WHERE id = 'old'`)
+	mustExecTx(t, tx, `SELECT 1 FROM bodies WHERE id = $1 FOR UPDATE`, old.BodyID)
+	mustExecTx(t, tx, `DELETE FROM job_activities`)
+	mustExecTx(t, tx, `DELETE FROM bodies WHERE id = $1`, old.BodyID)
+	j, err := domain.NewJob("new", old.ActivityID, "https://b.example/inbox", old.SenderID, old.KeyID, old.Payload, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enqueued := make(chan error, 1)
+	go func() {
+		_, err := s.Enqueue(ctx, []domain.Job{j})
+		enqueued <- err
+	}()
+	waitForLockWait(t, p, tx, enqueued)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-enqueued; err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, "new")
+	if err != nil || got.ActivityID != old.ActivityID || string(got.Payload) != string(old.Payload) {
+		t.Fatalf("the job enqueued during the purge: %+v (%v); want its activity and body", got, err)
+	}
+}
+
+// finishedJob enqueues a job, leases it and settles it as succeeded at at.
+func finishedJob(t *testing.T, s *postgres.JobStore, id string, at time.Time) domain.Job {
+	t.Helper()
+	ctx := testCtx(t)
+	j := newJob(t, id, "a.example", at)
+	if _, err := s.Enqueue(ctx, []domain.Job{j}); err != nil {
+		t.Fatal(err)
+	}
+	leased, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t-" + id, Now: at, Until: at.Add(time.Minute), Limit: 1})
+	if err != nil || len(leased) != 1 {
+		t.Fatalf("lease %s: %v %v", id, leased, err)
+	}
+	if err := settleOne(ctx, s, ports.Settlement{ID: id, Token: "t-" + id, State: domain.JobSucceeded, Attempts: 1, FinishedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func begin(t *testing.T, p *pgxpool.Pool) pgx.Tx {
+	t.Helper()
+	tx, err := p.Begin(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	return tx
+}
+
+func mustExecTx(t *testing.T, tx pgx.Tx, sql string, args ...any) {
+	t.Helper()
+	if _, err := tx.Exec(testCtx(t), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// waitForLockWait returns once a backend waits for tx's transaction; it
+// fails the test if the other side ends (on done) before waiting.
+func waitForLockWait(t *testing.T, p *pgxpool.Pool, tx pgx.Tx, done <-chan error) {
+	t.Helper()
+	var xid string
+	if err := tx.QueryRow(testCtx(t), `SELECT pg_current_xact_id()::text`).Scan(&xid); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for count(t, p, `SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted AND transactionid::text = $1`, xid) == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("ended without waiting for the other transaction (%v)", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("nothing waited for the other transaction in 30 s")
+		}
+	}
+}
+
+// bodySQL, meeting a body stored already, writes no new version of it
+// and still holds its row lock until commit: the lock Purge waits for.
+func TestBodySQLLocksAStoredBodyWithoutWritingIt(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	body := []byte(`{"id":"https://l.example/a/1"}`)
+	id := domain.BodyOf(body)
+	if _, err := p.Exec(ctx, postgres.BodySQL, []string{id}, [][]byte{body}); err != nil {
+		t.Fatal(err)
+	}
+	var before string
+	if err := p.QueryRow(ctx, `SELECT ctid::text FROM bodies WHERE id = $1`, id).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	tx := begin(t, p)
+	mustExecTx(t, tx, postgres.BodySQL, []string{id}, [][]byte{body})
+	_, err := p.Exec(ctx, `SELECT 1 FROM bodies WHERE id = $1 FOR UPDATE NOWAIT`, id)
+	if code := pgCode(err); code != "55P03" {
+		t.Fatalf("locking the body beside the enqueue: %v, want lock_not_available (55P03)", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var after string
+	if err := p.QueryRow(ctx, `SELECT ctid::text FROM bodies WHERE id = $1`, id).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Fatalf("the stored body was written again (ctid %s -> %s)", before, after)
+	}
+}
+
+func pgCode(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
