@@ -473,7 +473,15 @@ func slotsBack(moved string) string {
 const noCap = 1 << 30
 
 // leaseScan is how many candidates leaseSQL considers per job wanted.
-const leaseScan = 4
+// Every candidate is locked (FOR UPDATE SKIP LOCKED), and a row lock is a
+// write: a WAL record and a dirtied page. Measured with pg_stat_statements
+// on the engine benchmark (20,000 jobs on 1,000 hosts), 2 instead of 4
+// took the lease from 13.4 to 11.4 WAL records and from 107-110 to 97-100
+// µs of server time per leased job at 32 workers (15.2 to 13.2, 137-143 to
+// 127-130 µs at 8). Runs of one host's jobs at the head of the queue do
+// not need more: the host's rows stop being candidates once its slots are
+// full (cand's NOT EXISTS).
+const leaseScan = 2
 
 // LeaseBatch implements ports.JobStore in one statement (leaseSQL).
 func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
