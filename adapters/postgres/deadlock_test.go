@@ -56,46 +56,19 @@ func TestEnqueueSkipsAKeyCommittedWhileItWaits(t *testing.T) {
 	now := time.Now()
 	first := newJob(t, "first", "a.example", now)
 	store := postgres.NewJobStore(p)
-	tx, err := p.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
+	tx := begin(t, p)
 	key, _ := domain.DedupeKeyBytes(first.DedupeKey)
-	if _, err := tx.Exec(ctx, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
-		VALUES ('other', $1, 0, $2, 'a.example', 'queued', now(), now())`, key, first.Inbox); err != nil {
-		t.Fatal(err)
-	}
-	var xid string
-	if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text`).Scan(&xid); err != nil {
-		t.Fatal(err)
-	}
-	type result struct {
-		n   int
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		n, err := store.Enqueue(ctx, []domain.Job{first, newJob(t, "second", "b.example", now)})
-		done <- result{n, err}
-	}()
-	// Wait until the batch waits on the transaction's key.
-	for {
-		if n := count(t, p, `SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted AND transactionid::text = $1`, xid); n > 0 {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("enqueue ended before the key committed: %d %v", r.n, r.err)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.err != nil || r.n != 1 {
-		t.Fatalf("enqueue: inserted %d, %v; want 1 (second), nil", r.n, r.err)
+	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+		VALUES ('other', $1, 0, $2, 'a.example', 'queued', now(), now())`, key, first.Inbox)
+	second := newJob(t, "second", "b.example", now)
+	var n int
+	err := behind(t, p, tx, func() error {
+		var err error
+		n, err = store.Enqueue(ctx, []domain.Job{first, second})
+		return err
+	})
+	if err != nil || n != 1 {
+		t.Fatalf("enqueue: inserted %d, %v; want 1 (second), nil", n, err)
 	}
 	if got := column(t, p, `SELECT id FROM jobs ORDER BY id`); !slices.Equal(got, []string{"other", "second"}) {
 		t.Fatalf("jobs %v, want [other second]", got)

@@ -43,16 +43,7 @@ func TestPurgeWaitsForAnEnqueueOfItsBody(t *testing.T) {
 	key, _ := domain.DedupeKeyBytes(domain.DedupeKey(old.ActivityID, "https://b.example/inbox"))
 	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
 		VALUES ('new', $1, $2, 'https://b.example/inbox', 'b.example', 'queued', now(), now())`, key, act)
-	purged := make(chan error, 1)
-	go func() {
-		_, err := s.Purge(ctx, now)
-		purged <- err
-	}()
-	waitForLockWait(t, p, tx, purged)
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-purged; err != nil {
+	if err := behind(t, p, tx, func() error { _, err := s.Purge(ctx, now); return err }); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Get(ctx, "new")
@@ -84,16 +75,7 @@ func TestEnqueueWaitsForAPurgeOfItsBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enqueued := make(chan error, 1)
-	go func() {
-		_, err := s.Enqueue(ctx, []domain.Job{j})
-		enqueued <- err
-	}()
-	waitForLockWait(t, p, tx, enqueued)
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-enqueued; err != nil {
+	if err := behind(t, p, tx, func() error { _, err := s.Enqueue(ctx, []domain.Job{j}); return err }); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Get(ctx, "new")
@@ -141,14 +123,18 @@ func mustExecTx(t *testing.T, tx pgx.Tx, sql string, args ...any) {
 	}
 }
 
-// waitForLockWait returns once a backend waits for tx's transaction; it
-// fails the test if the other side ends (on done) before waiting.
-func waitForLockWait(t *testing.T, p *pgxpool.Pool, tx pgx.Tx, done <-chan error) {
+// behind runs call beside tx, an open transaction playing the other side
+// of a race: once call's statement waits for tx (a row or key lock tx
+// holds), it commits tx, and returns what call returned. It fails the test
+// if call ends before it waits: the race was not played.
+func behind(t *testing.T, p *pgxpool.Pool, tx pgx.Tx, call func() error) error {
 	t.Helper()
 	var xid string
 	if err := tx.QueryRow(testCtx(t), `SELECT pg_current_xact_id()::text`).Scan(&xid); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan error, 1)
+	go func() { done <- call() }()
 	deadline := time.Now().Add(30 * time.Second)
 	for count(t, p, `SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted AND transactionid::text = $1`, xid) == 0 {
 		select {
@@ -160,6 +146,10 @@ func waitForLockWait(t *testing.T, p *pgxpool.Pool, tx pgx.Tx, done <-chan error
 			t.Fatal("nothing waited for the other transaction in 30 s")
 		}
 	}
+	if err := tx.Commit(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	return <-done
 }
 
 // bodySQL, meeting a body stored already, writes no new version of it
