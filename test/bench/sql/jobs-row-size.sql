@@ -1,8 +1,9 @@
--- Bytes on disk per queued job in PostgreSQL: today's jobs row against a
--- narrowed one (issue 15's goal is 250 B, table and indexes, plus the body
--- once). Both tables carry the queue's indexes (indexes.go); the narrow one
--- keeps the per-fan-out columns (activity, sender, key id, body) in a row
--- of their own, referred to by a bigint, and the dedupe key as 32 raw
+-- Bytes on disk per queued job in PostgreSQL: the jobs row before
+-- migration 015 (wide) against the row since (narrow; issue 15's goal is
+-- 250 B, table and indexes, plus the body once). Both tables carry the
+-- queue's indexes (indexes.go); the narrow one keeps the per-fan-out
+-- columns (activity, sender, key id, body) in a row of their own
+-- (job_activities), referred to by a bigint, and the dedupe key as 32 raw
 -- bytes. 200,000 rows shaped as the followers benchmark's.
 --
 --   psql -h 127.0.0.1 -U postgres test -v ff=70 -f test/bench/sql/jobs-row-size.sql
