@@ -201,10 +201,6 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	if err := ports.CheckJobs(jobs); err != nil {
 		return 0, err
 	}
-	keys := make(map[string][]byte, len(jobs))
-	for _, j := range jobs {
-		keys[j.DedupeKey], _ = domain.DedupeKeyBytes(j.DedupeKey) // checked above
-	}
 	if len(jobs) == 0 {
 		return 0, nil
 	}
@@ -219,7 +215,7 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	jobs = slices.CompactFunc(jobs, func(a, b domain.Job) bool { return a.DedupeKey == b.DedupeKey })
 	var chunks [][]any
 	for start := 0; start < len(jobs); start += enqueueChunk {
-		chunks = append(chunks, chunkArgs(jobs[start:min(start+enqueueChunk, len(jobs))], keys))
+		chunks = append(chunks, chunkArgs(jobs[start:min(start+enqueueChunk, len(jobs))]))
 	}
 	var err error
 	insert := enqueueSQL
@@ -300,8 +296,8 @@ func (s *JobStore) enqueueOnce(ctx context.Context, insert string, bodies []port
 
 // chunkArgs is enqueueSQL's arguments for one chunk: its distinct
 // activities, then its jobs, each with its activity's position (from 1).
-// keys holds each job's dedupe key as bytes.
-func chunkArgs(jobs []domain.Job, keys map[string][]byte) []any {
+// The jobs' dedupe keys were checked by ports.CheckJobs.
+func chunkArgs(jobs []domain.Job) []any {
 	n := len(jobs)
 	var (
 		ids, inboxes, hosts, states, owners = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -324,7 +320,8 @@ func chunkArgs(jobs []domain.Job, keys map[string][]byte) []any {
 			pos = int64(len(actKeys))
 			position[a] = pos
 		}
-		ids[i], dedupe[i], acts[i], inboxes[i], hosts[i] = j.ID, keys[j.DedupeKey], pos, j.Inbox, j.Host
+		dedupe[i], _ = domain.DedupeKeyBytes(j.DedupeKey)
+		ids[i], acts[i], inboxes[i], hosts[i] = j.ID, pos, j.Inbox, j.Host
 		states[i], owners[i], tokens[i], lastErrors[i] = string(j.State), j.LeaseOwner, j.LeaseToken, j.LastError
 		attempts[i] = int32(j.Attempts)
 		runAts[i], createdAts[i] = j.RunAt, j.CreatedAt
