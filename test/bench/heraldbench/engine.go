@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	pgx "github.com/jackc/pgx/v5"
@@ -46,9 +47,15 @@ type engineRun struct {
 	Seconds    float64 `json:"seconds"`
 	Statements int64   `json:"statements"`
 	Commits    int64   `json:"commits"`
+	// CPUMicros is the machine's busy CPU time over the drain
+	// (pgcount.MachineCPU): the system's process and PostgreSQL's.
+	CPUMicros int64 `json:"cpu_micros"`
 }
 
 func (r engineRun) rate() float64 { return float64(r.Jobs) / r.Seconds }
+
+// cpuPerJob is the machine's busy CPU per job over the drain, in µs.
+func (r engineRun) cpuPerJob() float64 { return float64(r.CPUMicros) / float64(max(r.Jobs, 1)) }
 
 // engineOpts are the engine rows' flags.
 type engineOpts struct {
@@ -106,8 +113,8 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 					return fmt.Errorf("%s, %d workers: %w", v.name, w, err)
 				}
 				h.System = v.name
-				fmt.Fprintf(os.Stderr, "   %s %2d workers: %.0f jobs/s, %.3f statements/job, %.3f commits/job\n", v.name, w, h.rate(),
-					float64(h.Statements)/float64(h.Jobs), float64(h.Commits)/float64(h.Jobs))
+				fmt.Fprintf(os.Stderr, "   %s %2d workers: %.0f jobs/s, %.3f statements/job, %.3f commits/job, %.0f µs CPU/job\n", v.name, w, h.rate(),
+					float64(h.Statements)/float64(h.Jobs), float64(h.Commits)/float64(h.Jobs), h.cpuPerJob())
 				runs[key(v.name, w)] = append(runs[key(v.name, w)], h)
 			}
 			if riverErr != nil {
@@ -117,8 +124,8 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 			if err != nil {
 				return fmt.Errorf("river, %d workers: %w", w, err)
 			}
-			fmt.Fprintf(os.Stderr, "   river  %2d workers: %.0f jobs/s, %.3f statements/job, %.3f commits/job\n", w, rv.rate(),
-				float64(rv.Statements)/float64(rv.Jobs), float64(rv.Commits)/float64(rv.Jobs))
+			fmt.Fprintf(os.Stderr, "   river  %2d workers: %.0f jobs/s, %.3f statements/job, %.3f commits/job, %.0f µs CPU/job\n", w, rv.rate(),
+				float64(rv.Statements)/float64(rv.Jobs), float64(rv.Commits)/float64(rv.Jobs), rv.cpuPerJob())
 			runs[key("river", w)] = append(runs[key("river", w)], rv)
 		}
 	}
@@ -129,9 +136,9 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 			"the PostgreSQL stores and LISTEN/NOTIFY waker) and by River v0.51.2 (`riverpgxv5`, FetchCooldown 1 ms, a no-op worker; `test/bench/river`, a module of its own), "+
 			"%d interleaved rounds (Herald 8, River 8, Herald 32, River 32), median of the rounds. Each system works in a schema of its own in a database made for the run. "+
 			"Statements: every query, batch query and COPY the system's pool sent, counted by a pgx tracer (`test/bench/pgcount`); commits: `pg_stat_database.xact_commit` of that database, before and after, "+
-			"once the system's backends have exited. Goals of issue 13: Herald ≥ 1.5× River at 8 and at 32 workers, Herald at 32 ≥ 3× Herald at 8, ≤ 0.2 statements and ≤ 0.2 commits per job.",
+			"once the system's backends have exited. CPU per job: the machine's busy time (all cores, /proc/stat: the system's process and PostgreSQL's) over the drain, divided by the jobs; \"River / Herald CPU\" is the median River's over the median Herald's, what the rates' ratio tends to when both saturate the cores. Goals of issue 13: Herald ≥ 1.5× River at 8 and at 32 workers, Herald at 32 ≥ 3× Herald at 8, ≤ 0.2 statements and ≤ 0.2 commits per job.",
 			jobs, engineHosts, rounds),
-		header: []string{"system", "workers", "jobs per second", "statements per job", "commits per job", "Herald / River", "32 / 8 workers"},
+		header: []string{"system", "workers", "jobs per second", "statements per job", "commits per job", "CPU per job (µs)", "Herald / River", "River / Herald CPU", "32 / 8 workers"},
 	}
 	for _, sys := range []string{"herald", "herald-no-ahead", "river"} {
 		if !opts.systems[sys] {
@@ -140,19 +147,23 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 		for _, w := range []int{8, 32} {
 			rs := runs[key(sys, w)]
 			if len(rs) == 0 {
-				t.rows = append(t.rows, []string{sys, fmt.Sprint(w), "not measured: " + fmt.Sprint(riverErr), "–", "–", "–", "–"})
+				t.rows = append(t.rows, []string{sys, fmt.Sprint(w), "not measured: " + fmt.Sprint(riverErr), "–", "–", "–", "–", "–", "–"})
 				continue
 			}
 			m := median(rs)
-			vsRiver, vs8 := "–", "–"
+			vsRiver, cpuVsRiver, vs8 := "–", "–", "–"
 			if sys != "river" && len(runs[key("river", w)]) > 0 {
-				vsRiver = ratio(m.rate(), median(runs[key("river", w)]).rate())
+				rv := median(runs[key("river", w)])
+				vsRiver = ratio(m.rate(), rv.rate())
+				if m.CPUMicros > 0 && rv.CPUMicros > 0 {
+					cpuVsRiver = ratio(rv.cpuPerJob(), m.cpuPerJob())
+				}
 			}
 			if w == 32 {
 				vs8 = ratio(m.rate(), median(runs[key(sys, 8)]).rate())
 			}
 			t.rows = append(t.rows, []string{sys, fmt.Sprint(w), fmt.Sprintf("%.0f", m.rate()),
-				fmt.Sprintf("%.3f", float64(m.Statements)/float64(m.Jobs)), fmt.Sprintf("%.3f", float64(m.Commits)/float64(m.Jobs)), vsRiver, vs8})
+				fmt.Sprintf("%.3f", float64(m.Statements)/float64(m.Jobs)), fmt.Sprintf("%.3f", float64(m.Commits)/float64(m.Jobs)), fmt.Sprintf("%.0f", m.cpuPerJob()), vsRiver, cpuVsRiver, vs8})
 		}
 	}
 	t.notes = append(t.notes, "Herald leases as many jobs as it has free slots in one statement (the per-host cap counted in `host_slots` for every process), "+
@@ -230,6 +241,8 @@ type settledCounter struct {
 	// Where the engine's time went, for the profile line on stderr.
 	leases, leasedJobs, emptyLeases, leaseNanos atomic.Int64
 	flushes, flushedJobs, flushNanos            atomic.Int64
+	cpu                                         pgcount.CPU   // the machine's, over the drain
+	self                                        time.Duration // this process's, over the drain
 }
 
 func (s *settledCounter) Leased(took time.Duration, jobs int) {
@@ -251,7 +264,9 @@ func (s *settledCounter) Flushed(took time.Duration, results int) {
 // dispatcher waits on them) and flushes (the completer's).
 func (s *settledCounter) profile(wall time.Duration) string {
 	l, f := s.leases.Load(), s.flushes.Load()
-	return fmt.Sprintf("%d leases (%d empty, %.1f jobs each, %.0f µs each, %.0f%% of the wall time), %d flushes (%.1f results each, %.0f µs each, %.0f%% of the wall time)",
+	return fmt.Sprintf("CPU %.0f µs a job (machine, all processes; steal %.0f µs; this process %.0f µs), %d leases (%d empty, %.1f jobs each, %.0f µs each, %.0f%% of the wall time), %d flushes (%.1f results each, %.0f µs each, %.0f%% of the wall time)",
+		float64(s.cpu.Busy.Microseconds())/float64(max(s.want, 1)), float64(s.cpu.Steal.Microseconds())/float64(max(s.want, 1)),
+		float64(s.self.Microseconds())/float64(max(s.want, 1)),
 		l, s.emptyLeases.Load(), float64(s.leasedJobs.Load())/float64(max(l, 1)), float64(s.leaseNanos.Load())/1e3/float64(max(l, 1)),
 		100*float64(s.leaseNanos.Load())/float64(wall), f, float64(s.flushedJobs.Load())/float64(max(f, 1)),
 		float64(s.flushNanos.Load())/1e3/float64(max(f, 1)), 100*float64(s.flushNanos.Load())/float64(wall))
@@ -270,6 +285,7 @@ func drain(ctx context.Context, engine *application.Engine, obs *settledCounter,
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	ran := make(chan struct{})
+	cpu0, self0 := pgcount.MachineCPU(), processCPU()
 	started := time.Now()
 	go func() { defer close(ran); _ = engine.Run(runCtx) }()
 	select {
@@ -280,6 +296,7 @@ func drain(ctx context.Context, engine *application.Engine, obs *settledCounter,
 		return 0, fmt.Errorf("only %d of %d jobs succeeded in 5 minutes", obs.n.Load(), obs.want)
 	}
 	took := time.Since(started)
+	obs.cpu, obs.self = pgcount.MachineCPU().Since(cpu0), processCPU()-self0
 	measured()
 	stop()
 	<-ran
@@ -372,5 +389,15 @@ func runHerald(ctx context.Context, db string, ecfg application.EngineConfig, jo
 	if err != nil {
 		return engineRun{}, err
 	}
-	return engineRun{System: "herald", Workers: workers, Jobs: jobs, Seconds: took.Seconds(), Statements: statements, Commits: commits1 - commits0}, nil
+	return engineRun{System: "herald", Workers: workers, Jobs: jobs, Seconds: took.Seconds(), Statements: statements, Commits: commits1 - commits0,
+		CPUMicros: obs.cpu.Busy.Microseconds()}, nil
+}
+
+// processCPU is this process's CPU time so far (user and system).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

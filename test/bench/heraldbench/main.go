@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -59,7 +60,21 @@ func main() {
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
 	dbURL := flag.String("database-url", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL for the postgres rows")
 	mongoURI := flag.String("mongodb-uri", os.Getenv("MONGODB_URI"), "MongoDB for the mongo rows (skipped when empty)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (Herald's side of the rows; River and the publisher are processes of their own) to this file")
 	flag.Parse()
+
+	stopProfile := func() {}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cpuprofile:", err)
+			os.Exit(2)
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -108,6 +123,7 @@ func main() {
 		}
 	}
 	r.took = time.Since(r.started)
+	stopProfile()
 	if err := r.write(*out, *plots); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -58,6 +58,7 @@ type Result struct {
 	Seconds    float64 `json:"seconds"`
 	Statements int64   `json:"statements"`
 	Commits    int64   `json:"commits"`
+	CPUMicros  int64   `json:"cpu_micros"` // the machine's busy CPU over the drain (pgcount.MachineCPU)
 }
 
 func main() {
@@ -167,6 +168,7 @@ func run(dbURL string, workers, jobs, hosts, payloadBytes int) (Result, error) {
 		pool.Close()
 		return Result{}, err
 	}
+	cpu0 := pgcount.MachineCPU()
 	started := time.Now()
 	if err := client.Start(ctx); err != nil {
 		pool.Close()
@@ -183,6 +185,7 @@ func run(dbURL string, workers, jobs, hosts, payloadBytes int) (Result, error) {
 		}
 	}
 	took := time.Since(started)
+	cpu := pgcount.MachineCPU().Since(cpu0)
 	statements := stmts.Count()
 	stopCtx, stopCancel := context.WithTimeout(ctx, 30*time.Second)
 	_ = client.Stop(stopCtx)
@@ -195,7 +198,8 @@ func run(dbURL string, workers, jobs, hosts, payloadBytes int) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{System: "river", Workers: workers, Jobs: jobs, Seconds: took.Seconds(), Statements: statements, Commits: commits1 - commits0}, nil
+	return Result{System: "river", Workers: workers, Jobs: jobs, Seconds: took.Seconds(), Statements: statements, Commits: commits1 - commits0,
+		CPUMicros: cpu.Busy.Microseconds()}, nil
 }
 
 // insertRate times inserting jobs with InsertManyFast, 1,000 a call (as
