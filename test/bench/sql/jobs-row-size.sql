@@ -4,9 +4,11 @@
 -- queue's indexes (indexes.go); the narrow one keeps the per-fan-out
 -- columns (activity, sender, key id, body) in a row of their own
 -- (job_activities), referred to by a bigint, and the dedupe key as 32 raw
--- bytes. 200,000 rows shaped as the followers benchmark's.
+-- bytes. 200,000 rows shaped as the followers benchmark's. ff is the
+-- tables' fillfactor: 100 (PostgreSQL's default) since resetJobsFillfactor,
+-- 70 before.
 --
---   psql -h 127.0.0.1 -U postgres test -v ff=70 -f test/bench/sql/jobs-row-size.sql
+--   psql -h 127.0.0.1 -U postgres test -v ff=100 -f test/bench/sql/jobs-row-size.sql
 --
 -- It works in a schema of its own, dropped at the end.
 DROP SCHEMA IF EXISTS herald_rowsize CASCADE;
