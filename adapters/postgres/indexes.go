@@ -160,7 +160,8 @@ func IndexNames() []string {
 
 // EnsureIndexes creates every index that is missing, and leaves the others
 // alone, resets the jobs table's fillfactor where an earlier version set
-// one (resetJobsFillfactor) and creates the lease function (leaseFunc); run it on every start, after MigrateUp. It holds a transaction-level
+// one (resetJobsFillfactor) and creates the lease function (leaseFunc);
+// run it on every start, after MigrateUp. It holds a transaction-level
 // advisory lock so two processes starting together do not race on one name,
 // and creates only what the catalog lacks (and drops only the retired
 // indexes it still has), so a normal start takes no lock on any table. A

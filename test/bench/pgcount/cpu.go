@@ -10,9 +10,10 @@ import (
 // CPU is the machine's CPU time so far, from /proc/stat: Busy (user, nice,
 // system, irq and softirq of every core) and Steal (time a hypervisor gave
 // to others). Over a drain, Busy per job is what both processes (the
-// system under test and PostgreSQL) spent on each job: a figure that moves
-// much less than the rate on a machine whose speed changes with its
-// neighbours. Everything else running on the machine counts too, so it is
+// system under test and PostgreSQL) spent on each job. On a machine whose
+// speed changes with its neighbours it moves too, but less than the rate,
+// and it says whether a system is slower because it waits or because it
+// works. Everything else running on the machine counts as well, so it is
 // read on a quiet machine. Zero where /proc/stat cannot be read.
 type CPU struct{ Busy, Steal time.Duration }
 

@@ -10,6 +10,8 @@
 //   - commits: pg_stat_database.xact_commit of a database of the run's own
 //     (TempDatabase), read before and after, once every backend of the
 //     system has exited and so flushed its statistics (WaitGone).
+//   - CPU: the machine's busy time over a drain (MachineCPU), both the
+//     system's process and PostgreSQL's.
 package pgcount
 
 import (
