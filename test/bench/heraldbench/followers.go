@@ -101,10 +101,14 @@ func followersRow(ctx context.Context, u string, n int, riverBin string, riverEr
 		return nil, 0, err
 	}
 	if _, err := pool.Exec(ctx, `
-INSERT INTO foreign_avatars (actor_uri, public_key_id, inbox, host, fetched_at)
-SELECT a, a || '#main-key', a || '/inbox', h, now()
-FROM (SELECT 'https://h' || lpad((i % 1000)::text, 4, '0') || '.example/users/u' || i AS a,
-             'h' || lpad((i % 1000)::text, 4, '0') || '.example' AS h FROM generate_series(1, $1::int) i) s`, n); err != nil {
+INSERT INTO foreign_avatars (actor_uri, public_key_id, public_key_pem, inbox, preferred_username, host, fetched_at)
+SELECT a, a || '#main-key', pem, a || '/inbox', 'u' || i, h, now()
+FROM (SELECT i, 'https://h' || lpad((i % 1000)::text, 4, '0') || '.example/users/u' || i AS a,
+             'h' || lpad((i % 1000)::text, 4, '0') || '.example' AS h,
+             -- as long as a 2048-bit RSA key's PEM (about 450 bytes), as a
+             -- cached actor carries one
+             E'-----BEGIN PUBLIC KEY-----\n' || repeat(md5(i::text) || md5((i + 1)::text), 6) || E'\n-----END PUBLIC KEY-----\n' AS pem
+      FROM generate_series(1, $1::int) i) s`, n); err != nil {
 		return nil, 0, fmt.Errorf("seed actors: %w", err)
 	}
 	if _, err := pool.Exec(ctx, `
