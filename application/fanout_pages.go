@@ -11,7 +11,7 @@ import (
 // followerBatch is one page of a fan-out's followers, resolved to the
 // actors the fan-out delivers to.
 type followerBatch struct {
-	actors []domain.ForeignAvatar
+	actors []domain.ActorInboxes
 	read   int    // followers read: fewer than followerPage on the last page
 	after  string // the cursor past this page (its last follower's URI)
 	err    error
@@ -67,7 +67,7 @@ func (h FanOutHandler) followerBatch(ctx context.Context, actorURI, after string
 		}
 	}
 	if len(uris) > 0 {
-		if b.actors, err = d.Foreign.ByActorURIs(ctx, uris); err != nil {
+		if b.actors, err = d.Foreign.InboxesOf(ctx, uris); err != nil {
 			return followerBatch{err: fmt.Errorf("follower actors: %w", err)}
 		}
 	}

@@ -91,7 +91,7 @@ func (h PublishHandler) memberInboxes(ctx context.Context, group string) ([]stri
 				uris = append(uris, f.FollowerURI)
 			}
 		}
-		actors, err := h.deps.Foreign.ByActorURIs(ctx, uris)
+		actors, err := h.deps.Foreign.InboxesOf(ctx, uris)
 		if err != nil {
 			return nil, err
 		}

@@ -108,11 +108,30 @@ func (f ForeignAvatar) Stale(now time.Time) bool {
 
 // DeliveryInbox is where activities for this actor go: the shared inbox when
 // the actor offers one, so one job serves every follower on that server.
-func (f ForeignAvatar) DeliveryInbox() string {
-	if f.SharedInbox != "" {
-		return f.SharedInbox
+func (f ForeignAvatar) DeliveryInbox() string { return f.Inboxes().DeliveryInbox() }
+
+// Inboxes is what a delivery needs of the actor.
+func (f ForeignAvatar) Inboxes() ActorInboxes {
+	return ActorInboxes{ActorURI: f.ActorURI, Inbox: f.Inbox, SharedInbox: f.SharedInbox}
+}
+
+// ActorInboxes is the part of a cached remote actor that a fan-out reads
+// for each follower: where to deliver, without the actor's key (its PEM
+// is most of a cached actor's bytes, and a fan-out to a million followers
+// would read a million of them for nothing).
+type ActorInboxes struct {
+	ActorURI    string
+	Inbox       string
+	SharedInbox string // empty when the actor offers none
+}
+
+// DeliveryInbox is the shared inbox when the actor offers one, else its
+// own.
+func (a ActorInboxes) DeliveryInbox() string {
+	if a.SharedInbox != "" {
+		return a.SharedInbox
 	}
-	return f.Inbox
+	return a.Inbox
 }
 
 // Token is an opaque bearer token of a RootUser, stored as a hash so a copy

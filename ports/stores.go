@@ -117,9 +117,10 @@ type ForeignActorStore interface {
 	ByActorURI(ctx context.Context, actorURI string) (domain.ForeignAvatar, error)
 	// ByKeyID finds the actor whose public key has this id.
 	ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error)
-	// ByActorURIs returns the cached actors among uris (missing ones are
-	// left out), in one round trip, for fan-out.
-	ByActorURIs(ctx context.Context, uris []string) ([]domain.ForeignAvatar, error)
+	// InboxesOf returns the inboxes of the cached actors among uris
+	// (missing ones are left out), each actor once, in the order of uris,
+	// in one round trip: what a fan-out reads for a page of followers.
+	InboxesOf(ctx context.Context, uris []string) ([]domain.ActorInboxes, error)
 	Delete(ctx context.Context, actorURI string) error
 }
 

@@ -84,16 +84,16 @@ func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.Foreig
 	return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, domain.ErrNotFound)
 }
 
-// ByActorURIs implements ports.ForeignActorStore.
-func (s *ContentStore) ByActorURIs(ctx context.Context, uris []string) ([]domain.ForeignAvatar, error) {
+// InboxesOf implements ports.ForeignActorStore.
+func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.ActorInboxes, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]domain.ForeignAvatar, 0, len(uris))
+	out := make([]domain.ActorInboxes, 0, len(uris))
 	seen := make(map[string]bool, len(uris))
 	for _, u := range uris {
 		if f, ok := s.foreign[u]; ok && !seen[u] {
 			seen[u] = true
-			out = append(out, f)
+			out = append(out, f.Inboxes())
 		}
 	}
 	return out, nil

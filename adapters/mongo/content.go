@@ -164,32 +164,27 @@ func (s *ContentStore) findForeign(ctx context.Context, filter bson.D, what stri
 	return d.actor(), nil
 }
 
-// ByActorURIs implements ports.ForeignActorStore with one $in query; the
-// result follows the order of uris, each actor once.
-func (s *ContentStore) ByActorURIs(ctx context.Context, uris []string) ([]domain.ForeignAvatar, error) {
+// InboxesOf implements ports.ForeignActorStore with one $in query that
+// projects the three fields a delivery needs; the result follows the
+// order of uris, each actor once.
+func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.ActorInboxes, error) {
 	if len(uris) == 0 {
-		return []domain.ForeignAvatar{}, nil
+		return []domain.ActorInboxes{}, nil
 	}
-	cur, err := s.foreign.Find(ctx, bson.D{{Key: "actorUri", Value: bson.D{{Key: "$in", Value: uris}}}})
+	cur, err := s.foreign.Find(ctx, bson.D{{Key: "actorUri", Value: bson.D{{Key: "$in", Value: uris}}}},
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "actorUri", Value: 1}, {Key: "inbox", Value: 1}, {Key: "sharedInbox", Value: 1}}))
 	if err != nil {
-		return nil, fmt.Errorf("foreign actors: %w", interpretError(err, nil))
+		return nil, fmt.Errorf("foreign actors' inboxes: %w", interpretError(err, nil))
 	}
 	var docs []foreignDoc
 	if err := cur.All(ctx, &docs); err != nil {
-		return nil, fmt.Errorf("foreign actors: %w", interpretError(err, nil))
+		return nil, fmt.Errorf("foreign actors' inboxes: %w", interpretError(err, nil))
 	}
-	byURI := make(map[string]domain.ForeignAvatar, len(docs))
-	for _, d := range docs {
-		byURI[d.ActorURI] = d.actor()
+	found := make([]domain.ActorInboxes, len(docs))
+	for i, d := range docs {
+		found[i] = d.actor().Inboxes()
 	}
-	out := make([]domain.ForeignAvatar, 0, len(byURI))
-	for _, u := range uris {
-		if f, ok := byURI[u]; ok {
-			out = append(out, f)
-			delete(byURI, u)
-		}
-	}
-	return out, nil
+	return ports.InURIOrder(uris, found), nil
 }
 
 // Delete implements ports.ForeignActorStore.

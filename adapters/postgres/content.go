@@ -77,32 +77,25 @@ ORDER BY fetched_at DESC LIMIT 1`, keyID))
 	return f, nil
 }
 
-// ByActorURIs implements ports.ForeignActorStore in one query, returning
-// the actors in the order of uris, each once.
-func (s *ContentStore) ByActorURIs(ctx context.Context, uris []string) ([]domain.ForeignAvatar, error) {
+// InboxesOf implements ports.ForeignActorStore in one query of the three
+// columns a delivery needs, returning the actors in the order of uris,
+// each once.
+func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.ActorInboxes, error) {
 	if len(uris) == 0 {
-		return []domain.ForeignAvatar{}, nil
+		return []domain.ActorInboxes{}, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+foreignColumns+` FROM foreign_avatars WHERE actor_uri = ANY($1::text[])`, uris)
+	rows, err := s.pool.Query(ctx, `SELECT actor_uri, inbox, shared_inbox FROM foreign_avatars WHERE actor_uri = ANY($1::text[])`, uris)
 	if err != nil {
-		return nil, fmt.Errorf("foreign actors: %w", interpretError(err))
+		return nil, fmt.Errorf("foreign actors' inboxes: %w", interpretError(err))
 	}
-	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.ForeignAvatar, error) { return scanForeign(row) })
+	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (a domain.ActorInboxes, err error) {
+		err = row.Scan(&a.ActorURI, &a.Inbox, &a.SharedInbox)
+		return a, err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("foreign actors: %w", interpretError(err))
+		return nil, fmt.Errorf("foreign actors' inboxes: %w", interpretError(err))
 	}
-	byURI := make(map[string]domain.ForeignAvatar, len(found))
-	for _, f := range found {
-		byURI[f.ActorURI] = f
-	}
-	out := make([]domain.ForeignAvatar, 0, len(found))
-	for _, u := range uris {
-		if f, ok := byURI[u]; ok {
-			out = append(out, f)
-			delete(byURI, u)
-		}
-	}
-	return out, nil
+	return ports.InURIOrder(uris, found), nil
 }
 
 // Delete implements ports.ForeignActorStore.

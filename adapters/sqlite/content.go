@@ -77,34 +77,26 @@ ORDER BY fetched_at DESC LIMIT 1`, keyID))
 	return f, nil
 }
 
-// ByActorURIs implements ports.ForeignActorStore in one query (the URIs
-// travel as one JSON array), returning the actors in the order of uris,
-// each once.
-func (s *ContentStore) ByActorURIs(ctx context.Context, uris []string) ([]domain.ForeignAvatar, error) {
+// InboxesOf implements ports.ForeignActorStore in one query of the three
+// columns a delivery needs (the URIs travel as one JSON array), returning
+// the actors in the order of uris, each once.
+func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.ActorInboxes, error) {
 	if len(uris) == 0 {
-		return []domain.ForeignAvatar{}, nil
+		return []domain.ActorInboxes{}, nil
 	}
 	list, err := json.Marshal(uris)
 	if err != nil {
-		return nil, fmt.Errorf("foreign actors: %w", err)
+		return nil, fmt.Errorf("foreign actors' inboxes: %w", err)
 	}
-	found, err := query(ctx, s.db, scanForeign, `
-SELECT `+foreignColumns+` FROM foreign_avatars WHERE actor_uri IN (SELECT value FROM json_each(?))`, string(list))
+	found, err := query(ctx, s.db, func(r scanner) (a domain.ActorInboxes, err error) {
+		err = r.Scan(&a.ActorURI, &a.Inbox, &a.SharedInbox)
+		return a, err
+	}, `
+SELECT actor_uri, inbox, shared_inbox FROM foreign_avatars WHERE actor_uri IN (SELECT value FROM json_each(?))`, string(list))
 	if err != nil {
-		return nil, fmt.Errorf("foreign actors: %w", interpretError(err))
+		return nil, fmt.Errorf("foreign actors' inboxes: %w", interpretError(err))
 	}
-	byURI := make(map[string]domain.ForeignAvatar, len(found))
-	for _, f := range found {
-		byURI[f.ActorURI] = f
-	}
-	out := make([]domain.ForeignAvatar, 0, len(found))
-	for _, u := range uris {
-		if f, ok := byURI[u]; ok {
-			out = append(out, f)
-			delete(byURI, u)
-		}
-	}
-	return out, nil
+	return ports.InURIOrder(uris, found), nil
 }
 
 // Delete implements ports.ForeignActorStore.

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -45,19 +46,32 @@ func ForeignActorStore(t *testing.T, newStore func(t *testing.T) ports.ForeignAc
 			mustNil(t, err, "new key")
 			sameTime(t, got.FetchedAt, base.Add(time.Hour), "fetchedAt")
 		}},
-		{"ByActorURIsInOneCall", func(t *testing.T, s ports.ForeignActorStore) {
+		{"InboxesOfInOneCall", func(t *testing.T, s ports.ForeignActorStore) {
 			for i := 0; i < 5; i++ {
 				f := bob
 				f.ActorURI = fmt.Sprintf("https://r.example/users/u%d", i)
 				f.PublicKeyID = f.ActorURI + "#main-key"
+				f.Inbox = f.ActorURI + "/inbox"
+				f.SharedInbox = ""
+				if i%2 == 1 {
+					f.SharedInbox = "https://r.example/inbox"
+				}
 				mustNil(t, s.Upsert(ctx(t), f), "upsert")
 			}
-			got, err := s.ByActorURIs(ctx(t), []string{"https://r.example/users/u1", "https://r.example/users/u3", "https://r.example/users/missing", "https://r.example/users/u1"})
-			mustNil(t, err, "by uris")
-			if len(got) != 2 {
-				t.Fatalf("got %d actors: %+v", len(got), got)
+			// The order of uris, each actor once, the missing left out.
+			got, err := s.InboxesOf(ctx(t), []string{"https://r.example/users/u3", "https://r.example/users/u0", "https://r.example/users/missing", "https://r.example/users/u3"})
+			mustNil(t, err, "inboxes of uris")
+			want := []domain.ActorInboxes{
+				{ActorURI: "https://r.example/users/u3", Inbox: "https://r.example/users/u3/inbox", SharedInbox: "https://r.example/inbox"},
+				{ActorURI: "https://r.example/users/u0", Inbox: "https://r.example/users/u0/inbox"},
 			}
-			if none, err := s.ByActorURIs(ctx(t), nil); err != nil || len(none) != 0 {
+			if !slices.Equal(got, want) {
+				t.Fatalf("got %+v, want %+v", got, want)
+			}
+			if got[0].DeliveryInbox() != "https://r.example/inbox" || got[1].DeliveryInbox() != "https://r.example/users/u0/inbox" {
+				t.Fatalf("delivery inboxes %q, %q", got[0].DeliveryInbox(), got[1].DeliveryInbox())
+			}
+			if none, err := s.InboxesOf(ctx(t), nil); err != nil || len(none) != 0 {
 				t.Fatalf("empty lookup: %v %v", none, err)
 			}
 		}},
