@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/testcontainers/testcontainers-go"
 	tcmongo "github.com/testcontainers/testcontainers-go/modules/mongodb"
+	"go.mongodb.org/mongo-driver/event"
 	mongodrv "go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
 
@@ -246,7 +248,23 @@ func TestPingUnreachableIsUnavailable(t *testing.T) {
 }
 
 func TestWaker(t *testing.T) {
-	c := client(t)
+	client(t)
+	// The Waker's client holds its first read of the enqueue signal back a
+	// second, so that an enqueue right after the first wake-up lands before
+	// that read if the read came after the wake-up: the order the case
+	// "an enqueue just after the first wake-up" checks is then not left to
+	// the scheduler.
+	var reads atomic.Int32
+	slowFirstRead := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
+		if e.CommandName == "find" && e.Command.Lookup("find").StringValue() == "job_signals" && reads.Add(1) == 1 {
+			time.Sleep(time.Second)
+		}
+	}}
+	c, err := mongo.Connect(mongotest.Ctx(t), serverURI, options.Client().SetMonitor(slowFirstRead))
+	if err != nil {
+		t.Fatalf("the waker's client: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
 	second, err := mongo.Connect(mongotest.Ctx(t), serverURI, options.Client().SetMonitor(txns.Monitor()))
 	if err != nil {
 		t.Fatalf("second client: %v", err)

@@ -138,11 +138,14 @@ func (w *Waker) watch(ctx context.Context, ch chan<- struct{}) (watched bool, er
 }
 
 // poll reads the counter every pollEvery until ctx ends or until fires
-// (nil: never), waking on every change and once at the start.
+// (nil: never), waking on every change and once at the start. The first
+// read comes before the first wake-up: an enqueue after that wake-up (the
+// proof worker's "ready") changes the counter from what was read, so it is
+// seen; read after the wake-up, it could be taken as the starting value.
 func (w *Waker) poll(ctx context.Context, ch chan<- struct{}, until <-chan time.Time) {
-	wake(ch)
 	last, ok := w.read(ctx)
 	failing := !ok
+	wake(ch)
 	for {
 		select {
 		case <-ctx.Done():

@@ -71,6 +71,20 @@ func Waker(t *testing.T, client, second *mongodrv.Client) {
 			t.Fatal("the poller never went back to sleep")
 		}
 	}
+	// An enqueue just after the first wake-up (the proof worker's "ready")
+	// is seen at the next poll: the counter was read before that wake-up,
+	// not after, when the enqueue could be taken for the starting value.
+	j0, err := domain.NewJob("j0", "https://local.example/a/0", "https://r.example/inbox", "av1",
+		"https://local.example/users/a#main-key", []byte(`{}`), clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Enqueue(Ctx(t), []domain.Job{j0}); err != nil {
+		t.Fatal(err)
+	}
+	sleeping()
+	clock.Advance(every)
+	woken("at the first poll after an enqueue that followed the first wake-up")
 	// Polls with nothing enqueued wake nobody.
 	for range 3 {
 		sleeping()
