@@ -8,6 +8,7 @@ import (
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/adapters/sqlite"
+	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/ports"
 )
 
@@ -47,10 +48,15 @@ func openSQLite(ctx context.Context, dir string, _ *slog.Logger) (stores, error)
 }
 
 // openMongo connects to the database the test prepared (collections
-// touched, migrated, indexes ensured), with the stores bootstrap wires for
-// HERALD_STORE=mongo. Mongo has no cross-process wake-up here (no change
-// streams): the engine polls, and "ready" is announced once connected.
-func openMongo(ctx context.Context, uri, dbName string, _ *slog.Logger) (stores, error) {
+// touched, migrated, indexes ensured), with the stores and the waker
+// bootstrap wires for HERALD_STORE=mongo: the job_signals change stream, or
+// on a server without change streams (FerretDB) the counter read every
+// mongo.WakePollEvery. Its first wake-up, once it watches, is "ready". With
+// only the engine's 5 s poll, the first process to see the test's enqueue
+// kept every host slot and the others never leased (the host-cap proof
+// failed in CI so): production wakes every process on an enqueue, and so
+// does the proof.
+func openMongo(ctx context.Context, uri, dbName string, log *slog.Logger) (stores, error) {
 	connectCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	client, err := mongo.Connect(connectCtx, uri)
@@ -59,7 +65,7 @@ func openMongo(ctx context.Context, uri, dbName string, _ *slog.Logger) (stores,
 	}
 	db := client.Database(dbName)
 	return stores{jobs: mongo.NewJobStore(db), instances: mongo.NewInstanceStore(db),
-		actors: mongo.NewAccountStore(db), wakes: wakeOnce{},
+		actors: mongo.NewAccountStore(db), wakes: mongo.NewWaker(db, system.Clock{}, mongo.WakePollEvery, log),
 		close: func() { _ = client.Disconnect(context.Background()) }}, nil
 }
 
