@@ -19,6 +19,7 @@ import (
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/bootstrap"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/test/bench/pgcount"
 )
 
 // Issue 15's goals, on PostgreSQL: one post to N followers with personal
@@ -36,6 +37,9 @@ type publishRun struct {
 	Seconds float64 `json:"seconds"`
 	HWMKiB  int     `json:"hwm_kib"` // VmHWM: the process's peak RSS
 	BaseKiB int     `json:"base_kib"`
+	// CPUMicros is the machine's busy CPU over the publish
+	// (pgcount.MachineCPU): the publisher's and PostgreSQL's.
+	CPUMicros int64 `json:"cpu_micros"`
 }
 
 func (p publishRun) rate() float64 { return float64(p.Jobs) / p.Seconds }
@@ -63,8 +67,11 @@ func benchFollowers(ctx context.Context, r *report, dbURL, sizeList string) erro
 			"followers read 1,000 a page, each page enqueued and recorded in the fan-out record; no engine runs, so the jobs stay queued); " +
 			"then N no-payload jobs inserted by River v0.51.2's InsertManyFast, 1,000 a call, in the same run and database. Bytes on disk: pg_total_relation_size of jobs and job_activities " +
 			"(tables, TOAST and indexes) over the jobs, with the bodies table (the activity once) beside it. " +
+			"CPU per job: the machine's busy time (/proc/stat, every process: the publisher or River and PostgreSQL) over the publish or the inserts, per job; " +
+			"on this machine's 2 cores, 2 s of CPU a second is the ceiling on jobs/s that it sets. " +
 			"Goals at 1,000,000: Herald ≥ 1.2× River's jobs/s, peak RSS of the publishing process ≤ 150 MiB, ≤ 250 B per queued job plus the body once.",
-		header: []string{"followers", "Herald jobs/s", "River jobs/s", "Herald / River", "peak RSS (publisher)", "jobs table per job", "bodies table"},
+		header: []string{"followers", "Herald jobs/s", "River jobs/s", "Herald / River", "peak RSS (publisher)", "jobs table per job", "bodies table",
+			"CPU per job, Herald / River (µs)"},
 	}
 	var xs, hwm []float64
 	for _, n := range sizes {
@@ -144,38 +151,50 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 	if err := pool.QueryRow(ctx, `SELECT pg_total_relation_size('jobs') + pg_total_relation_size('job_activities'), pg_total_relation_size('bodies'), (SELECT count(*) FROM jobs)`).Scan(&jobsBytes, &bodiesBytes, &jobs); err != nil {
 		return nil, 0, err
 	}
-	riverRate, vs := "not measured", "–"
+	riverRate, vs, cpuCol := "not measured", "–", cpuPerJob(p.CPUMicros, n)+" / –"
 	if riverErr != nil {
 		riverRate = "not measured: " + riverErr.Error()
 	} else {
-		rv, err := runRiverInsert(ctx, riverBin, dbURL, n)
+		rv, rcpu, err := runRiverInsert(ctx, riverBin, dbURL, n)
 		if err != nil {
 			riverRate = "failed: " + err.Error()
 		} else {
 			riverRate = fmt.Sprintf("%.0f", rv)
 			vs = ratio(p.rate(), rv)
+			cpuCol = cpuPerJob(p.CPUMicros, n) + " / " + cpuPerJob(rcpu, n)
 		}
 	}
 	per := float64(jobsBytes) / float64(jobs)
 	return []string{fmt.Sprint(n), fmt.Sprintf("%.0f", p.rate()), riverRate, vs, mib(p.HWMKiB) + " (" + ratio(float64(p.HWMKiB)/1024, 150) + " of 150 MiB)",
-		fmt.Sprintf("%.0f B (%s of 250 B)", per, ratio(per, 250)), fmt.Sprintf("%d kB", bodiesBytes/1024)}, p.HWMKiB, nil
+		fmt.Sprintf("%.0f B (%s of 250 B)", per, ratio(per, 250)), fmt.Sprintf("%d kB", bodiesBytes/1024), cpuCol}, p.HWMKiB, nil
 }
 
-// runRiverInsert inserts n no-payload jobs with River and returns jobs/s.
-func runRiverInsert(ctx context.Context, bin, dbURL string, n int) (float64, error) {
+// cpuPerJob is the machine's busy CPU per job in µs, for the table ("–"
+// where /proc/stat could not be read).
+func cpuPerJob(micros int64, jobs int) string {
+	if micros <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", float64(micros)/float64(max(jobs, 1)))
+}
+
+// runRiverInsert inserts n no-payload jobs with River and returns jobs/s
+// and the machine's busy CPU over the inserts, in µs.
+func runRiverInsert(ctx context.Context, bin, dbURL string, n int) (rate float64, cpuMicros int64, err error) {
 	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, "-database-url", dbURL, "-insert-only", "-jobs", fmt.Sprint(n), "-payload-bytes", "0")
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
+		return 0, 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(errOut.String()))
 	}
 	var res struct {
 		InsertPerSecond float64 `json:"insert_per_second"`
+		CPUMicros       float64 `json:"cpu_micros"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		return 0, fmt.Errorf("river printed %q: %v", out.String(), err)
+		return 0, 0, fmt.Errorf("river printed %q: %v", out.String(), err)
 	}
-	return res.InsertPerSecond, nil
+	return res.InsertPerSecond, int64(res.CPUMicros), nil
 }
 
 // publishMain is the child of benchFollowers: one post from fanActor, timed,
@@ -212,12 +231,13 @@ func publishOnce(u string) error {
 	}, policy, "instance", application.NewURLs(fanDomain), nil)
 	runtime.GC()
 	base := rssKiB(0)
-	start := time.Now()
+	start, cpu0 := time.Now(), pgcount.MachineCPU()
 	res, err := app.Publish.Handle(ctx, application.Publish{UserID: "bench-user", As: "fan", Content: strings.Repeat("a post to many followers ", 40), Visibility: domain.VisibilityPublic})
-	took := time.Since(start)
+	took, cpu := time.Since(start), pgcount.MachineCPU().Since(cpu0)
 	if err != nil {
 		return err
 	}
 	hwm, _ := strconv.Atoi(strings.Fields(strings.TrimSuffix(grepFile("/proc/self/status", "VmHWM"), "kB") + " 0")[0])
-	return json.NewEncoder(os.Stdout).Encode(publishRun{Jobs: res.Queued, Seconds: took.Seconds(), HWMKiB: hwm, BaseKiB: base})
+	return json.NewEncoder(os.Stdout).Encode(publishRun{Jobs: res.Queued, Seconds: took.Seconds(), HWMKiB: hwm, BaseKiB: base,
+		CPUMicros: cpu.Busy.Microseconds()})
 }

@@ -67,15 +67,16 @@ func main() {
 	jobs := flag.Int("jobs", 20_000, "jobs to drain")
 	hosts := flag.Int("hosts", 1000, "distinct inbox hosts")
 	payloadBytes := flag.Int("payload-bytes", 1271, "size of each job's activity")
-	insertOnly := flag.Bool("insert-only", false, "only time inserting -jobs jobs with InsertManyFast, 1,000 a call, and print {insert_per_second}")
+	insertOnly := flag.Bool("insert-only", false, "only time inserting -jobs jobs with InsertManyFast, 1,000 a call, and print {insert_per_second, cpu_micros}")
 	flag.Parse()
 	if *insertOnly {
-		rate, err := insertRate(*dbURL, *jobs, *hosts, *payloadBytes)
+		rate, cpu, err := insertRate(*dbURL, *jobs, *hosts, *payloadBytes)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "river bench:", err)
 			os.Exit(1)
 		}
-		_ = json.NewEncoder(os.Stdout).Encode(map[string]float64{"insert_per_second": rate})
+		_ = json.NewEncoder(os.Stdout).Encode(map[string]float64{"insert_per_second": rate,
+			"cpu_micros": float64(cpu.Busy.Microseconds())})
 		return
 	}
 	res, err := run(*dbURL, *workers, *jobs, *hosts, *payloadBytes)
@@ -203,24 +204,26 @@ func run(dbURL string, workers, jobs, hosts, payloadBytes int) (Result, error) {
 }
 
 // insertRate times inserting jobs with InsertManyFast, 1,000 a call (as
-// Herald's fan-out enqueues), into a schema of its own.
-func insertRate(dbURL string, jobs, hosts, payloadBytes int) (float64, error) {
+// Herald's fan-out enqueues), into a schema of its own: jobs/s and the
+// machine's busy CPU over the inserts (pgcount.MachineCPU: River's process
+// and PostgreSQL's).
+func insertRate(dbURL string, jobs, hosts, payloadBytes int) (float64, pgcount.CPU, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
-		return 0, err
+		return 0, pgcount.CPU{}, err
 	}
 	defer admin.Close(context.Background())
 	schema := "river_ins_" + strings.ToLower(rand.Text()[:10])
 	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return 0, err
+		return 0, pgcount.CPU{}, err
 	}
 	defer func() { _, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	pool, err := pgxpool.New(ctx, pgcount.WithParams(dbURL, map[string]string{"search_path": schema}))
 	if err != nil {
-		return 0, err
+		return 0, pgcount.CPU{}, err
 	}
 	defer pool.Close()
 	migrator, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Schema: schema, Logger: quiet})
@@ -228,17 +231,17 @@ func insertRate(dbURL string, jobs, hosts, payloadBytes int) (float64, error) {
 		_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("migrate: %w", err)
+		return 0, pgcount.CPU{}, fmt.Errorf("migrate: %w", err)
 	}
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &noopWorker{})
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: schema, Workers: ws, Logger: quiet})
 	if err != nil {
-		return 0, err
+		return 0, pgcount.CPU{}, err
 	}
 	payload := strings.Repeat("x", payloadBytes)
 	params := make([]river.InsertManyParams, 0, 1000)
-	start := time.Now()
+	start, cpu0 := time.Now(), pgcount.MachineCPU()
 	for from := 0; from < jobs; from += 1000 {
 		params = params[:0]
 		for i := from; i < min(from+1000, jobs); i++ {
@@ -246,8 +249,9 @@ func insertRate(dbURL string, jobs, hosts, payloadBytes int) (float64, error) {
 				Inbox: fmt.Sprintf("https://h%04d.example/users/u%d/inbox", i%hosts, i), Payload: payload}})
 		}
 		if _, err := client.InsertManyFast(ctx, params); err != nil {
-			return 0, fmt.Errorf("insert: %w", err)
+			return 0, pgcount.CPU{}, fmt.Errorf("insert: %w", err)
 		}
 	}
-	return float64(jobs) / time.Since(start).Seconds(), nil
+	took, cpu := time.Since(start), pgcount.MachineCPU().Since(cpu0)
+	return float64(jobs) / took.Seconds(), cpu, nil
 }
