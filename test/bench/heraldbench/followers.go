@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -231,6 +232,19 @@ func publishOnce(u string) error {
 	}, policy, "instance", application.NewURLs(fanDomain), nil)
 	runtime.GC()
 	base := rssKiB(0)
+	// HERALDBENCH_PUBLISH_PROFILE: a CPU profile of this process over the
+	// publish (go tool pprof), to see where the publisher's share goes.
+	if path := os.Getenv("HERALDBENCH_PUBLISH_PROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start, cpu0 := time.Now(), pgcount.MachineCPU()
 	res, err := app.Publish.Handle(ctx, application.Publish{UserID: "bench-user", As: "fan", Content: strings.Repeat("a post to many followers ", 40), Visibility: domain.VisibilityPublic})
 	took, cpu := time.Since(start), pgcount.MachineCPU().Since(cpu0)
