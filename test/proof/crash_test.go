@@ -43,8 +43,8 @@ func TestKillNineLosesNothingAndRedeliversOnlyInFlight(t *testing.T) {
 // a batch is about 25 commands, each sorting the queued jobs (DocumentDB
 // takes the sort from no index), so a live worker on a loaded machine
 // holds a job for seconds, and a 5 s lease could expire under it. The
-// restarted process finds the queue at its start; the others at their 5 s
-// poll (no cross-process wake-up on Mongo here).
+// restarted process finds the queue at its start; the others within the
+// Mongo waker's 1 s read of the enqueue signal (no change streams here).
 func TestKillNineLosesNothingAndRedeliversOnlyInFlightOnMongo(t *testing.T) {
 	requireMongo(t, "recovery of a kill -9'd worker's leases by the reaper, and the bound on re-deliveries")
 	// No t.Parallel: the Mongo proofs run one at a time (store_test.go).

@@ -86,10 +86,10 @@ func TestFourProcessesDeliverEveryJobExactlyOnce(t *testing.T) {
 
 // The same proof on the Mongo store, on the server at MONGODB_URI (in CI
 // FerretDB v2 on DocumentDB): 4 worker processes over the Mongo stores
-// bootstrap wires for HERALD_STORE=mongo. Mongo has no cross-process
-// wake-up here (no change streams), so the workers find the batch at their
-// 5 s poll, as `herald serve` processes would; the figures count from the
-// enqueue. The lease is 30 s: a lease of a batch takes seconds there (see
+// bootstrap wires for HERALD_STORE=mongo. This server has no change
+// streams, so the workers find the batch within the Mongo waker's 1 s read
+// of the enqueue signal, as `herald serve` processes would; the figures
+// count from the enqueue. The lease is 30 s: a lease of a batch takes seconds there (see
 // mongoProofJobs), and a live worker must never see its lease expire.
 func TestFourProcessesDeliverEveryJobExactlyOnceOnMongo(t *testing.T) {
 	requireMongo(t, "exactly-once delivery, lease holding and the per-host cap across 4 processes")
