@@ -54,15 +54,6 @@ type engineRun struct {
 
 func (r engineRun) rate() float64 { return float64(r.Jobs) / r.Seconds }
 
-// cpuCell is a run's CPU per job for the table ("–" where /proc/stat was
-// not read).
-func cpuCell(r engineRun) string {
-	if r.CPUMicros <= 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.0f", r.cpuPerJob())
-}
-
 // cpuPerJob is the machine's busy CPU per job over the drain, in µs.
 func (r engineRun) cpuPerJob() float64 { return float64(r.CPUMicros) / float64(max(r.Jobs, 1)) }
 
@@ -172,7 +163,7 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 				vs8 = ratio(m.rate(), median(runs[key(sys, 8)]).rate())
 			}
 			t.rows = append(t.rows, []string{sys, fmt.Sprint(w), fmt.Sprintf("%.0f", m.rate()),
-				fmt.Sprintf("%.3f", float64(m.Statements)/float64(m.Jobs)), fmt.Sprintf("%.3f", float64(m.Commits)/float64(m.Jobs)), cpuCell(m), vsRiver, cpuVsRiver, vs8})
+				fmt.Sprintf("%.3f", float64(m.Statements)/float64(m.Jobs)), fmt.Sprintf("%.3f", float64(m.Commits)/float64(m.Jobs)), cpuCell(m.CPUMicros, m.Jobs), vsRiver, cpuVsRiver, vs8})
 		}
 	}
 	t.notes = append(t.notes, "Herald leases as many jobs as it has free slots in one statement (the per-host cap counted in `host_slots` for every process), "+

@@ -152,7 +152,7 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 	if err := pool.QueryRow(ctx, `SELECT pg_total_relation_size('jobs') + pg_total_relation_size('job_activities'), pg_total_relation_size('bodies'), (SELECT count(*) FROM jobs)`).Scan(&jobsBytes, &bodiesBytes, &jobs); err != nil {
 		return nil, 0, err
 	}
-	riverRate, vs, cpuCol := "not measured", "–", cpuPerJob(p.CPUMicros, n)+" / –"
+	riverRate, vs, cpuCol := "not measured", "–", cpuCell(p.CPUMicros, n)+" / –"
 	if riverErr != nil {
 		riverRate = "not measured: " + riverErr.Error()
 	} else {
@@ -162,21 +162,12 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 		} else {
 			riverRate = fmt.Sprintf("%.0f", rv)
 			vs = ratio(p.rate(), rv)
-			cpuCol = cpuPerJob(p.CPUMicros, n) + " / " + cpuPerJob(rcpu, n)
+			cpuCol = cpuCell(p.CPUMicros, n) + " / " + cpuCell(rcpu, n)
 		}
 	}
 	per := float64(jobsBytes) / float64(jobs)
 	return []string{fmt.Sprint(n), fmt.Sprintf("%.0f", p.rate()), riverRate, vs, mib(p.HWMKiB) + " (" + ratio(float64(p.HWMKiB)/1024, 150) + " of 150 MiB)",
 		fmt.Sprintf("%.0f B (%s of 250 B)", per, ratio(per, 250)), fmt.Sprintf("%d kB", bodiesBytes/1024), cpuCol}, p.HWMKiB, nil
-}
-
-// cpuPerJob is the machine's busy CPU per job in µs, for the table ("–"
-// where /proc/stat could not be read).
-func cpuPerJob(micros int64, jobs int) string {
-	if micros <= 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.1f", float64(micros)/float64(max(jobs, 1)))
 }
 
 // runRiverInsert inserts n no-payload jobs with River and returns jobs/s

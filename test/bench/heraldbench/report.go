@@ -161,4 +161,13 @@ func ratio(x, bound float64) string {
 	return fmt.Sprintf("%.2f×", x/bound)
 }
 
+// cpuCell is the machine's busy CPU per job in µs, for a table ("–" where
+// /proc/stat was not read).
+func cpuCell(micros int64, jobs int) string {
+	if micros <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", float64(micros)/float64(max(jobs, 1)))
+}
+
 func mib(kib int) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
