@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -152,7 +151,7 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 	if err := pool.QueryRow(ctx, `SELECT pg_total_relation_size('jobs') + pg_total_relation_size('job_activities'), pg_total_relation_size('bodies'), (SELECT count(*) FROM jobs)`).Scan(&jobsBytes, &bodiesBytes, &jobs); err != nil {
 		return nil, 0, err
 	}
-	riverRate, vs, cpuCol := "not measured", "–", cpuCell(p.CPUMicros, n)+" / –"
+	riverRate, vs, riverCPU := "not measured", "–", "–"
 	if riverErr != nil {
 		riverRate = "not measured: " + riverErr.Error()
 	} else {
@@ -162,12 +161,13 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 		} else {
 			riverRate = fmt.Sprintf("%.0f", rv)
 			vs = ratio(p.rate(), rv)
-			cpuCol = cpuCell(p.CPUMicros, n) + " / " + cpuCell(rcpu, n)
+			riverCPU = cpuCell(rcpu, n)
 		}
 	}
 	per := float64(jobsBytes) / float64(jobs)
 	return []string{fmt.Sprint(n), fmt.Sprintf("%.0f", p.rate()), riverRate, vs, mib(p.HWMKiB) + " (" + ratio(float64(p.HWMKiB)/1024, 150) + " of 150 MiB)",
-		fmt.Sprintf("%.0f B (%s of 250 B)", per, ratio(per, 250)), fmt.Sprintf("%d kB", bodiesBytes/1024), cpuCol}, p.HWMKiB, nil
+		fmt.Sprintf("%.0f B (%s of 250 B)", per, ratio(per, 250)), fmt.Sprintf("%d kB", bodiesBytes/1024),
+		cpuCell(p.CPUMicros, n) + " / " + riverCPU}, p.HWMKiB, nil
 }
 
 // runRiverInsert inserts n no-payload jobs with River and returns jobs/s
@@ -225,17 +225,11 @@ func publishOnce(u string) error {
 	base := rssKiB(0)
 	// HERALDBENCH_PUBLISH_PROFILE: a CPU profile of this process over the
 	// publish (go tool pprof), to see where the publisher's share goes.
-	if path := os.Getenv("HERALDBENCH_PUBLISH_PROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(os.Getenv("HERALDBENCH_PUBLISH_PROFILE"))
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	start, cpu0 := time.Now(), pgcount.MachineCPU()
 	res, err := app.Publish.Handle(ctx, application.Publish{UserID: "bench-user", As: "fan", Content: strings.Repeat("a post to many followers ", 40), Visibility: domain.VisibilityPublic})
 	took, cpu := time.Since(start), pgcount.MachineCPU().Since(cpu0)
