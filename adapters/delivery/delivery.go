@@ -199,6 +199,13 @@ func (c *Client) signedRequest(ctx context.Context, u *url.URL, d ports.Delivery
 	req.Body = io.NopCloser(bytes.NewReader(d.Payload))
 	req.ContentLength = int64(len(d.Payload))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(d.Payload)), nil }
+	// Marks the POST as safe to send again, so Go's transport resends it
+	// on a new connection when a pooled one turns out closed by the server
+	// (EOF before any answer: its keep-alive or header timeout fired as we
+	// wrote). Receivers dedupe an activity by its id, and the engine would
+	// send it again anyway, later and counted as a failure of the host. An
+	// empty value is never put on the wire (net/http.Transport's docs).
+	req.Header["Idempotency-Key"] = nil
 	return req, nil
 }
 

@@ -1,6 +1,7 @@
 package delivery_test
 
 import (
+	"bufio"
 	"context"
 	"crypto"
 	"crypto/rsa"
@@ -288,5 +289,79 @@ func TestDeliverBoundsTheIdlePool(t *testing.T) {
 	}
 	if n := cc.now(); n > idle {
 		t.Fatalf("%d connections open after deliveries to %d hosts, want at most MaxIdleConns = %d", n, hosts, idle)
+	}
+}
+
+// A server may close a kept-alive connection just as the next request is
+// written on it (its idle or header timeout fired; a connection dialled
+// ahead and pooled unused counts too). The request then dies with EOF
+// before any answer. An inbox POST may be sent again (receivers dedupe by
+// activity id, and the engine would retry it anyway, minutes later and
+// counted against the host), so the client resends it at once on a new
+// connection. The server here does that deterministically: it answers the
+// first request, reads the second and hangs up.
+func TestDeliverResendsWhenAKeptAliveConnectionCloses(t *testing.T) {
+	t.Parallel()
+	kp := key(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	type seen struct {
+		conn   int
+		header http.Header
+		body   string
+	}
+	got := make(chan seen, 8)
+	read := func(conn int, br *bufio.Reader) bool {
+		r, err := http.ReadRequest(br)
+		if err != nil {
+			return false
+		}
+		body, _ := io.ReadAll(r.Body)
+		got <- seen{conn, r.Header, string(body)}
+		return true
+	}
+	const ok = "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"
+	go func() {
+		for conn := 1; ; conn++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			br := bufio.NewReader(c)
+			if read(conn, br) {
+				_, _ = io.WriteString(c, ok)
+				if conn == 1 && read(conn, br) {
+					_ = c.Close() // the second request on it: no answer
+					continue
+				}
+				_, _ = io.Copy(io.Discard, br)
+			}
+			_ = c.Close()
+		}
+	}()
+	cl := client(true, 5*time.Second)
+	defer cl.Close()
+	inbox := "http://" + ln.Addr().String() + "/inbox"
+	for i, payload := range []string{`{"id":"https://local.example/a/1"}`, `{"id":"https://local.example/a/2"}`} {
+		o := cl.Deliver(context.Background(), ports.Delivery{Inbox: inbox, Payload: []byte(payload), KeyID: "k", PrivateKeyPEM: kp.PrivatePEM})
+		if o.Kind != domain.OutcomeDelivered {
+			t.Fatalf("delivery %d: %+v; want it delivered, resent on a new connection", i+1, o)
+		}
+	}
+	want := []struct {
+		conn int
+		body string
+	}{{1, "/a/1"}, {1, "/a/2"}, {2, "/a/2"}}
+	for i, w := range want {
+		s := <-got
+		if s.conn != w.conn || !strings.Contains(s.body, w.body) {
+			t.Errorf("request %d: connection %d, body %s; want connection %d, %s", i+1, s.conn, s.body, w.conn, w.body)
+		}
+		if _, sent := s.header["Idempotency-Key"]; sent {
+			t.Errorf("request %d carries Idempotency-Key %q: the marker is for Go's transport only", i+1, s.header.Get("Idempotency-Key"))
+		}
 	}
 }
