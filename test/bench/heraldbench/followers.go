@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
@@ -151,6 +153,9 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 	if err := pool.QueryRow(ctx, `SELECT pg_total_relation_size('jobs') + pg_total_relation_size('job_activities'), pg_total_relation_size('bodies'), (SELECT count(*) FROM jobs)`).Scan(&jobsBytes, &bodiesBytes, &jobs); err != nil {
 		return nil, 0, err
 	}
+	if parts, err := relationBytes(ctx, pool, jobs); err == nil {
+		fmt.Fprintf(os.Stderr, "   followers %d: bytes a job by relation: %s\n", n, parts)
+	}
 	riverRate, vs, riverCPU := "not measured", "–", "–"
 	if riverErr != nil {
 		riverRate = "not measured: " + riverErr.Error()
@@ -239,4 +244,29 @@ func publishOnce(u string) error {
 	hwm, _ := strconv.Atoi(strings.Fields(strings.TrimSuffix(grepFile("/proc/self/status", "VmHWM"), "kB") + " 0")[0])
 	return json.NewEncoder(os.Stdout).Encode(publishRun{Jobs: res.Queued, Seconds: took.Seconds(), HWMKiB: hwm, BaseKiB: base,
 		CPUMicros: cpu.Busy.Microseconds()})
+}
+
+// relationBytes is where the queue's bytes on disk go, per job: the heap
+// (with TOAST) and each index of jobs and job_activities.
+func relationBytes(ctx context.Context, pool *pgxpool.Pool, jobs int) (string, error) {
+	rows, err := pool.Query(ctx, `
+SELECT c.relname, pg_table_size(c.oid) FROM pg_class c WHERE c.relname IN ('jobs', 'job_activities') AND c.relnamespace = current_schema()::regnamespace
+UNION ALL
+SELECT i.relname, pg_relation_size(i.oid) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+WHERE t.relname IN ('jobs', 'job_activities') AND t.relnamespace = current_schema()::regnamespace
+ORDER BY 2 DESC`)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var name string
+		var size int64
+		if err := rows.Scan(&name, &size); err != nil {
+			return "", err
+		}
+		parts = append(parts, fmt.Sprintf("%s %.0f", name, float64(size)/float64(max(jobs, 1))))
+	}
+	return strings.Join(parts, ", "), rows.Err()
 }
