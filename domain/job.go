@@ -141,11 +141,20 @@ func InboxHost(inbox string) (string, error) {
 // unique index stays small and fixed-size whatever the length of the URLs; the
 // NUL separator keeps ("a", "bc") and ("ab", "c") apart.
 func DedupeKey(activityID, inbox string) string {
+	sum := DedupeSum(activityID, inbox)
+	return hex.EncodeToString(sum[:])
+}
+
+// DedupeSum is DedupeKey as the 32 bytes its hex spells, for a store that
+// keeps the key in fewer bytes and derives it again when it reads a job.
+func DedupeSum(activityID, inbox string) [sha256.Size]byte {
 	h := sha256.New()
 	h.Write([]byte(activityID))
 	h.Write([]byte{0})
 	h.Write([]byte(inbox))
-	return hex.EncodeToString(h.Sum(nil))
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // DedupeKeyBytes returns the 32 bytes a DedupeKey spells in hex, so a

@@ -14,3 +14,7 @@ var (
 )
 
 var BodySQL = bodySQL
+
+// DedupeColumns is what jobs keeps of a job's dedupe key (migration 016),
+// for tests that insert rows by hand.
+var DedupeColumns = dedupeColumns

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -56,7 +57,7 @@ func NewJobStore(pool *pgxpool.Pool) *JobStore { return &JobStore{pool: pool, bo
 // share (activity id, sender, key id, body id) is kept once in
 // job_activities (migration 015), which jobs.activity names; each body is
 // kept once in bodies (migration 009) and filled in by fillBodies.
-const jobColumns = `id, dedupe_key, inbox, host, state, attempts, run_at, lease_owner, lease_token, lease_until,
+const jobColumns = `id, dedupe_key, dedupe_full, inbox, host, state, attempts, run_at, lease_owner, lease_token, lease_until,
 	last_error, created_at, finished_at`
 
 // activityColumns are the shared columns, read from job_activities as a,
@@ -84,14 +85,14 @@ func qualified(alias, columns string) string {
 func scanJob(row pgx.Row, extra ...any) (domain.Job, error) {
 	var j domain.Job
 	var state string
-	var key []byte
+	var key, full []byte
 	var leaseUntil, finishedAt pgtype.Timestamptz
-	err := row.Scan(append([]any{&j.ID, &key, &j.Inbox, &j.Host, &state, &j.Attempts, &j.RunAt, &j.LeaseOwner, &j.LeaseToken,
+	err := row.Scan(append([]any{&j.ID, &key, &full, &j.Inbox, &j.Host, &state, &j.Attempts, &j.RunAt, &j.LeaseOwner, &j.LeaseToken,
 		&leaseUntil, &j.LastError, &j.CreatedAt, &finishedAt, &j.ActivityID, &j.SenderID, &j.KeyID, &j.BodyID}, extra...)...)
 	if err != nil {
 		return domain.Job{}, err
 	}
-	j.DedupeKey = hex.EncodeToString(key)
+	j.DedupeKey = dedupeKeyOf(key, full, j.ActivityID, j.Inbox)
 	j.State = domain.JobState(state)
 	j.RunAt = j.RunAt.UTC()
 	j.CreatedAt = j.CreatedAt.UTC()
@@ -100,9 +101,39 @@ func scanJob(row pgx.Row, extra ...any) (domain.Job, error) {
 	return j, nil
 }
 
+// dedupeLen is how many bytes of a dedupe key jobs.dedupe_key keeps
+// (migration 016): a prefix of a SHA-256 is as evenly spread as the whole,
+// and 16 bytes make a collision among ten billion keys a 1e-19 chance.
+const dedupeLen = 16
+
+// dedupeColumns are what jobs keeps of a job's dedupe key: its first
+// dedupeLen bytes, and the whole 32 only where the key is not
+// DedupeKey(activity id, inbox), which a read derives again.
+func dedupeColumns(j domain.Job) (short, full []byte) {
+	given, _ := domain.DedupeKeyBytes(j.DedupeKey) // checked by ports.CheckJobs
+	if derived := domain.DedupeSum(j.ActivityID, j.Inbox); bytes.Equal(given, derived[:]) {
+		return derived[:dedupeLen], nil
+	}
+	return given[:dedupeLen], given
+}
+
+// dedupeKeyOf is the dedupe key of a job read back: the one kept whole, or
+// the one derived from its activity id and inbox. Should neither be (the
+// job's job_activities row is missing, which the engine settles as dead),
+// the kept bytes are all that is known.
+func dedupeKeyOf(short, full []byte, activityID, inbox string) string {
+	if full != nil {
+		return hex.EncodeToString(full)
+	}
+	if derived := domain.DedupeSum(activityID, inbox); bytes.Equal(short, derived[:len(short)]) {
+		return hex.EncodeToString(derived[:])
+	}
+	return hex.EncodeToString(short)
+}
+
 // enqueueSQL inserts one chunk from parallel arrays: first the chunk's
 // distinct activities ($1-$5, usually one: a fan-out's), then its jobs
-// ($6-$19), each naming its activity by position ($8). An activity stored
+// ($6-$20), each naming its activity by position ($8). An activity stored
 // already is updated to itself, as bodySQL does a body and for the same
 // reason: the row stays locked (in key order) until the jobs that refer to
 // it are committed, so a Purge deciding whether any job is left waits for
@@ -151,13 +182,14 @@ WITH a AS (
 	RETURNING x.id, x.key
 ), inserted AS (
 	INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, attempts,
-		run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at)
+		run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at, dedupe_full)
 	SELECT t.id, t.dedupe_key, acts.id, t.inbox, t.host, t.state, t.attempts,
-		t.run_at, t.lease_owner, t.lease_token, t.lease_until, t.last_error, t.created_at, t.finished_at
+		t.run_at, t.lease_owner, t.lease_token, t.lease_until, t.last_error, t.created_at, t.finished_at, t.dedupe_full
 	FROM unnest($6::text[], $7::bytea[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::int[],
-		$13::timestamptz[], $14::text[], $15::text[], $16::timestamptz[], $17::text[], $18::timestamptz[], $19::timestamptz[])
+		$13::timestamptz[], $14::text[], $15::text[], $16::timestamptz[], $17::text[], $18::timestamptz[], $19::timestamptz[],
+		$20::bytea[])
 		WITH ORDINALITY AS t(id, dedupe_key, n, inbox, host, state, attempts,
-			run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at, ord)
+			run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at, dedupe_full, ord)
 	JOIN a ON a.n = t.n
 	JOIN acts ON acts.key = a.key`
 
@@ -323,7 +355,7 @@ func chunkArgs(jobs []domain.Job) []any {
 	var (
 		ids, inboxes, hosts, states, owners = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		tokens, lastErrors                  = make([]string, n), make([]string, n)
-		dedupe                              = make([][]byte, n)
+		dedupe, dedupeFull                  = make([][]byte, n), make([][]byte, n)
 		acts                                = make([]int64, n)
 		attempts                            = make([]int32, n)
 		runAts, createdAts                  = make([]time.Time, n), make([]time.Time, n)
@@ -341,7 +373,7 @@ func chunkArgs(jobs []domain.Job) []any {
 			pos = int64(len(actKeys))
 			position[a] = pos
 		}
-		dedupe[i], _ = domain.DedupeKeyBytes(j.DedupeKey)
+		dedupe[i], dedupeFull[i] = dedupeColumns(j)
 		ids[i], acts[i], inboxes[i], hosts[i] = j.ID, pos, j.Inbox, j.Host
 		states[i], owners[i], tokens[i], lastErrors[i] = string(j.State), j.LeaseOwner, j.LeaseToken, j.LastError
 		attempts[i] = int32(j.Attempts)
@@ -349,7 +381,7 @@ func chunkArgs(jobs []domain.Job) []any {
 		leaseUntils[i], finishedAts[i] = optTime(j.LeaseUntil), optTime(j.FinishedAt)
 	}
 	return []any{actKeys, activities, senders, keyIDs, bodyIDs,
-		ids, dedupe, acts, inboxes, hosts, states, attempts, runAts, owners, tokens, leaseUntils, lastErrors, createdAts, finishedAts}
+		ids, dedupe, acts, inboxes, hosts, states, attempts, runAts, owners, tokens, leaseUntils, lastErrors, createdAts, finishedAts, dedupeFull}
 }
 
 // activity is what the jobs of one fan-out share: a job_activities row.
@@ -448,12 +480,12 @@ FROM leased LEFT JOIN job_activities a ON a.id = leased.activity`
 // version in the name lets processes of two versions each call their own
 // during a rolling upgrade); LeaseBatch runs leaseSQL itself where it is
 // missing.
-const leaseFunc = "herald_lease_v3"
+const leaseFunc = "herald_lease_v4"
 
 // leaseFuncDDL creates leaseFunc in the current schema. Its parameters are
 // leaseSQL's, by position; its columns are leaseSQL's RETURNING.
 var leaseFuncDDL = `CREATE OR REPLACE FUNCTION ` + leaseFunc + `(text, text, timestamptz, timestamptz, text[], integer, integer, integer)
-RETURNS TABLE (r_id text, r_dedupe_key bytea, r_inbox text, r_host text, r_state text, r_attempts integer,
+RETURNS TABLE (r_id text, r_dedupe_key bytea, r_dedupe_full bytea, r_inbox text, r_host text, r_state text, r_attempts integer,
 	r_run_at timestamptz, r_lease_owner text, r_lease_token text, r_lease_until timestamptz, r_last_error text,
 	r_created_at timestamptz, r_finished_at timestamptz, r_activity_id text, r_sender_id text, r_key_id text,
 	r_body_id text, r_seq bigint)

@@ -677,7 +677,7 @@ func TestMigration010FanOuts(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
-		VALUES ('j1', sha256('k1'), 0, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`)
+		VALUES ('j1', substr(sha256('k1'), 1, 16), 0, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`)
 	downTo(t, p, 9)
 	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'fan_outs'`); n != 0 {
 		t.Fatal("010 down left fan_outs")
@@ -763,6 +763,78 @@ func TestMigration015NarrowsJobs(t *testing.T) {
 	}
 	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'job_activities'`); n != 0 {
 		t.Fatal("015 down left job_activities")
+	}
+}
+
+// Migration 016 keeps 16 bytes of each dedupe key in the unique column, and
+// the whole key in dedupe_full only where it is not the one derived from
+// the job's activity id and inbox: a key given by a caller, or one whose
+// activity row is missing (nothing to derive it from). Jobs read back with
+// their whole keys, a job enqueued again with a migrated key is skipped,
+// and the down step puts the 32 bytes back.
+func TestMigration016ShortensDedupeKeys(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	downTo(t, p, 15)
+	act := "https://l.example/a/é1"
+	var actID int64
+	if err := p.QueryRow(ctx, `INSERT INTO job_activities (key, activity_id, sender_id, key_id) VALUES ('\x01', $1, 's', 'k') RETURNING id`, act).Scan(&actID); err != nil {
+		t.Fatal(err)
+	}
+	inbox := func(i int) string { return fmt.Sprintf("https://h.example/%d/inbox", i) }
+	rows := []struct {
+		id       string
+		activity int64
+		key      string
+		keptFull bool
+	}{
+		{"derived", actID, domain.DedupeKey(act, inbox(0)), false},
+		{"given", actID, domain.DedupeKey("https://l.example/a/other", inbox(9)), true},
+		{"orphan", actID + 1000, domain.DedupeKey("https://l.example/a/gone", inbox(2)), true},
+	}
+	for i, r := range rows {
+		key, _ := domain.DedupeKeyBytes(r.key)
+		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+			VALUES ($1, $2, $3, $4, 'h.example', 'queued', now(), now())`, r.id, key, r.activity, inbox(i))
+	}
+	mustMigrate(t, p)
+	if got := column(t, p, `SELECT id || ':' || octet_length(dedupe_key) || ':' || (dedupe_full IS NOT NULL) FROM jobs ORDER BY id`); !slices.Equal(got,
+		[]string{"derived:16:false", "given:16:true", "orphan:16:true"}) {
+		t.Fatalf("after 016: %v", got)
+	}
+	s := postgres.NewJobStore(p)
+	for _, r := range rows {
+		if j, err := s.Get(ctx, r.id); err != nil || j.DedupeKey != r.key {
+			t.Errorf("%s after 016: dedupe key %q (%v), want %q", r.id, j.DedupeKey, err, r.key)
+		}
+	}
+	again, err := domain.NewJob("again", act, inbox(0), "s", "k", []byte(`{}`), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clash, err := domain.NewJob("clash", act, inbox(5), "s", "k", []byte(`{}`), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clash.DedupeKey = rows[1].key
+	if n, err := s.Enqueue(ctx, []domain.Job{again, clash}); err != nil || n != 0 {
+		t.Fatalf("enqueue of two migrated keys after 016: %d inserted (%v), want 0", n, err)
+	}
+	// A process of an older version writes 32-byte keys: refused.
+	_, err = p.Exec(ctx, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+		VALUES ('long', $1, $2, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`, make([]byte, 32), actID)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "jobs_dedupe_key_length" {
+		t.Fatalf("a 32-byte key after 016: %v, want a violation of jobs_dedupe_key_length", err)
+	}
+	downTo(t, p, 15)
+	var want []string
+	for _, r := range rows {
+		want = append(want, r.id+":"+r.key)
+	}
+	if got := column(t, p, `SELECT id || ':' || encode(dedupe_key, 'hex') FROM jobs ORDER BY id`); !slices.Equal(got, want) {
+		t.Fatalf("after 016 down: %v, want %v", got, want)
 	}
 }
 

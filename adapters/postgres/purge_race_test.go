@@ -40,7 +40,8 @@ func TestPurgeWaitsForAnEnqueueOfItsBody(t *testing.T) {
 	tx := begin(t, p)
 	mustExecTx(t, tx, `SELECT 1 FROM bodies WHERE id = $1 FOR UPDATE`, old.BodyID)
 	mustExecTx(t, tx, `SELECT 1 FROM job_activities WHERE id = $1 FOR UPDATE`, act)
-	key, _ := domain.DedupeKeyBytes(domain.DedupeKey(old.ActivityID, "https://b.example/inbox"))
+	key, _ := postgres.DedupeColumns(domain.Job{ActivityID: old.ActivityID, Inbox: "https://b.example/inbox",
+		DedupeKey: domain.DedupeKey(old.ActivityID, "https://b.example/inbox")})
 	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
 		VALUES ('new', $1, $2, 'https://b.example/inbox', 'b.example', 'queued', now(), now())`, key, act)
 	if err := behind(t, p, tx, func() error { _, err := s.Purge(ctx, now); return err }); err != nil {

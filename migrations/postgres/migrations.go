@@ -35,6 +35,11 @@
 //     once in job_activities, named by each job's activity (a bigint); the
 //     dedupe key as its 32 bytes. Down copies them back into every job and
 //     the key back to hex.
+//   - 016_short_dedupe_keys: the dedupe key's unique column keeps the first
+//     16 bytes of the key; the whole key is derived again from the activity
+//     id and the inbox, or kept in dedupe_full where it is not that one.
+//     Down puts the 32 bytes back (of a job whose activity row is missing,
+//     only the 16 known).
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres
