@@ -58,7 +58,7 @@ func TestEnqueueSkipsAKeyCommittedWhileItWaits(t *testing.T) {
 	store := postgres.NewJobStore(p)
 	tx := begin(t, p)
 	key, _ := postgres.DedupeColumns(first)
-	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
 		VALUES ('other', $1, 0, $2, 'a.example', 'queued', now(), now())`, key, first.Inbox)
 	second := newJob(t, "second", "b.example", now)
 	var n int

@@ -57,7 +57,7 @@ func NewJobStore(pool *pgxpool.Pool) *JobStore { return &JobStore{pool: pool, bo
 // share (activity id, sender, key id, body id) is kept once in
 // job_activities (migration 015), which jobs.activity names; each body is
 // kept once in bodies (migration 009) and filled in by fillBodies.
-const jobColumns = `id, dedupe_key, dedupe_full, inbox, host, state, attempts, run_at, lease_owner, lease_token, lease_until,
+const jobColumns = `id, dedupe_key, dedupe_full, inbox_ref, host, state, attempts, run_at, lease_owner, lease_token, lease_until,
 	last_error, created_at, finished_at`
 
 // activityColumns are the shared columns, read from job_activities as a,
@@ -92,6 +92,7 @@ func scanJob(row pgx.Row, extra ...any) (domain.Job, error) {
 	if err != nil {
 		return domain.Job{}, err
 	}
+	j.Inbox = inboxOf(j.Inbox, j.Host)
 	j.DedupeKey = dedupeKeyOf(key, full, j.ActivityID, j.Inbox)
 	j.State = domain.JobState(state)
 	j.RunAt = j.RunAt.UTC()
@@ -115,6 +116,28 @@ func dedupeColumns(j domain.Job) (short, full []byte) {
 		return derived[:dedupeLen], nil
 	}
 	return given[:dedupeLen], given
+}
+
+// inboxRef is a job's inbox as jobs.inbox_ref keeps it (migration 017):
+// its path alone where it is https://HOST/..., HOST the job's host, which
+// the row holds already; the whole URL otherwise. A path starts with "/",
+// a URL never does, so inboxOf tells them apart.
+func inboxRef(inbox, host string) string {
+	if rest, ok := strings.CutPrefix(inbox, "https://"); ok {
+		if path, ok := strings.CutPrefix(rest, host); ok && strings.HasPrefix(path, "/") {
+			return path
+		}
+	}
+	return inbox
+}
+
+// inboxOf is the inbox inboxRef kept as ref, as herald_inbox computes it in
+// SQL.
+func inboxOf(ref, host string) string {
+	if strings.HasPrefix(ref, "/") {
+		return "https://" + host + ref
+	}
+	return ref
 }
 
 // dedupeKeyOf is the dedupe key of a job read back: the one kept whole, or
@@ -181,7 +204,7 @@ WITH a AS (
 	ON CONFLICT (key) DO UPDATE SET key = x.key
 	RETURNING x.id, x.key
 ), inserted AS (
-	INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, attempts,
+	INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, attempts,
 		run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at, dedupe_full)
 	SELECT t.id, t.dedupe_key, acts.id, t.inbox, t.host, t.state, t.attempts,
 		t.run_at, t.lease_owner, t.lease_token, t.lease_until, t.last_error, t.created_at, t.finished_at, t.dedupe_full
@@ -374,7 +397,7 @@ func chunkArgs(jobs []domain.Job) []any {
 			position[a] = pos
 		}
 		dedupe[i], dedupeFull[i] = dedupeColumns(j)
-		ids[i], acts[i], inboxes[i], hosts[i] = j.ID, pos, j.Inbox, j.Host
+		ids[i], acts[i], inboxes[i], hosts[i] = j.ID, pos, inboxRef(j.Inbox, j.Host), j.Host
 		states[i], owners[i], tokens[i], lastErrors[i] = string(j.State), j.LeaseOwner, j.LeaseToken, j.LastError
 		attempts[i] = int32(j.Attempts)
 		runAts[i], createdAts[i] = j.RunAt, j.CreatedAt
@@ -480,12 +503,12 @@ FROM leased LEFT JOIN job_activities a ON a.id = leased.activity`
 // version in the name lets processes of two versions each call their own
 // during a rolling upgrade); LeaseBatch runs leaseSQL itself where it is
 // missing.
-const leaseFunc = "herald_lease_v4"
+const leaseFunc = "herald_lease_v5"
 
 // leaseFuncDDL creates leaseFunc in the current schema. Its parameters are
 // leaseSQL's, by position; its columns are leaseSQL's RETURNING.
 var leaseFuncDDL = `CREATE OR REPLACE FUNCTION ` + leaseFunc + `(text, text, timestamptz, timestamptz, text[], integer, integer, integer)
-RETURNS TABLE (r_id text, r_dedupe_key bytea, r_dedupe_full bytea, r_inbox text, r_host text, r_state text, r_attempts integer,
+RETURNS TABLE (r_id text, r_dedupe_key bytea, r_dedupe_full bytea, r_inbox_ref text, r_host text, r_state text, r_attempts integer,
 	r_run_at timestamptz, r_lease_owner text, r_lease_token text, r_lease_until timestamptz, r_last_error text,
 	r_created_at timestamptz, r_finished_at timestamptz, r_activity_id text, r_sender_id text, r_key_id text,
 	r_body_id text, r_seq bigint)

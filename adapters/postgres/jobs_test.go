@@ -67,7 +67,7 @@ func TestLeasePlanUsesQueueIndex(t *testing.T) {
 	// 200,000 jobs: 10% queued in groups of 500 sharing one run_at (as a
 	// fan-out makes them), the rest finished.
 	mustExec(t, p, `
-INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at, finished_at)
+INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at, finished_at)
 SELECT 'j' || lpad(g::text, 8, '0'), substr(sha256(g::text::bytea), 1, 16), g / 500, 'https://h' || (g % 500) || '.example/inbox',
 	'h' || (g % 500) || '.example',
 	CASE WHEN g % 10 = 0 THEN 'queued' ELSE 'succeeded' END,
@@ -140,10 +140,10 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
 	ctx := testCtx(t)
-	// v4 (migration 016's short dedupe key), and no older one left behind.
+	// v5 (migration 017: inbox_ref), and no older one left behind.
 	if got := column(t, p, `SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-		WHERE n.nspname = current_schema() AND p.proname LIKE 'herald\_lease\_v%'`); !slices.Equal(got, []string{"herald_lease_v4"}) {
-		t.Fatalf("lease functions after EnsureIndexes: %v, want [herald_lease_v4]", got)
+		WHERE n.nspname = current_schema() AND p.proname LIKE 'herald\_lease\_v%'`); !slices.Equal(got, []string{"herald_lease_v5"}) {
+		t.Fatalf("lease functions after EnsureIndexes: %v, want [herald_lease_v5]", got)
 	}
 	s := postgres.NewJobStore(p)
 	now := time.Now().UTC().Truncate(time.Microsecond)
@@ -171,7 +171,7 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	if got := lease("t1"); !slices.Equal(got, []string{"f0", "f1"}) {
 		t.Fatalf("through the function: leased %v, want f0 f1 (one per host)", got)
 	}
-	mustExec(t, p, `DROP FUNCTION herald_lease_v4`)
+	mustExec(t, p, `DROP FUNCTION herald_lease_v5`)
 	if got := lease("t2"); len(got) != 0 {
 		t.Fatalf("without the function: leased %v at the cap, want none", got)
 	}
@@ -184,7 +184,7 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	if err := postgres.EnsureIndexes(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v4' AND pronamespace = current_schema()::regnamespace`); n != 1 {
+	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v5' AND pronamespace = current_schema()::regnamespace`); n != 1 {
 		t.Fatalf("%d lease functions after a second EnsureIndexes", n)
 	}
 }
@@ -201,7 +201,7 @@ func TestQueueStatementsUseTheirIndexes(t *testing.T) {
 	ctx := testCtx(t)
 	// 100,000 jobs: 2% queued, 1% leased, the rest finished.
 	mustExec(t, p, `
-INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at,
+INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at,
 	lease_token, lease_until, finished_at)
 SELECT 'j' || lpad(g::text, 8, '0'), substr(sha256(g::text::bytea), 1, 16), g / 500, 'https://h' || (g % 500) || '.example/inbox',
 	'h' || (g % 500) || '.example',

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -676,7 +677,7 @@ func TestMigration010FanOuts(t *testing.T) {
 	if err := postgres.NewFanOutStore(p).Create(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+	mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
 		VALUES ('j1', substr(sha256('k1'), 1, 16), 0, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`)
 	downTo(t, p, 9)
 	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'fan_outs'`); n != 0 {
@@ -822,7 +823,7 @@ func TestMigration016ShortensDedupeKeys(t *testing.T) {
 		t.Fatalf("enqueue of two migrated keys after 016: %d inserted (%v), want 0", n, err)
 	}
 	// A process of an older version writes 32-byte keys: refused.
-	_, err = p.Exec(ctx, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+	_, err = p.Exec(ctx, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
 		VALUES ('long', $1, $2, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`, make([]byte, 32), actID)
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "jobs_dedupe_key_length" {
@@ -835,6 +836,68 @@ func TestMigration016ShortensDedupeKeys(t *testing.T) {
 	}
 	if got := column(t, p, `SELECT id || ':' || encode(dedupe_key, 'hex') FROM jobs ORDER BY id`); !slices.Equal(got, want) {
 		t.Fatalf("after 016 down: %v, want %v", got, want)
+	}
+}
+
+// Migration 017 keeps an inbox as its path where it is https:// and the
+// job's host, the whole URL otherwise; reads, herald_inbox and the down
+// step all give the whole URL back, and jobs enqueued after it are kept
+// the same way.
+func TestMigration017InboxRefs(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	downTo(t, p, 16)
+	rows := []struct{ id, inbox, host, ref string }{
+		{"path", "https://h.example/users/a/inbox", "h.example", "/users/a/inbox"},
+		{"port", "https://h.example:8443/inbox", "h.example:8443", "/inbox"},
+		{"http", "http://h.example/inbox", "h.example", "http://h.example/inbox"},
+		{"upper", "https://H.example/inbox", "h.example", "https://H.example/inbox"},
+		{"no-path", "https://h.example?inbox", "h.example", "https://h.example?inbox"},
+		{"other-host", "https://h.example.evil/inbox", "h.example", "https://h.example.evil/inbox"},
+	}
+	for i, r := range rows {
+		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+			VALUES ($1, $2, 0, $3, $4, 'queued', now(), now())`, r.id, bytes.Repeat([]byte{byte(i)}, 16), r.inbox, r.host)
+	}
+	mustMigrate(t, p)
+	var want, wantInboxes []string
+	for _, r := range rows {
+		want = append(want, r.id+" "+r.ref)
+		wantInboxes = append(wantInboxes, r.id+" "+r.inbox)
+	}
+	slices.Sort(want)
+	slices.Sort(wantInboxes)
+	if got := column(t, p, `SELECT id || ' ' || inbox_ref FROM jobs ORDER BY 1`); !slices.Equal(got, want) {
+		t.Fatalf("inbox_ref after 017:\n%v\nwant\n%v", got, want)
+	}
+	if got := column(t, p, `SELECT id || ' ' || herald_inbox(inbox_ref, host) FROM jobs ORDER BY 1`); !slices.Equal(got, wantInboxes) {
+		t.Fatalf("herald_inbox after 017:\n%v\nwant\n%v", got, wantInboxes)
+	}
+	s := postgres.NewJobStore(p)
+	for _, r := range rows {
+		if j, err := s.Get(ctx, r.id); err != nil || j.Inbox != r.inbox || j.Host != r.host {
+			t.Errorf("%s after 017: inbox %q host %q (%v), want %q", r.id, j.Inbox, j.Host, err, r.inbox)
+		}
+	}
+	fresh, err := domain.NewJob("fresh", "https://l.example/a/1", "https://r.example/users/b/inbox", "s", "k", []byte(`{}`), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Enqueue(ctx, []domain.Job{fresh}); err != nil || n != 1 {
+		t.Fatalf("enqueue after 017: %d %v", n, err)
+	}
+	if got := column(t, p, `SELECT inbox_ref FROM jobs WHERE id = 'fresh'`); !slices.Equal(got, []string{"/users/b/inbox"}) {
+		t.Fatalf("a job enqueued after 017 keeps %v, want its path", got)
+	}
+	if j, err := s.Get(ctx, "fresh"); err != nil || j.Inbox != fresh.Inbox || j.DedupeKey != fresh.DedupeKey {
+		t.Fatalf("fresh read back: inbox %q key %q (%v)", j.Inbox, j.DedupeKey, err)
+	}
+	downTo(t, p, 16)
+	wantInboxes = append(wantInboxes, "fresh "+fresh.Inbox)
+	slices.Sort(wantInboxes)
+	if got := column(t, p, `SELECT id || ' ' || inbox FROM jobs ORDER BY 1`); !slices.Equal(got, wantInboxes) {
+		t.Fatalf("after 017 down:\n%v\nwant\n%v", got, wantInboxes)
 	}
 }
 

@@ -42,7 +42,7 @@ func TestPurgeWaitsForAnEnqueueOfItsBody(t *testing.T) {
 	mustExecTx(t, tx, `SELECT 1 FROM job_activities WHERE id = $1 FOR UPDATE`, act)
 	key, _ := postgres.DedupeColumns(domain.Job{ActivityID: old.ActivityID, Inbox: "https://b.example/inbox",
 		DedupeKey: domain.DedupeKey(old.ActivityID, "https://b.example/inbox")})
-	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
 		VALUES ('new', $1, $2, 'https://b.example/inbox', 'b.example', 'queued', now(), now())`, key, act)
 	if err := behind(t, p, tx, func() error { _, err := s.Purge(ctx, now); return err }); err != nil {
 		t.Fatal(err)

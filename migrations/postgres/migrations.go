@@ -40,6 +40,10 @@
 //     id and the inbox, or kept in dedupe_full where it is not that one.
 //     Down puts the 32 bytes back (of a job whose activity row is missing,
 //     only the 16 known).
+//   - 017_inbox_refs: jobs.inbox becomes jobs.inbox_ref, the inbox's path
+//     where it is https:// and the job's host, the whole URL otherwise;
+//     herald_inbox(inbox_ref, host) gives it back. Down puts the whole URL
+//     back into jobs.inbox.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

@@ -120,8 +120,10 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 	finishedAfter := time.Since(killedAt)
 
 	jobs := d.count(t, `SELECT count(*) FROM jobs`)
-	distinctInboxes := d.count(t, `SELECT count(DISTINCT inbox) FROM jobs`)
-	missing := d.count(t, `SELECT count(*) FROM foreign_avatars fa WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.inbox = fa.inbox)`)
+	// A job keeps its inbox as a path under its host where it can
+	// (migration 017); herald_inbox gives the whole URL back.
+	distinctInboxes := d.count(t, `SELECT count(DISTINCT herald_inbox(inbox_ref, host)) FROM jobs`)
+	missing := d.count(t, `SELECT count(*) FROM foreign_avatars fa WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE herald_inbox(j.inbox_ref, j.host) = fa.inbox)`)
 	recorded := d.count(t, `SELECT queued FROM fan_outs`)
 	if jobs != fanOutFollowers || distinctInboxes != fanOutFollowers || missing != 0 {
 		t.Fatalf("after the restart: %d jobs, %d distinct inboxes, %d follower inboxes without a job; want %d, %d, 0",
