@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -178,13 +180,14 @@ func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) 
 			if fa.SharedInbox != "" {
 				seen[inbox] = struct{}{}
 			}
-			j, err := domain.NewJob(d.IDs.NewID(), f.ID, inbox, f.SenderID, f.KeyID, f.Payload, now)
+			j, err := domain.NewJob(pendingID, f.ID, inbox, f.SenderID, f.KeyID, f.Payload, now)
 			if err != nil {
 				d.Log.Warn("skipping an inbox that is not a valid URL", "inbox", inbox, "err", err)
 				continue
 			}
 			jobs = append(jobs, j)
 		}
+		idsInKeyOrder(jobs, d.IDs)
 		r, err := h.enqueue.Handle(ctx, jobs)
 		res.Queued += r.Queued
 		res.AlreadyQueued += r.AlreadyQueued
@@ -214,4 +217,26 @@ func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) 
 	}
 	// The reader stops early only when ctx ends.
 	return res, ctx.Err()
+}
+
+// pendingID names a job of a page until idsInKeyOrder gives it its id.
+const pendingID = "pending"
+
+// idsInKeyOrder gives a page's jobs their ids (ascending, as IDs makes
+// them: UUIDv7) in the order of their dedupe keys. A store that inserts a
+// batch in key order, as PostgreSQL does so that two batches sharing keys
+// wait for each other instead of deadlocking, then also inserts the ids in
+// order: its primary key's pages fill as an append does (about 90%), not
+// as random inserts do (about 70%: 78 B of index a job at a million
+// followers instead of about 58). The jobs stay in follower order; only
+// their indexes are sorted.
+func idsInKeyOrder(jobs []domain.Job, ids ports.IDs) {
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(jobs[a].DedupeKey, jobs[b].DedupeKey) })
+	for _, i := range order {
+		jobs[i].ID = ids.NewID()
+	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,5 +231,48 @@ func TestFanOutResumerPurgesOldRecords(t *testing.T) {
 	}
 	if _, err := fanOuts.Get(context.Background(), "https://local.example/a/1"); err != nil {
 		t.Fatalf("the recent record: %v", err)
+	}
+}
+
+// recordingJobs keeps a copy of every batch enqueued.
+type recordingJobs struct {
+	*memory.JobStore
+	mu      sync.Mutex
+	batches [][]domain.Job
+}
+
+func (r *recordingJobs) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) {
+	r.mu.Lock()
+	r.batches = append(r.batches, slices.Clone(jobs))
+	r.mu.Unlock()
+	return r.JobStore.Enqueue(ctx, jobs)
+}
+
+// A page's jobs get their ids in the order of their dedupe keys, so a store
+// that inserts a batch in key order (PostgreSQL) inserts ascending ids.
+func TestFanOutGivesIDsInDedupeKeyOrder(t *testing.T) {
+	t.Parallel()
+	jobs := &recordingJobs{JobStore: memory.NewJobStore()}
+	b := newApp(t, func(d *application.Deps) { d.Jobs = jobs })
+	b.jobs = jobs.JobStore
+	ctx := context.Background()
+	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := seedFollowers(t, b, b.app.URLs.Persona("alice"), 2500)
+	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "alice", Content: "hi", Visibility: domain.VisibilityPublic}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, batch := range jobs.batches {
+		n += len(batch)
+		slices.SortFunc(batch, func(a, b domain.Job) int { return strings.Compare(a.DedupeKey, b.DedupeKey) })
+		if !slices.IsSortedFunc(batch, func(a, b domain.Job) int { return strings.Compare(a.ID, b.ID) }) {
+			t.Fatalf("a batch of %d jobs: ids not ascending in dedupe-key order", len(batch))
+		}
+	}
+	if n != len(want) {
+		t.Fatalf("%d jobs enqueued, want %d", n, len(want))
 	}
 }
