@@ -153,9 +153,11 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 	if err := pool.QueryRow(ctx, `SELECT pg_total_relation_size('jobs') + pg_total_relation_size('job_activities'), pg_total_relation_size('bodies'), (SELECT count(*) FROM jobs)`).Scan(&jobsBytes, &bodiesBytes, &jobs); err != nil {
 		return nil, 0, err
 	}
-	if parts, err := relationBytes(ctx, pool, jobs); err == nil {
-		fmt.Fprintf(os.Stderr, "   followers %d: bytes a job by relation: %s\n", n, parts)
+	parts, err := relationBytes(ctx, pool, jobs)
+	if err != nil {
+		parts = "not measured: " + err.Error()
 	}
+	fmt.Fprintf(os.Stderr, "   followers %d: bytes a job by relation: %s\n", n, parts)
 	riverRate, vs, riverCPU := "not measured", "–", "–"
 	if riverErr != nil {
 		riverRate = "not measured: " + riverErr.Error()
