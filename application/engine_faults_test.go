@@ -11,6 +11,7 @@ import (
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // hanging answers 202 except for inboxes on hosts containing "hang", which
@@ -48,7 +49,7 @@ func (b *bundle) succeeded(prefix string) int {
 	all, _ := b.jobs.List(context.Background(), ports.JobFilter{})
 	n := 0
 	for _, j := range all {
-		if strings.HasPrefix(j.ID, prefix) && j.State == domain.JobSucceeded {
+		if strings.HasPrefix(contract.JobName(j.ID), prefix) && j.State == domain.JobSucceeded {
 			n++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 	"github.com/heraldfed/herald/test/fake"
 )
 
@@ -50,7 +51,7 @@ func TestEngineShutdownDuringLease(t *testing.T) {
 	if err := actors.CreateAvatar(context.Background(), domain.Avatar{ID: "sender-1", RootUserID: "u1", Name: "alice", Keys: keys}); err != nil {
 		t.Fatal(err)
 	}
-	j, _ := domain.NewJob("job-1", "https://l.example/a/1", "https://r.example/inbox", "sender-1", "https://l.example/users/alice#main-key", []byte(`{}`), clock.Now())
+	j, _ := domain.NewJob(contract.JobID("job-1"), "https://l.example/a/1", "https://r.example/inbox", "sender-1", "https://l.example/users/alice#main-key", []byte(`{}`), clock.Now())
 	if _, err := store.Enqueue(context.Background(), []domain.Job{j}); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestEngineShutdownDuringLease(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("engine did not stop")
 	}
-	got, _ := store.Get(context.Background(), "job-1")
+	got, _ := store.Get(context.Background(), contract.JobID("job-1"))
 	if got.State == domain.JobLeased {
 		t.Fatalf("the job leased during shutdown was left leased: %+v", got)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 	"github.com/heraldfed/herald/test/fake"
 )
 
@@ -103,7 +104,7 @@ func (b *bundle) advance(d time.Duration) {
 
 func (b *bundle) job(id, host string) domain.Job {
 	b.t.Helper()
-	j, err := domain.NewJob(id, "https://local.example/activities/"+id, "https://"+host+"/inbox", "sender-1",
+	j, err := domain.NewJob(contract.JobID(id), "https://local.example/activities/"+id, "https://"+host+"/inbox", "sender-1",
 		"https://local.example/users/alice#main-key", []byte(`{"type":"Create"}`), b.clock.Now())
 	if err != nil {
 		b.t.Fatal(err)
@@ -129,7 +130,7 @@ func (b *bundle) enqueueSilently(jobs ...domain.Job) {
 
 func (b *bundle) get(id string) domain.Job {
 	b.t.Helper()
-	j, err := b.jobs.Get(context.Background(), id)
+	j, err := b.jobs.Get(context.Background(), contract.JobID(id))
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -669,12 +670,12 @@ func TestEngineRetentionPurge(t *testing.T) {
 	b.enqueue(b.job("j1", "a.example"))
 	b.waitState("j1", domain.JobSucceeded)
 	b.advance(7 * 24 * time.Hour) // the purge of this hour sees FinishedAt exactly 7 days old: kept
-	if _, err := b.jobs.Get(context.Background(), "j1"); err != nil {
+	if _, err := b.jobs.Get(context.Background(), contract.JobID("j1")); err != nil {
 		t.Fatalf("purged at exactly 7 days: %v", err)
 	}
 	b.advance(time.Hour)
 	b.eventually("purged after 7 days", func() bool {
-		_, err := b.jobs.Get(context.Background(), "j1")
+		_, err := b.jobs.Get(context.Background(), contract.JobID("j1"))
 		return err != nil
 	})
 }

@@ -220,7 +220,7 @@ func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) 
 }
 
 // pendingID names a job of a page until idsInKeyOrder gives it its id.
-const pendingID = "pending"
+const pendingID = "00000000-0000-0000-0000-000000000000" // the nil UUID: a job id NewJob takes
 
 // idsInKeyOrder gives a page's jobs their ids (ascending, as IDs makes
 // them: UUIDv7) in the order of their dedupe keys. A store that inserts a

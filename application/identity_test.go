@@ -14,6 +14,7 @@ import (
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 	"github.com/heraldfed/herald/test/fake"
 )
 
@@ -393,11 +394,11 @@ func TestEnqueueReportsAlreadyQueued(t *testing.T) {
 	t.Parallel()
 	jobs := memory.NewJobStore()
 	h := application.NewEnqueueHandler(jobs, nil)
-	j, _ := domain.NewJob("j1", "https://l/a/1", "https://r/inbox", "s", "k", []byte("{}"), t0)
+	j, _ := domain.NewJob(contract.JobID("j1"), "https://l/a/1", "https://r/inbox", "s", "k", []byte("{}"), t0)
 	if r, err := h.Handle(context.Background(), []domain.Job{j}); err != nil || r.Queued != 1 {
 		t.Fatalf("%+v %v", r, err)
 	}
-	j.ID = "j2"
+	j.ID = contract.JobID("j2")
 	if r, err := h.Handle(context.Background(), []domain.Job{j}); err != nil || r.Queued != 0 || r.AlreadyQueued != 1 {
 		t.Fatalf("%+v %v", r, err)
 	}

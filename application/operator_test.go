@@ -13,6 +13,7 @@ import (
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 	"github.com/heraldfed/herald/test/fake"
 )
 
@@ -51,7 +52,7 @@ func newOperator(t *testing.T) *opBundle {
 func (b *opBundle) enqueue(t *testing.T, inbox string) domain.Job {
 	t.Helper()
 	id := b.ids.NewID()
-	j, err := domain.NewJob(id, "https://local.example/activities/"+id, inbox, "sender", "https://local.example/users/a#main-key", []byte(`{}`), b.clock.Now())
+	j, err := domain.NewJob(contract.JobID(id), "https://local.example/activities/"+id, inbox, "sender", "https://local.example/users/a#main-key", []byte(`{}`), b.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,10 +75,11 @@ type Job struct {
 	FinishedAt time.Time // zero until succeeded or dead
 }
 
-// NewJob validates a delivery and returns it queued to run at now.
+// NewJob validates a delivery and returns it queued to run at now. Its id
+// is a UUID (JobIDBytes), as IDs makes them: UUIDv7, so ids sort by time.
 func NewJob(id, activityID, inbox, senderID, keyID string, payload []byte, now time.Time) (Job, error) {
-	if id == "" {
-		return Job{}, fmt.Errorf("%w: job id is empty", ErrInvalidInput)
+	if _, err := JobIDBytes(id); err != nil {
+		return Job{}, err
 	}
 	if activityID == "" {
 		return Job{}, fmt.Errorf("%w: activity id is empty", ErrInvalidInput)
@@ -166,6 +167,30 @@ func DedupeKeyBytes(key string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: dedupe key %q is not a DedupeKey (64 lower-case hex digits)", ErrInvalidInput, key)
 	}
 	return b, nil
+}
+
+// JobIDBytes returns the 16 bytes of a job id: a UUID in its canonical
+// form (8-4-4-4-12 lower-case hex digits), any version. A store may keep
+// it in those 16 bytes (PostgreSQL's uuid, migration 018) and spell it the
+// same way when it reads it back, and every store orders ids as their
+// strings sort, which for this form is the order of the bytes. Any other
+// string is ErrInvalidInput.
+func JobIDBytes(id string) ([16]byte, error) {
+	var b [16]byte
+	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
+		return b, fmt.Errorf("%w: job id %q is not a UUID (8-4-4-4-12 lower-case hex digits)", ErrInvalidInput, id)
+	}
+	digits := id[0:8] + id[9:13] + id[14:18] + id[19:23] + id[24:36]
+	if _, err := hex.Decode(b[:], []byte(digits)); err != nil || strings.ToLower(digits) != digits {
+		return b, fmt.Errorf("%w: job id %q is not a UUID (8-4-4-4-12 lower-case hex digits)", ErrInvalidInput, id)
+	}
+	return b, nil
+}
+
+// ValidJobID reports whether id is a job id JobIDBytes accepts.
+func ValidJobID(id string) bool {
+	_, err := JobIDBytes(id)
+	return err == nil
 }
 
 // Leasable reports whether the job may be leased at now: queued and due.

@@ -33,7 +33,7 @@ func TestNewJob(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			j, err := domain.NewJob("j1", tt.activity, tt.inbox, "actor1", "https://h/users/a#main-key", tt.payload, now)
+			j, err := domain.NewJob("0190f2a4-7b1c-7d2e-8f3a-4b5c6d7e8f90", tt.activity, tt.inbox, "actor1", "https://h/users/a#main-key", tt.payload, now)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -91,5 +91,29 @@ func TestJobStates(t *testing.T) {
 	}
 	if !domain.JobDead.Finished() || !domain.JobSucceeded.Finished() || domain.JobQueued.Finished() || domain.JobLeased.Finished() {
 		t.Error("Finished wrong")
+	}
+}
+
+func TestJobIDBytes(t *testing.T) {
+	t.Parallel()
+	const id = "0190f2a4-7b1c-7d2e-8f3a-4b5c6d7e8f90"
+	b, err := domain.JobIDBytes(id)
+	if err != nil || hex.EncodeToString(b[:]) != "0190f2a47b1c7d2e8f3a4b5c6d7e8f90" {
+		t.Fatalf("JobIDBytes(%s) = %x, %v", id, b, err)
+	}
+	for _, bad := range []string{
+		"", "j1", strings.ToUpper(id), "{" + id + "}", strings.ReplaceAll(id, "-", ""),
+		id[:35], id + "0", "0190f2a4-7b1c-7d2e-8f3a-4b5c6d7e8fzz", "0190f2a47-b1c-7d2e-8f3a-4b5c6d7e8f90",
+		"+190f2a4-7b1c-7d2e-8f3a-4b5c6d7e8f90",
+	} {
+		if _, err := domain.JobIDBytes(bad); !errors.Is(err, domain.ErrInvalidInput) {
+			t.Errorf("JobIDBytes(%q) = %v, want ErrInvalidInput", bad, err)
+		}
+		if domain.ValidJobID(bad) {
+			t.Errorf("ValidJobID(%q)", bad)
+		}
+		if _, err := domain.NewJob(bad, "https://h/a/1", "https://r/inbox", "s", "k", []byte("{}"), time.Now()); !errors.Is(err, domain.ErrInvalidInput) {
+			t.Errorf("NewJob with id %q: %v", bad, err)
+		}
 	}
 }

@@ -147,16 +147,32 @@ type JobAdmin interface {
 }
 
 // CheckJobs is the validation every JobStore.Enqueue does before it
-// stores anything: each job has an id, a host, a known state and a dedupe
-// key as domain.DedupeKey makes it (which the SQL stores keep as bytes).
+// stores anything: each job has an id that is a UUID (domain.JobIDBytes),
+// a host, a known state and a dedupe key as domain.DedupeKey makes it
+// (the SQL stores keep both as bytes).
 func CheckJobs(jobs []domain.Job) error {
 	for _, j := range jobs {
 		if j.ID == "" || j.DedupeKey == "" || j.Host == "" || !j.State.Valid() {
 			return fmt.Errorf("%w: job %q is not valid; build it with domain.NewJob", domain.ErrInvalidInput, j.ID)
 		}
+		if _, err := domain.JobIDBytes(j.ID); err != nil {
+			return err
+		}
 		if _, err := domain.DedupeKeyBytes(j.DedupeKey); err != nil {
 			return fmt.Errorf("job %q: %w", j.ID, err)
 		}
+	}
+	return nil
+}
+
+// CheckJobFilter is the validation every JobAdmin.List does: AfterID is
+// empty or a job id (a UUID), so that every store pages the same way.
+func CheckJobFilter(f JobFilter) error {
+	if f.AfterID == "" {
+		return nil
+	}
+	if _, err := domain.JobIDBytes(f.AfterID); err != nil {
+		return fmt.Errorf("page after: %w", err)
 	}
 	return nil
 }
@@ -169,6 +185,8 @@ func CheckSettlements(batch []Settlement) error {
 		switch {
 		case st.ID == "":
 			return fmt.Errorf("%w: settlement without a job id", domain.ErrInvalidInput)
+		case !domain.ValidJobID(st.ID):
+			return fmt.Errorf("%w: settlement of %q, which is not a job id (a UUID)", domain.ErrInvalidInput, st.ID)
 		case st.State != domain.JobSucceeded && st.State != domain.JobDead && st.State != domain.JobQueued:
 			return fmt.Errorf("%w: job %s cannot be settled to %q", domain.ErrInvalidInput, st.ID, st.State)
 		case st.Attempts < 0:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 func TestDerivedKey(t *testing.T) {
@@ -50,7 +51,7 @@ func TestGivenDedupeKeys(t *testing.T) {
 	ctx := context.Background()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	mk := func(id, key string) domain.Job {
-		j, err := domain.NewJob(id, "https://l.example/a/"+id, "https://r.example/inbox", "s", "s#key", []byte(`{}`), base)
+		j, err := domain.NewJob(contract.JobID(id), "https://l.example/a/"+id, "https://r.example/inbox", "s", "s#key", []byte(`{}`), base)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,17 +65,17 @@ func TestGivenDedupeKeys(t *testing.T) {
 	if n, err := s.Enqueue(ctx, []domain.Job{mk("other", derived.DedupeKey)}); n != 1 || err != nil {
 		t.Fatal(n, err)
 	}
-	if !s.jobs["other"].givenKey {
+	if !s.jobs[contract.JobID("other")].givenKey {
 		t.Fatal("another job's key taken for the derived one")
 	}
-	if j, _ := s.Get(ctx, "other"); j.DedupeKey != derived.DedupeKey {
+	if j, _ := s.Get(ctx, contract.JobID("other")); j.DedupeKey != derived.DedupeKey {
 		t.Fatalf("key given back as %q", j.DedupeKey)
 	}
 	if n, _ := s.Enqueue(ctx, []domain.Job{derived}); n != 0 {
 		t.Fatal("a derived key already stored as given inserted again")
 	}
 	s = NewJobStore()
-	if n, _ := s.Enqueue(ctx, []domain.Job{derived}); n != 1 || s.jobs["d"].givenKey {
+	if n, _ := s.Enqueue(ctx, []domain.Job{derived}); n != 1 || s.jobs[contract.JobID("d")].givenKey {
 		t.Fatal("a NewJob key not kept as derived")
 	}
 	if n, _ := s.Enqueue(ctx, []domain.Job{mk("other", derived.DedupeKey)}); n != 0 {
@@ -88,7 +89,7 @@ func TestDedupeKeyCollision(t *testing.T) {
 	ctx := context.Background()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	mk := func(id string) domain.Job {
-		j, err := domain.NewJob(id, "https://l.example/a/"+id, "https://r.example/inbox", "s", "s#key", []byte(`{}`), base)
+		j, err := domain.NewJob(contract.JobID(id), "https://l.example/a/"+id, "https://r.example/inbox", "s", "s#key", []byte(`{}`), base)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +106,7 @@ func TestDedupeKeyCollision(t *testing.T) {
 	if n, _ := s.Enqueue(ctx, []domain.Job{b}); n != 1 {
 		t.Fatal("b taken for a duplicate of a")
 	}
-	if s.collided[kb.sum] != s.jobs["b"] {
+	if s.collided[kb.sum] != s.jobs[contract.JobID("b")] {
 		t.Fatal("b not in collided")
 	}
 	if n, _ := s.Enqueue(ctx, []domain.Job{mk("b")}); n != 0 {

@@ -529,6 +529,9 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 
 // List implements ports.JobAdmin.
 func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, error) {
+	if err := ports.CheckJobFilter(f); err != nil {
+		return nil, err
+	}
 	st := stateOf(f.State)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // fanOut builds one activity's deliveries to n inboxes on hosts hosts, as
@@ -19,7 +20,7 @@ func fanOut(b *testing.B, prefix string, n, hosts int, now time.Time) []domain.J
 	jobs := make([]domain.Job, n)
 	for i := range jobs {
 		inbox := fmt.Sprintf("https://h%04d.example/users/u%d/inbox", i%hosts, i)
-		j, err := domain.NewJob(fmt.Sprintf("%s-%08d", prefix, i), "https://herald.example/activities/"+prefix,
+		j, err := domain.NewJob(contract.JobID(fmt.Sprintf("%s-%08d", prefix, i)), "https://herald.example/activities/"+prefix,
 			inbox, "sender", "https://herald.example/users/alice#main-key", payload, now)
 		if err != nil {
 			b.Fatal(err)

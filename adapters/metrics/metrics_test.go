@@ -16,6 +16,7 @@ import (
 	"github.com/heraldfed/herald/adapters/metrics"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 	"github.com/heraldfed/herald/test/fake"
 )
 
@@ -132,7 +133,7 @@ func TestStoreGaugesAreCached(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	j, _ := domain.NewJob("j1", "https://l.example/a/1", "https://a.example/inbox", "s", "k", []byte("{}"), t0)
+	j, _ := domain.NewJob(contract.JobID("j1"), "https://l.example/a/1", "https://a.example/inbox", "s", "k", []byte("{}"), t0)
 	_, _ = b.jobs.Enqueue(ctx, []domain.Job{j})
 	_, _ = b.instances.Update(ctx, "down.example", func(r *domain.RemoteInstance) {
 		for range domain.BreakerThreshold {
@@ -145,7 +146,7 @@ func TestStoreGaugesAreCached(t *testing.T) {
 
 	// Within the cache period the store is not read again, and the
 	// figures stay as read.
-	j2, _ := domain.NewJob("j2", "https://l.example/a/2", "https://a.example/inbox", "s", "k", []byte("{}"), t0)
+	j2, _ := domain.NewJob(contract.JobID("j2"), "https://l.example/a/2", "https://a.example/inbox", "s", "k", []byte("{}"), t0)
 	_, _ = b.jobs.Enqueue(ctx, []domain.Job{j2})
 	b.clock.Advance(4 * time.Second)
 	has(t, b.scrape(t), `herald_jobs{state="queued"} 1`)

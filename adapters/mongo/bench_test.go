@@ -15,6 +15,7 @@ import (
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // BenchmarkLeaseAndSettle drains a queue as the engine does, through the
@@ -76,7 +77,7 @@ func benchDrain(b *testing.B, batch, workers int) {
 		base := time.Now().Add(-time.Hour)
 		all := make([]domain.Job, jobs)
 		for i := range all {
-			j, err := domain.NewJob(fmt.Sprintf("j%05d", i), fmt.Sprintf("https://local.example/a/%d", i),
+			j, err := domain.NewJob(contract.JobID(fmt.Sprintf("j%05d", i)), fmt.Sprintf("https://local.example/a/%d", i),
 				fmt.Sprintf("https://h%03d.example/inbox", i%hosts), "actor-1", "https://local.example/users/a#main-key",
 				[]byte(`{"type":"Create"}`), base)
 			if err != nil {

@@ -554,6 +554,9 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 
 // List implements ports.JobAdmin.
 func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, error) {
+	if err := ports.CheckJobFilter(f); err != nil {
+		return nil, err
+	}
 	filter := bson.D{}
 	if f.State != "" {
 		filter = append(filter, bson.E{Key: "state", Value: string(f.State)})

@@ -21,6 +21,7 @@ import (
 	"github.com/heraldfed/herald/adapters/mongo/mongotest"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // The server these tests run against, chosen once by TestMain in the order
@@ -283,7 +284,7 @@ func TestSettleReadsItsMarkerBackAfterAnotherSettlement(t *testing.T) {
 	ctx := mongotest.Ctx(t)
 	jobs := mongo.NewJobStore(mongotest.NewDB(t, c))
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	j, err := domain.NewJob("j1", "https://local.example/a/1", "https://remote.example/inbox", "sender", "https://local.example/users/a#main-key", []byte(`{}`), now)
+	j, err := domain.NewJob(contract.JobID("j1"), "https://local.example/a/1", "https://remote.example/inbox", "sender", "https://local.example/users/a#main-key", []byte(`{}`), now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,14 +303,14 @@ func TestSettleReadsItsMarkerBackAfterAnotherSettlement(t *testing.T) {
 	mongo.SetAfterSettleWrite(jobs, func() {
 		mongo.SetAfterSettleWrite(jobs, nil)
 		lease("second")
-		again, err = jobs.Settle(ctx, []ports.Settlement{{ID: "j1", Token: "second", State: domain.JobSucceeded, Attempts: 1, FinishedAt: now}})
+		again, err = jobs.Settle(ctx, []ports.Settlement{{ID: j.ID, Token: "second", State: domain.JobSucceeded, Attempts: 1, FinishedAt: now}})
 		if err != nil {
 			t.Errorf("second settlement: %v", err)
 		}
 	})
 	lost, err := jobs.Settle(ctx, []ports.Settlement{
-		{ID: "j1", Token: "stale", State: domain.JobSucceeded, Attempts: 1, FinishedAt: now},
-		{ID: "j1", Token: "first", State: domain.JobQueued, RunAt: now},
+		{ID: j.ID, Token: "stale", State: domain.JobSucceeded, Attempts: 1, FinishedAt: now},
+		{ID: j.ID, Token: "first", State: domain.JobQueued, RunAt: now},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // A backup taken while the owner writes is a consistent database: every
@@ -83,7 +84,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	if n < batch || n%batch != 0 {
 		t.Fatalf("backup holds %d jobs: want whole batches, the first among them", n)
 	}
-	if _, err := sqlite.NewJobStore(restored).Get(ctx, "b0000-00"); err != nil {
+	if _, err := sqlite.NewJobStore(restored).Get(ctx, contract.JobID("b0000-00")); err != nil {
 		t.Fatalf("job from before the backup: %v", err)
 	}
 	a, err := sqlite.NewAccountStore(restored).AvatarByName(ctx, "alice")

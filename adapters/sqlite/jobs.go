@@ -549,6 +549,9 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 
 // List implements ports.JobAdmin.
 func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, error) {
+	if err := ports.CheckJobFilter(f); err != nil {
+		return nil, err
+	}
 	out, err := query(ctx, s.db, scanJob, `
 SELECT `+jobColumns+` FROM jobs
 WHERE (?1 = '' OR state = ?1) AND (?2 = '' OR host = ?2) AND id > ?3

@@ -9,11 +9,12 @@ import (
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
 	t.Helper()
-	j, err := domain.NewJob(id, "https://local.example/act/"+id, "https://"+host+"/inbox", "actor-1",
+	j, err := domain.NewJob(contract.JobID(id), "https://local.example/act/"+id, "https://"+host+"/inbox", "actor-1",
 		"https://local.example/users/alice#main-key", []byte(`{"id":"`+id+`"}`), runAt)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +82,7 @@ func TestEnqueueRefusesTakenIDAndInvalidJobs(t *testing.T) {
 	if _, err := s.Enqueue(ctx, []domain.Job{fresh, clash}); !errors.Is(err, domain.ErrAlreadyExists) {
 		t.Fatalf("id clash: %v", err)
 	}
-	if _, err := s.Get(ctx, "j2"); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := s.Get(ctx, contract.JobID("j2")); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("part of a failed batch was kept: %v", err)
 	}
 	bad := newJob(t, "j3", "c.example", base)

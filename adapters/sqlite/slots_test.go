@@ -86,11 +86,11 @@ func TestHostSlotsFollowEveryWriteOfALeasedJob(t *testing.T) {
 	}{
 		{"enqueued leased", func() error { _, err := s.Enqueue(ctx, []domain.Job{j}); return err }, map[string]int{"a.example": 1}},
 		{"enqueued again (dedupe no-op)", func() error { _, err := s.Enqueue(ctx, []domain.Job{j}); return err }, map[string]int{"a.example": 1}},
-		{"host changed", func() error { return sqlite.Exec(ctx, db, `UPDATE jobs SET host = 'b.example' WHERE id = 'j1'`) },
+		{"host changed", func() error { return sqlite.Exec(ctx, db, `UPDATE jobs SET host = 'b.example' WHERE id = ?`, j.ID) },
 			map[string]int{"a.example": 0, "b.example": 1}},
-		{"other columns changed", func() error { return sqlite.Exec(ctx, db, `UPDATE jobs SET last_error = 'x' WHERE id = 'j1'`) },
+		{"other columns changed", func() error { return sqlite.Exec(ctx, db, `UPDATE jobs SET last_error = 'x' WHERE id = ?`, j.ID) },
 			map[string]int{"b.example": 1}},
-		{"deleted", func() error { return sqlite.Exec(ctx, db, `DELETE FROM jobs WHERE id = 'j1'`) }, map[string]int{"b.example": 0}},
+		{"deleted", func() error { return sqlite.Exec(ctx, db, `DELETE FROM jobs WHERE id = ?`, j.ID) }, map[string]int{"b.example": 0}},
 	}
 	for _, st := range steps {
 		if err := st.do(); err != nil {

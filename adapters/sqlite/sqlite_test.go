@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // Open creates the data directory and its database on first use, and what
@@ -45,7 +46,7 @@ func TestOpenCreatesAndReopenKeeps(t *testing.T) {
 	if err != nil || got.Keys != a.Keys || !got.CreatedAt.Equal(a.CreatedAt) {
 		t.Fatalf("after reopen: %+v, %v", got, err)
 	}
-	if j, err := sqlite.NewJobStore(db).Get(ctx, "j1"); err != nil || j.State != domain.JobQueued {
+	if j, err := sqlite.NewJobStore(db).Get(ctx, contract.JobID("j1")); err != nil || j.State != domain.JobQueued {
 		t.Fatalf("queued job after reopen: %+v, %v", j, err)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/bootstrap"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // syncBuffer is a bytes.Buffer safe for a server goroutine writing while
@@ -238,7 +239,7 @@ func storeCommands(t *testing.T, env map[string]string, latest uint, exists bool
 	jobs := stores.Jobs
 	var batch []domain.Job
 	for i, inbox := range []string{"https://a.example/1", "https://a.example/2", "https://down.example/inbox"} {
-		j, _ := domain.NewJob("cli-job-"+itoa(uint(i)), "https://l.example/act/"+itoa(uint(i)), inbox, "s", "k", []byte("{}"), now)
+		j, _ := domain.NewJob(contract.JobID("cli-job-"+itoa(uint(i))), "https://l.example/act/"+itoa(uint(i)), inbox, "s", "k", []byte("{}"), now)
 		batch = append(batch, j)
 	}
 	if _, err := jobs.Enqueue(ctx, batch); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ const lease = 2 * time.Minute
 func job(t *testing.T, id, host string, runAt time.Time) domain.Job {
 	t.Helper()
 	inbox := "https://" + host + "/inbox"
-	j, err := domain.NewJob(id, "https://local.example/activities/"+id, inbox, "actor-1",
+	j, err := domain.NewJob(JobID(id), "https://local.example/activities/"+id, inbox, "actor-1",
 		"https://local.example/users/alice#main-key", []byte(`{"id":"`+id+`","type":"Create"}`), base)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func leaseBatch(t *testing.T, s Jobs, req ports.LeaseRequest) []domain.Job {
 func jobIDs(jobs []domain.Job) []string {
 	out := make([]string, len(jobs))
 	for i, j := range jobs {
-		out[i] = j.ID
+		out[i] = JobName(j.ID)
 	}
 	return out
 }
@@ -110,15 +111,15 @@ func settle(t *testing.T, s Jobs, st ports.Settlement) error {
 }
 
 func succeeded(id, token string, attempts int, at time.Time) ports.Settlement {
-	return ports.Settlement{ID: id, Token: token, State: domain.JobSucceeded, Attempts: attempts, FinishedAt: at}
+	return ports.Settlement{ID: JobID(id), Token: token, State: domain.JobSucceeded, Attempts: attempts, FinishedAt: at}
 }
 
 func retried(id, token string, attempts int, runAt time.Time, reason string) ports.Settlement {
-	return ports.Settlement{ID: id, Token: token, State: domain.JobQueued, Attempts: attempts, RunAt: runAt, LastError: reason}
+	return ports.Settlement{ID: JobID(id), Token: token, State: domain.JobQueued, Attempts: attempts, RunAt: runAt, LastError: reason}
 }
 
 func dead(id, token string, attempts int, reason string, at time.Time) ports.Settlement {
-	return ports.Settlement{ID: id, Token: token, State: domain.JobDead, Attempts: attempts, LastError: reason, FinishedAt: at}
+	return ports.Settlement{ID: JobID(id), Token: token, State: domain.JobDead, Attempts: attempts, LastError: reason, FinishedAt: at}
 }
 
 // released puts a leased job back without spending an attempt: its
@@ -129,7 +130,7 @@ func released(j domain.Job, runAt time.Time) ports.Settlement {
 
 func get(t *testing.T, s Jobs, id string) domain.Job {
 	t.Helper()
-	j, err := s.Get(ctx(t), id)
+	j, err := s.Get(ctx(t), JobID(id))
 	mustNil(t, err, "get "+id)
 	return j
 }
@@ -151,14 +152,41 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			if !got.FinishedAt.IsZero() || got.LeaseToken != "" {
 				t.Fatalf("new job has lease or finish: %+v", got)
 			}
-			_, err := s.Get(ctx(t), "nope")
+			_, err := s.Get(ctx(t), JobID("nope"))
 			mustIs(t, err, domain.ErrNotFound, "get unknown")
+		}},
+		{"JobIDsAreUUIDs", func(t *testing.T, s Jobs) {
+			// Every store takes and gives job ids in one form, so that a
+			// store that keeps an id in 16 bytes behaves as one that keeps
+			// its text; a string that is not one is invalid where a job is
+			// given, and names no job where one is looked up.
+			j := job(t, "j1", "a.example", base)
+			for _, bad := range []string{"j1", strings.ToUpper(j.ID), "{" + j.ID + "}", strings.ReplaceAll(j.ID, "-", "")} {
+				odd := j
+				odd.ID = bad
+				_, err := s.Enqueue(ctx(t), []domain.Job{odd})
+				mustIs(t, err, domain.ErrInvalidInput, "enqueue with id "+bad)
+				_, err = s.Get(ctx(t), bad)
+				mustIs(t, err, domain.ErrNotFound, "get "+bad)
+				n, err := s.RetryDead(ctx(t), bad, "", base)
+				if err != nil || n != 0 {
+					t.Fatalf("retry dead %s: %d, %v", bad, n, err)
+				}
+				_, err = s.Settle(ctx(t), []ports.Settlement{{ID: bad, Token: "t", State: domain.JobSucceeded, Attempts: 1, FinishedAt: base}})
+				mustIs(t, err, domain.ErrInvalidInput, "settle "+bad)
+				_, err = s.List(ctx(t), ports.JobFilter{AfterID: bad})
+				mustIs(t, err, domain.ErrInvalidInput, "list after "+bad)
+			}
+			enqueue(t, s, j)
+			if got := get(t, s, "j1"); got.ID != j.ID {
+				t.Fatalf("id %q read back as %q", j.ID, got.ID)
+			}
 		}},
 		{"CountsOfBodyFollowsAFanOut", func(t *testing.T, s Jobs) {
 			shared := []byte(`{"id":"https://local.example/activities/fan","type":"Create"}`)
 			var fan []domain.Job
 			for i := range 5 {
-				j, err := domain.NewJob(fmt.Sprintf("f%d", i), "https://local.example/activities/fan",
+				j, err := domain.NewJob(JobID(fmt.Sprintf("f%d", i)), "https://local.example/activities/fan",
 					fmt.Sprintf("https://h%d.example/inbox", i), "actor-1", "https://local.example/users/alice#main-key", shared, base)
 				mustNil(t, err, "job")
 				fan = append(fan, j)
@@ -195,7 +223,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			if n != 0 {
 				t.Fatalf("duplicate dedupe key inserted %d", n)
 			}
-			if _, err := s.Get(ctx(t), "j2"); err == nil {
+			if _, err := s.Get(ctx(t), JobID("j2")); err == nil {
 				t.Fatal("duplicate was stored")
 			}
 			sameTime(t, get(t, s, "j1").RunAt, base, "original untouched")
@@ -210,7 +238,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 				t.Fatalf("mixed batch inserted %d, want 1", n)
 			}
 			get(t, s, "b2")
-			if _, err := s.Get(ctx(t), "b1"); err == nil {
+			if _, err := s.Get(ctx(t), JobID("b1")); err == nil {
 				t.Fatal("of two jobs with one key in a batch, the second given was stored too or instead")
 			}
 			c, _ := s.Counts(ctx(t))
@@ -224,7 +252,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			fresh := job(t, "j2", "c.example", base)
 			_, err := s.Enqueue(ctx(t), []domain.Job{fresh, clash})
 			mustIs(t, err, domain.ErrAlreadyExists, "id clash")
-			if _, err := s.Get(ctx(t), "j2"); err == nil {
+			if _, err := s.Get(ctx(t), JobID("j2")); err == nil {
 				t.Fatal("a batch that failed inserted part of itself")
 			}
 			if got := get(t, s, "j1"); got.Host != "a.example" {
@@ -237,7 +265,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			bad.DedupeKey = "k2" // not domain.DedupeKey's 64 hex digits
 			_, err := s.Enqueue(ctx(t), []domain.Job{good, bad})
 			mustIs(t, err, domain.ErrInvalidInput, "a key that is not a DedupeKey")
-			if _, err := s.Get(ctx(t), "j1"); err == nil {
+			if _, err := s.Get(ctx(t), JobID("j1")); err == nil {
 				t.Fatal("a refused batch stored part of itself")
 			}
 		}},
@@ -267,13 +295,13 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			)
 			for i, want := range []string{"oldest", "mid", "newest", "now"} {
 				j := mustLease(t, s, base, fmt.Sprintf("t%d", i))
-				if j.ID != want {
+				if JobName(j.ID) != want {
 					t.Fatalf("lease %d = %s, want %s", i, j.ID, want)
 				}
 			}
 			_, err := leaseAt(t, s, base, "t9")
 			mustIs(t, err, domain.ErrNoJob, "future job leased early")
-			if j := mustLease(t, s, base.Add(10*time.Second), "t10"); j.ID != "future" {
+			if j := mustLease(t, s, base.Add(10*time.Second), "t10"); JobName(j.ID) != "future" {
 				t.Fatalf("got %s", j.ID)
 			}
 		}},
@@ -297,12 +325,12 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 				job(t, "a2", "a.example", base.Add(-2*time.Second)),
 				job(t, "b1", "b.example", base.Add(-1*time.Second)),
 			)
-			if j := mustLease(t, s, base, "t1", "a.example"); j.ID != "b1" {
+			if j := mustLease(t, s, base, "t1", "a.example"); JobName(j.ID) != "b1" {
 				t.Fatalf("got %s, want b1 (a.example skipped)", j.ID)
 			}
 			_, err := leaseAt(t, s, base, "t2", "a.example", "c.example")
 			mustIs(t, err, domain.ErrNoJob, "only skipped hosts left")
-			if j := mustLease(t, s, base, "t3"); j.ID != "a1" {
+			if j := mustLease(t, s, base, "t3"); JobName(j.ID) != "a1" {
 				t.Fatalf("got %s, want a1", j.ID)
 			}
 		}},
@@ -472,7 +500,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			if live := get(t, s, "live"); live.State != domain.JobLeased || live.LeaseToken != "t2" {
 				t.Fatalf("live lease reaped: %+v", live)
 			}
-			if j := mustLease(t, s, now, "t3"); j.ID != "expired" {
+			if j := mustLease(t, s, now, "t3"); JobName(j.ID) != "expired" {
 				t.Fatalf("reaped job not runnable: got %s", j.ID)
 			}
 		}},
@@ -518,7 +546,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 				t.Fatalf("purged %d, want 2", n)
 			}
 			for id, want := range map[string]bool{"old-ok": false, "old-dead": false, "new-ok": true, "queued": true, "leased": true} {
-				_, err := s.Get(ctx(t), id)
+				_, err := s.Get(ctx(t), JobID(id))
 				if (err == nil) != want {
 					t.Errorf("%s present = %v, want %v", id, err == nil, want)
 				}
@@ -633,7 +661,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			j.Payload, j.BodyID = nil, missing
 			enqueue(t, s, j)
 			got := mustLease(t, s, base, "t")
-			if got.ID != "orphan" || len(got.Payload) != 0 || got.BodyID != missing {
+			if JobName(got.ID) != "orphan" || len(got.Payload) != 0 || got.BodyID != missing {
 				t.Fatalf("leased %s body %q payload %q", got.ID, got.BodyID, got.Payload)
 			}
 			if g := get(t, s, "orphan"); len(g.Payload) != 0 || g.BodyID != missing {
@@ -657,7 +685,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			sameTime(t, get(t, s, "backoff-inside").RunAt, until, "inside deferred")
 			sameTime(t, get(t, s, "backoff-beyond").RunAt, base.Add(3*time.Hour), "beyond untouched")
 			sameTime(t, get(t, s, "other-host").RunAt, base, "other host untouched")
-			if j := mustLease(t, s, base, "t1"); j.ID != "other-host" {
+			if j := mustLease(t, s, base, "t1"); JobName(j.ID) != "other-host" {
 				t.Fatalf("got %s", j.ID)
 			}
 			_, err = leaseAt(t, s, base, "t2")
@@ -733,7 +761,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 				mustNil(t, settle(t, s, dead(j.ID, fmt.Sprintf("t%d", i), 16, "gave up", base)), "fail")
 			}
 			later := base.Add(time.Minute)
-			n, err := s.RetryDead(ctx(t), "d3", "", later)
+			n, err := s.RetryDead(ctx(t), JobID("d3"), "", later)
 			mustNil(t, err, "retry one")
 			if n != 1 {
 				t.Fatalf("retried %d", n)
@@ -743,7 +771,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 				t.Fatalf("revived %+v", got)
 			}
 			sameTime(t, got.RunAt, later, "runAt")
-			n, _ = s.RetryDead(ctx(t), "q", "", later)
+			n, _ = s.RetryDead(ctx(t), JobID("q"), "", later)
 			if n != 0 {
 				t.Fatal("a queued job was 'retried'")
 			}
@@ -782,7 +810,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			if none := leaseBatch(t, s, ports.LeaseRequest{Token: "t3", Now: base, Limit: 10}); len(none) != 0 {
 				t.Fatalf("leased %v with nothing due", jobIDs(none))
 			}
-			if one := leaseBatch(t, s, ports.LeaseRequest{Token: "t4", Now: base.Add(time.Hour)}); len(one) != 1 || one[0].ID != "later" {
+			if one := leaseBatch(t, s, ports.LeaseRequest{Token: "t4", Now: base.Add(time.Hour)}); len(one) != 1 || JobName(one[0].ID) != "later" {
 				t.Fatalf("limit 0 is one job: got %v", jobIDs(one))
 			}
 		}},
@@ -910,7 +938,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			}
 			var rel domain.Job
 			for _, j := range batch {
-				if j.ID == "release" {
+				if JobName(j.ID) == "release" {
 					rel = j
 				}
 			}
@@ -957,7 +985,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 			leaseBatch(t, s, ports.LeaseRequest{Token: "t1", Now: base, Limit: 2})
 			_, err := s.Settle(ctx(t), []ports.Settlement{
 				succeeded("j1", "t1", 1, base),
-				{ID: "j2", Token: "t1", State: domain.JobLeased},
+				{ID: JobID("j2"), Token: "t1", State: domain.JobLeased},
 			})
 			mustIs(t, err, domain.ErrInvalidInput, "settle to leased")
 			if j := get(t, s, "j1"); j.State != domain.JobLeased {

@@ -20,6 +20,7 @@ import (
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 	"github.com/heraldfed/herald/test/fake"
 )
 
@@ -54,7 +55,7 @@ func setup(t *testing.T, adminToken string) *bundle {
 func (b *bundle) enqueue(t *testing.T, inbox string) domain.Job {
 	t.Helper()
 	id := b.ids.NewID()
-	j, err := domain.NewJob(id, "https://local.example/a/"+id, inbox, "s", "https://local.example/users/a#main-key", []byte(`{}`), b.clock.Now())
+	j, err := domain.NewJob(contract.JobID(id), "https://local.example/a/"+id, inbox, "s", "https://local.example/users/a#main-key", []byte(`{}`), b.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // specIndexes is every index SPEC §4 asks for, by collection, under the
@@ -174,7 +175,7 @@ func Indexes(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			base := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 			batch := make([]domain.Job, 3000)
 			for i := range batch {
-				j, err := domain.NewJob(fmt.Sprintf("j%05d", i), fmt.Sprintf("https://local.example/a/%d", i),
+				j, err := domain.NewJob(contract.JobID(fmt.Sprintf("j%05d", i)), fmt.Sprintf("https://local.example/a/%d", i),
 					fmt.Sprintf("https://h%02d.example/inbox", i%50), "actor-1", "https://local.example/users/a#main-key", []byte(`{}`), base)
 				if err != nil {
 					t.Fatal(err)

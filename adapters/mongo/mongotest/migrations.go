@@ -17,6 +17,7 @@ import (
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 var base = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -169,7 +170,7 @@ func seedDeliveries(t *testing.T, db *mongodrv.Database) {
 		bson.D{{Key: "_id", Value: "dl6"}, {Key: "activity", Value: doc(act6)}, {Key: "inbox", Value: inbox6},
 			{Key: "actor", Value: "av1"}, {Key: "attempts", Value: 2}, {Key: "created", Value: base}, {Key: "state", Value: "pending"}},
 	)
-	j, err := domain.NewJob("engine-job", act6, inbox6, "av1", alice+"#main-key", []byte(`{"id":"`+act6+`"}`), base)
+	j, err := domain.NewJob(contract.JobID("engine-job"), act6, inbox6, "av1", alice+"#main-key", []byte(`{"id":"`+act6+`"}`), base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func checkMoved(t *testing.T, db *mongodrv.Database) {
 	if n != 1 || j2.Attempts != 0 || string(j2.Payload) != `{"id":"`+act2+`","type":"Follow","actor":"`+alice+`"}` || j2.Host != "s.example" {
 		t.Fatalf("dl2's job (%d) %+v", n, j2)
 	}
-	if j6, n := jobByKey(t, db, act6, inbox6); n != 1 || j6.ID != "engine-job" {
+	if j6, n := jobByKey(t, db, act6, inbox6); n != 1 || contract.JobName(j6.ID) != "engine-job" {
 		t.Fatalf("dl6: %d jobs, %+v; want the engine's job only", n, j6)
 	}
 	want := map[string]string{"dl1": "abandoned", "dl2": "abandoned", "dl3": "done", "dl4": "abandoned", "dl5": "unmovable", "dl6": "abandoned"}
@@ -460,7 +461,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			shared, own := []byte(`{"id":"https://l.example/a/1","type":"Create"}`), []byte(`{"id":"https://l.example/a/2","type":"Follow"}`)
 			var jobs []domain.Job
 			for i, p := range [][]byte{shared, shared, own} {
-				j, err := domain.NewJob(fmt.Sprintf("b%d", i), fmt.Sprintf("https://l.example/a/%d", i), fmt.Sprintf("https://h%d.example/inbox", i),
+				j, err := domain.NewJob(contract.JobID(fmt.Sprintf("b%d", i)), fmt.Sprintf("https://l.example/a/%d", i), fmt.Sprintf("https://h%d.example/inbox", i),
 					"av1", alice+"#main-key", p, base)
 				if err != nil {
 					t.Fatal(err)
@@ -486,7 +487,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 					Payload []byte `bson:"payload"`
 					BodyID  string `bson:"bodyId"`
 				}
-				if err := db.Collection("jobs").FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil || string(d.Payload) != string(want) || d.BodyID != "" {
+				if err := db.Collection("jobs").FindOne(ctx, bson.D{{Key: "_id", Value: contract.JobID(id)}}).Decode(&d); err != nil || string(d.Payload) != string(want) || d.BodyID != "" {
 					t.Fatalf("%s after 005 down: payload %q body %q (%v)", id, d.Payload, d.BodyID, err)
 				}
 			}

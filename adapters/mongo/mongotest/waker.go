@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/test/contract"
 	"github.com/heraldfed/herald/test/fake"
 )
 
@@ -51,7 +52,7 @@ func Waker(t *testing.T, client, second *mongodrv.Client) {
 		}
 	}
 	other := mongo.NewJobStore(second.Database(db.Name()))
-	j, err := domain.NewJob("j1", "https://local.example/a/1", "https://r.example/inbox", "av1",
+	j, err := domain.NewJob(contract.JobID("j1"), "https://local.example/a/1", "https://r.example/inbox", "av1",
 		"https://local.example/users/a#main-key", []byte(`{}`), clock.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func Waker(t *testing.T, client, second *mongodrv.Client) {
 	// An enqueue just after the first wake-up (the proof worker's "ready")
 	// is seen at the next poll: the counter was read before that wake-up,
 	// not after, when the enqueue could be taken for the starting value.
-	j0, err := domain.NewJob("j0", "https://local.example/a/0", "https://r.example/inbox", "av1",
+	j0, err := domain.NewJob(contract.JobID("j0"), "https://local.example/a/0", "https://r.example/inbox", "av1",
 		"https://local.example/users/a#main-key", []byte(`{}`), clock.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // WriteConcernOnTheWire checks, on the commands the driver really sends,
@@ -37,7 +38,7 @@ func WriteConcernOnTheWire(t *testing.T, uri string) {
 	t.Cleanup(func() { _ = c.Disconnect(context.Background()) }) // after NewDB's drop, which runs first
 	db := NewDB(t, c)
 	jobs := mongo.NewJobStore(db)
-	j, err := domain.NewJob("j1", "https://local.example/a/1", "https://r.example/inbox", "av1", "https://local.example/users/a#main-key", []byte(`{}`), time.Now())
+	j, err := domain.NewJob(contract.JobID("j1"), "https://local.example/a/1", "https://r.example/inbox", "av1", "https://local.example/users/a#main-key", []byte(`{}`), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func WriteConcernOnTheWire(t *testing.T, uri string) {
 	if _, err := jobs.Lease(Ctx(t), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Second), Until: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if lost, err := jobs.Settle(Ctx(t), []ports.Settlement{{ID: "j1", Token: "t", State: domain.JobSucceeded, Attempts: 1, FinishedAt: time.Now()}}); err != nil || lost[0] != nil {
+	if lost, err := jobs.Settle(Ctx(t), []ports.Settlement{{ID: j.ID, Token: "t", State: domain.JobSucceeded, Attempts: 1, FinishedAt: time.Now()}}); err != nil || lost[0] != nil {
 		t.Fatal(err, lost)
 	}
 	r, _ := domain.NewReservedName("alice", domain.NameKindPersona, "av1", time.Now())
