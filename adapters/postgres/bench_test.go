@@ -8,6 +8,7 @@ import (
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // BenchmarkLease measures one lease plus its completion at several queue
@@ -50,7 +51,7 @@ func BenchmarkEnqueue10k(b *testing.B) {
 		jobs := make([]domain.Job, 10_000)
 		for k := range jobs {
 			id := fmt.Sprintf("b%03d-%05d", i, k)
-			j, err := domain.NewJob(id, "https://local.example/act/"+id, fmt.Sprintf("https://h%d.example/inbox", k%500),
+			j, err := domain.NewJob(contract.JobID(id), "https://local.example/act/"+id, fmt.Sprintf("https://h%d.example/inbox", k%500),
 				"actor", "https://local.example/users/a#main-key", []byte(`{"type":"Create"}`), now)
 			if err != nil {
 				b.Fatal(err)

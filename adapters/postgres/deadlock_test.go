@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // Two processes enqueue the same fan-out at once, in opposite orders. In
@@ -59,7 +60,7 @@ func TestEnqueueSkipsAKeyCommittedWhileItWaits(t *testing.T) {
 	tx := begin(t, p)
 	key, _ := postgres.DedupeColumns(first)
 	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
-		VALUES ('other', $1, 0, $2, 'a.example', 'queued', now(), now())`, key, first.Inbox)
+		VALUES ($3, $1, 0, $2, 'a.example', 'queued', now(), now())`, key, first.Inbox, contract.JobID("other"))
 	second := newJob(t, "second", "b.example", now)
 	var n int
 	err := behind(t, p, tx, func() error {
@@ -70,7 +71,7 @@ func TestEnqueueSkipsAKeyCommittedWhileItWaits(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("enqueue: inserted %d, %v; want 1 (second), nil", n, err)
 	}
-	if got := column(t, p, `SELECT id FROM jobs ORDER BY id`); !slices.Equal(got, []string{"other", "second"}) {
+	if got := column(t, p, `SELECT `+sqlJobName("id")+` FROM jobs ORDER BY id`); !slices.Equal(got, []string{"other", "second"}) {
 		t.Fatalf("jobs %v, want [other second]", got)
 	}
 }

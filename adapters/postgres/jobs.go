@@ -85,7 +85,8 @@ func qualified(alias, columns string) string {
 func scanJob(row pgx.Row, extra ...any) (domain.Job, error) {
 	var j domain.Job
 	var state string
-	var key, full []byte
+	var key [dedupeLen]byte
+	var full []byte
 	var leaseUntil, finishedAt pgtype.Timestamptz
 	err := row.Scan(append([]any{&j.ID, &key, &full, &j.Inbox, &j.Host, &state, &j.Attempts, &j.RunAt, &j.LeaseOwner, &j.LeaseToken,
 		&leaseUntil, &j.LastError, &j.CreatedAt, &finishedAt, &j.ActivityID, &j.SenderID, &j.KeyID, &j.BodyID}, extra...)...)
@@ -93,7 +94,7 @@ func scanJob(row pgx.Row, extra ...any) (domain.Job, error) {
 		return domain.Job{}, err
 	}
 	j.Inbox = inboxOf(j.Inbox, j.Host)
-	j.DedupeKey = dedupeKeyOf(key, full, j.ActivityID, j.Inbox)
+	j.DedupeKey = dedupeKeyOf(key[:], full, j.ActivityID, j.Inbox)
 	j.State = domain.JobState(state)
 	j.RunAt = j.RunAt.UTC()
 	j.CreatedAt = j.CreatedAt.UTC()
@@ -103,19 +104,30 @@ func scanJob(row pgx.Row, extra ...any) (domain.Job, error) {
 }
 
 // dedupeLen is how many bytes of a dedupe key jobs.dedupe_key keeps
-// (migration 016): a prefix of a SHA-256 is as evenly spread as the whole,
-// and 16 bytes make a collision among ten billion keys a 1e-19 chance.
+// (migration 016), as a uuid since migration 018 (a bytea of 16 took 17
+// bytes in the row and 32 in the unique index, a uuid 16 and 24): a prefix
+// of a SHA-256 is as evenly spread as the whole, and 16 bytes make a
+// collision among ten billion keys a 1e-19 chance.
 const dedupeLen = 16
 
 // dedupeColumns are what jobs keeps of a job's dedupe key: its first
 // dedupeLen bytes, and the whole 32 only where the key is not
 // DedupeKey(activity id, inbox), which a read derives again.
-func dedupeColumns(j domain.Job) (short, full []byte) {
+func dedupeColumns(j domain.Job) (short [dedupeLen]byte, full []byte) {
 	given, _ := domain.DedupeKeyBytes(j.DedupeKey) // checked by ports.CheckJobs
+	copy(short[:], given)
 	if derived := domain.DedupeSum(j.ActivityID, j.Inbox); bytes.Equal(given, derived[:]) {
-		return derived[:dedupeLen], nil
+		return short, nil
 	}
-	return given[:dedupeLen], given
+	return short, given
+}
+
+// jobID is a job id as jobs.id keeps it (a uuid, migration 018): its 16
+// bytes, which pgx sends in binary, cheaper than the text. ok is false
+// for a string that is not a job id, which no job has.
+func jobID(id string) (b [16]byte, ok bool) {
+	b, err := domain.JobIDBytes(id)
+	return b, err == nil
 }
 
 // inboxRef is a job's inbox as jobs.inbox_ref keeps it (migration 017):
@@ -208,7 +220,7 @@ WITH a AS (
 		run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at, dedupe_full)
 	SELECT t.id, t.dedupe_key, acts.id, t.inbox, t.host, t.state, t.attempts,
 		t.run_at, t.lease_owner, t.lease_token, t.lease_until, t.last_error, t.created_at, t.finished_at, t.dedupe_full
-	FROM unnest($6::text[], $7::bytea[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::int[],
+	FROM unnest($6::uuid[], $7::uuid[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::int[],
 		$13::timestamptz[], $14::text[], $15::text[], $16::timestamptz[], $17::text[], $18::timestamptz[], $19::timestamptz[],
 		$20::bytea[])
 		WITH ORDINALITY AS t(id, dedupe_key, n, inbox, host, state, attempts,
@@ -372,17 +384,18 @@ func (s *JobStore) enqueueOnce(ctx context.Context, insert string, bodies []port
 
 // chunkArgs is enqueueSQL's arguments for one chunk: its distinct
 // activities, then its jobs, each with its activity's position (from 1).
-// The jobs' dedupe keys were checked by ports.CheckJobs.
+// The jobs' ids and dedupe keys were checked by ports.CheckJobs.
 func chunkArgs(jobs []domain.Job) []any {
 	n := len(jobs)
 	var (
-		ids, inboxes, hosts, states, owners = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		tokens, lastErrors                  = make([]string, n), make([]string, n)
-		dedupe, dedupeFull                  = make([][]byte, n), make([][]byte, n)
-		acts                                = make([]int64, n)
-		attempts                            = make([]int32, n)
-		runAts, createdAts                  = make([]time.Time, n), make([]time.Time, n)
-		leaseUntils, finishedAts            = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
+		inboxes, hosts, states, owners = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		tokens, lastErrors             = make([]string, n), make([]string, n)
+		ids, dedupe                    = make([][16]byte, n), make([][dedupeLen]byte, n)
+		dedupeFull                     = make([][]byte, n)
+		acts                           = make([]int64, n)
+		attempts                       = make([]int32, n)
+		runAts, createdAts             = make([]time.Time, n), make([]time.Time, n)
+		leaseUntils, finishedAts       = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
 	)
 	var actKeys [][]byte
 	var activities, senders, keyIDs, bodyIDs []string
@@ -397,7 +410,8 @@ func chunkArgs(jobs []domain.Job) []any {
 			position[a] = pos
 		}
 		dedupe[i], dedupeFull[i] = dedupeColumns(j)
-		ids[i], acts[i], inboxes[i], hosts[i] = j.ID, pos, inboxRef(j.Inbox, j.Host), j.Host
+		ids[i], _ = jobID(j.ID) // checked by ports.CheckJobs
+		acts[i], inboxes[i], hosts[i] = pos, inboxRef(j.Inbox, j.Host), j.Host
 		states[i], owners[i], tokens[i], lastErrors[i] = string(j.State), j.LeaseOwner, j.LeaseToken, j.LastError
 		attempts[i] = int32(j.Attempts)
 		runAts[i], createdAts[i] = j.RunAt, j.CreatedAt
@@ -503,12 +517,12 @@ FROM leased LEFT JOIN job_activities a ON a.id = leased.activity`
 // version in the name lets processes of two versions each call their own
 // during a rolling upgrade); LeaseBatch runs leaseSQL itself where it is
 // missing.
-const leaseFunc = "herald_lease_v5"
+const leaseFunc = "herald_lease_v6"
 
 // leaseFuncDDL creates leaseFunc in the current schema. Its parameters are
 // leaseSQL's, by position; its columns are leaseSQL's RETURNING.
 var leaseFuncDDL = `CREATE OR REPLACE FUNCTION ` + leaseFunc + `(text, text, timestamptz, timestamptz, text[], integer, integer, integer)
-RETURNS TABLE (r_id text, r_dedupe_key bytea, r_dedupe_full bytea, r_inbox_ref text, r_host text, r_state text, r_attempts integer,
+RETURNS TABLE (r_id uuid, r_dedupe_key uuid, r_dedupe_full bytea, r_inbox_ref text, r_host text, r_state text, r_attempts integer,
 	r_run_at timestamptz, r_lease_owner text, r_lease_token text, r_lease_until timestamptz, r_last_error text,
 	r_created_at timestamptz, r_finished_at timestamptz, r_activity_id text, r_sender_id text, r_key_id text,
 	r_body_id text, r_seq bigint)
@@ -677,7 +691,7 @@ func (s *JobStore) lease(ctx context.Context, sql string, args []any) ([]leasedR
 // statement, so host_slots never drifts from the leased rows.
 var settleSQL = `
 WITH s AS (
-	SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::timestamptz[])
+	SELECT * FROM unnest($1::int[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::text[], $8::timestamptz[])
 		AS t(ord, id, token, state, attempts, run_at, last_error, finished_at)
 ), matched AS MATERIALIZED (
 	SELECT j.id, j.host, s.ord FROM jobs j JOIN s ON s.id = j.id
@@ -710,12 +724,14 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 	}
 	n := len(batch)
 	var (
-		ords, attempts                  = make([]int32, n), make([]int32, n)
-		ids, tokens, states, lastErrors = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		runAts, finishedAts             = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
+		ords, attempts             = make([]int32, n), make([]int32, n)
+		ids                        = make([][16]byte, n)
+		tokens, states, lastErrors = make([]string, n), make([]string, n), make([]string, n)
+		runAts, finishedAts        = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
 	)
 	for i, st := range batch {
-		ords[i], ids[i], tokens[i], states[i] = int32(i), st.ID, st.Token, string(st.State)
+		ids[i], _ = jobID(st.ID) // checked by ports.CheckSettlements
+		ords[i], tokens[i], states[i] = int32(i), st.Token, string(st.State)
 		attempts[i], runAts[i], lastErrors[i], finishedAts[i] = int32(st.Attempts), optTime(st.RunAt), st.LastError, optTime(st.FinishedAt)
 	}
 	var applied []int32
@@ -976,7 +992,11 @@ GROUP BY host ORDER BY n DESC, host LIMIT $2`, string(state), limitArg(limit))
 
 // Get implements ports.JobAdmin.
 func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
-	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobSelect+` FROM `+jobsJoined+` WHERE j.id = $1`, id))
+	key, ok := jobID(id)
+	if !ok {
+		return domain.Job{}, fmt.Errorf("job %q: %w", id, domain.ErrNotFound)
+	}
+	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobSelect+` FROM `+jobsJoined+` WHERE j.id = $1`, key))
 	if err != nil {
 		return domain.Job{}, fmt.Errorf("job %s: %w", id, interpretError(err))
 	}
@@ -989,10 +1009,15 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 
 // List implements ports.JobAdmin.
 func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, error) {
+	if err := ports.CheckJobFilter(f); err != nil {
+		return nil, err
+	}
+	var after pgtype.UUID
+	after.Bytes, after.Valid = jobID(f.AfterID)
 	rows, err := s.pool.Query(ctx, `
 SELECT `+jobSelect+` FROM `+jobsJoined+`
-WHERE ($1 = '' OR j.state = $1) AND ($2 = '' OR j.host = $2) AND j.id > $3
-ORDER BY j.id LIMIT $4`, string(f.State), f.Host, f.AfterID, limitArg(f.Limit))
+WHERE ($1 = '' OR j.state = $1) AND ($2 = '' OR j.host = $2) AND ($3::uuid IS NULL OR j.id > $3)
+ORDER BY j.id LIMIT $4`, string(f.State), f.Host, after, limitArg(f.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", interpretError(err))
 	}
@@ -1013,7 +1038,11 @@ func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time
 	var tag pgconn.CommandTag
 	var err error
 	if id != "" {
-		tag, err = s.pool.Exec(ctx, set+`WHERE id = $2 AND state = 'dead' AND ($3 = '' OR host = $3)`, now, id, host)
+		key, ok := jobID(id)
+		if !ok {
+			return 0, nil // not a job id: no such job
+		}
+		tag, err = s.pool.Exec(ctx, set+`WHERE id = $2 AND state = 'dead' AND ($3 = '' OR host = $3)`, now, key, host)
 	} else {
 		tag, err = s.pool.Exec(ctx, set+`WHERE host = $2 AND state = 'dead'`, now, host)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // leaseOne leases a batch of one: domain.ErrNoJob when nothing is due.
@@ -49,7 +50,7 @@ func settleOne(ctx context.Context, s *postgres.JobStore, st ports.Settlement) e
 
 func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
 	t.Helper()
-	j, err := domain.NewJob(id, "https://local.example/act/"+id, "https://"+host+"/inbox", "actor-1",
+	j, err := domain.NewJob(contract.JobID(id), "https://local.example/act/"+id, "https://"+host+"/inbox", "actor-1",
 		"https://local.example/users/alice#main-key", []byte(`{"id":"`+id+`"}`), runAt)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestLeasePlanUsesQueueIndex(t *testing.T) {
 	// fan-out makes them), the rest finished.
 	mustExec(t, p, `
 INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at, finished_at)
-SELECT 'j' || lpad(g::text, 8, '0'), substr(sha256(g::text::bytea), 1, 16), g / 500, 'https://h' || (g % 500) || '.example/inbox',
+SELECT `+sqlJobID(`'j' || lpad(g::text, 8, '0')`)+`, encode(substr(sha256(g::text::bytea), 1, 16), 'hex')::uuid, g / 500, 'https://h' || (g % 500) || '.example/inbox',
 	'h' || (g % 500) || '.example',
 	CASE WHEN g % 10 = 0 THEN 'queued' ELSE 'succeeded' END,
 	timestamptz '2026-01-01' + ((g / 5000) || ' seconds')::interval, now(),
@@ -128,7 +129,7 @@ FROM generate_series(1, 200000) g`)
 	// And it does lease the oldest due job of a host not skipped.
 	j, err := leaseOne(ctx, postgres.NewJobStore(p), ports.LeaseRequest{Owner: "w", Token: "tok", Now: now, Until: now.Add(time.Minute),
 		SkipHosts: []string{"h0.example", "h10.example"}})
-	if err != nil || j.ID != "j00000020" {
+	if err != nil || contract.JobName(j.ID) != "j00000020" {
 		t.Fatalf("leased %s, %v; want j00000020", j.ID, err)
 	}
 }
@@ -142,8 +143,8 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	ctx := testCtx(t)
 	// v5 (migration 017: inbox_ref), and no older one left behind.
 	if got := column(t, p, `SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-		WHERE n.nspname = current_schema() AND p.proname LIKE 'herald\_lease\_v%'`); !slices.Equal(got, []string{"herald_lease_v5"}) {
-		t.Fatalf("lease functions after EnsureIndexes: %v, want [herald_lease_v5]", got)
+		WHERE n.nspname = current_schema() AND p.proname LIKE 'herald\_lease\_v%'`); !slices.Equal(got, []string{"herald_lease_v6"}) {
+		t.Fatalf("lease functions after EnsureIndexes: %v, want [herald_lease_v6]", got)
 	}
 	s := postgres.NewJobStore(p)
 	now := time.Now().UTC().Truncate(time.Microsecond)
@@ -161,17 +162,17 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 		}
 		var ids []string
 		for _, j := range got {
-			if j.LeaseToken != tok || j.State != domain.JobLeased || string(j.Payload) != `{"id":"`+j.ID+`"}` {
+			if j.LeaseToken != tok || j.State != domain.JobLeased || string(j.Payload) != `{"id":"`+contract.JobName(j.ID)+`"}` {
 				t.Fatalf("leased %+v", j)
 			}
-			ids = append(ids, j.ID)
+			ids = append(ids, contract.JobName(j.ID))
 		}
 		return ids
 	}
 	if got := lease("t1"); !slices.Equal(got, []string{"f0", "f1"}) {
 		t.Fatalf("through the function: leased %v, want f0 f1 (one per host)", got)
 	}
-	mustExec(t, p, `DROP FUNCTION herald_lease_v5`)
+	mustExec(t, p, `DROP FUNCTION herald_lease_v6`)
 	if got := lease("t2"); len(got) != 0 {
 		t.Fatalf("without the function: leased %v at the cap, want none", got)
 	}
@@ -184,7 +185,7 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	if err := postgres.EnsureIndexes(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v5' AND pronamespace = current_schema()::regnamespace`); n != 1 {
+	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v6' AND pronamespace = current_schema()::regnamespace`); n != 1 {
 		t.Fatalf("%d lease functions after a second EnsureIndexes", n)
 	}
 }
@@ -203,7 +204,7 @@ func TestQueueStatementsUseTheirIndexes(t *testing.T) {
 	mustExec(t, p, `
 INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at,
 	lease_token, lease_until, finished_at)
-SELECT 'j' || lpad(g::text, 8, '0'), substr(sha256(g::text::bytea), 1, 16), g / 500, 'https://h' || (g % 500) || '.example/inbox',
+SELECT `+sqlJobID(`'j' || lpad(g::text, 8, '0')`)+`, encode(substr(sha256(g::text::bytea), 1, 16), 'hex')::uuid, g / 500, 'https://h' || (g % 500) || '.example/inbox',
 	'h' || (g % 500) || '.example',
 	CASE WHEN g % 100 < 2 THEN 'queued' WHEN g % 100 = 2 THEN 'leased' ELSE 'succeeded' END,
 	timestamptz '2026-01-01' + (g || ' seconds')::interval, now(),
@@ -222,7 +223,7 @@ FROM generate_series(1, 100000) g`)
 		{"defer host", postgres.DeferHostSQL, []any{"h7.example", at}, "jobs_queued_host_idx"},
 		{"resume host", postgres.ResumeHostSQL, []any{"h7.example", at.Add(time.Hour), at}, "jobs_queued_host_idx"},
 		{"purge", postgres.PurgeSQL, []any{at, 5000}, "jobs_finished_idx"},
-		{"settle", postgres.SettleSQL, []any{[]int32{0}, []string{"j00000002"}, []string{"tok2"}, []string{"succeeded"}, []int32{1},
+		{"settle", postgres.SettleSQL, []any{[]int32{0}, []string{contract.JobID("j00000002")}, []string{"tok2"}, []string{"succeeded"}, []int32{1},
 			[]*time.Time{nil}, []string{""}, []time.Time{at}}, "jobs_pkey"},
 	}
 	for _, c := range cases {
@@ -369,7 +370,7 @@ func TestEnqueueRefusesTakenIDAndInvalidJobs(t *testing.T) {
 	if !errors.Is(err, domain.ErrAlreadyExists) || n != 0 {
 		t.Fatalf("taken id: %d, %v", n, err)
 	}
-	if _, err := s.Get(ctx, "j2"); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := s.Get(ctx, contract.JobID("j2")); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("a failed batch left j2 behind: %v", err)
 	}
 	if _, err := s.Enqueue(ctx, []domain.Job{{ID: "x"}}); !errors.Is(err, domain.ErrInvalidInput) {

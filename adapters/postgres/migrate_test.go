@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"bytes"
+	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -25,6 +26,7 @@ import (
 	"github.com/heraldfed/herald/migrations/migrationtest"
 	pgmigrations "github.com/heraldfed/herald/migrations/postgres"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // legacyDDL is the schema the old server left: no unique index where races
@@ -406,7 +408,7 @@ func TestMigrateDownToZeroAndUpAgain(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
 	ctx := testCtx(t)
-	j, err := domain.NewJob("j1", "https://h.example/act/1", "https://r.example/inbox", "a", "k", []byte(`{}`), time.Now())
+	j, err := domain.NewJob(contract.JobID("j1"), "https://h.example/act/1", "https://r.example/inbox", "a", "k", []byte(`{}`), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,15 +585,16 @@ func TestMigration005CountsLeasedJobs(t *testing.T) {
 	downTo(t, p, 4)
 	mustExec(t, p, `
 INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at, lease_token, lease_until)
-VALUES ('l1', 'k1', 'a1', 'https://a.example/inbox', 'a.example', 's', 'k', '\x7b7d', 'leased', now(), now(), 't1', now() + interval '1 minute'),
-       ('l2', 'k2', 'a2', 'https://a.example/inbox', 'a.example', 's', 'k', '\x7b7d', 'leased', now(), now(), 't2', now() + interval '1 minute'),
-       ('q1', 'k3', 'a3', 'https://b.example/inbox', 'b.example', 's', 'k', '\x7b7d', 'queued', now(), now(), '', NULL)`)
+VALUES ($1, 'k1', 'a1', 'https://a.example/inbox', 'a.example', 's', 'k', '\x7b7d', 'leased', now(), now(), 't1', now() + interval '1 minute'),
+       ($2, 'k2', 'a2', 'https://a.example/inbox', 'a.example', 's', 'k', '\x7b7d', 'leased', now(), now(), 't2', now() + interval '1 minute'),
+       ($3, 'k3', 'a3', 'https://b.example/inbox', 'b.example', 's', 'k', '\x7b7d', 'queued', now(), now(), '', NULL)`,
+		contract.JobID("l1"), contract.JobID("l2"), contract.JobID("q1"))
 	mustMigrate(t, p)
 	if got := column(t, p, `SELECT host || ':' || in_flight FROM host_slots ORDER BY host`); !slices.Equal(got, []string{"a.example:2"}) {
 		t.Fatalf("host_slots after 005: %v, want a.example:2", got)
 	}
 	store := postgres.NewJobStore(p)
-	if err := settleOne(ctx, store, ports.Settlement{ID: "l1", Token: "t1", State: domain.JobSucceeded, Attempts: 1, FinishedAt: time.Now()}); err != nil {
+	if err := settleOne(ctx, store, ports.Settlement{ID: contract.JobID("l1"), Token: "t1", State: domain.JobSucceeded, Attempts: 1, FinishedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if got := column(t, p, `SELECT in_flight::text FROM host_slots WHERE host = 'a.example'`); !slices.Equal(got, []string{"1"}) {
@@ -640,7 +643,7 @@ func TestMigration009StoresEachBodyOnce(t *testing.T) {
 	shared, own := `{"id":"https://l.example/a/1","type":"Create"}`, `{"id":"https://l.example/a/2","type":"Follow"}`
 	for _, r := range [][2]string{{"j1", shared}, {"j2", shared}, {"j3", own}} {
 		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at)
-			VALUES ($1, 'k' || $1, 'a', 'https://h.example/inbox', 'h.example', 's', 'k', $2, 'queued', now(), now())`, r[0], []byte(r[1]))
+			VALUES ($1, 'k' || $1, 'a', 'https://h.example/inbox', 'h.example', 's', 'k', $2, 'queued', now(), now())`, contract.JobID(r[0]), []byte(r[1]))
 	}
 	mustMigrate(t, p)
 	want := []string{domain.BodyOf([]byte(shared)), domain.BodyOf([]byte(own))}
@@ -650,13 +653,13 @@ func TestMigration009StoresEachBodyOnce(t *testing.T) {
 	}
 	s := postgres.NewJobStore(p)
 	for id, body := range map[string]string{"j1": shared, "j2": shared, "j3": own} {
-		j, err := s.Get(ctx, id)
+		j, err := s.Get(ctx, contract.JobID(id))
 		if err != nil || string(j.Payload) != body || j.BodyID != domain.BodyOf([]byte(body)) {
 			t.Fatalf("%s after 009: body %q payload %q (%v)", id, j.BodyID, j.Payload, err)
 		}
 	}
 	downTo(t, p, 8)
-	if got := column(t, p, `SELECT id || '=' || convert_from(payload, 'UTF8') FROM jobs ORDER BY id`); !slices.Equal(got, []string{"j1=" + shared, "j2=" + shared, "j3=" + own}) {
+	if got := column(t, p, `SELECT `+sqlJobName("id::uuid")+` || '=' || convert_from(payload, 'UTF8') FROM jobs ORDER BY id`); !slices.Equal(got, []string{"j1=" + shared, "j2=" + shared, "j3=" + own}) {
 		t.Fatalf("payloads after 009 down: %v", got)
 	}
 	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'bodies'`); n != 0 {
@@ -678,7 +681,8 @@ func TestMigration010FanOuts(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
-		VALUES ('j1', substr(sha256('k1'), 1, 16), 0, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`)
+		VALUES ($1, encode(substr(sha256('k1'), 1, 16), 'hex')::uuid, 0, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`,
+		contract.JobID("j1"))
 	downTo(t, p, 9)
 	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'fan_outs'`); n != 0 {
 		t.Fatal("010 down left fan_outs")
@@ -718,7 +722,7 @@ func TestMigration015NarrowsJobs(t *testing.T) {
 	for i, r := range rows {
 		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at, created_at)
 			VALUES ($1, $2, $3, $4, 'h.example', $5, $6, $7, 'queued', now(), now())`,
-			r.id, r.key, r.act[0], fmt.Sprintf("https://h.example/%d/inbox", i+1), r.act[1], r.act[2], r.act[3])
+			contract.JobID(r.id), r.key, r.act[0], fmt.Sprintf("https://h.example/%d/inbox", i+1), r.act[1], r.act[2], r.act[3])
 	}
 	mustMigrate(t, p)
 	if n := count(t, p, `SELECT count(*) FROM job_activities`); n != 2 {
@@ -731,7 +735,7 @@ func TestMigration015NarrowsJobs(t *testing.T) {
 		if r.id == "j3" {
 			want = hex.EncodeToString(legacy[:])
 		}
-		j, err := s.Get(ctx, r.id)
+		j, err := s.Get(ctx, contract.JobID(r.id))
 		if err != nil || j.DedupeKey != want || j.ActivityID != r.act[0] || j.SenderID != r.act[1] || j.KeyID != r.act[2] ||
 			j.BodyID != r.act[3] || j.Inbox != fmt.Sprintf("https://h.example/%d/inbox", i+1) {
 			t.Fatalf("%s after 015: %+v (%v)", r.id, j, err)
@@ -740,7 +744,7 @@ func TestMigration015NarrowsJobs(t *testing.T) {
 			t.Fatalf("%s after 015: payload %q", r.id, j.Payload)
 		}
 	}
-	j4, err := domain.NewJob("j4", shared[0], "https://h.example/4/inbox", shared[1], shared[2], body, time.Now())
+	j4, err := domain.NewJob(contract.JobID("j4"), shared[0], "https://h.example/4/inbox", shared[1], shared[2], body, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -752,7 +756,7 @@ func TestMigration015NarrowsJobs(t *testing.T) {
 		t.Fatalf("%d job_activities after an enqueue of the same activity, want 2 (the adapter's key differs from 015's)", n)
 	}
 	downTo(t, p, 14)
-	got := column(t, p, `SELECT concat_ws('|', id, dedupe_key, activity_id, sender_id, key_id, body_id) FROM jobs ORDER BY id`)
+	got := column(t, p, `SELECT concat_ws('|', `+sqlJobName("id::uuid")+`, dedupe_key, activity_id, sender_id, key_id, body_id) FROM jobs ORDER BY id`)
 	want := []string{
 		strings.Join(append([]string{"j1", rows[0].key}, shared...), "|"),
 		strings.Join(append([]string{"j2", rows[1].key}, shared...), "|"),
@@ -797,27 +801,36 @@ func TestMigration016ShortensDedupeKeys(t *testing.T) {
 	for i, r := range rows {
 		key, _ := domain.DedupeKeyBytes(r.key)
 		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
-			VALUES ($1, $2, $3, $4, 'h.example', 'queued', now(), now())`, r.id, key, r.activity, inbox(i))
+			VALUES ($1, $2, $3, $4, 'h.example', 'queued', now(), now())`, contract.JobID(r.id), key, r.activity, inbox(i))
 	}
 	mustMigrate(t, p)
+	downTo(t, p, 16) // the columns as 016 left them (018 makes uuids of them)
 	var kept []string
 	for _, r := range rows {
 		kept = append(kept, fmt.Sprintf("%s:16:%t", r.id, r.keptFull))
 	}
-	if got := column(t, p, `SELECT id || ':' || octet_length(dedupe_key) || ':' || (dedupe_full IS NOT NULL) FROM jobs ORDER BY id`); !slices.Equal(got, kept) {
+	if got := column(t, p, `SELECT `+sqlJobName("id::uuid")+` || ':' || octet_length(dedupe_key) || ':' || (dedupe_full IS NOT NULL) FROM jobs ORDER BY id`); !slices.Equal(got, kept) {
 		t.Fatalf("after 016: %v, want %v", got, kept)
 	}
+	// A process of an older version writes 32-byte keys: refused.
+	_, err := p.Exec(ctx, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
+		VALUES ($3, $1, $2, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`, make([]byte, 32), actID, contract.JobID("long"))
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "jobs_dedupe_key_length" {
+		t.Fatalf("a 32-byte key after 016: %v, want a violation of jobs_dedupe_key_length", err)
+	}
+	mustMigrate(t, p)
 	s := postgres.NewJobStore(p)
 	for _, r := range rows {
-		if j, err := s.Get(ctx, r.id); err != nil || j.DedupeKey != r.key {
+		if j, err := s.Get(ctx, contract.JobID(r.id)); err != nil || j.DedupeKey != r.key {
 			t.Errorf("%s after 016: dedupe key %q (%v), want %q", r.id, j.DedupeKey, err, r.key)
 		}
 	}
-	again, err := domain.NewJob("again", act, inbox(0), "s", "k", []byte(`{}`), time.Now())
+	again, err := domain.NewJob(contract.JobID("again"), act, inbox(0), "s", "k", []byte(`{}`), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	clash, err := domain.NewJob("clash", act, inbox(5), "s", "k", []byte(`{}`), time.Now())
+	clash, err := domain.NewJob(contract.JobID("clash"), act, inbox(5), "s", "k", []byte(`{}`), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -825,19 +838,12 @@ func TestMigration016ShortensDedupeKeys(t *testing.T) {
 	if n, err := s.Enqueue(ctx, []domain.Job{again, clash}); err != nil || n != 0 {
 		t.Fatalf("enqueue of two migrated keys after 016: %d inserted (%v), want 0", n, err)
 	}
-	// A process of an older version writes 32-byte keys: refused.
-	_, err = p.Exec(ctx, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
-		VALUES ('long', $1, $2, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`, make([]byte, 32), actID)
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "jobs_dedupe_key_length" {
-		t.Fatalf("a 32-byte key after 016: %v, want a violation of jobs_dedupe_key_length", err)
-	}
 	downTo(t, p, 15)
 	var want []string
 	for _, r := range rows {
 		want = append(want, r.id+":"+r.key)
 	}
-	if got := column(t, p, `SELECT id || ':' || encode(dedupe_key, 'hex') FROM jobs ORDER BY id`); !slices.Equal(got, want) {
+	if got := column(t, p, `SELECT `+sqlJobName("id::uuid")+` || ':' || encode(dedupe_key, 'hex') FROM jobs ORDER BY id`); !slices.Equal(got, want) {
 		t.Fatalf("after 016 down: %v, want %v", got, want)
 	}
 }
@@ -861,7 +867,7 @@ func TestMigration017InboxRefs(t *testing.T) {
 	}
 	for i, r := range rows {
 		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
-			VALUES ($1, $2, 0, $3, $4, 'queued', now(), now())`, r.id, bytes.Repeat([]byte{byte(i)}, 16), r.inbox, r.host)
+			VALUES ($1, $2, 0, $3, $4, 'queued', now(), now())`, contract.JobID(r.id), bytes.Repeat([]byte{byte(i)}, 16), r.inbox, r.host)
 	}
 	mustMigrate(t, p)
 	var want, wantInboxes []string
@@ -871,35 +877,35 @@ func TestMigration017InboxRefs(t *testing.T) {
 	}
 	slices.Sort(want)
 	slices.Sort(wantInboxes)
-	if got := column(t, p, `SELECT id || ' ' || inbox_ref FROM jobs ORDER BY 1`); !slices.Equal(got, want) {
+	if got := column(t, p, `SELECT `+sqlJobName("id::uuid")+` || ' ' || inbox_ref FROM jobs ORDER BY 1`); !slices.Equal(got, want) {
 		t.Fatalf("inbox_ref after 017:\n%v\nwant\n%v", got, want)
 	}
-	if got := column(t, p, `SELECT id || ' ' || herald_inbox(inbox_ref, host) FROM jobs ORDER BY 1`); !slices.Equal(got, wantInboxes) {
+	if got := column(t, p, `SELECT `+sqlJobName("id::uuid")+` || ' ' || herald_inbox(inbox_ref, host) FROM jobs ORDER BY 1`); !slices.Equal(got, wantInboxes) {
 		t.Fatalf("herald_inbox after 017:\n%v\nwant\n%v", got, wantInboxes)
 	}
 	s := postgres.NewJobStore(p)
 	for _, r := range rows {
-		if j, err := s.Get(ctx, r.id); err != nil || j.Inbox != r.inbox || j.Host != r.host {
+		if j, err := s.Get(ctx, contract.JobID(r.id)); err != nil || j.Inbox != r.inbox || j.Host != r.host {
 			t.Errorf("%s after 017: inbox %q host %q (%v), want %q", r.id, j.Inbox, j.Host, err, r.inbox)
 		}
 	}
-	fresh, err := domain.NewJob("fresh", "https://l.example/a/1", "https://r.example/users/b/inbox", "s", "k", []byte(`{}`), time.Now())
+	fresh, err := domain.NewJob(contract.JobID("fresh"), "https://l.example/a/1", "https://r.example/users/b/inbox", "s", "k", []byte(`{}`), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n, err := s.Enqueue(ctx, []domain.Job{fresh}); err != nil || n != 1 {
 		t.Fatalf("enqueue after 017: %d %v", n, err)
 	}
-	if got := column(t, p, `SELECT inbox_ref FROM jobs WHERE id = 'fresh'`); !slices.Equal(got, []string{"/users/b/inbox"}) {
+	if got := column(t, p, `SELECT inbox_ref FROM jobs WHERE id = $1`, fresh.ID); !slices.Equal(got, []string{"/users/b/inbox"}) {
 		t.Fatalf("a job enqueued after 017 keeps %v, want its path", got)
 	}
-	if j, err := s.Get(ctx, "fresh"); err != nil || j.Inbox != fresh.Inbox || j.DedupeKey != fresh.DedupeKey {
+	if j, err := s.Get(ctx, fresh.ID); err != nil || j.Inbox != fresh.Inbox || j.DedupeKey != fresh.DedupeKey {
 		t.Fatalf("fresh read back: inbox %q key %q (%v)", j.Inbox, j.DedupeKey, err)
 	}
 	downTo(t, p, 16)
 	wantInboxes = append(wantInboxes, "fresh "+fresh.Inbox)
 	slices.Sort(wantInboxes)
-	if got := column(t, p, `SELECT id || ' ' || inbox FROM jobs ORDER BY 1`); !slices.Equal(got, wantInboxes) {
+	if got := column(t, p, `SELECT `+sqlJobName("id::uuid")+` || ' ' || inbox FROM jobs ORDER BY 1`); !slices.Equal(got, wantInboxes) {
 		t.Fatalf("after 017 down:\n%v\nwant\n%v", got, wantInboxes)
 	}
 }
@@ -941,5 +947,83 @@ func TestMigration011Boosts(t *testing.T) {
 	}
 	if created, err := s.AddBoost(ctx, b); err != nil || !created {
 		t.Fatalf("boost after 011 again: %v %v", created, err)
+	}
+}
+
+// Migration 018 keeps each job id and dedupe key as a uuid: a UUID id as
+// itself (one in upper case in lower case, the form the domain takes), any
+// other as the UUID of its MD5; the dedupe key's 16 bytes unchanged, so
+// the jobs read back whole and dedupe as before. The lease function of the
+// text ids goes. The down step gives text ids and bytea keys back.
+func TestMigration018UUIDJobIDs(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	downTo(t, p, 17)
+	act := "https://l.example/a/1"
+	var actID int64
+	if err := p.QueryRow(ctx, `INSERT INTO job_activities (key, activity_id, sender_id, key_id) VALUES ('\x01', $1, 's', 'k') RETURNING id`, act).Scan(&actID); err != nil {
+		t.Fatal(err)
+	}
+	inbox := func(i int) string { return fmt.Sprintf("https://h.example/%d/inbox", i) }
+	rows := []struct{ id, after string }{
+		{"0190f2a4-7b1c-7d2e-8f3a-4b5c6d7e8f90", "0190f2a4-7b1c-7d2e-8f3a-4b5c6d7e8f90"},
+		{"0190F2A4-7B1C-7D2E-8F3A-4B5C6D7E8F91", "0190f2a4-7b1c-7d2e-8f3a-4b5c6d7e8f91"},
+		{"hand-made", ""}, // the UUID of its MD5, computed below
+	}
+	sum := md5.Sum([]byte("hand-made"))
+	h := hex.EncodeToString(sum[:])
+	rows[2].after = h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+	var keys []string
+	for i, r := range rows {
+		key := domain.DedupeKey(act, inbox(i))
+		keys = append(keys, key)
+		b, _ := domain.DedupeKeyBytes(key)
+		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
+			VALUES ($1, $2, $3, $4, 'h.example', 'queued', now(), now())`, r.id, b[:16], actID, fmt.Sprintf("/%d/inbox", i))
+	}
+	mustExec(t, p, `CREATE FUNCTION herald_lease_v5(text, text, timestamptz, timestamptz, text[], integer, integer, integer)
+		RETURNS integer LANGUAGE sql AS 'SELECT 1'`) // as EnsureIndexes of 017's version made it
+	mustMigrate(t, p)
+	if got := column(t, p, `SELECT pg_typeof(id)::text || ' ' || pg_typeof(dedupe_key)::text FROM jobs LIMIT 1`); !slices.Equal(got, []string{"uuid uuid"}) {
+		t.Fatalf("column types after 018: %v", got)
+	}
+	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v5' AND pronamespace = current_schema()::regnamespace`); n != 0 {
+		t.Fatal("018 left the lease function of text ids")
+	}
+	s := postgres.NewJobStore(p)
+	for i, r := range rows {
+		j, err := s.Get(ctx, r.after)
+		if err != nil || j.ID != r.after || j.DedupeKey != keys[i] || j.Inbox != inbox(i) || j.ActivityID != act {
+			t.Fatalf("%s after 018 as %s: %+v (%v)", r.id, r.after, j, err)
+		}
+	}
+	// Their keys still dedupe; a new job goes in beside them.
+	var again []domain.Job
+	for i := range 4 {
+		j, err := domain.NewJob(contract.JobID(fmt.Sprintf("new%d", i)), act, inbox(i), "s", "k", []byte(`{}`), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		again = append(again, j)
+	}
+	if n, err := s.Enqueue(ctx, again); err != nil || n != 1 {
+		t.Fatalf("enqueue of three migrated keys and a new one after 018: %d inserted (%v), want 1", n, err)
+	}
+	downTo(t, p, 17)
+	want := []string{rows[0].after, rows[1].after, again[3].ID, rows[2].after}
+	slices.Sort(want)
+	got := column(t, p, `SELECT id FROM jobs ORDER BY id`)
+	if !slices.Equal(got, want) {
+		t.Fatalf("ids after 018 down: %v, want %v", got, want)
+	}
+	if got := column(t, p, `SELECT DISTINCT pg_typeof(id)::text || ' ' || pg_typeof(dedupe_key)::text || ' ' || octet_length(dedupe_key) FROM jobs`); !slices.Equal(got, []string{"text bytea 16"}) {
+		t.Fatalf("columns after 018 down: %v", got)
+	}
+	_, err := p.Exec(ctx, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
+		VALUES ('x', $1, $2, '/inbox', 'h.example', 'queued', now(), now())`, make([]byte, 32), actID)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "jobs_dedupe_key_length" {
+		t.Fatalf("a 32-byte key after 018 down: %v, want a violation of jobs_dedupe_key_length", err)
 	}
 }

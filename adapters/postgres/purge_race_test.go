@@ -13,6 +13,7 @@ import (
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // The enqueue and the purge of jobs sharing an activity and a body lock
@@ -31,7 +32,7 @@ func TestPurgeWaitsForAnEnqueueOfItsBody(t *testing.T) {
 	now := time.Now().UTC()
 	old := finishedJob(t, s, "old", now.Add(-time.Hour))
 	var act int64
-	if err := p.QueryRow(ctx, `SELECT activity FROM jobs WHERE id = 'old'`).Scan(&act); err != nil {
+	if err := p.QueryRow(ctx, `SELECT activity FROM jobs WHERE id = $1`, contract.JobID("old")).Scan(&act); err != nil {
 		t.Fatal(err)
 	}
 	// The enqueue: its body and activity locked, as bodySQL and
@@ -43,15 +44,15 @@ func TestPurgeWaitsForAnEnqueueOfItsBody(t *testing.T) {
 	key, _ := postgres.DedupeColumns(domain.Job{ActivityID: old.ActivityID, Inbox: "https://b.example/inbox",
 		DedupeKey: domain.DedupeKey(old.ActivityID, "https://b.example/inbox")})
 	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
-		VALUES ('new', $1, $2, 'https://b.example/inbox', 'b.example', 'queued', now(), now())`, key, act)
+		VALUES ($3, $1, $2, 'https://b.example/inbox', 'b.example', 'queued', now(), now())`, key, act, contract.JobID("new"))
 	if err := behind(t, p, tx, func() error { _, err := s.Purge(ctx, now); return err }); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Get(ctx, "new")
+	got, err := s.Get(ctx, contract.JobID("new"))
 	if err != nil || got.ActivityID != old.ActivityID || got.BodyID != old.BodyID || string(got.Payload) != string(old.Payload) {
 		t.Fatalf("the enqueued job after the purge: %+v (%v); its activity or body went with the purged job", got, err)
 	}
-	if _, err := s.Get(ctx, "old"); err == nil {
+	if _, err := s.Get(ctx, contract.JobID("old")); err == nil {
 		t.Fatal("the finished job was not purged")
 	}
 }
@@ -68,18 +69,18 @@ func TestEnqueueWaitsForAPurgeOfItsBody(t *testing.T) {
 	// The purge: the last job gone, its body locked and deleted, not yet
 	// committed.
 	tx := begin(t, p)
-	mustExecTx(t, tx, `DELETE FROM jobs WHERE id = 'old'`)
+	mustExecTx(t, tx, `DELETE FROM jobs WHERE id = $1`, old.ID)
 	mustExecTx(t, tx, `SELECT 1 FROM bodies WHERE id = $1 FOR UPDATE`, old.BodyID)
 	mustExecTx(t, tx, `DELETE FROM job_activities`)
 	mustExecTx(t, tx, `DELETE FROM bodies WHERE id = $1`, old.BodyID)
-	j, err := domain.NewJob("new", old.ActivityID, "https://b.example/inbox", old.SenderID, old.KeyID, old.Payload, now)
+	j, err := domain.NewJob(contract.JobID("new"), old.ActivityID, "https://b.example/inbox", old.SenderID, old.KeyID, old.Payload, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := behind(t, p, tx, func() error { _, err := s.Enqueue(ctx, []domain.Job{j}); return err }); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Get(ctx, "new")
+	got, err := s.Get(ctx, contract.JobID("new"))
 	if err != nil || got.ActivityID != old.ActivityID || string(got.Payload) != string(old.Payload) {
 		t.Fatalf("the job enqueued during the purge: %+v (%v); want its activity and body", got, err)
 	}
@@ -97,10 +98,10 @@ func finishedJob(t *testing.T, s *postgres.JobStore, id string, at time.Time) do
 	if err != nil || len(leased) != 1 {
 		t.Fatalf("lease %s: %v %v", id, leased, err)
 	}
-	if err := settleOne(ctx, s, ports.Settlement{ID: id, Token: "t-" + id, State: domain.JobSucceeded, Attempts: 1, FinishedAt: at}); err != nil {
+	if err := settleOne(ctx, s, ports.Settlement{ID: contract.JobID(id), Token: "t-" + id, State: domain.JobSucceeded, Attempts: 1, FinishedAt: at}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Get(ctx, id)
+	got, err := s.Get(ctx, contract.JobID(id))
 	if err != nil {
 		t.Fatal(err)
 	}

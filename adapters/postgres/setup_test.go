@@ -132,3 +132,15 @@ func mustExec(t testing.TB, p *pgxpool.Pool, sql string, args ...any) {
 		t.Fatalf("%s: %v", sql, err)
 	}
 }
+
+// sqlJobID is SQL for the job id contract.JobID makes of the name the SQL
+// expression name gives: its bytes, padded with zeros to 16, as a uuid.
+func sqlJobID(name string) string {
+	return `rpad(encode(convert_to(` + name + `, 'UTF8'), 'hex'), 32, '0')::uuid`
+}
+
+// sqlJobName is SQL for the name sqlJobID (and contract.JobID) spelt in the
+// uuid column col.
+func sqlJobName(col string) string {
+	return `convert_from(rtrim(uuid_send(` + col + `), '\x00'::bytea), 'UTF8')`
+}

@@ -44,6 +44,10 @@
 //     where it is https:// and the job's host, the whole URL otherwise;
 //     herald_inbox(inbox_ref, host) gives it back. Down puts the whole URL
 //     back into jobs.inbox.
+//   - 018_uuid_job_ids: jobs.id and jobs.dedupe_key become uuid (16 bytes
+//     each); an id that is not a UUID (no process made one) becomes the
+//     UUID of its MD5. Down turns both back into text and bytea; such an
+//     id keeps its MD5's UUID.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres
