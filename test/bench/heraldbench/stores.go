@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net/url"
 	"os"
@@ -229,12 +230,21 @@ func prepareMongo(ctx context.Context, client *mongodrv.Client, db *mongodrv.Dat
 // payload is a realistic Create{Note} of about 1 KiB.
 var payload = []byte(`{"@context":"https://www.w3.org/ns/activitystreams","id":"https://herald.example/users/alice/activities/01","type":"Create","actor":"https://herald.example/users/alice","published":"2026-12-02T12:00:00Z","to":["https://www.w3.org/ns/activitystreams#Public"],"cc":["https://herald.example/users/alice/followers"],"object":{"id":"https://herald.example/users/alice/statuses/01","type":"Note","attributedTo":"https://herald.example/users/alice","content":"` + strings.Repeat("Federation is a team sport. ", 24) + `","published":"2026-12-02T12:00:00Z","to":["https://www.w3.org/ns/activitystreams#Public"],"cc":["https://herald.example/users/alice/followers"]}}`)
 
+// benchJobID is the i-th job id of a run named prefix: a UUID (as every
+// job id is) whose first bytes hash the prefix and whose last count i, so
+// a run's ids are distinct from another's and ascend as UUIDv7s do.
+func benchJobID(prefix string, i int) string {
+	h := fnv.New32a()
+	h.Write([]byte(prefix))
+	return fmt.Sprintf("%08x-0000-7000-8000-%012x", h.Sum32(), i)
+}
+
 // makeJobs builds n deliveries of one activity to n inboxes on hosts hosts,
 // due from runAt on (spread by a millisecond each, as a fan-out's are not).
 func makeJobs(prefix string, n, hosts int, runAt time.Time) []domain.Job {
 	jobs := make([]domain.Job, n)
 	for i := range jobs {
-		id := fmt.Sprintf("%s-%08d", prefix, i)
+		id := benchJobID(prefix, i)
 		inbox := fmt.Sprintf("https://h%04d.example/users/u%d/inbox", i%hosts, i)
 		j, err := domain.NewJob(id, "https://herald.example/activities/"+prefix, inbox, "sender", "https://herald.example/users/alice#main-key", payload, runAt)
 		if err != nil {
