@@ -20,7 +20,7 @@ func BenchmarkLease(b *testing.B) {
 			p := migrated(b)
 			mustExec(b, p, `
 INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
-SELECT 'j' || lpad(g::text, 8, '0'), substr(sha256(g::text::bytea), 1, 16), g / 500, 'https://h' || (g % 1000) || '.example/inbox',
+SELECT lpad(to_hex(g), 32, '0')::uuid, encode(substr(sha256(g::text::bytea), 1, 16), 'hex')::uuid, g / 500, 'https://h' || (g % 1000) || '.example/inbox',
 	'h' || (g % 1000) || '.example', 'queued',
 	timestamptz '2026-01-01' + ((g / 500) || ' seconds')::interval, now()
 FROM generate_series(1, $1) g`, size)

@@ -88,11 +88,13 @@ func scanJob(row pgx.Row, extra ...any) (domain.Job, error) {
 	var key [dedupeLen]byte
 	var full []byte
 	var leaseUntil, finishedAt pgtype.Timestamptz
-	err := row.Scan(append([]any{&j.ID, &key, &full, &j.Inbox, &j.Host, &state, &j.Attempts, &j.RunAt, &j.LeaseOwner, &j.LeaseToken,
-		&leaseUntil, &j.LastError, &j.CreatedAt, &finishedAt, &j.ActivityID, &j.SenderID, &j.KeyID, &j.BodyID}, extra...)...)
+	var leaseOwner, leaseToken, lastError pgtype.Text // NULL for '' (migration 019)
+	err := row.Scan(append([]any{&j.ID, &key, &full, &j.Inbox, &j.Host, &state, &j.Attempts, &j.RunAt, &leaseOwner, &leaseToken,
+		&leaseUntil, &lastError, &j.CreatedAt, &finishedAt, &j.ActivityID, &j.SenderID, &j.KeyID, &j.BodyID}, extra...)...)
 	if err != nil {
 		return domain.Job{}, err
 	}
+	j.LeaseOwner, j.LeaseToken, j.LastError = leaseOwner.String, leaseToken.String, lastError.String
 	j.Inbox = inboxOf(j.Inbox, j.Host)
 	j.DedupeKey = dedupeKeyOf(key[:], full, j.ActivityID, j.Inbox)
 	j.State = domain.JobState(state)
@@ -173,8 +175,9 @@ func dedupeKeyOf(short, full []byte, activityID, inbox string) string {
 // reason: the row stays locked (in key order) until the jobs that refer to
 // it are committed, so a Purge deciding whether any job is left waits for
 // them; one a purge deleted meanwhile is inserted afresh under a new id.
-// WITH ORDINALITY and the ORDER BY keep the batch's order in seq, the
-// lease's tie-break.
+// WITH ORDINALITY and the ORDER BY insert the batch in its order, which
+// is the order its jobs of one run_at lease in (jobs_queue_idx lists them
+// in the rows' physical order).
 //
 // A job whose dedupe key is stored already is skipped by a NOT EXISTS probe
 // of jobs_dedupe_key_key, not by ON CONFLICT DO NOTHING: the speculative
@@ -219,7 +222,8 @@ WITH a AS (
 	INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, attempts,
 		run_at, lease_owner, lease_token, lease_until, last_error, created_at, finished_at, dedupe_full)
 	SELECT t.id, t.dedupe_key, acts.id, t.inbox, t.host, t.state, t.attempts,
-		t.run_at, t.lease_owner, t.lease_token, t.lease_until, t.last_error, t.created_at, t.finished_at, t.dedupe_full
+		t.run_at, NULLIF(t.lease_owner, ''), NULLIF(t.lease_token, ''), t.lease_until, NULLIF(t.last_error, ''), t.created_at, t.finished_at,
+		t.dedupe_full
 	FROM unnest($6::uuid[], $7::uuid[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::int[],
 		$13::timestamptz[], $14::text[], $15::text[], $16::timestamptz[], $17::text[], $18::timestamptz[], $19::timestamptz[],
 		$20::bytea[])
@@ -443,7 +447,10 @@ func (a activity) key() []byte {
 //     prefilter, hosts whose slots this statement's snapshot already sees
 //     full. $8 rows at most: a few times the batch, so runs of one host's
 //     jobs (a fan-out to many inboxes of one server) leave room for others.
-//   - firsts keeps at most $6 jobs of each host and, of those, the oldest $7.
+//     Jobs of one run_at come in the index's order, their rows' physical
+//     order (pos, the ctid), which for a fan-out is its insertion order.
+//   - firsts keeps at most $6 jobs of each host and, of those, the oldest $7,
+//     numbered in (run_at, pos) order (ord, by which LeaseBatch sorts).
 //   - slots takes each host's slots in host_slots: an INSERT … ON CONFLICT
 //     DO UPDATE in host order. That is what makes the cap exact under
 //     concurrency. The UPDATE arm locks the host's row and works on its
@@ -462,7 +469,7 @@ func (a activity) key() []byte {
 // enqueueSQL for jobs enqueued leased).
 //
 // cand's scan is the plan TestLeasePlanUsesQueueIndex keeps: an Index Scan
-// on jobs_queued_run_at_idx ((run_at, seq) of the queued jobs: indexes.go)
+// on jobs_queue_idx (run_at of the queued jobs: indexes.go)
 // under LockRows and Limit, rows in queue order with no sort, the skipped
 // hosts and the full-host check filters on it (the latter a lookup in host_slots_pkey). On
 // PostgreSQL 15 with 1,000,000 jobs (100,000 queued, in groups of 500
@@ -472,18 +479,20 @@ func (a activity) key() []byte {
 // ahead of the first eligible ones, never over the rest of the queue.
 var leaseSQL = `
 WITH cand AS MATERIALIZED (
-	SELECT id, host, run_at, seq FROM jobs
+	SELECT id, host, run_at, ctid AS pos FROM jobs
 	WHERE state = 'queued' AND run_at <= $4 AND host <> ALL($5::text[])
 		AND NOT EXISTS (SELECT 1 FROM host_slots s WHERE s.host = jobs.host AND s.in_flight >= $6)
-	ORDER BY run_at, seq
+	ORDER BY run_at
 	LIMIT $8
 	FOR UPDATE SKIP LOCKED
 ), firsts AS MATERIALIZED (
-	SELECT id, host, rn, run_at, seq FROM (
-		SELECT id, host, run_at, seq, row_number() OVER (PARTITION BY host ORDER BY run_at, seq) AS rn FROM cand
+	SELECT id, host, rn, ord FROM (
+		SELECT id, host, row_number() OVER (PARTITION BY host ORDER BY run_at, pos) AS rn,
+			row_number() OVER (ORDER BY run_at, pos) AS ord
+		FROM cand
 	) ranked
 	WHERE rn <= $6
-	ORDER BY run_at, seq
+	ORDER BY ord
 	LIMIT $7
 ), slots AS (
 	INSERT INTO host_slots AS s (host, in_flight, granted)
@@ -494,14 +503,14 @@ WITH cand AS MATERIALIZED (
 		WHERE s.in_flight < $6
 	RETURNING s.host, s.granted
 ), pick AS (
-	SELECT f.id FROM firsts f JOIN slots ON slots.host = f.host WHERE f.rn <= slots.granted
+	SELECT f.id, f.ord FROM firsts f JOIN slots ON slots.host = f.host WHERE f.rn <= slots.granted
 ), leased AS (
-	UPDATE jobs j SET state = 'leased', lease_owner = $1, lease_token = $2, lease_until = $3
+	UPDATE jobs j SET state = 'leased', lease_owner = NULLIF($1, ''), lease_token = $2, lease_until = $3
 	FROM pick
 	WHERE j.id = pick.id AND j.state = 'queued'
-	RETURNING ` + qualified("j", jobColumns) + `, j.activity, j.seq
+	RETURNING ` + qualified("j", jobColumns) + `, j.activity, pick.ord
 )
-SELECT ` + qualified("leased", jobColumns) + `, ` + activityColumns + `, leased.seq
+SELECT ` + qualified("leased", jobColumns) + `, ` + activityColumns + `, leased.ord
 FROM leased LEFT JOIN job_activities a ON a.id = leased.activity`
 
 // leaseFunc runs leaseSQL as a PL/pgSQL function that keeps one generic
@@ -517,7 +526,7 @@ FROM leased LEFT JOIN job_activities a ON a.id = leased.activity`
 // version in the name lets processes of two versions each call their own
 // during a rolling upgrade); LeaseBatch runs leaseSQL itself where it is
 // missing.
-const leaseFunc = "herald_lease_v6"
+const leaseFunc = "herald_lease_v7"
 
 // leaseFuncDDL creates leaseFunc in the current schema. Its parameters are
 // leaseSQL's, by position; its columns are leaseSQL's RETURNING.
@@ -525,7 +534,7 @@ var leaseFuncDDL = `CREATE OR REPLACE FUNCTION ` + leaseFunc + `(text, text, tim
 RETURNS TABLE (r_id uuid, r_dedupe_key uuid, r_dedupe_full bytea, r_inbox_ref text, r_host text, r_state text, r_attempts integer,
 	r_run_at timestamptz, r_lease_owner text, r_lease_token text, r_lease_until timestamptz, r_last_error text,
 	r_created_at timestamptz, r_finished_at timestamptz, r_activity_id text, r_sender_id text, r_key_id text,
-	r_body_id text, r_seq bigint)
+	r_body_id text, r_ord bigint)
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 AS $lease$` + leaseFuncBody + `$lease$`
@@ -599,9 +608,7 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 		return nil, fmt.Errorf("lease: %w", interpretError(err))
 	}
 	// RETURNING has no order: put the batch back in queue order.
-	slices.SortFunc(got, func(a, b leasedRow) int {
-		return cmp.Or(a.job.RunAt.Compare(b.job.RunAt), cmp.Compare(a.seq, b.seq))
-	})
+	slices.SortFunc(got, func(a, b leasedRow) int { return cmp.Compare(a.ord, b.ord) })
 	out := make([]domain.Job, len(got))
 	for i, l := range got {
 		out[i] = l.job
@@ -661,12 +668,14 @@ func (s *JobStore) fillBodies(ctx context.Context, jobs []domain.Job) error {
 	return nil
 }
 
-// leasedRow is one row of leaseSQL: the job and its seq.
+// leasedRow is one row of leaseSQL: the job and its place in the queue
+// order.
 type leasedRow struct {
 	job domain.Job
-	seq int64
+	ord int64
 }
 
+// lease runs leaseSQL (or leaseFunc) and reads its rows.
 func (s *JobStore) lease(ctx context.Context, sql string, args []any) ([]leasedRow, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
@@ -675,7 +684,7 @@ func (s *JobStore) lease(ctx context.Context, sql string, args []any) ([]leasedR
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (leasedRow, error) {
 		var l leasedRow
 		var err error
-		l.job, err = scanJob(row, &l.seq)
+		l.job, err = scanJob(row, &l.ord)
 		return l, err
 	})
 }
@@ -703,9 +712,9 @@ WITH s AS (
 ), done AS (
 	UPDATE jobs j SET state = s.state, attempts = s.attempts,
 		run_at = CASE WHEN s.state = 'queued' THEN s.run_at ELSE j.run_at END,
-		last_error = s.last_error,
+		last_error = NULLIF(s.last_error, ''),
 		finished_at = CASE WHEN s.state = 'queued' THEN NULL ELSE s.finished_at END,
-		lease_owner = '', lease_token = '', lease_until = NULL
+		lease_owner = NULL, lease_token = NULL, lease_until = NULL
 	FROM held JOIN s ON s.ord = held.ord
 	WHERE j.id = held.id AND j.state = 'leased' AND j.lease_token = s.token
 	RETURNING held.ord, j.host
@@ -781,11 +790,11 @@ WITH expired AS MATERIALIZED (
 ), reaped AS (
 	UPDATE jobs SET
 		attempts = attempts + 1,
-		last_error = $3,
+		last_error = NULLIF($3, ''),
 		state = CASE WHEN attempts + 1 >= $2 THEN 'dead' ELSE 'queued' END,
 		run_at = CASE WHEN attempts + 1 >= $2 THEN run_at ELSE $1 END,
 		finished_at = CASE WHEN attempts + 1 >= $2 THEN $1::timestamptz END,
-		lease_owner = '', lease_token = '', lease_until = NULL
+		lease_owner = NULL, lease_token = NULL, lease_until = NULL
 	FROM expired
 	WHERE jobs.id = expired.id AND jobs.state = 'leased' AND jobs.lease_until < $1
 	RETURNING jobs.state, jobs.host

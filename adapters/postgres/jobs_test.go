@@ -117,14 +117,14 @@ FROM generate_series(1, 200000) g`)
 	usesQueueIndex := false
 	cand.walk(func(n planNode) {
 		switch {
-		case n.NodeType == "Index Scan" && n.IndexName == "jobs_queued_run_at_idx":
+		case n.NodeType == "Index Scan" && n.IndexName == "jobs_queue_idx":
 			usesQueueIndex = true
 		case strings.Contains(n.NodeType, "Sort"):
 			t.Errorf("the lease sorts the queue (%s): %s", n.NodeType, raw)
 		}
 	})
 	if !usesQueueIndex {
-		t.Fatalf("lease plan does not scan jobs_queued_run_at_idx: %s", raw)
+		t.Fatalf("lease plan does not scan jobs_queue_idx: %s", raw)
 	}
 	// And it does lease the oldest due job of a host not skipped.
 	j, err := leaseOne(ctx, postgres.NewJobStore(p), ports.LeaseRequest{Owner: "w", Token: "tok", Now: now, Until: now.Add(time.Minute),
@@ -143,8 +143,8 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	ctx := testCtx(t)
 	// v5 (migration 017: inbox_ref), and no older one left behind.
 	if got := column(t, p, `SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-		WHERE n.nspname = current_schema() AND p.proname LIKE 'herald\_lease\_v%'`); !slices.Equal(got, []string{"herald_lease_v6"}) {
-		t.Fatalf("lease functions after EnsureIndexes: %v, want [herald_lease_v6]", got)
+		WHERE n.nspname = current_schema() AND p.proname LIKE 'herald\_lease\_v%'`); !slices.Equal(got, []string{"herald_lease_v7"}) {
+		t.Fatalf("lease functions after EnsureIndexes: %v, want [herald_lease_v7]", got)
 	}
 	s := postgres.NewJobStore(p)
 	now := time.Now().UTC().Truncate(time.Microsecond)
@@ -172,11 +172,11 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	if got := lease("t1"); !slices.Equal(got, []string{"f0", "f1"}) {
 		t.Fatalf("through the function: leased %v, want f0 f1 (one per host)", got)
 	}
-	mustExec(t, p, `DROP FUNCTION herald_lease_v6`)
+	mustExec(t, p, `DROP FUNCTION herald_lease_v7`)
 	if got := lease("t2"); len(got) != 0 {
 		t.Fatalf("without the function: leased %v at the cap, want none", got)
 	}
-	mustExec(t, p, `UPDATE jobs SET state = 'queued', lease_token = '', lease_owner = '', lease_until = NULL WHERE lease_token = 't1'`)
+	mustExec(t, p, `UPDATE jobs SET state = 'queued', lease_token = NULL, lease_owner = NULL, lease_until = NULL WHERE lease_token = 't1'`)
 	mustExec(t, p, `UPDATE host_slots SET in_flight = 0`)
 	if got := lease("t3"); !slices.Equal(got, []string{"f0", "f1"}) {
 		t.Fatalf("without the function: leased %v, want f0 f1", got)
@@ -185,7 +185,7 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	if err := postgres.EnsureIndexes(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v6' AND pronamespace = current_schema()::regnamespace`); n != 1 {
+	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v7' AND pronamespace = current_schema()::regnamespace`); n != 1 {
 		t.Fatalf("%d lease functions after a second EnsureIndexes", n)
 	}
 }
@@ -208,7 +208,7 @@ SELECT `+sqlJobID(`'j' || lpad(g::text, 8, '0')`)+`, encode(substr(sha256(g::tex
 	'h' || (g % 500) || '.example',
 	CASE WHEN g % 100 < 2 THEN 'queued' WHEN g % 100 = 2 THEN 'leased' ELSE 'succeeded' END,
 	timestamptz '2026-01-01' + (g || ' seconds')::interval, now(),
-	CASE WHEN g % 100 = 2 THEN 'tok' || g ELSE '' END,
+	CASE WHEN g % 100 = 2 THEN 'tok' || g END,
 	CASE WHEN g % 100 = 2 THEN timestamptz '2026-01-01' + (g || ' seconds')::interval END,
 	CASE WHEN g % 100 > 2 THEN timestamptz '2026-01-01' + (g || ' seconds')::interval END
 FROM generate_series(1, 100000) g`)
@@ -260,7 +260,7 @@ func TestEnsureIndexesDropsRetiredIndexes(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
 	ctx := testCtx(t)
-	mustExec(t, p, `CREATE INDEX jobs_state_run_at_idx ON jobs (state, run_at, seq)`)
+	mustExec(t, p, `CREATE INDEX jobs_state_run_at_idx ON jobs (state, run_at)`)
 	mustExec(t, p, `CREATE INDEX jobs_host_state_idx ON jobs (host, state)`)
 	mustExec(t, p, `CREATE INDEX jobs_finished_at_idx ON jobs (finished_at)`)
 	mustExec(t, p, `ALTER TABLE jobs SET (fillfactor = 70, autovacuum_enabled = true)`)
@@ -268,7 +268,7 @@ func TestEnsureIndexesDropsRetiredIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	have := column(t, p, `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'jobs' ORDER BY 1`)
-	want := []string{"jobs_activity_idx", "jobs_dedupe_key_key", "jobs_finished_idx", "jobs_lease_until_idx", "jobs_pkey", "jobs_queued_host_idx", "jobs_queued_run_at_idx"}
+	want := []string{"jobs_activity_idx", "jobs_dedupe_key_key", "jobs_finished_idx", "jobs_lease_until_idx", "jobs_pkey", "jobs_queue_idx", "jobs_queued_host_idx"}
 	if !slices.Equal(have, want) {
 		t.Fatalf("indexes on jobs: %v, want %v", have, want)
 	}

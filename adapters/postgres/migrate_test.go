@@ -1027,3 +1027,84 @@ func TestMigration018UUIDJobIDs(t *testing.T) {
 		t.Fatalf("a 32-byte key after 018 down: %v, want a violation of jobs_dedupe_key_length", err)
 	}
 }
+
+// Migration 019 drops jobs.seq and keeps NULL for an empty lease owner,
+// lease token and last error: each job reads back as before, a leased one
+// still settles with its token, and ” no longer goes in. The lease
+// function that returned seq goes. The down step numbers the jobs in
+// seq again, in their physical order, and gives ” back.
+func TestMigration019LeanQueue(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	downTo(t, p, 18)
+	act := "https://l.example/a/1"
+	var actID int64
+	if err := p.QueryRow(ctx, `INSERT INTO job_activities (key, activity_id, sender_id, key_id) VALUES ('\x01', $1, 's', 'k') RETURNING id`, act).Scan(&actID); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	rows := []struct {
+		name, state, owner, token, lastError string
+	}{
+		{"queued", "queued", "", "", ""},
+		{"leased", "leased", "w1", "tok", ""},
+		{"retried", "queued", "", "", "HTTP 503"},
+		{"dead", "dead", "", "", "HTTP 410"},
+	}
+	for i, r := range rows {
+		key, _ := domain.DedupeKeyBytes(domain.DedupeKey(act, fmt.Sprintf("https://h.example/%d/inbox", i)))
+		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at, lease_owner, lease_token, lease_until, last_error, finished_at)
+			VALUES ($1, encode($2, 'hex')::uuid, $3, $4, 'h.example', $5::text, $6::timestamptz, $6, $7, $8,
+				CASE WHEN $5 = 'leased' THEN $6 + interval '1 minute' END, $9, CASE WHEN $5 = 'dead' THEN $6 END)`,
+			contract.JobID(r.name), key[:16], actID, fmt.Sprintf("/%d/inbox", i), r.state, at, r.owner, r.token, r.lastError)
+	}
+	mustExec(t, p, `CREATE FUNCTION herald_lease_v6(text, text, timestamptz, timestamptz, text[], integer, integer, integer)
+		RETURNS integer LANGUAGE sql AS 'SELECT 1'`) // as EnsureIndexes of 018's version made it
+	mustMigrate(t, p)
+	if n := count(t, p, `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'jobs' AND column_name = 'seq'`); n != 0 {
+		t.Fatal("jobs.seq after 019")
+	}
+	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v6' AND pronamespace = current_schema()::regnamespace`); n != 0 {
+		t.Fatal("019 left the lease function that returned seq")
+	}
+	if n := count(t, p, `SELECT count(*) FROM jobs WHERE lease_owner = '' OR lease_token = '' OR last_error = ''`); n != 0 {
+		t.Fatalf("%d jobs keep '' after 019", n)
+	}
+	s := postgres.NewJobStore(p)
+	for _, r := range rows {
+		j, err := s.Get(ctx, contract.JobID(r.name))
+		if err != nil || string(j.State) != r.state || j.LeaseOwner != r.owner || j.LeaseToken != r.token || j.LastError != r.lastError || j.ActivityID != act {
+			t.Fatalf("%s after 019: %+v (%v)", r.name, j, err)
+		}
+	}
+	lost, err := s.Settle(ctx, []ports.Settlement{{ID: contract.JobID("leased"), Token: "tok", State: domain.JobSucceeded, Attempts: 1, FinishedAt: at}})
+	if err != nil || lost[0] != nil {
+		t.Fatalf("settle of the leased job after 019: %v %v", lost, err)
+	}
+	_, err = p.Exec(ctx, `UPDATE jobs SET last_error = '' WHERE id = $1`, contract.JobID("queued"))
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "jobs_empty_check" {
+		t.Fatalf("'' as a last error after 019: %v, want a violation of jobs_empty_check", err)
+	}
+	_, err = p.Exec(ctx, `UPDATE jobs SET state = 'leased', lease_until = now() WHERE id = $1`, contract.JobID("queued"))
+	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "jobs_lease_check" {
+		t.Fatalf("a leased job without a token after 019: %v, want a violation of jobs_lease_check", err)
+	}
+
+	downTo(t, p, 18)
+	// contract.JobID keeps the names' order: dead, leased, queued, retried.
+	got := column(t, p, `SELECT state || ' ' || lease_owner || '|' || lease_token || '|' || last_error FROM jobs ORDER BY id`)
+	want := []string{"dead ||HTTP 410", "succeeded ||", "queued ||", "queued ||HTTP 503"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("jobs after 019 down: %q, want %q", got, want)
+	}
+	if got := column(t, p, `SELECT string_agg(seq::text, ' ' ORDER BY seq) FROM jobs`); !slices.Equal(got, []string{"1 2 3 4"}) {
+		t.Fatalf("seq after 019 down: %v, want 1 2 3 4", got)
+	}
+	if n := count(t, p, `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'jobs'
+		AND column_name IN ('lease_owner', 'lease_token', 'last_error') AND is_nullable = 'NO' AND column_default IS NOT NULL`); n != 3 {
+		t.Fatalf("%d of the lease and error columns NOT NULL DEFAULT '' after 019 down, want 3", n)
+	}
+	mustMigrate(t, p)
+}

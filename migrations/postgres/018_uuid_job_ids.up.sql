@@ -2,7 +2,7 @@
 -- (issue 15). The id was its 36-character text: 37 bytes in the row and 48
 -- in each jobs_pkey entry. The dedupe key's 16 bytes were a bytea: 17 bytes
 -- and a 32-byte index entry. Measured with 200,000 jobs shaped as a
--- fan-out's (test/bench/sql/jobs-row-size.sql): 345 bytes a queued job,
+-- fan-out's (test/bench/sql/jobs-row-size.sql): 344 bytes a queued job,
 -- table and indexes, before; 279 after (row 186 -> 158, jobs_pkey 59 -> 32,
 -- jobs_dedupe_key_key 52 -> 42). No reordering of columns is needed: with
 -- the two 16-byte columns the row's alignment padding comes out as in a

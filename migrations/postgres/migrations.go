@@ -48,6 +48,11 @@
 //     each); an id that is not a UUID (no process made one) becomes the
 //     UUID of its MD5. Down turns both back into text and bytea; such an
 //     id keeps its MD5's UUID.
+//   - 019_lean_queue: jobs.seq goes (the queue's index is on run_at alone,
+//     jobs_queue_idx, which B-tree deduplication keeps once per run_at),
+//     and an empty lease owner, lease token or last error is NULL. Down
+//     numbers the jobs in seq again in their physical order and puts the
+//     empty strings back.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres
