@@ -18,3 +18,10 @@ var BodySQL = bodySQL
 // DedupeColumns is what jobs keeps of a job's dedupe key (migration 016),
 // for tests that insert rows by hand.
 var DedupeColumns = dedupeColumns
+
+// WithCopyMin sets the smallest batch s.Enqueue tries by COPY, so the
+// contract suite can run every batch through it.
+func WithCopyMin(s *JobStore, n int) *JobStore {
+	s.copyMin = n
+	return s
+}

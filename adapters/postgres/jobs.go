@@ -46,12 +46,15 @@ const reapReason = "lease expired (worker died or stalled)"
 
 // JobStore is the delivery queue in the jobs table.
 type JobStore struct {
-	pool   *pgxpool.Pool
-	bodies *bodyCache // the bodies leases read lately
+	pool    *pgxpool.Pool
+	bodies  *bodyCache // the bodies leases read lately
+	copyMin int        // the smallest batch Enqueue tries by COPY (enqueueByCopy)
 }
 
 // NewJobStore returns the queue on pool.
-func NewJobStore(pool *pgxpool.Pool) *JobStore { return &JobStore{pool: pool, bodies: newBodyCache()} }
+func NewJobStore(pool *pgxpool.Pool) *JobStore {
+	return &JobStore{pool: pool, bodies: newBodyCache(), copyMin: copyMin}
+}
 
 // jobColumns are a job's own columns. What all the jobs of a fan-out
 // share (activity id, sender, key id, body id) is kept once in
@@ -283,6 +286,17 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	// cannot see a key of its own statement).
 	jobs, bodies := ports.SplitBodies(jobs)
 	jobs = byDedupeKey(jobs)
+	if s.copyable(jobs) {
+		n, copied, err := s.enqueueByCopy(ctx, jobs, bodies)
+		if err != nil {
+			return 0, fmt.Errorf("enqueue %d jobs: %w", len(jobs), interpretError(err))
+		}
+		if copied {
+			return n, nil
+		}
+		// A stored key or id, or a deadlock: nothing was kept, and the
+		// INSERT below skips the stored keys and retries the deadlock.
+	}
 	var chunks [][]any
 	for start := 0; start < len(jobs); start += enqueueChunk {
 		chunks = append(chunks, chunkArgs(jobs[start:min(start+enqueueChunk, len(jobs))]))
@@ -401,18 +415,15 @@ func chunkArgs(jobs []domain.Job) []any {
 		runAts, createdAts             = make([]time.Time, n), make([]time.Time, n)
 		leaseUntils, finishedAts       = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
 	)
-	var actKeys [][]byte
-	var activities, senders, keyIDs, bodyIDs []string
-	position := make(map[activity]int64, 1)
+	distinct, actOf := activitiesOf(jobs)
+	actKeys := make([][]byte, len(distinct))
+	activities, senders, keyIDs, bodyIDs := make([]string, len(distinct)), make([]string, len(distinct)), make([]string, len(distinct)), make([]string, len(distinct))
+	for i, a := range distinct {
+		actKeys[i] = a.key()
+		activities[i], senders[i], keyIDs[i], bodyIDs[i] = a.activityID, a.senderID, a.keyID, a.bodyID
+	}
 	for i, j := range jobs {
-		a := activity{j.ActivityID, j.SenderID, j.KeyID, j.BodyID}
-		pos, ok := position[a]
-		if !ok {
-			actKeys = append(actKeys, a.key())
-			activities, senders, keyIDs, bodyIDs = append(activities, a.activityID), append(senders, a.senderID), append(keyIDs, a.keyID), append(bodyIDs, a.bodyID)
-			pos = int64(len(actKeys))
-			position[a] = pos
-		}
+		pos := int64(actOf[i] + 1)
 		dedupe[i], dedupeFull[i] = dedupeColumns(j)
 		ids[i], _ = jobID(j.ID) // checked by ports.CheckJobs
 		acts[i], inboxes[i], hosts[i] = pos, inboxRef(j.Inbox, j.Host), j.Host
@@ -428,6 +439,25 @@ func chunkArgs(jobs []domain.Job) []any {
 // activity is what the jobs of one fan-out share: a job_activities row.
 type activity struct {
 	activityID, senderID, keyID, bodyID string
+}
+
+// activitiesOf returns the distinct activities of jobs in first-seen
+// order, and for each job the index of its own among them.
+func activitiesOf(jobs []domain.Job) ([]activity, []int) {
+	var distinct []activity
+	actOf := make([]int, len(jobs))
+	index := make(map[activity]int, 1)
+	for i, j := range jobs {
+		a := activity{j.ActivityID, j.SenderID, j.KeyID, j.BodyID}
+		k, ok := index[a]
+		if !ok {
+			k = len(distinct)
+			distinct = append(distinct, a)
+			index[a] = k
+		}
+		actOf[i] = k
+	}
+	return distinct, actOf
 }
 
 // key is the row's unique key: the SHA-256 of the four fields, each after

@@ -299,8 +299,15 @@ func (n planNode) walk(f func(planNode)) {
 	}
 }
 
-// roundTrips counts what the pool sends: one per query, one per batch.
-type roundTrips struct{ queries, batches atomic.Int64 }
+// roundTrips counts what the pool sends: one per query, one per batch,
+// one per COPY.
+type roundTrips struct{ queries, batches, copies atomic.Int64 }
+
+func (r *roundTrips) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceCopyFromStartData) context.Context {
+	r.copies.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyFromEndData) {}
 
 func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	r.queries.Add(1)
@@ -339,12 +346,34 @@ func TestEnqueueLargeBatchInFewRoundTrips(t *testing.T) {
 	if err != nil || n != len(jobs) {
 		t.Fatalf("enqueue: %d, %v", n, err)
 	}
-	// BEGIN, one pipelined batch of ten chunks, COMMIT.
-	if q, b := trips.queries.Load(), trips.batches.Load(); q+b > 3 {
-		t.Fatalf("10,000 jobs took %d queries and %d batches", q, b)
+	// New jobs go by COPY: BEGIN, one pipelined batch (bodies,
+	// activities, NOTIFY), the COPY, COMMIT.
+	if q, b, c := trips.queries.Load(), trips.batches.Load(), trips.copies.Load(); q+b > 3 || c != 1 {
+		t.Fatalf("10,000 new jobs took %d queries, %d batches and %d COPYs, want at most 3 and 1 COPY", q, b, c)
+	}
+	// The same batch again with 10 new jobs among them: the COPY meets a
+	// stored key and keeps nothing, and the INSERT skips the stored keys
+	// (BEGIN, one pipelined batch of eleven chunks, COMMIT).
+	again := slices.Clone(jobs)
+	for i := range 10 {
+		again = append(again, newJob(t, fmt.Sprintf("k%05d", i), "h000.example", base))
+	}
+	trips.queries.Store(0)
+	trips.batches.Store(0)
+	trips.copies.Store(0)
+	n, err = postgres.NewJobStore(p).Enqueue(testCtx(t), again)
+	if err != nil || n != 10 {
+		t.Fatalf("enqueue of 10,000 stored jobs and 10 new: %d inserted, %v; want 10", n, err)
+	}
+	if q, b, c := trips.queries.Load(), trips.batches.Load(), trips.copies.Load(); q+b > 6 || c != 1 {
+		t.Fatalf("10,010 jobs, 10 new, took %d queries, %d batches and %d COPYs, want at most 6 and 1 COPY", q, b, c)
+	}
+	if got := count(t, p, `SELECT count(*) FROM jobs`); got != len(again) {
+		t.Fatalf("%d jobs stored, want %d", got, len(again))
 	}
 	// Between jobs due at one instant the lease order is the insertion
-	// order, which is dedupe-key order (Enqueue sorts to avoid deadlocks).
+	// order, which is dedupe-key order (Enqueue sorts to avoid deadlocks);
+	// the 10 inserted later come after the first batch.
 	sorted := slices.Clone(jobs)
 	slices.SortFunc(sorted, func(a, b domain.Job) int { return strings.Compare(a.DedupeKey, b.DedupeKey) })
 	store := postgres.NewJobStore(p)

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -24,8 +25,18 @@ import (
 
 // A purge of a body's last job waits for an enqueue that holds the body
 // and its activity, and then sees that enqueue's job: both rows stay.
+// enqueueSQL holds them FOR UPDATE, enqueueByCopy FOR KEY SHARE.
 func TestPurgeWaitsForAnEnqueueOfItsBody(t *testing.T) {
 	t.Parallel()
+	for _, lock := range []string{"FOR UPDATE", "FOR KEY SHARE"} {
+		t.Run(lock, func(t *testing.T) {
+			t.Parallel()
+			purgeWaitsForAnEnqueue(t, lock)
+		})
+	}
+}
+
+func purgeWaitsForAnEnqueue(t *testing.T, lock string) {
 	p := migrated(t)
 	ctx := testCtx(t)
 	s := postgres.NewJobStore(p)
@@ -39,8 +50,8 @@ func TestPurgeWaitsForAnEnqueueOfItsBody(t *testing.T) {
 	// enqueueSQL lock them, and a new job of the same activity inserted,
 	// not yet committed.
 	tx := begin(t, p)
-	mustExecTx(t, tx, `SELECT 1 FROM bodies WHERE id = $1 FOR UPDATE`, old.BodyID)
-	mustExecTx(t, tx, `SELECT 1 FROM job_activities WHERE id = $1 FOR UPDATE`, act)
+	mustExecTx(t, tx, `SELECT 1 FROM bodies WHERE id = $1 `+lock, old.BodyID)
+	mustExecTx(t, tx, `SELECT 1 FROM job_activities WHERE id = $1 `+lock, act)
 	key, _ := postgres.DedupeColumns(domain.Job{ActivityID: old.ActivityID, Inbox: "https://b.example/inbox",
 		DedupeKey: domain.DedupeKey(old.ActivityID, "https://b.example/inbox")})
 	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
@@ -58,12 +69,22 @@ func TestPurgeWaitsForAnEnqueueOfItsBody(t *testing.T) {
 }
 
 // An enqueue referring to a body a purge holds (about to delete it) waits
-// for the purge, then stores the body afresh: the job has its body.
+// for the purge, then stores the body afresh: the job has its body. By
+// INSERT and by COPY.
 func TestEnqueueWaitsForAPurgeOfItsBody(t *testing.T) {
 	t.Parallel()
+	for name, copyMin := range map[string]int{"insert": 1 << 20, "copy": 1} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			enqueueWaitsForAPurge(t, copyMin)
+		})
+	}
+}
+
+func enqueueWaitsForAPurge(t *testing.T, copyMin int) {
 	p := migrated(t)
 	ctx := testCtx(t)
-	s := postgres.NewJobStore(p)
+	s := postgres.WithCopyMin(postgres.NewJobStore(p), copyMin)
 	now := time.Now().UTC()
 	old := finishedJob(t, s, "old", now.Add(-time.Hour))
 	// The purge: the last job gone, its body locked and deleted, not yet
@@ -83,6 +104,53 @@ func TestEnqueueWaitsForAPurgeOfItsBody(t *testing.T) {
 	got, err := s.Get(ctx, contract.JobID("new"))
 	if err != nil || got.ActivityID != old.ActivityID || string(got.Payload) != string(old.Payload) {
 		t.Fatalf("the job enqueued during the purge: %+v (%v); want its activity and body", got, err)
+	}
+}
+
+// Two pages of one fan-out are copied at once: an enqueue by COPY does not
+// wait for another that holds the same body and activity (FOR KEY SHARE)
+// and has not committed. Both pages' jobs are kept.
+func TestCopyEnqueuesOfOneFanOutDoNotWaitForEachOther(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	s := postgres.WithCopyMin(postgres.NewJobStore(p), 1)
+	now := time.Now().UTC()
+	page := func(prefix string) []domain.Job {
+		var jobs []domain.Job
+		for i := range 100 {
+			j, err := domain.NewJob(contract.JobID(fmt.Sprintf("%s%03d", prefix, i)), "https://local.example/act/1",
+				fmt.Sprintf("https://h%d.example/users/%s%d/inbox", i%7, prefix, i), "actor-1", "https://local.example/users/alice#main-key",
+				[]byte(`{"type":"Create"}`), now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs = append(jobs, j)
+		}
+		return jobs
+	}
+	if n, err := s.Enqueue(testCtx(t), page("a")); err != nil || n != 100 {
+		t.Fatalf("first page: %d %v", n, err)
+	}
+	var act int64
+	var body string
+	if err := p.QueryRow(testCtx(t), `SELECT a.id, a.body_id FROM job_activities a`).Scan(&act, &body); err != nil {
+		t.Fatal(err)
+	}
+	// The other page's transaction, between its locks and its commit.
+	tx := begin(t, p)
+	mustExecTx(t, tx, `SELECT 1 FROM bodies WHERE id = $1 FOR KEY SHARE`, body)
+	mustExecTx(t, tx, `SELECT 1 FROM job_activities WHERE id = $1 FOR KEY SHARE`, act)
+	// A wait would end at this deadline with an error, not hang the suite.
+	ctx, cancel := context.WithTimeout(testCtx(t), 30*time.Second)
+	defer cancel()
+	if n, err := s.Enqueue(ctx, page("b")); err != nil || n != 100 {
+		t.Fatalf("a page copied beside an open one: %d inserted, %v; want 100 without waiting", n, err)
+	}
+	if err := tx.Commit(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, p, `SELECT count(*) FROM jobs WHERE activity = $1`, act); n != 200 {
+		t.Fatalf("%d jobs of the fan-out, want 200", n)
 	}
 }
 
