@@ -148,8 +148,15 @@ func (h FanOutHandler) RunResumer(ctx context.Context) {
 	}
 }
 
-// run enqueues the followers after f.Cursor, page by page, recording each
-// page in the store before reading the next.
+// run enqueues the followers after f.Cursor, page by page, recording
+// each page in the store once it and every page before it are enqueued.
+// A page's enqueue runs while the next page is built and its enqueue
+// started (fanOutInFlight pages at most), so the store inserts two pages
+// at once on two connections (a PostgreSQL backend each) instead of
+// waiting for this process between pages. A page enqueued but not
+// recorded when the process dies (one, or two) is enqueued again by the
+// run that resumes from the recorded cursor: its dedupe keys make that a
+// no-op.
 func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) (FanOutResult, error) {
 	d := h.deps
 	var res FanOutResult
@@ -159,16 +166,24 @@ func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) 
 	}
 	pages, stop := h.followerPages(ctx, f.ActorURI, f.Cursor)
 	defer stop()
-	jobs := make([]domain.Job, 0, followerPage)
-	for page := range pages {
+	var bufs [fanOutInFlight][]domain.Job
+	var prev *pageEnqueue // the page started before, not yet recorded
+	for k := 0; ; k++ {
+		page, ok := <-pages
+		if !ok {
+			// The reader stops early only when ctx ends.
+			h.drop(prev)
+			return res, ctx.Err()
+		}
 		if page.err != nil {
+			h.drop(prev)
 			return res, page.err
 		}
 		if len(seen) > maxSharedSeen {
 			clear(seen)
 		}
 		now := d.Clock.Now()
-		jobs = jobs[:0]
+		jobs := bufs[k%fanOutInFlight][:0]
 		for _, fa := range page.actors {
 			inbox := fa.DeliveryInbox()
 			if inbox == "" {
@@ -187,36 +202,86 @@ func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) 
 			}
 			jobs = append(jobs, j)
 		}
+		bufs[k%fanOutInFlight] = jobs
 		idsInKeyOrder(jobs, d.IDs)
-		r, err := h.enqueue.Handle(ctx, jobs)
-		res.Queued += r.Queued
-		res.AlreadyQueued += r.AlreadyQueued
-		res.Inboxes += len(jobs)
-		if err != nil {
+		cur := h.startPage(ctx, jobs, page.after, page.read < followerPage)
+		if prev != nil {
+			if done, err := h.record(ctx, f, prev, &res); done || err != nil {
+				h.drop(cur)
+				return res, err
+			}
+		}
+		prev = cur
+		if prev.last {
+			_, err := h.record(ctx, f, prev, &res)
 			return res, err
 		}
-		last := page.read < followerPage
-		after := page.after
-		if d.FanOuts != nil {
-			now := d.Clock.Now()
-			_, err := d.FanOuts.Advance(ctx, ports.FanOutProgress{ID: f.ID, Owner: f.Owner, Cursor: after,
-				Queued: r.Queued, Done: last, Now: now, Until: now.Add(FanOutLease)})
-			if errors.Is(err, domain.ErrLeaseLost) {
-				// Another process claimed it (this one stalled past its
-				// lease): it continues from the recorded cursor.
-				d.Log.Warn("fan-out taken over by another process", "activity", f.ID, "cursor", after)
-				return res, nil
-			}
-			if err != nil {
-				return res, fmt.Errorf("record fan-out progress: %w", err)
-			}
-		}
-		if last {
-			return res, nil
-		}
 	}
-	// The reader stops early only when ctx ends.
-	return res, ctx.Err()
+}
+
+// fanOutInFlight is how many pages of one fan-out are being enqueued at
+// once: the one started last and the one before it, waiting to be
+// recorded. The pages' jobs are held until then: two pages, whatever the
+// follower count.
+const fanOutInFlight = 2
+
+// pageEnqueue is one page's enqueue, running in a goroutine of its own.
+type pageEnqueue struct {
+	done  chan struct{}
+	res   EnqueueResult
+	err   error
+	n     int    // inboxes submitted
+	after string // the cursor past the page
+	last  bool   // the fan-out's last page
+}
+
+// startPage starts enqueueing a page's jobs.
+func (h FanOutHandler) startPage(ctx context.Context, jobs []domain.Job, after string, last bool) *pageEnqueue {
+	p := &pageEnqueue{done: make(chan struct{}), n: len(jobs), after: after, last: last}
+	go func() {
+		defer close(p.done)
+		p.res, p.err = h.enqueue.Handle(ctx, jobs)
+	}()
+	return p
+}
+
+// drop waits for a page whose progress will not be recorded (an earlier
+// page failed, or the run ends): its jobs are in the store or not, and the
+// run that resumes from the recorded cursor enqueues it again either way.
+func (h FanOutHandler) drop(p *pageEnqueue) {
+	if p != nil {
+		<-p.done
+	}
+}
+
+// record waits for a page's enqueue, counts it into res and records the
+// fan-out's progress past it. done is true where the run must stop
+// without an error: another process took the fan-out over.
+func (h FanOutHandler) record(ctx context.Context, f domain.FanOut, p *pageEnqueue, res *FanOutResult) (done bool, err error) {
+	<-p.done
+	res.Queued += p.res.Queued
+	res.AlreadyQueued += p.res.AlreadyQueued
+	res.Inboxes += p.n
+	if p.err != nil {
+		return false, p.err
+	}
+	d := h.deps
+	if d.FanOuts == nil {
+		return false, nil
+	}
+	now := d.Clock.Now()
+	_, err = d.FanOuts.Advance(ctx, ports.FanOutProgress{ID: f.ID, Owner: f.Owner, Cursor: p.after,
+		Queued: p.res.Queued, Done: p.last, Now: now, Until: now.Add(FanOutLease)})
+	if errors.Is(err, domain.ErrLeaseLost) {
+		// Another process claimed it (this one stalled past its lease):
+		// it continues from the recorded cursor.
+		d.Log.Warn("fan-out taken over by another process", "activity", f.ID, "cursor", p.after)
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("record fan-out progress: %w", err)
+	}
+	return false, nil
 }
 
 // pendingID names a job of a page until idsInKeyOrder gives it its id.
