@@ -52,18 +52,18 @@ func (h FanOutHandler) followerPages(ctx context.Context, actorURI, after string
 // actors of the remote ones.
 func (h FanOutHandler) followerBatch(ctx context.Context, actorURI, after string) followerBatch {
 	d := h.deps
-	page, err := d.Followers.Followers(ctx, actorURI, domain.FollowAccepted, after, followerPage)
+	page, err := d.Followers.FollowerURIs(ctx, actorURI, domain.FollowAccepted, after, followerPage)
 	if err != nil {
 		return followerBatch{err: fmt.Errorf("followers: %w", err)}
 	}
 	b := followerBatch{read: len(page), after: after}
 	if len(page) > 0 {
-		b.after = page[len(page)-1].FollowerURI
+		b.after = page[len(page)-1]
 	}
-	uris := make([]string, 0, len(page))
-	for _, fl := range page {
-		if !h.local(fl.FollowerURI) {
-			uris = append(uris, fl.FollowerURI)
+	uris := page[:0] // the remote ones, in place: page is this batch's own
+	for _, uri := range page {
+		if !h.local(uri) {
+			uris = append(uris, uri)
 		}
 	}
 	if len(uris) > 0 {

@@ -64,6 +64,10 @@ type FollowerStore interface {
 	// Followers lists who follows followedURI in state s, ordered by
 	// follower URI, after the given URI (for paging), at most limit.
 	Followers(ctx context.Context, followedURI string, s domain.FollowState, afterURI string, limit int) ([]domain.Follower, error)
+	// FollowerURIs is Followers' follower URIs alone, in the same order
+	// and pages: what a fan-out reads, which a store can answer from its
+	// (followed, state, follower) index without reading the relations.
+	FollowerURIs(ctx context.Context, followedURI string, s domain.FollowState, afterURI string, limit int) ([]string, error)
 	// CountFollowers counts who follows followedURI in state s.
 	CountFollowers(ctx context.Context, followedURI string, s domain.FollowState) (int, error)
 }

@@ -110,6 +110,19 @@ func (s *FollowerStore) Followers(ctx context.Context, followed string, st domai
 	return out, nil
 }
 
+// FollowerURIs implements ports.FollowerStore.
+func (s *FollowerStore) FollowerURIs(ctx context.Context, followed string, st domain.FollowState, after string, limit int) ([]string, error) {
+	page, err := s.Followers(ctx, followed, st, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(page))
+	for i, f := range page {
+		out[i] = f.FollowerURI
+	}
+	return out, nil
+}
+
 // CountFollowers implements ports.FollowerStore.
 func (s *FollowerStore) CountFollowers(ctx context.Context, followed string, st domain.FollowState) (int, error) {
 	s.mu.Lock()

@@ -125,6 +125,20 @@ func (s *FollowerStore) Followers(ctx context.Context, followed string, st domai
 	return findAll(ctx, s.follows, filter, fmt.Sprintf("followers of %s", followed), followerDoc.follower, opts)
 }
 
+// FollowerURIs implements ports.FollowerStore with a projection that
+// followers_followed_state covers.
+func (s *FollowerStore) FollowerURIs(ctx context.Context, followed string, st domain.FollowState, after string, limit int) ([]string, error) {
+	filter := bson.D{{Key: "followed", Value: followed}, {Key: "state", Value: string(st)}}
+	if after != "" {
+		filter = append(filter, bson.E{Key: "follower", Value: bson.D{{Key: "$gt", Value: after}}})
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "follower", Value: 1}}).SetProjection(bson.D{{Key: "follower", Value: 1}, {Key: "_id", Value: 0}})
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	return findAll(ctx, s.follows, filter, fmt.Sprintf("followers of %s", followed), func(d followerDoc) string { return d.Follower }, opts)
+}
+
 // CountFollowers implements ports.FollowerStore.
 func (s *FollowerStore) CountFollowers(ctx context.Context, followed string, st domain.FollowState) (int, error) {
 	n, err := s.follows.CountDocuments(ctx, bson.D{{Key: "followed", Value: followed}, {Key: "state", Value: string(st)}})

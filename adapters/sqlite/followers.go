@@ -108,6 +108,20 @@ LIMIT ?`, followed, string(st), after, limitArg(limit))
 	return out, nil
 }
 
+// FollowerURIs implements ports.FollowerStore from
+// followers_followed_state_idx alone (a covering index).
+func (s *FollowerStore) FollowerURIs(ctx context.Context, followed string, st domain.FollowState, after string, limit int) ([]string, error) {
+	out, err := query(ctx, s.db, func(r scanner) (uri string, err error) { err = r.Scan(&uri); return uri, err }, `
+SELECT follower_uri FROM followers
+WHERE followed_uri = ? AND state = ? AND follower_uri > ?
+ORDER BY follower_uri
+LIMIT ?`, followed, string(st), after, limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("followers of %s: %w", followed, interpretError(err))
+	}
+	return out, nil
+}
+
 // CountFollowers implements ports.FollowerStore.
 func (s *FollowerStore) CountFollowers(ctx context.Context, followed string, st domain.FollowState) (int, error) {
 	var n int

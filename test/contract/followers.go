@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -122,6 +123,24 @@ func FollowerStore(t *testing.T, newStore func(t *testing.T) ports.FollowerStore
 			}
 			if len(got) != 20 {
 				t.Fatalf("paged %d followers", len(got))
+			}
+			// FollowerURIs pages the same URIs in the same order.
+			var uris []string
+			after = ""
+			for {
+				page, err := s.FollowerURIs(ctx(t), alice, domain.FollowAccepted, after, 7)
+				mustNil(t, err, "follower uris")
+				uris = append(uris, page...)
+				if len(page) < 7 {
+					break
+				}
+				after = page[len(page)-1]
+			}
+			if !slices.Equal(uris, got) {
+				t.Fatalf("FollowerURIs paged %v, Followers %v", uris, got)
+			}
+			if pending, err := s.FollowerURIs(ctx(t), alice, domain.FollowPending, "", 0); err != nil || len(pending) != 5 {
+				t.Fatalf("pending follower uris: %v %v, want 5", pending, err)
 			}
 		}},
 		{"RemoveActorDropsBothSides", func(t *testing.T, s ports.FollowerStore) {
