@@ -158,7 +158,6 @@ func (h FanOutHandler) RunResumer(ctx context.Context) {
 // run that resumes from the recorded cursor: its dedupe keys make that a
 // no-op.
 func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) (FanOutResult, error) {
-	d := h.deps
 	var res FanOutResult
 	seen := make(map[string]struct{}, len(skip))
 	for _, s := range skip {
@@ -179,31 +178,8 @@ func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) 
 			h.drop(prev)
 			return res, page.err
 		}
-		if len(seen) > maxSharedSeen {
-			clear(seen)
-		}
-		now := d.Clock.Now()
-		jobs := bufs[k%fanOutInFlight][:0]
-		for _, fa := range page.actors {
-			inbox := fa.DeliveryInbox()
-			if inbox == "" {
-				continue
-			}
-			if _, dup := seen[inbox]; dup {
-				continue
-			}
-			if fa.SharedInbox != "" {
-				seen[inbox] = struct{}{}
-			}
-			j, err := domain.NewJob(pendingID, f.ID, inbox, f.SenderID, f.KeyID, f.Payload, now)
-			if err != nil {
-				d.Log.Warn("skipping an inbox that is not a valid URL", "inbox", inbox, "err", err)
-				continue
-			}
-			jobs = append(jobs, j)
-		}
+		jobs := h.pageJobs(f, page.actors, seen, bufs[k%fanOutInFlight][:0])
 		bufs[k%fanOutInFlight] = jobs
-		idsInKeyOrder(jobs, d.IDs)
 		cur := h.startPage(ctx, jobs, page.after, page.read < followerPage)
 		if prev != nil {
 			if done, err := h.record(ctx, f, prev, &res); done || err != nil {
@@ -219,11 +195,41 @@ func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) 
 	}
 }
 
-// fanOutInFlight is how many pages of one fan-out are being enqueued at
-// once: the one started last and the one before it, waiting to be
-// recorded. The pages' jobs are held until then: two pages, whatever the
-// follower count.
+// fanOutInFlight is how many pages of one fan-out run's loop holds at
+// once (prev and cur): the page started last and the one before it,
+// waiting to be recorded. It sizes their job buffers; their jobs are held
+// until the page is recorded: two pages, whatever the follower count.
 const fanOutInFlight = 2
+
+// pageJobs appends to jobs one job per inbox of a page's actors (a shared
+// inbox once per run while seen holds it) and gives them their ids.
+func (h FanOutHandler) pageJobs(f domain.FanOut, actors []domain.ActorInboxes, seen map[string]struct{}, jobs []domain.Job) []domain.Job {
+	d := h.deps
+	if len(seen) > maxSharedSeen {
+		clear(seen)
+	}
+	now := d.Clock.Now()
+	for _, fa := range actors {
+		inbox := fa.DeliveryInbox()
+		if inbox == "" {
+			continue
+		}
+		if _, dup := seen[inbox]; dup {
+			continue
+		}
+		if fa.SharedInbox != "" {
+			seen[inbox] = struct{}{}
+		}
+		j, err := domain.NewJob(pendingID, f.ID, inbox, f.SenderID, f.KeyID, f.Payload, now)
+		if err != nil {
+			d.Log.Warn("skipping an inbox that is not a valid URL", "inbox", inbox, "err", err)
+			continue
+		}
+		jobs = append(jobs, j)
+	}
+	idsInKeyOrder(jobs, d.IDs)
+	return jobs
+}
 
 // pageEnqueue is one page's enqueue, running in a goroutine of its own.
 type pageEnqueue struct {
