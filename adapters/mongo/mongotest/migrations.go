@@ -499,7 +499,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			if _, err := mongo.EnsureIndexes(ctx, db, nil); err != nil {
 				t.Fatal(err)
 			}
-			got, err := mongo.NewJobStore(db).Get(ctx, "b2")
+			got, err := mongo.NewJobStore(db).Get(ctx, contract.JobID("b2"))
 			if err != nil || string(got.Payload) != string(own) {
 				t.Fatalf("a job with its payload back, read after up again: %q %v", got.Payload, err)
 			}

@@ -66,7 +66,8 @@ func benchFollowers(ctx context.Context, r *report, dbURL, sizeList string) erro
 		title:   "A post to many followers on PostgreSQL (issue 15)",
 		command: "go run ./test/bench/heraldbench -only followers (-followers 10000,100000,1000000)",
 		intro: "One post published to N followers with personal inboxes (no shared inbox: N jobs) by a child process (application.Publish over the PostgreSQL stores: " +
-			"followers read 1,000 a page, each page enqueued and recorded in the fan-out record; no engine runs, so the jobs stay queued); " +
+			"followers read 1,000 a page (their URIs, then their inboxes), each page enqueued (by COPY) while the next is built, two pages in flight, and recorded in the fan-out record in page order; " +
+			"no engine runs, so the jobs stay queued); " +
 			"then N no-payload jobs inserted by River v0.51.2's InsertManyFast, 1,000 a call, in the same run and database. Bytes on disk: pg_total_relation_size of jobs and job_activities " +
 			"(tables, TOAST and indexes) over the jobs, with the bodies table (the activity once) beside it. " +
 			"CPU per job: the machine's busy time (/proc/stat, every process: the publisher or River and PostgreSQL) over the publish or the inserts, per job; " +
