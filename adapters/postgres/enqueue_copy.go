@@ -24,9 +24,16 @@ import (
 const copyMin = 64
 
 // copyColumns are the jobs columns enqueueByCopy writes, in its rows'
-// order.
-var copyColumns = []string{"id", "dedupe_key", "dedupe_full", "activity", "inbox_ref", "host", "state", "attempts", "run_at",
-	"lease_owner", "lease_token", "lease_until", "last_error", "created_at", "finished_at"}
+// order. freshColumns are the first of them, all a batch of fresh jobs
+// (never attempted, leased or finished, each with the dedupe key of its
+// activity and inbox, as a fan-out makes them) needs: the others take
+// their defaults (0 attempts, NULL), and COPY encodes 8 values a row
+// instead of 15 (the publisher's encoding was a third of its CPU).
+var (
+	copyColumns = []string{"id", "dedupe_key", "activity", "inbox_ref", "host", "state", "run_at", "created_at",
+		"dedupe_full", "attempts", "lease_owner", "lease_token", "lease_until", "last_error", "finished_at"}
+	freshColumns = copyColumns[:8]
+)
 
 // The statements enqueueByCopy sends before its COPY, in one pipelined
 // round trip. Each stores what is missing (bodies, then activities, each
@@ -74,6 +81,14 @@ const notifySQL = `SELECT pg_notify('` + NotifyChannel + `', COALESCE(current_sc
 // way: enqueueSQL's retries and upserts handle them.
 func (s *JobStore) enqueueByCopy(ctx context.Context, jobs []domain.Job, bodies []ports.Body) (n int, copied bool, err error) {
 	acts, actOf := activitiesOf(jobs)
+	ids, shorts, fulls := make([][16]byte, len(jobs)), make([][dedupeLen]byte, len(jobs)), make([][]byte, len(jobs))
+	fresh := true
+	for i, j := range jobs {
+		ids[i], _ = jobID(j.ID) // checked by ports.CheckJobs
+		shorts[i], fulls[i] = dedupeColumns(j)
+		fresh = fresh && fulls[i] == nil && j.Attempts == 0 && j.LeaseOwner == "" && j.LeaseToken == "" && j.LeaseUntil.IsZero() &&
+			j.LastError == "" && j.FinishedAt.IsZero()
+	}
 	keys := make([][]byte, len(acts))
 	activityIDs, senders, keyIDs, bodyIDs := make([]string, len(acts)), make([]string, len(acts)), make([]string, len(acts)), make([]string, len(acts))
 	for i, a := range acts {
@@ -148,18 +163,22 @@ func (s *JobStore) enqueueByCopy(ctx context.Context, jobs []domain.Job, bodies 
 			}
 			actIDs[i] = id
 		}
-		row := make([]any, len(copyColumns))
+		columns := copyColumns
+		if fresh {
+			columns = freshColumns
+		}
+		row := make([]any, len(columns))
 		src := pgx.CopyFromSlice(len(jobs), func(i int) ([]any, error) {
 			j := jobs[i]
-			id, _ := jobID(j.ID) // checked by ports.CheckJobs
-			short, full := dedupeColumns(j)
-			row[0], row[1], row[2], row[3] = id, short, full, actIDs[actOf[i]]
-			row[4], row[5], row[6], row[7], row[8] = inboxRef(j.Inbox, j.Host), j.Host, string(j.State), int32(j.Attempts), j.RunAt
-			row[9], row[10], row[11] = nullText(j.LeaseOwner), nullText(j.LeaseToken), optTime(j.LeaseUntil)
-			row[12], row[13], row[14] = nullText(j.LastError), j.CreatedAt, optTime(j.FinishedAt)
+			row[0], row[1], row[2], row[3] = ids[i], shorts[i], actIDs[actOf[i]], inboxRef(j.Inbox, j.Host)
+			row[4], row[5], row[6], row[7] = j.Host, string(j.State), j.RunAt, j.CreatedAt
+			if !fresh {
+				row[8], row[9], row[10], row[11] = fulls[i], int32(j.Attempts), nullText(j.LeaseOwner), nullText(j.LeaseToken)
+				row[12], row[13], row[14] = optTime(j.LeaseUntil), nullText(j.LastError), optTime(j.FinishedAt)
+			}
 			return row, nil
 		})
-		copiedRows, err := tx.CopyFrom(ctx, pgx.Identifier{"jobs"}, copyColumns, src)
+		copiedRows, err := tx.CopyFrom(ctx, pgx.Identifier{"jobs"}, columns, src)
 		n = int(copiedRows)
 		return err
 	})

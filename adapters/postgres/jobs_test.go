@@ -672,3 +672,40 @@ func TestHelperProcess(t *testing.T) {
 		t.Fatalf("unknown helper role %q", role)
 	}
 }
+
+// A batch by COPY that is not fresh (a dedupe key a caller chose, a job
+// already attempted, a dead one with its error and end) is copied with
+// every column, and each job reads back as it went in.
+func TestEnqueueByCopyKeepsEveryColumn(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	s := postgres.WithCopyMin(postgres.NewJobStore(p), 1)
+	base := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	custom := newJob(t, "custom", "a.example", base)
+	custom.DedupeKey = domain.DedupeKey("another activity", custom.Inbox)
+	retried := newJob(t, "retried", "b.example", base)
+	retried.Attempts, retried.LastError = 2, "HTTP 503"
+	dead := newJob(t, "dead", "c.example", base)
+	dead.State, dead.Attempts, dead.LastError, dead.FinishedAt = domain.JobDead, 16, "HTTP 410", base.Add(time.Hour)
+	in := []domain.Job{custom, retried, dead}
+	if n, err := s.Enqueue(ctx, in); err != nil || n != 3 {
+		t.Fatalf("enqueue: %d %v", n, err)
+	}
+	if got := count(t, p, `SELECT count(*) FROM jobs WHERE dedupe_full IS NOT NULL`); got != 1 {
+		t.Fatalf("%d jobs keep their whole dedupe key, want 1 (the custom one)", got)
+	}
+	for _, want := range in {
+		got, err := s.Get(ctx, want.ID)
+		if err != nil || got.DedupeKey != want.DedupeKey || got.State != want.State || got.Attempts != want.Attempts ||
+			got.LastError != want.LastError || !got.FinishedAt.Equal(want.FinishedAt) || !got.RunAt.Equal(want.RunAt) || got.Inbox != want.Inbox {
+			t.Fatalf("%s read back as %+v (%v), want %+v", contract.JobName(want.ID), got, err, want)
+		}
+	}
+	// The custom key dedupes as itself.
+	again := newJob(t, "again", "a.example", base)
+	again.DedupeKey = custom.DedupeKey
+	if n, err := s.Enqueue(ctx, []domain.Job{again}); err != nil || n != 0 {
+		t.Fatalf("a job with the custom key again: %d inserted (%v), want 0", n, err)
+	}
+}
