@@ -18,8 +18,8 @@ const fanOutFollowers = 100_000
 // to 100,000 followers with personal inboxes, then a restart: the new
 // process claims the fan-out once the dead one's lease (30 s) has expired,
 // continues after its recorded cursor, and every follower inbox ends with
-// exactly one job (the page enqueued but not yet recorded at the kill is
-// deduplicated). Deliveries are held: every inbox is on one loopback
+// exactly one job (the pages enqueued but not yet recorded at the kill,
+// two at most, are deduplicated). Deliveries are held: every inbox is on one loopback
 // server that never answers (one worker, one per host), so the queue the
 // fan-out builds stays put and the counts are the fan-out's alone.
 func TestKillNineMidFanOutThenRestartQueuesEveryInboxOnce(t *testing.T) {
