@@ -89,18 +89,10 @@ func (s *JobStore) enqueueByCopy(ctx context.Context, jobs []domain.Job, bodies 
 		fresh = fresh && fulls[i] == nil && j.Attempts == 0 && j.LeaseOwner == "" && j.LeaseToken == "" && j.LeaseUntil.IsZero() &&
 			j.LastError == "" && j.FinishedAt.IsZero()
 	}
-	keys := make([][]byte, len(acts))
-	activityIDs, senders, keyIDs, bodyIDs := make([]string, len(acts)), make([]string, len(acts)), make([]string, len(acts)), make([]string, len(acts))
-	for i, a := range acts {
-		keys[i] = a.key()
-		activityIDs[i], senders[i], keyIDs[i], bodyIDs[i] = a.activityID, a.senderID, a.keyID, a.bodyID
-	}
+	keys, activityIDs, senders, keyIDs, bodyIDs := activityArrays(acts)
 	batch := &pgx.Batch{}
 	if len(bodies) > 0 {
-		ids, data := make([]string, len(bodies)), make([][]byte, len(bodies))
-		for i, b := range bodies {
-			ids[i], data[i] = b.ID, b.Data
-		}
+		ids, data := bodyArrays(bodies)
 		batch.Queue(copyBodiesSQL, ids, data)
 		batch.Queue(copyBodiesLockSQL, ids)
 	}

@@ -368,10 +368,7 @@ const enqueueAttempts = 5
 func (s *JobStore) enqueueOnce(ctx context.Context, insert string, bodies []ports.Body, chunks [][]any) (int, error) {
 	batch := &pgx.Batch{}
 	if len(bodies) > 0 {
-		ids, data := make([]string, len(bodies)), make([][]byte, len(bodies))
-		for i, b := range bodies {
-			ids[i], data[i] = b.ID, b.Data
-		}
+		ids, data := bodyArrays(bodies)
 		batch.Queue(bodySQL, ids, data)
 	}
 	for _, args := range chunks {
@@ -416,12 +413,7 @@ func chunkArgs(jobs []domain.Job) []any {
 		leaseUntils, finishedAts       = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
 	)
 	distinct, actOf := activitiesOf(jobs)
-	actKeys := make([][]byte, len(distinct))
-	activities, senders, keyIDs, bodyIDs := make([]string, len(distinct)), make([]string, len(distinct)), make([]string, len(distinct)), make([]string, len(distinct))
-	for i, a := range distinct {
-		actKeys[i] = a.key()
-		activities[i], senders[i], keyIDs[i], bodyIDs[i] = a.activityID, a.senderID, a.keyID, a.bodyID
-	}
+	actKeys, activities, senders, keyIDs, bodyIDs := activityArrays(distinct)
 	for i, j := range jobs {
 		pos := int64(actOf[i] + 1)
 		dedupe[i], dedupeFull[i] = dedupeColumns(j)
@@ -439,6 +431,28 @@ func chunkArgs(jobs []domain.Job) []any {
 // activity is what the jobs of one fan-out share: a job_activities row.
 type activity struct {
 	activityID, senderID, keyID, bodyID string
+}
+
+// activityArrays are acts as parallel arrays, the parameters of the
+// statements that store them: their keys, activity ids, senders, key ids
+// and body ids.
+func activityArrays(acts []activity) (keys [][]byte, activityIDs, senders, keyIDs, bodyIDs []string) {
+	n := len(acts)
+	keys, activityIDs, senders, keyIDs, bodyIDs = make([][]byte, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, a := range acts {
+		keys[i] = a.key()
+		activityIDs[i], senders[i], keyIDs[i], bodyIDs[i] = a.activityID, a.senderID, a.keyID, a.bodyID
+	}
+	return keys, activityIDs, senders, keyIDs, bodyIDs
+}
+
+// bodyArrays are bodies as parallel arrays of ids and bytes.
+func bodyArrays(bodies []ports.Body) (ids []string, data [][]byte) {
+	ids, data = make([]string, len(bodies)), make([][]byte, len(bodies))
+	for i, b := range bodies {
+		ids[i], data[i] = b.ID, b.Data
+	}
+	return ids, data
 }
 
 // activitiesOf returns the distinct activities of jobs in first-seen

@@ -129,8 +129,14 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 		t.Fatalf("after the restart: %d jobs, %d distinct inboxes, %d follower inboxes without a job; want %d, %d, 0",
 			jobs, distinctInboxes, missing, fanOutFollowers, fanOutFollowers)
 	}
-	if recorded != fanOutFollowers {
-		t.Errorf("the fan-out record counts %d queued, want %d", recorded, fanOutFollowers)
+	// The record counts the jobs of the pages it recorded. The pages in the
+	// store but not in the record at the kill (two at most: one page's
+	// enqueue runs beside the next's) come back as already queued when
+	// the resumer enqueues them again, so the record misses exactly them;
+	// the operator page counts the jobs themselves (CountsOfBody).
+	if want := fanOutFollowers - (queuedAtKill - recordedAtKill); recorded != want || queuedAtKill-recordedAtKill > 2*1000 {
+		t.Errorf("the fan-out record counts %d queued, want %d (%d followers, %d jobs in the store and %d in the record at the kill: at most two pages apart)",
+			recorded, want, fanOutFollowers, queuedAtKill, recordedAtKill)
 	}
 	if len(second.Logs("fan-out resumed")) != 1 {
 		t.Errorf("herald2 logged %d resumptions, want 1", len(second.Logs("fan-out resumed")))
