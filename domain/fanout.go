@@ -22,9 +22,10 @@ type FanOut struct {
 	// none yet).
 	Cursor string
 	Total  int // accepted followers when the fan-out began
-	// Queued counts the jobs its recorded pages inserted. A page enqueued
-	// but not recorded before a crash is not counted (enqueued again, its
-	// jobs come back as already queued), so it may fall short, never
+	// Queued counts the jobs its recorded pages inserted. The pages
+	// enqueued but not recorded before a crash (two at most: a page's
+	// enqueue runs beside the next's) are not counted (enqueued again,
+	// their jobs come back as already queued), so it may fall short, never
 	// over; the jobs themselves are counted by ports.JobAdmin.CountsOfBody.
 	Queued int
 	Done   bool
