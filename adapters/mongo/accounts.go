@@ -116,7 +116,7 @@ func (s *AccountStore) CreateUser(ctx context.Context, u domain.RootUser) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := s.users.InsertOne(ctx, userDoc{ID: u.ID, UserName: u.UserName, PasswordHash: u.PasswordHash, CreatedAt: utc(u.CreatedAt)})
+	err := insertOne(ctx, s.users, userDoc{ID: u.ID, UserName: u.UserName, PasswordHash: u.PasswordHash, CreatedAt: utc(u.CreatedAt)})
 	if err == nil {
 		return nil
 	}
@@ -164,7 +164,7 @@ func (s *AccountStore) CreateToken(ctx context.Context, t domain.Token) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := s.tokens.InsertOne(ctx, tokenDoc{Hash: t.Hash, UserID: t.UserID, CreatedAt: utc(t.CreatedAt)})
+	err := insertOne(ctx, s.tokens, tokenDoc{Hash: t.Hash, UserID: t.UserID, CreatedAt: utc(t.CreatedAt)})
 	if err != nil {
 		return fmt.Errorf("token: %w", interpretError(err, tokenDups))
 	}
@@ -197,7 +197,7 @@ func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := s.avatars.InsertOne(ctx, avatarDoc{ID: a.ID, RootUserID: a.RootUserID, Name: a.Name, DisplayName: a.DisplayName,
+	err := insertOne(ctx, s.avatars, avatarDoc{ID: a.ID, RootUserID: a.RootUserID, Name: a.Name, DisplayName: a.DisplayName,
 		PublicKeyPEM: a.Keys.PublicPEM, PrivateKeyPEM: a.Keys.PrivatePEM, CreatedAt: utc(a.CreatedAt)})
 	if err == nil {
 		return nil
@@ -272,7 +272,7 @@ func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := s.groups.InsertOne(ctx, groupDoc{ID: g.ID, OwnerID: g.OwnerID, Name: g.Name, DisplayName: g.DisplayName,
+	err := insertOne(ctx, s.groups, groupDoc{ID: g.ID, OwnerID: g.OwnerID, Name: g.Name, DisplayName: g.DisplayName,
 		PublicKeyPEM: g.Keys.PublicPEM, PrivateKeyPEM: g.Keys.PrivatePEM, CreatedAt: utc(g.CreatedAt)})
 	if err == nil {
 		return nil

@@ -210,7 +210,7 @@ func createOnce(ctx context.Context, c *mongodrv.Collection, doc any, objectURI 
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	_, err := c.InsertOne(ctx, doc)
+	err := insertOne(ctx, c, doc)
 	if err == nil {
 		return true, nil
 	}
@@ -328,7 +328,7 @@ func (s *ContentStore) AddBoost(ctx context.Context, b domain.Boost) (bool, erro
 	if n == 0 {
 		return false, fmt.Errorf("post %q: %w", b.ObjectURI, domain.ErrNotFound)
 	}
-	_, err = s.boosts.InsertOne(ctx, boostDoc{ID: b.ActorURI + "\n" + b.ObjectURI, ActorURI: b.ActorURI, ObjectURI: b.ObjectURI,
+	err = insertOne(ctx, s.boosts, boostDoc{ID: b.ActorURI + "\n" + b.ObjectURI, ActorURI: b.ActorURI, ObjectURI: b.ObjectURI,
 		ActivityURI: b.ActivityURI, CreatedAt: utc(b.CreatedAt)})
 	if mongodrv.IsDuplicateKeyError(err) {
 		return false, nil

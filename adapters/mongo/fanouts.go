@@ -64,7 +64,7 @@ func (d fanOutDoc) fanOut() domain.FanOut {
 
 // Create implements ports.FanOutStore.
 func (s *FanOutStore) Create(ctx context.Context, f domain.FanOut) error {
-	_, err := s.fans.InsertOne(ctx, fanOutDoc{ID: f.ID, ActorURI: f.ActorURI, SenderID: f.SenderID, KeyID: f.KeyID,
+	err := insertOne(ctx, s.fans, fanOutDoc{ID: f.ID, ActorURI: f.ActorURI, SenderID: f.SenderID, KeyID: f.KeyID,
 		Payload: f.Payload, BodyID: f.BodyID, Cursor: f.Cursor, Total: f.Total, Queued: f.Queued, Done: f.Done,
 		Owner: f.Owner, LeaseUntil: f.LeaseUntil.UTC(), CreatedAt: f.CreatedAt.UTC(), UpdatedAt: f.UpdatedAt.UTC()})
 	if err != nil {

@@ -52,7 +52,7 @@ func (s *FollowerStore) Add(ctx context.Context, f domain.Follower) (bool, error
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	_, err := s.follows.InsertOne(ctx, followerDoc{
+	err := insertOne(ctx, s.follows, followerDoc{
 		Follower: f.FollowerURI, Followed: f.FollowedURI, State: string(f.State), ActivityID: f.ActivityID,
 		CreatedAt: utc(f.CreatedAt), UpdatedAt: utc(f.UpdatedAt),
 	})

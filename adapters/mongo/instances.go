@@ -101,7 +101,7 @@ func (s *InstanceStore) Update(ctx context.Context, host string, fn func(*domain
 		r.Host = host
 		next := toInstanceDoc(r, d.Version+1)
 		if !found {
-			_, err = s.hosts.InsertOne(ctx, next)
+			err = insertOne(ctx, s.hosts, next)
 			if mongodrv.IsDuplicateKeyError(err) {
 				continue // another Update created it first
 			}

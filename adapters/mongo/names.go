@@ -48,7 +48,7 @@ func (r *NameRegistry) Reserve(ctx context.Context, n domain.ReservedName) error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := r.names.InsertOne(ctx, reservedDoc{
+	err := insertOne(ctx, r.names, reservedDoc{
 		ID: n.Name, Name: n.Name, Kind: string(n.Kind), OwnerID: n.OwnerID, CreatedAt: utc(n.CreatedAt),
 	})
 	if err != nil {
