@@ -14,3 +14,12 @@ type PasswordHasher interface {
 type KeyGenerator interface {
 	GenerateKeyPair() (domain.KeyPair, error)
 }
+
+// HTMLSanitizer cleans HTML that came from another server down to the
+// markup Herald shows (SPEC §10: Mastodon's allowlist, href only http(s),
+// class only the microformats Mastodon keeps). It is idempotent:
+// sanitizing its own output changes nothing. A well-kept library does the
+// work; Herald writes no HTML parsing of its own.
+type HTMLSanitizer interface {
+	SanitizeHTML(html string) string
+}

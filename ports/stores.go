@@ -117,6 +117,11 @@ type ActorStore interface {
 // ForeignActorStore caches remote actors.
 type ForeignActorStore interface {
 	// Upsert stores the actor, replacing any copy with the same ActorURI.
+	// A key id belongs to at most one actor (SPEC §10): when another
+	// actor's copy holds f.PublicKeyID, Upsert changes nothing and returns
+	// an error wrapping domain.ErrAlreadyExists. The store enforces it (a
+	// unique index where it has them), so two concurrent claims of one key
+	// id cannot both succeed.
 	Upsert(ctx context.Context, f domain.ForeignAvatar) error
 	ByActorURI(ctx context.Context, actorURI string) (domain.ForeignAvatar, error)
 	// ByKeyID finds the actor whose public key has this id.
@@ -182,6 +187,20 @@ type PostStore interface {
 	// CountLocalPosts counts the posts and direct posts written here
 	// (Local), not the remote ones received.
 	CountLocalPosts(ctx context.Context) (int, error)
+	// DeleteActorContent removes what a remote actor left here, after its
+	// Delete{Person}: its posts and direct posts (with their reactions and
+	// boosts, as DeletePost), its boosts and its reactions. It returns how
+	// many posts and direct posts went. Nothing of other actors changes.
+	DeleteActorContent(ctx context.Context, actorURI string) (int, error)
+}
+
+// TombstoneStore remembers the URIs of deleted remote objects and actors.
+type TombstoneStore interface {
+	// AddTombstone records t; a tombstone of the same URI already there is
+	// kept as it is (the first deletion stands).
+	AddTombstone(ctx context.Context, t domain.Tombstone) error
+	// Tombstoned returns the tombstone of uri, or domain.ErrNotFound.
+	Tombstoned(ctx context.Context, uri string) (domain.Tombstone, error)
 }
 
 // Pinger reports whether the store answers; /readyz uses it.
