@@ -34,12 +34,12 @@ var FetchSignedHeaders = []string{httpsig.RequestTarget, "host", "date"}
 // Fetch implements application.Fetcher: a GET over the delivery transport
 // (same address guard, timeout, connection cap and User-Agent), signed as
 // r.KeyID when a key is given, its body bounded by MaxDocumentBytes.
-func (c *Client) Fetch(ctx context.Context, r application.FetchRequest) ([]byte, error) {
+func (c *Client) Fetch(ctx context.Context, r application.FetchRequest) (application.Fetched, error) {
 	var key *rsa.PrivateKey
 	if r.PrivateKeyPEM != "" {
 		k, err := c.key(r.PrivateKeyPEM)
 		if err != nil {
-			return nil, fmt.Errorf("signing key of %s: %w", r.KeyID, err)
+			return application.Fetched{}, fmt.Errorf("signing key of %s: %w", r.KeyID, err)
 		}
 		key = k
 	}
@@ -49,22 +49,35 @@ func (c *Client) Fetch(ctx context.Context, r application.FetchRequest) ([]byte,
 	for hop := 0; ; hop++ {
 		u, err := url.Parse(target)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return nil, fmt.Errorf("%w: %q is not an http(s) URL", domain.ErrInvalidInput, target)
+			return application.Fetched{}, fmt.Errorf("%w: %q is not an http(s) URL", domain.ErrInvalidInput, target)
 		}
 		resp, err := c.get(ctx, u, r, key)
 		if err != nil {
-			return nil, err
+			return application.Fetched{}, err
 		}
-		if isRedirect(resp.StatusCode) && hop < maxRedirects {
+		if isRedirect(resp.StatusCode) && hop >= maxRedirects {
+			discard(resp, c.cfg.MaxResponseBytes)
+			return application.Fetched{}, fmt.Errorf("%w: GET %s: more than %d redirects", domain.ErrForbidden, r.URL, maxRedirects)
+		}
+		if isRedirect(resp.StatusCode) {
 			loc, lerr := resp.Location()
 			discard(resp, c.cfg.MaxResponseBytes)
 			if lerr != nil {
-				return nil, fmt.Errorf("%w: GET %s: redirect without a valid Location", domain.ErrUnavailable, u.Redacted())
+				return application.Fetched{}, fmt.Errorf("%w: GET %s: redirect without a valid Location", domain.ErrUnavailable, u.Redacted())
 			}
+			// Location is resolved against the URL that redirected; the
+			// next hop is dialled through the same guard.
 			target = loc.String()
 			continue
 		}
-		return c.readDocument(u, resp)
+		body, err := c.readDocument(u, resp)
+		if err != nil {
+			return application.Fetched{}, err
+		}
+		// The URL asked for at this hop, not resp.Request.URL: the same
+		// here, since redirects are followed by this loop and not by the
+		// http.Client, and it keeps any fragment out (a GET has none).
+		return application.Fetched{Body: body, URL: u.String(), ContentType: strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Type")))}, nil
 	}
 }
 

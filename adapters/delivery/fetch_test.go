@@ -63,11 +63,16 @@ func TestFetchSignsAndReads(t *testing.T) {
 		fmt.Fprint(w, `{"id":"bob"}`)
 	}))
 	defer srv.Close()
-	body, err := client(true, 5*time.Second).Fetch(context.Background(), application.FetchRequest{
+	f, err := client(true, 5*time.Second).Fetch(context.Background(), application.FetchRequest{
 		URL: srv.URL + "/old", Accept: "application/activity+json", KeyID: "https://local.example/actor#main-key", PrivateKeyPEM: kp.PrivatePEM,
 	})
-	if err != nil || string(body) != `{"id":"bob"}` {
-		t.Fatalf("body %q err %v", body, err)
+	if err != nil || string(f.Body) != `{"id":"bob"}` {
+		t.Fatalf("body %q err %v", f.Body, err)
+	}
+	// The document is reported with the URL that finally answered (its
+	// origin) and its media type, for the dereferencer to judge.
+	if f.URL != srv.URL+"/users/bob?x=1" || f.ContentType != "application/activity+json" {
+		t.Fatalf("answered by %q as %q", f.URL, f.ContentType)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -121,7 +126,7 @@ func TestFetchErrors(t *testing.T) {
 				w.(http.Flusher).Flush()
 			}
 		}, domain.ErrInvalidInput},
-		{"endless redirects", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/again", http.StatusFound) }, domain.ErrUnavailable},
+		{"endless redirects", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/again", http.StatusFound) }, domain.ErrForbidden},
 		{"closed connection", func(w http.ResponseWriter, r *http.Request) {
 			c, _, _ := w.(http.Hijacker).Hijack()
 			c.Close()
