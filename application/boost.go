@@ -115,38 +115,37 @@ func (c *fedCore) boostable(ctx context.Context, uri string) (domain.Post, error
 	return c.fetchNote(ctx, uri)
 }
 
-// fetchNote GETs a remote note (signed as the instance actor: servers
-// with authorized fetch, GoToSocial's always on, refuse unsigned GETs) and
-// stores it as a remote public post, within the remote content limits. The
-// note must live on the server it was fetched from, be attributed to an
-// actor of that server, and be public.
+// fetchNote GETs a remote note through the Dereferencer (so the note is
+// its origin's own) and stores it as a remote public post, within the
+// remote content limits. The note must be attributed to an actor of its
+// server, be public, and not have been deleted.
 func (c *fedCore) fetchNote(ctx context.Context, uri string) (domain.Post, error) {
 	d := c.deps
-	keyID, pemText, err := c.instanceSigner(ctx)
-	if err != nil {
-		return domain.Post{}, err
-	}
-	body, err := d.Fetcher.Fetch(ctx, FetchRequest{URL: uri, Accept: acceptActor, KeyID: keyID, PrivateKeyPEM: pemText})
-	if errors.Is(err, domain.ErrUnavailable) {
-		// Their server, or our network, now: the sender may retry.
+	doc, err := Dereferencer{core: c}.fetch(ctx, uri)
+	if errors.Is(err, domain.ErrUnavailable) || isCacheError(err) {
+		// Their server, or our network or store, now: the sender may retry.
 		return domain.Post{}, fmt.Errorf("fetch note %s: %w", clip(uri), err)
 	}
 	if err != nil {
 		return domain.Post{}, fmt.Errorf("%w: fetch %s: %v", errNoteRefused, clip(uri), err)
 	}
-	o, err := decodeIncomingObject(body)
+	o, err := decodeIncomingObject(doc.Body)
 	if err != nil {
 		return domain.Post{}, fmt.Errorf("%w: %s: %v", errNoteRefused, clip(uri), err)
 	}
 	switch {
 	case !noteTypes[o.Type]:
 		return domain.Post{}, fmt.Errorf("%w: %s is a %q, not a note", errNoteRefused, clip(uri), clip(o.Type))
-	case !httpURL(o.ID) || !sameHost(o.ID, uri):
-		return domain.Post{}, fmt.Errorf("%w: %s answered for a note on another server", errNoteRefused, clip(uri))
 	case !httpURL(o.Author) || !sameHost(o.Author, o.ID):
 		return domain.Post{}, fmt.Errorf("%w: note %s is not attributed to an actor of its server", errNoteRefused, clip(o.ID))
 	case !isPublic(o.Audience):
 		return domain.Post{}, fmt.Errorf("%w: note %s is not public", errNoteRefused, clip(o.ID))
+	}
+	if err := c.deleted(ctx, o.ID, o.Author); err != nil {
+		if isCacheError(err) {
+			return domain.Post{}, err
+		}
+		return domain.Post{}, fmt.Errorf("%w: %v", errNoteRefused, err)
 	}
 	if o.ID != uri {
 		// The note's own id is its key here: a copy may already be held.

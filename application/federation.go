@@ -22,14 +22,27 @@ type FetchRequest struct {
 	PrivateKeyPEM string
 }
 
-// Fetcher GETs documents from other servers. It returns the body (bounded
-// in size), or an error wrapping domain.ErrNotFound (404, 410),
-// domain.ErrForbidden (refused by the remote, or an address we refuse),
-// domain.ErrInvalidInput (a document over the size limit) or
+// Fetched is a document another server answered with.
+type Fetched struct {
+	Body []byte
+	// URL is the URL that finally answered, after redirects: the only
+	// origin the document can speak for (SPEC §10).
+	URL string
+	// ContentType is the answer's media type, lower-cased, with its
+	// parameters (a profile) as sent.
+	ContentType string
+}
+
+// Fetcher GETs documents from other servers, following at most 3
+// redirects, each through the address guard. It returns the answer
+// (its body bounded in size), or an error wrapping domain.ErrNotFound
+// (404, 410), domain.ErrForbidden (refused by the remote, or an address we
+// refuse), domain.ErrInvalidInput (a document over the size limit) or
 // domain.ErrUnavailable (anything else). The delivery adapter implements it
-// over the same guarded transport as deliveries.
+// over the same guarded transport as deliveries. It judges nothing of the
+// document: the dereferencer does.
 type Fetcher interface {
-	Fetch(ctx context.Context, r FetchRequest) ([]byte, error)
+	Fetch(ctx context.Context, r FetchRequest) (Fetched, error)
 }
 
 // Media types of ActivityPub documents.
@@ -48,14 +61,16 @@ type FederationDeps struct {
 	Followers ports.FollowerStore
 	Foreign   ports.ForeignActorStore
 	Posts     ports.PostStore
-	Jobs      ports.JobStore
-	FanOuts   ports.FanOutStore // nil: fan-outs are not recorded (not resumable)
-	Fetcher   Fetcher
-	Clock     ports.Clock
-	IDs       ports.IDs
-	Waker     Waker // optional: the engine, woken on enqueue
-	Log       *slog.Logger
-	URLs      URLs
+	// Tombstones remember deleted remote objects and actors (SPEC §10).
+	Tombstones ports.TombstoneStore
+	Jobs       ports.JobStore
+	FanOuts    ports.FanOutStore // nil: fan-outs are not recorded (not resumable)
+	Fetcher    Fetcher
+	Clock      ports.Clock
+	IDs        ports.IDs
+	Waker      Waker // optional: the engine, woken on enqueue
+	Log        *slog.Logger
+	URLs       URLs
 	// InstanceActor is the instance actor's name; it signs fetches.
 	InstanceActor string
 }
@@ -97,7 +112,7 @@ func NewFederation(deps FederationDeps) *Federation {
 	core := &fedCore{deps: deps, pub: newPublishHandler(Deps{Actors: deps.Actors, Followers: deps.Followers, Foreign: deps.Foreign,
 		Posts: deps.Posts, Jobs: deps.Jobs, FanOuts: deps.FanOuts, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log}, deps.URLs, enq)}
 	actors := LocalActorsHandler{core: core}
-	resolver := &ActorResolver{core: core}
+	resolver := &ActorResolver{core: core, deref: Dereferencer{core: core}, failing: newFailingHosts(deps.Clock)}
 	core.pub.Resolver = resolver
 	return &Federation{
 		Inbox:        InboxHandler{core: core, resolver: resolver},
@@ -289,6 +304,29 @@ func (c *fedCore) ignore(ctx context.Context, act Incoming, why string) InboxRes
 }
 
 func notFound(err error) bool { return errors.Is(err, domain.ErrNotFound) }
+
+// deleted returns an error wrapping domain.ErrNotFound when uri was
+// deleted by `by`, nil when it was not, and a cacheError when the store
+// cannot say. A tombstone stands only for the actor who left it (as
+// Mastodon's delete-upon-arrival is kept per account): the author's
+// tombstone of its note refuses the author's later Create of it, and an
+// actor's own (URI and ActorURI both the actor, or both its key id, as
+// Delete{Person} leaves them) refuses that actor and its key. So an actor
+// deleting, ahead of time, URIs of its host that are not its own (another
+// account's next note, or its key) changes nothing for their owner.
+func (c *fedCore) deleted(ctx context.Context, uri, by string) error {
+	t, err := c.deps.Tombstones.Tombstoned(ctx, uri)
+	if notFound(err) {
+		return nil
+	}
+	if err != nil {
+		return cacheError{fmt.Errorf("tombstone of %s: %w", clip(uri), err)}
+	}
+	if t.ActorURI != by {
+		return nil
+	}
+	return fmt.Errorf("%w: %s was deleted", domain.ErrNotFound, clip(uri))
+}
 
 // Count is the number of local actors of one kind (NodeInfo's users are
 // the personas).

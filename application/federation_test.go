@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/application"
@@ -26,25 +27,41 @@ const (
 	shared = "https://remote.example/inbox"
 )
 
-// docFetcher serves documents from a map; unknown URLs are 404.
+// docFetcher serves documents from a map; unknown URLs are 404. A URL in
+// redirects answers with the document of the URL it names (as a server
+// redirecting there would), and types overrides the application/activity+json
+// every answer has.
 type docFetcher struct {
-	mu    sync.Mutex
-	docs  map[string][]byte
-	errs  map[string]error
-	calls []application.FetchRequest
+	mu        sync.Mutex
+	docs      map[string][]byte
+	errs      map[string]error
+	redirects map[string]string
+	types     map[string]string
+	calls     []application.FetchRequest
 }
 
-func (f *docFetcher) Fetch(_ context.Context, r application.FetchRequest) ([]byte, error) {
+func (f *docFetcher) Fetch(_ context.Context, r application.FetchRequest) (application.Fetched, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, r)
-	if err := f.errs[r.URL]; err != nil {
-		return nil, err
+	answered := r.URL
+	for hops := 0; f.redirects[answered] != ""; hops++ {
+		if hops == 3 {
+			return application.Fetched{}, fmt.Errorf("%w: too many redirects", domain.ErrForbidden)
+		}
+		answered = f.redirects[answered]
 	}
-	if d, ok := f.docs[r.URL]; ok {
-		return d, nil
+	if err := f.errs[answered]; err != nil {
+		return application.Fetched{}, err
 	}
-	return nil, fmt.Errorf("%w: %s", domain.ErrNotFound, r.URL)
+	if d, ok := f.docs[answered]; ok {
+		ct := application.ActivityJSON
+		if t, ok := f.types[answered]; ok {
+			ct = t
+		}
+		return application.Fetched{Body: d, URL: answered, ContentType: ct}, nil
+	}
+	return application.Fetched{}, fmt.Errorf("%w: %s", domain.ErrNotFound, r.URL)
 }
 
 func (f *docFetcher) set(url string, doc []byte) {
@@ -113,6 +130,8 @@ type fedBundle struct {
 	fed      *application.Federation
 	userID   string
 	keys     [2]domain.KeyPair
+	// replyTarget is a note of ours a test replies to.
+	replyTarget string
 }
 
 func setupFed(t *testing.T) *fedBundle {
@@ -121,7 +140,7 @@ func setupFed(t *testing.T) *fedBundle {
 	b := &fedBundle{
 		t: t, clock: fake.NewClock(t0), accounts: memory.NewAccountStore(), follows: memory.NewFollowerStore(),
 		content: memory.NewContentStore(), jobs: memory.NewJobStore(),
-		fetcher: &docFetcher{docs: map[string][]byte{}, errs: map[string]error{}}, keys: realKeys(t),
+		fetcher: &docFetcher{docs: map[string][]byte{}, errs: map[string]error{}, redirects: map[string]string{}, types: map[string]string{}}, keys: realKeys(t),
 	}
 	b.enqueue = &failingJobs{JobStore: b.jobs, ok: 1 << 30}
 	names := memory.NewNameRegistry()
@@ -135,7 +154,7 @@ func setupFed(t *testing.T) *fedBundle {
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	b.app = application.New(deps, policy, "instance", urls, nil)
 	b.fed = application.NewFederation(application.FederationDeps{
-		Actors: b.accounts, Names: names, Followers: b.follows, Foreign: b.content, Posts: b.content, Jobs: b.enqueue,
+		Actors: b.accounts, Names: names, Followers: b.follows, Foreign: b.content, Posts: b.content, Tombstones: b.content, Jobs: b.enqueue,
 		Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 	})
 	b.app.Publish.Resolver = b.fed.Resolver
@@ -255,7 +274,7 @@ func TestInboxRefusalsLeaveNothing(t *testing.T) {
 		{"follow without id", bob, `{"type":"Follow","actor":"` + bob + `","object":"` + alice + `"}`, domain.ErrInvalidInput},
 		{"note on another host", bob, `{"type":"Create","actor":"` + bob + `","to":["` + application.ASPublic + `"],"object":{"id":"https://other.example/n/1","type":"Note","content":"x"}}`, domain.ErrForbidden},
 		{"note by someone else", bob, `{"type":"Create","actor":"` + bob + `","to":["` + application.ASPublic + `"],"object":{"id":"https://remote.example/n/1","type":"Note","attributedTo":"` + carol + `","content":"x"}}`, domain.ErrForbidden},
-		{"empty note", bob, `{"type":"Create","actor":"` + bob + `","to":["` + application.ASPublic + `"],"object":{"id":"https://remote.example/n/1","type":"Note","content":" "}}`, domain.ErrInvalidInput},
+		{"empty note", bob, `{"type":"Create","actor":"` + bob + `","to":["` + application.ASPublic + `","` + alice + `"],"object":{"id":"https://remote.example/n/1","type":"Note","content":" "}}`, domain.ErrInvalidInput},
 		{"undo of someone else's follow", bob, `{"type":"Undo","actor":"` + bob + `","object":{"type":"Follow","actor":"` + carol + `","object":"` + alice + `"}}`, domain.ErrForbidden},
 		{"update of another actor", bob, `{"type":"Update","actor":"` + bob + `","object":{"id":"` + carol + `","type":"Person"}}`, domain.ErrForbidden},
 	}
@@ -453,6 +472,7 @@ func note(id, actor, content string, to ...string) string {
 func TestInboxCreateOfALongRemoteNote(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
+	b.accepted(alice, bob)
 	ctx := context.Background()
 	for i, text := range []string{strings.Repeat("a", 4995), strings.Repeat("é", 2600)} {
 		obj := fmt.Sprintf("https://remote.example/users/bob/statuses/long%d", i)
@@ -499,6 +519,7 @@ func TestInboxUpdateOfANote(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
+			b.accepted(alice, bob)
 			ctx := context.Background()
 			const obj = "https://remote.example/users/bob/statuses/e1"
 			if _, err := b.deliver("", bob, note(obj, bob, "<p>first</p>", tt.to...)); err != nil {
@@ -610,6 +631,7 @@ func TestInboxCreateStoresOnce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
+			b.accepted(alice, bob)
 			ctx := context.Background()
 			const obj = "https://remote.example/users/bob/statuses/1"
 			for i := range 2 {
@@ -735,6 +757,7 @@ func TestInboxDelete(t *testing.T) {
 	t.Parallel()
 	const obj = "https://remote.example/users/bob/statuses/1"
 	b := setupFed(t)
+	b.accepted(alice, bob)
 	ctx := context.Background()
 	if _, err := b.deliver("", bob, note(obj, bob, "x", application.ASPublic)); err != nil {
 		t.Fatal(err)
@@ -858,34 +881,269 @@ func TestResolverByKeyID(t *testing.T) {
 		}
 	})
 	t.Run("refusals are ErrUnauthorized", func(t *testing.T) {
-		b := setupFed(t)
-		b.fetcher.set("https://evil.example/users/x", remoteActorDoc(bob, b.keys[0].PublicPEM, ""))
-		b.fetcher.set("https://evil.example/k", []byte(`{"id":"https://evil.example/k","owner":"`+bob+`","publicKeyPem":"x"}`))
-		for _, keyID := range []string{
-			"https://evil.example/users/x#main-key", // serves an actor of another host
-			"https://evil.example/k",                // names an owner on another host
-			bob + "#other-key",                      // the actor does not publish that key
-			"https://gone.example/users/x#main-key", // 404
-			local + "/users/alice#main-key",         // ours
-			"not a url",
+		for _, tt := range []struct {
+			name, keyID string
+			serve       func(b *fedBundle)
+		}{
+			{"a key of an actor of another host", "https://evil.example/users/x#main-key", func(b *fedBundle) {
+				// evil.example answers with bob's id and its own key: bob's
+				// own server is asked, and bob publishes no such key.
+				b.fetcher.set("https://evil.example/users/x", remoteActorDoc(bob, b.keys[1].PublicPEM, ""))
+			}},
+			{"a key document naming an owner on another host", "https://evil.example/k", func(b *fedBundle) {
+				b.fetcher.set("https://evil.example/k", []byte(`{"id":"https://evil.example/k","owner":"`+bob+`","publicKeyPem":"x"}`))
+			}},
+			{"a key the actor does not publish", bob + "#other-key", nil},
+			{"a gone key", "https://gone.example/users/x#main-key", nil},
+			{"one of ours", local + "/users/alice#main-key", nil},
+			{"not a URL", "not a url", nil},
 		} {
-			_, _, err := b.fed.Resolver.ByKeyID(ctx, keyID)
-			if !errors.Is(err, domain.ErrUnauthorized) {
-				t.Errorf("%s: err %v, want ErrUnauthorized", keyID, err)
-			}
+			t.Run(tt.name, func(t *testing.T) {
+				b := setupFed(t)
+				if tt.serve != nil {
+					tt.serve(b)
+				}
+				if _, _, err := b.fed.Resolver.ByKeyID(ctx, tt.keyID); !errors.Is(err, domain.ErrUnauthorized) {
+					t.Errorf("err %v, want ErrUnauthorized", err)
+				}
+				if fa, err := b.content.ByActorURI(ctx, bob); err == nil && !samePEM(fa.PublicKeyPEM, b.keys[0].PublicPEM) {
+					t.Errorf("bob cached with another key than his own")
+				}
+			})
 		}
-		if _, err := b.content.ByActorURI(ctx, bob); err == nil {
-			t.Error("a refused document was cached")
+	})
+	t.Run("a document answering for another host's actor is judged by that host", func(t *testing.T) {
+		b := setupFed(t)
+		b.fetcher.set("https://evil.example/users/x", remoteActorDoc(bob, b.keys[1].PublicPEM, ""))
+		fa, err := b.fed.Resolver.Resolve(ctx, "https://evil.example/users/x")
+		if err != nil || fa.ActorURI != bob || !samePEM(fa.PublicKeyPEM, b.keys[0].PublicPEM) {
+			t.Fatalf("%+v %v: want bob as remote.example serves him", fa, err)
 		}
-		// A server answering for an actor of another host is not believed.
-		if _, err := b.fed.Resolver.Resolve(ctx, "https://evil.example/users/x"); !errors.Is(err, domain.ErrUnauthorized) {
-			t.Errorf("evil.example speaking for bob: %v", err)
-		}
-		if _, err := b.content.ByActorURI(ctx, bob); err == nil {
-			t.Error("a refused document was cached")
+		if b.fetcher.count(bob) != 1 {
+			t.Fatalf("bob's own server asked %d times", b.fetcher.count(bob))
 		}
 	})
 }
+
+func samePEM(a, b string) bool { return strings.TrimSpace(a) == strings.TrimSpace(b) }
+
+// TestDereferencerOrigin plays the server that tries to speak for
+// another (SPEC §10 "Origin"): each document is judged by the host that
+// finally answered it, and a document whose id is elsewhere is fetched
+// again from there.
+func TestDereferencerOrigin(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const (
+		victimKey = bob + "#main-key"
+		redirect  = "https://remote.example/out?to=evil" // an open redirect on bob's host
+		evilDoc   = "https://evil.example/fake-bob"
+	)
+	t.Run("a key id redirecting to another host's document claiming the victim", func(t *testing.T) {
+		for _, cached := range []bool{false, true} {
+			b := setupFed(t)
+			before := 0
+			if cached {
+				b.signer(bob)
+				before = b.fetcher.count(bob)
+			}
+			// evil.example serves "bob" with evil's key, under the key id
+			// the attacker signs with.
+			doc := strings.Replace(string(remoteActorDoc(bob, b.keys[1].PublicPEM, "")), victimKey, redirect, 1)
+			b.fetcher.set(evilDoc, []byte(doc))
+			b.fetcher.redirects[redirect] = evilDoc
+			if _, _, err := b.fed.Resolver.ByKeyID(ctx, redirect); !errors.Is(err, domain.ErrUnauthorized) {
+				t.Fatalf("cached=%v: err %v, want ErrUnauthorized", cached, err)
+			}
+			if n := b.fetcher.count(bob) - before; n != 1 {
+				t.Fatalf("cached=%v: bob's own document fetched %d times, want once (the id's own answer)", cached, n)
+			}
+			fa, err := b.content.ByKeyID(ctx, victimKey)
+			if cached && (err != nil || !samePEM(fa.PublicKeyPEM, b.keys[0].PublicPEM)) {
+				t.Fatalf("bob's key is now %v %v", fa.PublicKeyID, err)
+			}
+			if !cached && err == nil {
+				t.Fatalf("bob cached from a refused fetch: %+v", fa)
+			}
+			if _, err := b.content.ByKeyID(ctx, redirect); err == nil {
+				t.Fatalf("cached=%v: the redirect's key was cached", cached)
+			}
+		}
+	})
+	t.Run("only ActivityPub media types", func(t *testing.T) {
+		for _, ct := range []string{"text/html; charset=utf-8", "application/json", "text/plain", ""} {
+			b := setupFed(t)
+			b.fetcher.types[bob] = ct
+			if _, _, err := b.fed.Resolver.ByKeyID(ctx, victimKey); !errors.Is(err, domain.ErrUnauthorized) {
+				t.Errorf("%q: err %v, want ErrUnauthorized", ct, err)
+			}
+			if _, err := b.content.ByActorURI(ctx, bob); err == nil {
+				t.Errorf("%q: cached", ct)
+			}
+		}
+		for _, ct := range []string{"application/activity+json", `application/ld+json; profile="https://www.w3.org/ns/activitystreams"`, "application/ld+json", "Application/Activity+JSON; charset=utf-8"} {
+			b := setupFed(t)
+			b.fetcher.types[bob] = ct
+			if _, _, err := b.fed.Resolver.ByKeyID(ctx, victimKey); err != nil {
+				t.Errorf("%q: %v", ct, err)
+			}
+		}
+	})
+	t.Run("an id elsewhere on the same host is fetched again", func(t *testing.T) {
+		// GoToSocial serves a minimal actor at its key URL whose id is the
+		// actor's: the actor's own answer, with its inbox, is what counts.
+		b := setupFed(t)
+		const erin, keyURL = "https://remote.example/users/erin", "https://remote.example/users/erin/main-key"
+		full := strings.Replace(string(remoteActorDoc(erin, b.keys[0].PublicPEM, "")), erin+"#main-key", keyURL, 1)
+		b.fetcher.set(erin, []byte(full))
+		b.fetcher.set(keyURL, []byte(`{"id":"`+erin+`","type":"Person","preferredUsername":"erin","publicKey":{"id":"`+keyURL+`","owner":"`+erin+`","publicKeyPem":"x"}}`))
+		fa, _, err := b.fed.Resolver.ByKeyID(ctx, keyURL)
+		if err != nil || fa.ActorURI != erin || fa.Inbox != erin+"/inbox" {
+			t.Fatalf("%+v %v", fa, err)
+		}
+	})
+	t.Run("the id's own answer must be the same object", func(t *testing.T) {
+		b := setupFed(t)
+		const moved = "https://remote.example/users/moved"
+		b.fetcher.set(moved, remoteActorDoc(bob, b.keys[1].PublicPEM, ""))
+		b.fetcher.set(bob, remoteActorDoc(carol, b.keys[1].PublicPEM, "")) // bob's URL answers for carol
+		if _, err := b.fed.Resolver.Resolve(ctx, moved); !errors.Is(err, domain.ErrForbidden) {
+			t.Fatalf("err %v, want ErrForbidden", err)
+		}
+		if _, err := b.content.ByActorURI(ctx, carol); err == nil {
+			t.Fatal("carol cached from bob's URL")
+		}
+	})
+	t.Run("the id's own URL redirecting to another host", func(t *testing.T) {
+		b := setupFed(t)
+		b.fetcher.set(evilDoc, remoteActorDoc(bob, b.keys[1].PublicPEM, ""))
+		b.fetcher.redirects[bob] = evilDoc
+		if _, err := b.fed.Resolver.Resolve(ctx, evilDoc); !errors.Is(err, domain.ErrForbidden) {
+			t.Fatalf("err %v, want ErrForbidden", err)
+		}
+		if _, err := b.content.ByActorURI(ctx, bob); err == nil {
+			t.Fatal("bob cached from evil.example")
+		}
+	})
+}
+
+// TestKeyFetchPause plays a flood of forged key ids on one host: after a
+// key fetch there fails, further ones wait (SPEC §10 "Load"), so Herald
+// does not send a GET for every forgery.
+func TestKeyFetchPause(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupFed(t)
+	key := func(i int) string { return fmt.Sprintf("https://flood.example/users/u%d#main-key", i) }
+	fetches := func() int {
+		b.fetcher.mu.Lock()
+		defer b.fetcher.mu.Unlock()
+		n := 0
+		for _, c := range b.fetcher.calls {
+			n += strings.Count(c.URL, "flood.example")
+		}
+		return n
+	}
+	if _, _, err := b.fed.Resolver.ByKeyID(ctx, key(0)); !errors.Is(err, domain.ErrUnauthorized) {
+		t.Fatalf("first unknown key: %v, want ErrUnauthorized (404)", err)
+	}
+	for i := 1; i <= 50; i++ {
+		if _, _, err := b.fed.Resolver.ByKeyID(ctx, key(i)); !errors.Is(err, domain.ErrUnavailable) {
+			t.Fatalf("key %d while paused: %v, want ErrUnavailable (503, the sender retries)", i, err)
+		}
+	}
+	if n := fetches(); n != 1 {
+		t.Fatalf("%d fetches to flood.example, want 1", n)
+	}
+	// Other hosts are not paused.
+	if _, _, err := b.fed.Resolver.ByKeyID(ctx, bob+"#main-key"); err != nil {
+		t.Fatal(err)
+	}
+	// The pause ends after a minute, and doubles after the next failure.
+	b.clock.Advance(time.Minute)
+	_, _, _ = b.fed.Resolver.ByKeyID(ctx, key(51))
+	b.clock.Advance(time.Minute)
+	if _, _, err := b.fed.Resolver.ByKeyID(ctx, key(52)); !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("a minute into the second, doubled pause: %v", err)
+	}
+	b.clock.Advance(time.Minute)
+	// A success ends the pause at once.
+	const fine = "https://flood.example/users/fine"
+	b.fetcher.set(fine, remoteActorDoc(fine, b.keys[0].PublicPEM, ""))
+	if _, _, err := b.fed.Resolver.ByKeyID(ctx, fine+"#main-key"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _ = b.fed.Resolver.ByKeyID(ctx, key(53))
+	if n := fetches(); n != 4 {
+		t.Fatalf("%d fetches to flood.example, want 4", n)
+	}
+	b.clock.Advance(time.Minute)
+	if _, _, err := b.fed.Resolver.ByKeyID(ctx, key(54)); !errors.Is(err, domain.ErrUnauthorized) {
+		t.Fatalf("after a success the pause restarts at a minute: %v", err)
+	}
+}
+
+// TestKeyFetchesPerHostAtOnce: a burst of forged key ids that all
+// arrive before the first fetch fails costs their host at most two
+// concurrent fetches, and the ones that waited fetch nothing once it did.
+func TestKeyFetchesPerHostAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	gate := &gatedFetcher{docFetcher: b.fetcher, release: make(chan struct{})}
+	fed := application.NewFederation(application.FederationDeps{
+		Actors: b.accounts, Names: memory.NewNameRegistry(), Followers: b.follows, Foreign: b.content, Posts: b.content, Tombstones: b.content,
+		Jobs: b.jobs, Fetcher: gate, Clock: b.clock, IDs: fake.NewIDs("g"), URLs: application.NewURLs("local.example"), InstanceActor: "instance",
+	})
+	const n = 20
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, _, err := fed.Resolver.ByKeyID(context.Background(), fmt.Sprintf("https://burst.example/u/%d#k", i))
+			errs <- err
+		}()
+	}
+	// Let every caller reach the host's slots, then let the fetches fail.
+	for deadline := time.Now().Add(10 * time.Second); gate.started() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d fetches started in 10 s, want 2", gate.started())
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(gate.release)
+	for range n {
+		<-errs
+	}
+	if got, peak := gate.started(), gate.peak(); got > 2 || peak > 2 {
+		t.Fatalf("%d fetches (%d at once) to burst.example, want at most 2", got, peak)
+	}
+}
+
+// gatedFetcher holds every fetch until release is closed, counting them.
+type gatedFetcher struct {
+	*docFetcher
+	release      chan struct{}
+	mu           sync.Mutex
+	n, now, most int
+}
+
+func (g *gatedFetcher) Fetch(ctx context.Context, r application.FetchRequest) (application.Fetched, error) {
+	if !strings.Contains(r.URL, "burst.example") {
+		return g.docFetcher.Fetch(ctx, r)
+	}
+	g.mu.Lock()
+	g.n++
+	g.now++
+	g.most = max(g.most, g.now)
+	g.mu.Unlock()
+	<-g.release
+	g.mu.Lock()
+	g.now--
+	g.mu.Unlock()
+	return application.Fetched{}, fmt.Errorf("%w: %s", domain.ErrNotFound, r.URL)
+}
+
+func (g *gatedFetcher) started() int { g.mu.Lock(); defer g.mu.Unlock(); return g.n }
+func (g *gatedFetcher) peak() int    { g.mu.Lock(); defer g.mu.Unlock(); return g.most }
 
 func TestListFollowersPages(t *testing.T) {
 	t.Parallel()

@@ -258,7 +258,18 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	if o.Author != "" && o.Author != signer {
 		return InboxResult{}, fmt.Errorf("%w: note attributed to %q, not to the signer", domain.ErrForbidden, clip(o.Author))
 	}
+	if err := h.core.deleted(ctx, o.ID, signer); err != nil {
+		if isCacheError(err) {
+			return InboxResult{}, err
+		}
+		return h.core.ignore(ctx, act, "Create of a note its author deleted"), nil
+	}
 	aud := distinct(append(append([]string(nil), act.Audience...), o.Audience...))
+	if ok, err := h.concerns(ctx, signer, o, aud); err != nil {
+		return InboxResult{}, err
+	} else if !ok {
+		return h.core.ignore(ctx, act, "a note that concerns no one here"), nil
+	}
 	published := o.Publish
 	if published.IsZero() {
 		published = d.Clock.Now()
@@ -296,6 +307,9 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	if !created {
 		return InboxResult{Duplicate: true}, nil
 	}
+	if res, gone := h.deletedMeanwhile(ctx, act, o.ID, signer); gone {
+		return res, nil
+	}
 	note := Note{ID: o.ID, Type: "Note", AttributedTo: signer, Content: o.Content, Published: asTime(published), To: aud, InReplyTo: o.Reply}
 	for _, g := range groups {
 		if _, err := h.core.pub.announce(ctx, g, note, public); err != nil {
@@ -308,6 +322,49 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	}
 	d.Log.InfoContext(ctx, "remote note stored", "object", o.ID, "author", signer, "visibility", vis, "groups", len(groups))
 	return InboxResult{}, nil
+}
+
+// concerns reports whether a remote note concerns this instance (SPEC
+// §10 "Relevance", as GoToSocial keeps only what its users can see): it
+// addresses or mentions one of our actors (a group included), its author
+// is followed here, or it replies to a note of ours. Anything else from a
+// stranger would only fill the store. The cheap tests come first.
+func (h InboxHandler) concerns(ctx context.Context, author string, o IncomingObject, aud []string) (bool, error) {
+	for _, uris := range [][]string{aud, o.Mentions} {
+		for _, u := range uris {
+			if _, _, ok := h.core.parseLocal(u); ok {
+				return true, nil
+			}
+		}
+	}
+	if followed, err := h.core.followedHere(ctx, author); err != nil || followed {
+		return followed, err
+	}
+	if o.Reply == "" || !h.core.local(o.Reply) {
+		return false, nil
+	}
+	if _, err := h.core.deps.Posts.PostByObjectURI(ctx, o.Reply); err == nil || !notFound(err) {
+		return err == nil, err
+	}
+	if _, err := h.core.deps.Posts.DmByObjectURI(ctx, o.Reply); err == nil || !notFound(err) {
+		return err == nil, err
+	}
+	return false, nil
+}
+
+// deletedMeanwhile removes a note just stored whose Delete was recorded
+// while its Create was being handled (the Create checked for a tombstone
+// before the Delete left one; the Delete found no note to remove): either
+// order of the two then ends with the note deleted.
+func (h InboxHandler) deletedMeanwhile(ctx context.Context, act Incoming, uri, author string) (InboxResult, bool) {
+	d := h.core.deps
+	if err := h.core.deleted(ctx, uri, author); err == nil || isCacheError(err) {
+		return InboxResult{}, false
+	}
+	if err := d.Posts.DeletePost(context.WithoutCancel(ctx), uri); err != nil && !notFound(err) {
+		d.Log.ErrorContext(ctx, "could not remove a note deleted while it was stored", "object", uri, "err", err)
+	}
+	return h.core.ignore(ctx, act, "note deleted while it was stored"), true
 }
 
 // memberGroups are the local groups among the addressees that the author
@@ -368,12 +425,18 @@ func (h InboxHandler) createDm(ctx context.Context, req InboxRequest, id string,
 	if !created {
 		return InboxResult{Duplicate: true}, nil
 	}
+	if res, gone := h.deletedMeanwhile(ctx, req.Activity, o.ID, signer); gone {
+		return res, nil
+	}
 	d.Log.InfoContext(ctx, "remote direct note stored", "object", o.ID, "author", signer, "participants", len(dm.Participants))
 	return InboxResult{}, nil
 }
 
 // delete handles Delete of a note (by its author only) or of the actor
-// itself (its cached copy and every follow it is part of go).
+// itself. The note's URI is tombstoned first, also when we do not hold it
+// (the Delete may arrive before its Create), so that the author's Create
+// of it, replayed or late, is ignored; a Delete of another server's URI
+// leaves nothing.
 func (h InboxHandler) delete(ctx context.Context, req InboxRequest) (InboxResult, error) {
 	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
 	target := act.Object.ID
@@ -381,15 +444,7 @@ func (h InboxHandler) delete(ctx context.Context, req InboxRequest) (InboxResult
 		return InboxResult{}, fmt.Errorf("%w: Delete of nothing", domain.ErrInvalidInput)
 	}
 	if target == signer {
-		if err := d.Foreign.Delete(ctx, signer); err != nil && !notFound(err) {
-			return InboxResult{}, err
-		}
-		n, err := d.Followers.RemoveActor(ctx, signer)
-		if err != nil {
-			return InboxResult{}, err
-		}
-		d.Log.InfoContext(ctx, "remote actor deleted", "actor", signer, "follows_removed", n)
-		return InboxResult{}, nil
+		return h.deleteActor(ctx, req)
 	}
 	author := ""
 	if p, err := d.Posts.PostByObjectURI(ctx, target); err == nil {
@@ -401,17 +456,81 @@ func (h InboxHandler) delete(ctx context.Context, req InboxRequest) (InboxResult
 	} else if !notFound(err) {
 		return InboxResult{}, err
 	}
-	if author == "" {
-		return h.core.ignore(ctx, act, "Delete of an object we do not have"), nil
-	}
-	if author != signer {
+	if author != "" && author != signer {
 		return InboxResult{}, fmt.Errorf("%w: only its author can delete %s", domain.ErrForbidden, clip(target))
+	}
+	if author == "" && (!httpURL(target) || !sameHost(target, signer)) {
+		return h.core.ignore(ctx, act, "Delete of an object of another server"), nil
+	}
+	t, err := domain.NewTombstone(target, signer, d.Clock.Now())
+	if err != nil {
+		return InboxResult{}, err
+	}
+	if err := d.Tombstones.AddTombstone(ctx, t); err != nil {
+		return InboxResult{}, err
+	}
+	if author == "" {
+		return h.core.ignore(ctx, act, "Delete of an object we do not have (tombstoned)"), nil
 	}
 	if err := d.Posts.DeletePost(ctx, target); err != nil && !notFound(err) {
 		return InboxResult{}, err
 	}
 	d.Log.InfoContext(ctx, "remote note deleted", "object", target, "author", signer)
 	return InboxResult{}, nil
+}
+
+// deleteActor handles an actor's Delete of itself (SPEC §10
+// "Tombstones"): its URI and its key id are tombstoned first, so its key
+// is refused from then on, then everything it left here goes (removeActor).
+func (h InboxHandler) deleteActor(ctx context.Context, req InboxRequest) (InboxResult, error) {
+	d, signer := h.core.deps, req.Signer.ActorURI
+	now := d.Clock.Now()
+	for _, uri := range []string{signer, req.Signer.PublicKeyID} {
+		if uri == "" {
+			continue
+		}
+		t, err := domain.NewTombstone(uri, uri, now)
+		if err != nil {
+			return InboxResult{}, err
+		}
+		if err := d.Tombstones.AddTombstone(ctx, t); err != nil {
+			return InboxResult{}, err
+		}
+	}
+	return InboxResult{}, h.removeActor(ctx, signer)
+}
+
+// DeletedAgain handles a Delete of itself by an actor whose key is
+// refused because it deleted itself before: a redelivery, maybe because
+// removing its things failed half way, so they are removed again (every
+// step is safe to repeat). The Delete cannot be verified any more, and
+// need not be: the actor's own tombstone already says it is gone. For an
+// actor without one it does nothing.
+func (h InboxHandler) DeletedAgain(ctx context.Context, actorURI string) error {
+	err := h.core.deleted(ctx, actorURI, actorURI)
+	if err == nil || isCacheError(err) {
+		return err
+	}
+	return h.removeActor(ctx, actorURI)
+}
+
+// removeActor removes everything a deleted actor left here: its posts,
+// boosts and reactions, its follows both ways, its cached copy.
+func (h InboxHandler) removeActor(ctx context.Context, actor string) error {
+	d := h.core.deps
+	posts, err := d.Posts.DeleteActorContent(ctx, actor)
+	if err != nil {
+		return err
+	}
+	follows, err := d.Followers.RemoveActor(ctx, actor)
+	if err != nil {
+		return err
+	}
+	if err := d.Foreign.Delete(ctx, actor); err != nil && !notFound(err) {
+		return err
+	}
+	d.Log.InfoContext(ctx, "remote actor deleted", "actor", actor, "posts_removed", posts, "follows_removed", follows)
+	return nil
 }
 
 // update handles Update of the signer's own actor document: the cached
@@ -429,15 +548,7 @@ func (h InboxHandler) update(ctx context.Context, req InboxRequest) (InboxResult
 	if o.ID != signer {
 		return InboxResult{}, fmt.Errorf("%w: Update of actor %q by another actor", domain.ErrForbidden, clip(o.ID))
 	}
-	ra, err := DecodeActor(o.Raw, "")
-	if err != nil {
-		if _, err := h.resolver.Refetch(ctx, signer, ""); err != nil {
-			return InboxResult{}, err
-		}
-		d.Log.InfoContext(ctx, "remote actor refreshed", "actor", signer)
-		return InboxResult{}, nil
-	}
-	if err := d.Foreign.Upsert(ctx, ra.Avatar(d.Clock.Now())); err != nil {
+	if _, err := h.resolver.Update(ctx, signer, o.Raw); err != nil {
 		return InboxResult{}, err
 	}
 	d.Log.InfoContext(ctx, "remote actor updated", "actor", signer)

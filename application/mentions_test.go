@@ -39,6 +39,7 @@ func noteMentioning(id, actor, content string, to []string, mentioned ...string)
 func TestMentionsOfAPersona(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
+	b.accepted(alice, bob) // bob's note mentioning only carol concerns alice as his follower
 	ctx := context.Background()
 	const (
 		fromDave = "https://other.example/users/dave/statuses/m1"

@@ -11,7 +11,10 @@ import (
 // (or arriving after its Delete) does not bring it back. SPEC §10.
 type Tombstone struct {
 	URI string // unique
-	// ActorURI is who deleted it: the object's author, or the actor itself.
+	// ActorURI is who deleted it: the object's author. When an actor
+	// deletes itself, its tombstone and its key's have URI and ActorURI
+	// the same (the actor's URI, its key id), which no Delete of another
+	// object can write.
 	ActorURI  string
 	DeletedAt time.Time
 }

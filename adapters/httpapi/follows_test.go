@@ -25,11 +25,11 @@ import (
 // mapFetcher serves fixed documents; anything else is 404.
 type mapFetcher map[string][]byte
 
-func (m mapFetcher) Fetch(_ context.Context, r application.FetchRequest) ([]byte, error) {
+func (m mapFetcher) Fetch(_ context.Context, r application.FetchRequest) (application.Fetched, error) {
 	if d, ok := m[r.URL]; ok {
-		return d, nil
+		return application.Fetched{Body: d, URL: r.URL, ContentType: application.ActivityJSON}, nil
 	}
-	return nil, fmt.Errorf("%w: %s", domain.ErrNotFound, r.URL)
+	return application.Fetched{}, fmt.Errorf("%w: %s", domain.ErrNotFound, r.URL)
 }
 
 type followServer struct {
@@ -66,7 +66,7 @@ func setupFollows(t *testing.T) *followServer {
 		Posts: s.content, Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
 	}, policy, "instance", urls, nil)
 	fed := application.NewFederation(application.FederationDeps{
-		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, Jobs: s.jobs,
+		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, Tombstones: s.content, Jobs: s.jobs,
 		Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 	})
 	s.app.Publish.Resolver = fed.Resolver // as bootstrap wires it: recipients resolved on first use

@@ -64,7 +64,7 @@ func startEngineHarness(t *testing.T) *engineHarness {
 		Jobs: h.jobs, Passwords: fake.Passwords{}, Keys: security.RSAKeys{}, Clock: clock, IDs: ids, Log: log,
 	}, policy, "instance", urls, h.engine)
 	fed := application.NewFederation(application.FederationDeps{
-		Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, Jobs: h.jobs,
+		Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, Tombstones: content, Jobs: h.jobs,
 		Fetcher: client, Clock: clock, IDs: ids, Waker: h.engine, Log: log, URLs: urls, InstanceActor: "instance",
 	})
 	app.Publish.Resolver = fed.Resolver

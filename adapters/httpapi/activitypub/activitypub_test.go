@@ -22,6 +22,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/adapters/httpapi/activitypub"
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/adapters/security"
@@ -69,17 +70,17 @@ type docFetcher struct {
 	calls map[string]int
 }
 
-func (f *docFetcher) Fetch(_ context.Context, r application.FetchRequest) ([]byte, error) {
+func (f *docFetcher) Fetch(_ context.Context, r application.FetchRequest) (application.Fetched, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls[r.URL]++
 	if err := f.errs[r.URL]; err != nil {
-		return nil, err
+		return application.Fetched{}, err
 	}
 	if d, ok := f.docs[r.URL]; ok {
-		return d, nil
+		return application.Fetched{Body: d, URL: r.URL, ContentType: application.ActivityJSON}, nil
 	}
-	return nil, fmt.Errorf("%w: %s", domain.ErrNotFound, r.URL)
+	return application.Fetched{}, fmt.Errorf("%w: %s", domain.ErrNotFound, r.URL)
 }
 
 func (f *docFetcher) set(u string, doc []byte) {
@@ -118,6 +119,11 @@ type bundle struct {
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
+	return setupConfig(t, activitypub.Config{SoftwareVersion: "1.2.3", OpenRegistrations: true})
+}
+
+func setupConfig(t *testing.T, cfg activitypub.Config) *bundle {
+	t.Helper()
 	realKeys(t)
 	ctx := context.Background()
 	accounts := memory.NewAccountStore()
@@ -132,7 +138,7 @@ func setup(t *testing.T) *bundle {
 		Posts: b.content, Jobs: b.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: b.clock, IDs: ids,
 	}, policy, "instance", urls, nil)
 	fed := application.NewFederation(application.FederationDeps{
-		Actors: accounts, Names: b.names, Followers: b.follows, Foreign: b.content, Posts: b.content, Jobs: b.jobs,
+		Actors: accounts, Names: b.names, Followers: b.follows, Foreign: b.content, Posts: b.content, Tombstones: b.content, Jobs: b.jobs,
 		Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 	})
 	if _, err := b.app.InstanceActor.Handle(ctx); err != nil {
@@ -149,7 +155,7 @@ func setup(t *testing.T) *bundle {
 	b.fetcher.set(bob, actorDoc(bob, keys[0].PublicPEM))
 	b.fetcher.set(carol, actorDoc(carol, keys[1].PublicPEM))
 	r := mux.NewRouter()
-	activitypub.New(fed, b.clock, nil, activitypub.Config{SoftwareVersion: "1.2.3", OpenRegistrations: true}).Register(r)
+	activitypub.New(fed, b.clock, nil, cfg).Register(r)
 	b.srv = httptest.NewServer(r)
 	t.Cleanup(b.srv.Close)
 	return b
@@ -335,8 +341,10 @@ func digests(body []byte) string {
 }
 
 // A cached key that no longer verifies makes the inbox fetch the signer
-// once more (key rotation); a key that still does not verify is refused
-// after that one refetch.
+// once more (key rotation), at most once a minute: a signature that does
+// not verify sooner gets 503, so a sender that rotated delivers again, and
+// forged signatures naming bob's key do not make Herald fetch bob each
+// time; a key that still does not verify after the refetch is refused.
 func TestInboxKeyRotation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -350,8 +358,12 @@ func TestInboxKeyRotation(t *testing.T) {
 	if resp := b.post("/inbox", body, sign{}); resp.StatusCode != 202 || b.fetcher.count(bob) != 1 {
 		t.Fatalf("cached key: %d, %d fetches", resp.StatusCode, b.fetcher.count(bob))
 	}
-	// bob rotates to key 1.
+	// bob rotates to key 1, right after we fetched him: asked to retry.
 	b.fetcher.set(bob, actorDoc(bob, keys[1].PublicPEM))
+	if resp := b.post("/inbox", body, sign{key: privs[1]}); resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || b.fetcher.count(bob) != 1 {
+		t.Fatalf("rotation within a minute of the fetch: %d, %d fetches", resp.StatusCode, b.fetcher.count(bob))
+	}
+	b.clock.Advance(time.Minute)
 	if resp := b.post("/inbox", body, sign{key: privs[1]}); resp.StatusCode != 202 {
 		t.Fatalf("after rotation: %d", resp.StatusCode)
 	}
@@ -362,12 +374,43 @@ func TestInboxKeyRotation(t *testing.T) {
 	if fa.PublicKeyPEM != strings.TrimSpace(keys[1].PublicPEM) {
 		t.Fatal("new key not cached")
 	}
-	// A forged signature costs one refetch, then 401.
+	// Forged signatures cost one refetch a minute, then 401.
+	for range 5 {
+		if resp := b.post("/inbox", body, sign{key: privs[2]}); resp.StatusCode != 503 {
+			t.Fatalf("forged, within a minute: %d", resp.StatusCode)
+		}
+	}
+	b.clock.Advance(time.Minute)
 	if resp := b.post("/inbox", body, sign{key: privs[2]}); resp.StatusCode != 401 {
 		t.Fatalf("forged: %d", resp.StatusCode)
 	}
 	if n := b.fetcher.count(bob); n != 3 {
 		t.Fatalf("%d fetches, want exactly one more", n)
+	}
+}
+
+// TestInboxRateLimit plays a flood from one client address: past the
+// limit every inbox answers 429 with Retry-After before reading the body
+// or fetching any key (SPEC §10 "Load").
+func TestInboxRateLimit(t *testing.T) {
+	t.Parallel()
+	lim := httpapi.NewRateLimiter(httpapi.RateLimit{PerMinute: 60, Burst: 3, Now: func() time.Time { return t0 }})
+	b := setupConfig(t, activitypub.Config{Limit: lim.Wrap})
+	body := []byte(`{"type":"Like","actor":"` + carol + `","object":"` + alice + `/statuses/1"}`)
+	var refused int
+	for i, path := range []string{"/inbox", "/users/alice/inbox", "/groups/club/inbox", "/actor/inbox", "/inbox", "/users/alice/inbox"} {
+		resp := b.post(path, body, sign{keyID: carol + "#main-key", key: privs[1]})
+		switch {
+		case i < 3 && resp.StatusCode != 202:
+			t.Fatalf("%s within the burst: %d", path, resp.StatusCode)
+		case i >= 3 && (resp.StatusCode != 429 || resp.Header.Get("Retry-After") == ""):
+			t.Fatalf("%s past the burst: %d, Retry-After %q", path, resp.StatusCode, resp.Header.Get("Retry-After"))
+		case i >= 3:
+			refused++
+		}
+	}
+	if n := b.fetcher.count(carol); n != 1 || refused != 3 {
+		t.Fatalf("%d fetches of carol's key, %d refused: want 1 and 3", n, refused)
 	}
 }
 
@@ -383,8 +426,13 @@ func TestInboxDeleteOfAGoneActor(t *testing.T) {
 	if resp := b.post("/inbox", body, sign{keyID: gone + "#main-key"}); resp.StatusCode != 202 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	// Any other activity of an unknown key stays refused.
+	// Any other activity of an unknown key stays refused: asked to retry
+	// while key fetches to its host pause after the failure, 401 then.
 	body = []byte(`{"type":"Delete","actor":"` + gone + `","object":"https://remote.example/n/1"}`)
+	if resp := b.post("/inbox", body, sign{keyID: gone + "#main-key"}); resp.StatusCode != 503 {
+		t.Fatalf("status %d while paused", resp.StatusCode)
+	}
+	b.clock.Advance(time.Minute)
 	if resp := b.post("/inbox", body, sign{keyID: gone + "#main-key"}); resp.StatusCode != 401 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
@@ -483,7 +531,7 @@ func TestInboxAnswersOfTheUseCases(t *testing.T) {
 		{"unknown type", `{"type":"Dance","actor":"` + bob + `"}`, 202},
 		{"follow of a persona that does not exist", `{"id":"https://remote.example/f/2","type":"Follow","actor":"` + bob + `","object":"` + local + `/users/nobody"}`, 404},
 		{"note by someone else", `{"type":"Create","actor":"` + bob + `","to":"as:Public","object":{"id":"https://remote.example/n/1","type":"Note","attributedTo":"` + carol + `","content":"x"}}`, 403},
-		{"empty note", `{"type":"Create","actor":"` + bob + `","to":"as:Public","object":{"id":"https://remote.example/n/1","type":"Note","content":""}}`, 422},
+		{"empty note", `{"type":"Create","actor":"` + bob + `","to":["as:Public","` + alice + `"],"object":{"id":"https://remote.example/n/1","type":"Note","content":""}}`, 422},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -858,7 +906,7 @@ func fuzzBundle(t *testing.T) *mux.Router {
 		_, _ = app.InstanceActor.Handle(context.Background())
 		fetcher := &docFetcher{docs: map[string][]byte{bob: actorDoc(bob, keys[0].PublicPEM)}, errs: map[string]error{}, calls: map[string]int{}}
 		fed := application.NewFederation(application.FederationDeps{
-			Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, Jobs: jobs,
+			Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, Tombstones: content, Jobs: jobs,
 			Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 		})
 		fuzzRouter = mux.NewRouter()

@@ -44,6 +44,12 @@ func (h *Handler) inbox(kind domain.NameKind) http.HandlerFunc {
 		}
 		signer, err := h.authenticate(ctx, sig, act)
 		if errors.Is(err, errGoneActor) {
+			// Its key is gone (its server says so, or it deleted itself
+			// before): what it left here, if anything, goes again.
+			if err := h.fed.Inbox.DeletedAgain(ctx, act.Actor); err != nil {
+				h.writeError(w, r, err)
+				return
+			}
 			h.log.DebugContext(ctx, "Delete of an actor whose key is gone; nothing of it is kept", "actor", act.Actor)
 			w.WriteHeader(http.StatusAccepted)
 			return
@@ -85,7 +91,7 @@ func (h *Handler) authenticate(ctx context.Context, sig *signature, act applicat
 			return domain.ForeignAvatar{}, verr
 		}
 		h.log.DebugContext(ctx, "cached key does not verify; fetching the signer again", "key_id", sig.keyID, "actor", fa.ActorURI)
-		fa, err = h.fed.Resolver.Refetch(ctx, fa.ActorURI, sig.keyID)
+		fa, err = h.fed.Resolver.Refetch(ctx, fa, sig.keyID)
 		if err != nil {
 			return domain.ForeignAvatar{}, err
 		}
