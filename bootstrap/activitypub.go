@@ -48,8 +48,10 @@ func (f FederationRoutes) Register(r *mux.Router) {
 	}
 }
 
-// ProvideFederationRoutes builds both surfaces.
-func ProvideFederationRoutes(app *application.Application, fed *application.Federation, clock ports.Clock, log *slog.Logger) FederationRoutes {
-	ap := activitypub.New(fed, clock, log, activitypub.Config{SoftwareVersion: Version, OpenRegistrations: true})
+// ProvideFederationRoutes builds both surfaces; the inboxes are limited
+// per client address (HERALD_INBOX_RATE_PER_MINUTE, HERALD_INBOX_BURST).
+func ProvideFederationRoutes(cfg Config, app *application.Application, fed *application.Federation, clock ports.Clock, log *slog.Logger) FederationRoutes {
+	inboxes := httpapi.NewRateLimiter(httpapi.RateLimit{PerMinute: cfg.InboxRatePerMinute, Burst: cfg.InboxBurst})
+	ap := activitypub.New(fed, clock, log, activitypub.Config{SoftwareVersion: Version, OpenRegistrations: true, Limit: inboxes.Wrap})
 	return FederationRoutes{routes: []httpapi.Routes{ap, httpapi.NewFollowRoutes(app, fed, log)}}
 }

@@ -39,6 +39,8 @@ type Config struct {
 	BcryptCost          int
 	AuthRatePerMinute   int    // sign-up and login attempts per client IP and minute
 	AuthBurst           int    // ... and at once
+	InboxRatePerMinute  int    // inbox POSTs per client IP and minute
+	InboxBurst          int    // ... and at once
 	Scheme              string // auto, https or http: the scheme of actor URIs
 	TrustedProxies      string // networks whose forwarding header names the client
 	ProxyHeader         string // x-forwarded-for or forwarded
@@ -146,6 +148,8 @@ var settings = []setting{
 	{"HERALD_BCRYPT_COST", "10", "bcrypt cost of password hashes", integer("HERALD_BCRYPT_COST", func(c *Config) *int { return &c.BcryptCost }, 4, 31)},
 	{"HERALD_AUTH_RATE_PER_MINUTE", "10", "sign-up and login attempts per client IP and minute (429 past it)", integer("HERALD_AUTH_RATE_PER_MINUTE", func(c *Config) *int { return &c.AuthRatePerMinute }, 1, 100000)},
 	{"HERALD_AUTH_BURST", "10", "sign-up and login attempts per client IP at once", integer("HERALD_AUTH_BURST", func(c *Config) *int { return &c.AuthBurst }, 1, 100000)},
+	{"HERALD_INBOX_RATE_PER_MINUTE", "3000", "ActivityPub inbox POSTs per client IP and minute (429 with Retry-After past it, before any signature work)", integer("HERALD_INBOX_RATE_PER_MINUTE", func(c *Config) *int { return &c.InboxRatePerMinute }, 1, 10_000_000)},
+	{"HERALD_INBOX_BURST", "600", "ActivityPub inbox POSTs per client IP at once", integer("HERALD_INBOX_BURST", func(c *Config) *int { return &c.InboxBurst }, 1, 10_000_000)},
 	{"HERALD_SCHEME", "auto", "scheme of actor URIs: https, http, or auto (http for a loopback HERALD_DOMAIN, https otherwise)", str(func(c *Config) *string { return &c.Scheme })},
 	{"HERALD_TRUSTED_PROXIES", "", "comma-separated networks (CIDR) of reverse proxies whose HERALD_PROXY_HEADER names the client; none: the TCP peer is the client", str(func(c *Config) *string { return &c.TrustedProxies })},
 	{"HERALD_PROXY_HEADER", "x-forwarded-for", "the header the trusted proxies write the client address in: x-forwarded-for or forwarded (RFC 7239)", str(func(c *Config) *string { return &c.ProxyHeader })},

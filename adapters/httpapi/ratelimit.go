@@ -12,9 +12,11 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// RateLimit configures the per-client limit of sign-up and login, the two
-// endpoints that hash a password (bcrypt) for anyone who asks. Both share
-// one token bucket per client: PerMinute sustained, Burst at once.
+// RateLimit configures a per-client limit: of sign-up and login, the two
+// endpoints that hash a password (bcrypt) for anyone who asks, or of the
+// ActivityPub inboxes, where every POST may cost a signature check and a
+// key fetch. The endpoints of one limiter share one token bucket per
+// client: PerMinute sustained, Burst at once.
 type RateLimit struct {
 	PerMinute int
 	Burst     int

@@ -29,6 +29,10 @@ type Config struct {
 	// MaxClockSkew is how far a signed Date may be from our clock (12 h,
 	// as Mastodon allows).
 	MaxClockSkew time.Duration
+	// Limit wraps every inbox: the per-client rate limit, which answers
+	// 429 with Retry-After before the body is read or any signature work
+	// is done (SPEC §10 "Load"). Nil limits nothing.
+	Limit func(http.Handler) http.Handler
 }
 
 // Defaults of Config.
@@ -74,12 +78,12 @@ func (h *Handler) Register(r *mux.Router) {
 	r.HandleFunc("/groups/{name}", h.actor(group)).Methods(get...)
 	r.HandleFunc("/actor", h.actor(instance)).Methods(get...)
 
-	r.HandleFunc("/users/{name}/inbox", h.inbox(persona)).Methods(http.MethodPost)
-	r.HandleFunc("/groups/{name}/inbox", h.inbox(group)).Methods(http.MethodPost)
-	r.HandleFunc("/inbox", h.inbox("")).Methods(http.MethodPost)
+	r.Handle("/users/{name}/inbox", h.limit(h.inbox(persona))).Methods(http.MethodPost)
+	r.Handle("/groups/{name}/inbox", h.limit(h.inbox(group))).Methods(http.MethodPost)
+	r.Handle("/inbox", h.limit(h.inbox(""))).Methods(http.MethodPost)
 	// The instance actor's inbox is a shared inbox too: what arrives there
 	// is addressed to the server, not to one actor.
-	r.HandleFunc("/actor/inbox", h.inbox("")).Methods(http.MethodPost)
+	r.Handle("/actor/inbox", h.limit(h.inbox(""))).Methods(http.MethodPost)
 
 	for _, k := range []struct {
 		prefix string
@@ -91,6 +95,14 @@ func (h *Handler) Register(r *mux.Router) {
 		r.HandleFunc(k.prefix+"/collections/featured", h.featured(k.kind)).Methods(get...)
 	}
 	r.HandleFunc("/users/{name}/statuses/{id}", h.note).Methods(get...)
+}
+
+// limit wraps an inbox in Config.Limit, if any.
+func (h *Handler) limit(inbox http.HandlerFunc) http.Handler {
+	if h.cfg.Limit == nil {
+		return inbox
+	}
+	return h.cfg.Limit(inbox)
 }
 
 // contentTypes answers the negotiation of ActivityPub documents.
