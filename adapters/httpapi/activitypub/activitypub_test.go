@@ -175,6 +175,9 @@ type sign struct {
 	unsigned  bool
 	chunked   bool
 	tamperSig bool
+	// value, if set, writes the Signature header from the key id and the
+	// base64 signature, in place of the usual form.
+	value func(keyID, sig string) string
 }
 
 func (b *bundle) post(path string, body []byte, s sign) *http.Response {
@@ -238,6 +241,9 @@ func (b *bundle) post(path string, body []byte, s sign) *http.Response {
 		v := fmt.Sprintf(`keyId="%s",headers="%s",signature="%s"`, s.keyID, strings.Join(s.headers, " "), base64.StdEncoding.EncodeToString(sig))
 		if s.alg != "-" {
 			v = fmt.Sprintf(`keyId="%s",algorithm="%s",headers="%s",signature="%s"`, s.keyID, s.alg, strings.Join(s.headers, " "), base64.StdEncoding.EncodeToString(sig))
+		}
+		if s.value != nil {
+			v = s.value(s.keyID, base64.StdEncoding.EncodeToString(sig))
 		}
 		if s.authz {
 			req.Header.Set("Authorization", "Signature "+v)
@@ -386,6 +392,35 @@ func TestInboxKeyRotation(t *testing.T) {
 	}
 	if n := b.fetcher.count(bob); n != 3 {
 		t.Fatalf("%d fetches, want exactly one more", n)
+	}
+}
+
+// TestSignatureHeaderListReadAsTheVerifierReadsIt plays a signature over
+// the Date alone whose header claims, in a form the verifier (go-fed)
+// reads otherwise, to cover the target, host and digest: the list checked
+// must be the list verified, so each is refused.
+func TestSignatureHeaderListReadAsTheVerifierReadsIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	body := []byte(`{"type":"Create","actor":"` + bob + `","to":["` + alice + `"],"object":{"id":"https://remote.example/n/forged","type":"Note","content":"forged"}}`)
+	const full = "(request-target) host date digest"
+	for name, value := range map[string]func(keyID, sig string) string{
+		"re-cased Headers": func(k, sig string) string {
+			return `keyId="` + k + `",Headers="` + full + `",signature="` + sig + `"`
+		},
+		"headers given twice": func(k, sig string) string {
+			return `keyId="` + k + `",headers="` + full + `",headers="date",signature="` + sig + `"`
+		},
+		"a space before headers": func(k, sig string) string {
+			return `keyId="` + k + `", headers="` + full + `",signature="` + sig + `"`
+		},
+	} {
+		if resp := b.post("/inbox", body, sign{headers: []string{"date"}, value: value}); resp.StatusCode != 401 {
+			t.Errorf("%s: %d, want 401", name, resp.StatusCode)
+		}
+	}
+	if _, err := b.content.DmByObjectURI(context.Background(), "https://remote.example/n/forged"); err == nil {
+		t.Fatal("a forged note was stored")
 	}
 }
 

@@ -48,7 +48,10 @@ func parseSignature(r *http.Request, body []byte, now time.Time, maxSkew time.Du
 	if strings.TrimSpace(value) == "" {
 		return nil, fmt.Errorf("%w: no Signature header", errSignature)
 	}
-	params := signatureParams(value)
+	params, err := signatureParams(value)
+	if err != nil {
+		return nil, err
+	}
 	if alg := strings.ToLower(params["algorithm"]); !acceptedAlgorithms[alg] {
 		return nil, fmt.Errorf("%w: algorithm %q is not rsa-sha256 or hs2019", errSignature, clip(alg))
 	}
@@ -87,33 +90,27 @@ func (s *signature) verify(publicKeyPEM string) error {
 	return nil
 }
 
-// signatureParams splits `k1="v1",k2="v2"` (commas inside quotes kept).
-func signatureParams(v string) map[string]string {
+// signatureParams reads the Signature header's parameters exactly as
+// go-fed/httpsig, which verifies the signature, reads them: split at every
+// comma, each a name=value with case-sensitive names ("Headers" is not
+// "headers", " headers" after a space is neither) and the value's quotes
+// trimmed. Any other reading would let a request pass the checks here on
+// one header list while the signature is verified over another (go-fed's
+// default, the Date alone). A name given twice is refused outright (go-fed
+// keeps the last).
+func signatureParams(v string) (map[string]string, error) {
 	out := map[string]string{}
-	for len(v) > 0 {
-		v = strings.TrimLeft(v, " ,")
-		key, rest, ok := strings.Cut(v, "=")
+	for _, p := range strings.Split(v, ",") {
+		key, val, ok := strings.Cut(p, "=")
 		if !ok {
-			break
+			return nil, fmt.Errorf("%w: malformed parameter %q", errSignature, clip(p))
 		}
-		key = strings.ToLower(strings.TrimSpace(key))
-		var val string
-		if strings.HasPrefix(rest, `"`) {
-			end := strings.IndexByte(rest[1:], '"')
-			if end < 0 {
-				val, rest = rest[1:], ""
-			} else {
-				val, rest = rest[1:end+1], rest[end+2:]
-			}
-		} else {
-			val, rest, _ = strings.Cut(rest, ",")
+		if _, dup := out[key]; dup {
+			return nil, fmt.Errorf("%w: parameter %q given twice", errSignature, clip(key))
 		}
-		if _, dup := out[key]; !dup {
-			out[key] = strings.TrimSpace(val)
-		}
-		v = rest
+		out[key] = strings.Trim(val, `"`)
 	}
-	return out
+	return out, nil
 }
 
 // checkDigest verifies the Digest header (RFC 3230) against the body: at
