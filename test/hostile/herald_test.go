@@ -7,12 +7,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +32,24 @@ import (
 // unverified, when it is not.
 var stores = []string{bootstrap.StoreMemory, bootstrap.StoreSQLite, bootstrap.StorePostgres, bootstrap.StoreMongo}
 
+// storesFlag narrows a run to some stores: go test ./test/hostile -args
+// -stores=mongo (or memory,postgres).
+var storesFlag = flag.String("stores", "", "comma-separated stores to attack (default: "+strings.Join(stores, ",")+")")
+
+// selectedStores are the stores this run attacks.
+func selectedStores() []string {
+	if *storesFlag == "" {
+		return stores
+	}
+	var out []string
+	for _, s := range strings.Split(*storesFlag, ",") {
+		if s = strings.TrimSpace(s); slices.Contains(stores, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Heralds running at once, per store: PostgreSQL gives each one a pool of
 // its own (100 connections on the server, shared with the other suites),
 // and FerretDB keeps both cores busy with one Herald (see test/proof).
@@ -44,7 +64,7 @@ var running = map[string]chan struct{}{
 // the store. rule says what stays unverified on a store that cannot run.
 func eachStore(t *testing.T, rule string, attack func(t *testing.T, h *herald)) {
 	t.Helper()
-	for _, store := range stores {
+	for _, store := range selectedStores() {
 		t.Run(store, func(t *testing.T) {
 			t.Parallel()
 			env := storeEnv(t, store, rule)
