@@ -2,6 +2,9 @@ package activitypub_test
 
 import (
 	"bytes"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/httpapi/activitypub"
 	"github.com/heraldfed/herald/adapters/security"
+	"github.com/heraldfed/herald/domain"
 )
 
 // signatureSeeds are Signature headers as servers send them, and as
@@ -114,6 +118,57 @@ func FuzzParseSignature(f *testing.F) {
 			t.Fatalf("%q verifies under a key that never signed anything", header)
 		} else if st := activitypub.Status(verr); st != http.StatusUnauthorized {
 			t.Fatalf("a signature that does not verify is %d, want 401", st)
+		}
+	})
+}
+
+// Whatever the Signature header says, a signature made over the Date alone
+// never passes: the list of headers Herald checks must be the list the
+// signature is verified over (a parser differential would let a signature
+// the victim made for a GET cover any POST). KEY and SIG in the template
+// stand for the key id and the signature.
+func FuzzSignatureOverTheDateAloneNeverPasses(f *testing.F) {
+	kp, err := security.RSAKeys{}.GenerateKeyPair()
+	if err != nil {
+		f.Fatal(err)
+	}
+	priv, err := domain.ParsePrivateKey(kp.PrivatePEM)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{
+		`keyId="KEY",algorithm="rsa-sha256",headers="(request-target) host date digest",signature="SIG"`,
+		`keyId="KEY",algorithm="rsa-sha256",headers="date",signature="SIG"`,
+		`keyId="KEY",signature="SIG"`,
+		`keyId="KEY",algorithm="rsa-sha256",Headers="(request-target) host date digest",signature="SIG"`,
+		`keyId="KEY",algorithm="rsa-sha256",headers="(request-target) host date digest",headers="date",signature="SIG"`,
+		`keyId="KEY",headers="(request-target) host date digest, x",signature="SIG"`,
+	} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	body := []byte(`{"type":"Create"}`)
+	sum := sha256.Sum256([]byte("date: " + now.Format(http.TimeFormat)))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, priv, crypto.SHA256, sum[:])
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, template string) {
+		req, err := http.NewRequest(http.MethodPost, "https://local.example/users/alice/inbox", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		digest := sha256.Sum256(body)
+		req.Header.Set("Date", now.Format(http.TimeFormat))
+		req.Header.Set("Digest", "SHA-256="+base64.StdEncoding.EncodeToString(digest[:]))
+		header := strings.NewReplacer("KEY", "https://r.example/users/bob#main-key", "SIG", base64.StdEncoding.EncodeToString(sig)).Replace(template)
+		req.Header.Set("Signature", header)
+		_, verify, err := activitypub.ParseSignature(req, body, now, time.Hour)
+		if err != nil {
+			return
+		}
+		if verify(kp.PublicPEM) == nil {
+			t.Fatalf("a signature over the Date alone passed as %q", header)
 		}
 	})
 }
