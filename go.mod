@@ -3,6 +3,7 @@ module github.com/heraldfed/herald
 go 1.26.0
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/chromedp/chromedp v0.23.1
 	github.com/go-fed/httpsig v1.1.0
 	github.com/golang-migrate/migrate/v4 v4.20.1
