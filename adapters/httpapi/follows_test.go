@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
@@ -63,10 +64,10 @@ func setupFollows(t *testing.T) *followServer {
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	s.app = application.New(application.Deps{
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content,
-		Posts: s.content, Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
+		Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
 	}, policy, "instance", urls, nil)
 	fed := application.NewFederation(application.FederationDeps{
-		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, Jobs: s.jobs,
+		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: s.jobs,
 		Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 	})
 	s.app.Publish.Resolver = fed.Resolver // as bootstrap wires it: recipients resolved on first use
