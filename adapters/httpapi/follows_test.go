@@ -209,13 +209,14 @@ func TestListPostsEndpoint(t *testing.T) {
 	t.Parallel()
 	s := setupFollows(t)
 	for _, vis := range []string{"public", "followers"} {
-		if status, body := s.call(t, http.MethodPost, "/api/v1/posts", s.token, `{"as":"alice","content":"`+vis+` post","visibility":"`+vis+`"}`); status != 201 {
+		if status, body := s.call(t, http.MethodPost, "/api/v1/posts", s.token, `{"as":"alice","content":"<i>`+vis+`</i> post","visibility":"`+vis+`"}`); status != 201 {
 			t.Fatalf("publish: %d %v", status, body)
 		}
 	}
 	status, body := s.call(t, http.MethodGet, "/api/v1/posts?author="+url.QueryEscape("https://local.example/users/alice"), s.token, "")
 	posts, _ := body["posts"].([]any)
-	if status != 200 || len(posts) != 1 || posts[0].(map[string]any)["content"] != "public post" {
+	// content is plain text: the post is its HTML rendering, markup escaped.
+	if status != 200 || len(posts) != 1 || posts[0].(map[string]any)["content"] != "<p>&lt;i&gt;public&lt;/i&gt; post</p>" {
 		t.Fatalf("%d %v", status, body)
 	}
 	for path, want := range map[string]int{"/api/v1/posts": 400, "/api/v1/posts?author=x&before=now": 400, "/api/v1/posts?author=x&limit=0": 200} {
@@ -236,7 +237,7 @@ func TestDirectThreadEndpoint(t *testing.T) {
 	with := "&with=" + url.QueryEscape(remoteBob)
 	status, body := s.call(t, http.MethodGet, "/api/v1/direct?as=alice"+with, s.token, "")
 	dms, _ := body["direct"].([]any)
-	if status != 200 || len(dms) != 1 || dms[0].(map[string]any)["content"] != "psst" || len(dms[0].(map[string]any)["participants"].([]any)) != 2 {
+	if status != 200 || len(dms) != 1 || dms[0].(map[string]any)["content"] != "<p>psst</p>" || len(dms[0].(map[string]any)["participants"].([]any)) != 2 {
 		t.Fatalf("%d %v", status, body)
 	}
 	for path, want := range map[string]int{
@@ -268,7 +269,8 @@ func TestMentionsEndpoint(t *testing.T) {
 	}
 	status, body := s.call(t, http.MethodGet, "/api/v1/mentions?as=mallory", s.other, "")
 	posts, _ := body["posts"].([]any)
-	if status != 200 || len(posts) != 1 || posts[0].(map[string]any)["content"] != "hi @mallory" || fmt.Sprint(posts[0].(map[string]any)["mentions"]) != "["+mallory+"]" {
+	linked := `<p>hi <span class="h-card"><a href="` + mallory + `" class="u-url mention" rel="nofollow noreferrer noopener" target="_blank">@<span>mallory</span></a></span></p>`
+	if status != 200 || len(posts) != 1 || posts[0].(map[string]any)["content"] != linked || fmt.Sprint(posts[0].(map[string]any)["mentions"]) != "["+mallory+"]" {
 		t.Fatalf("%d %v", status, body)
 	}
 	for path, want := range map[string]int{"/api/v1/mentions": 400, "/api/v1/mentions?as=mallory&before=now": 400, "/api/v1/mentions?as=nobody": 422} {
@@ -313,7 +315,7 @@ func TestOwnPostAndBoostEndpoints(t *testing.T) {
 			t.Errorf("%s: %d %v, want %d", tt.name, status, body, tt.status)
 		}
 	}
-	if status, body := s.call(t, http.MethodPatch, "/api/v1/posts/"+id, s.token, `{"content":"second"}`); status != 200 || body["content"] != "second" || body["updated"] == "" {
+	if status, body := s.call(t, http.MethodPatch, "/api/v1/posts/"+id, s.token, `{"content":"second"}`); status != 200 || body["content"] != "<p>second</p>" || body["updated"] == "" {
 		t.Fatalf("edit: %d %v", status, body)
 	}
 	if status, body := s.call(t, http.MethodPost, "/api/v1/boosts", s.token, `{"as":"alice","object":"`+uri+`"}`); status != 201 || body["created"] != true {
