@@ -16,7 +16,8 @@ type Deps struct {
 	Names     ports.NameRegistry
 	Followers ports.FollowerStore
 	Foreign   ports.ForeignActorStore
-	Posts     ports.PostStore
+	Posts     ports.PostStore     // read and written through HTML, which New wraps it in
+	HTML      ports.HTMLSanitizer // sanitizes every post's content written or read (SPEC §10)
 	Jobs      ports.JobStore
 	// FanOuts keeps the durable fan-out records; nil streams fan-outs
 	// without them (nothing resumes one a crash interrupted).
@@ -52,6 +53,7 @@ func New(deps Deps, policy domain.NamePolicy, instanceActorName string, urls URL
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
+	deps.Posts = sanitizePosts(deps.Posts, deps.HTML)
 	id := identity{deps: deps, policy: policy}
 	enq := EnqueueHandler{jobs: deps.Jobs, waker: waker}
 	pub := newPublishHandler(deps, urls, enq)

@@ -56,13 +56,13 @@ const (
 
 // FederationDeps are the ports the ActivityPub use cases need.
 type FederationDeps struct {
-	Actors    ports.ActorStore
-	Names     ports.NameRegistry
-	Followers ports.FollowerStore
-	Foreign   ports.ForeignActorStore
-	Posts     ports.PostStore
-	// Tombstones remember deleted remote objects and actors (SPEC §10).
-	Tombstones ports.TombstoneStore
+	Actors     ports.ActorStore
+	Names      ports.NameRegistry
+	Followers  ports.FollowerStore
+	Foreign    ports.ForeignActorStore
+	Posts      ports.PostStore      // read and written through HTML, which NewFederation wraps it in
+	HTML       ports.HTMLSanitizer  // sanitizes every post's content written or read (SPEC §10)
+	Tombstones ports.TombstoneStore // deleted remote objects and actors (SPEC §10)
 	Jobs       ports.JobStore
 	FanOuts    ports.FanOutStore // nil: fan-outs are not recorded (not resumable)
 	Fetcher    Fetcher
@@ -108,9 +108,10 @@ func NewFederation(deps FederationDeps) *Federation {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
 	deps.Log = deps.Log.With("component", "federation")
+	deps.Posts = sanitizePosts(deps.Posts, deps.HTML)
 	enq := EnqueueHandler{jobs: deps.Jobs, waker: deps.Waker}
 	core := &fedCore{deps: deps, pub: newPublishHandler(Deps{Actors: deps.Actors, Followers: deps.Followers, Foreign: deps.Foreign,
-		Posts: deps.Posts, Jobs: deps.Jobs, FanOuts: deps.FanOuts, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log}, deps.URLs, enq)}
+		Posts: deps.Posts, HTML: deps.HTML, Jobs: deps.Jobs, FanOuts: deps.FanOuts, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log}, deps.URLs, enq)}
 	actors := LocalActorsHandler{core: core}
 	resolver := &ActorResolver{core: core, deref: Dereferencer{core: core}, failing: newFailingHosts(deps.Clock)}
 	core.pub.Resolver = resolver

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -148,13 +149,13 @@ func setupFed(t *testing.T) *fedBundle {
 	ids := fake.NewIDs("id")
 	deps := application.Deps{
 		Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: names, Followers: b.follows,
-		Foreign: b.content, Posts: b.content, Jobs: b.enqueue, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
+		Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: b.enqueue, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
 		Clock: b.clock, IDs: ids,
 	}
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	b.app = application.New(deps, policy, "instance", urls, nil)
 	b.fed = application.NewFederation(application.FederationDeps{
-		Actors: b.accounts, Names: names, Followers: b.follows, Foreign: b.content, Posts: b.content, Tombstones: b.content, Jobs: b.enqueue,
+		Actors: b.accounts, Names: names, Followers: b.follows, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.enqueue,
 		Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 	})
 	b.app.Publish.Resolver = b.fed.Resolver

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -46,7 +47,7 @@ func newApp(t *testing.T, mutate ...func(*application.Deps)) *appBundle {
 	}
 	b.deps = application.Deps{
 		Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: b.names, Followers: b.follows,
-		Foreign: b.content, Posts: b.content, Jobs: b.jobs, Passwords: fake.Passwords{}, Keys: b.keys,
+		Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: b.jobs, Passwords: fake.Passwords{}, Keys: b.keys,
 		Clock: fake.NewClock(t0), IDs: fake.NewIDs("id"),
 	}
 	for _, m := range mutate {

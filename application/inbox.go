@@ -310,7 +310,9 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	if res, gone := h.deletedMeanwhile(ctx, act, o.ID, signer); gone {
 		return res, nil
 	}
-	note := Note{ID: o.ID, Type: "Note", AttributedTo: signer, Content: o.Content, Published: asTime(published), To: aud, InReplyTo: o.Reply}
+	// The group announces the content as stored: sanitized (CreatePost
+	// went through the sanitizing store, and sanitizing is idempotent).
+	note := Note{ID: o.ID, Type: "Note", AttributedTo: signer, Content: d.HTML.SanitizeHTML(o.Content), Published: asTime(published), To: aud, InReplyTo: o.Reply}
 	for _, g := range groups {
 		if _, err := h.core.pub.announce(ctx, g, note, public); err != nil {
 			// Undo the post: the sender retries and we announce then.

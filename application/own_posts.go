@@ -10,7 +10,8 @@ import (
 )
 
 // EditPost asks to replace the content of one of the account's posts (or
-// direct posts), by the id publishing returned.
+// direct posts), by the id publishing returned. Content is plain text, as
+// at publishing.
 type EditPost struct {
 	UserID  string
 	ID      string
@@ -28,7 +29,7 @@ type DeletePost struct {
 type OwnPost struct {
 	ObjectURI  string
 	ActivityID string
-	Content    string
+	Content    string // the post's HTML after an edit (its text rendered)
 	Updated    time.Time
 	EnqueueResult
 }
@@ -52,6 +53,15 @@ func (o ownPost) uri() string {
 		return o.post.ObjectURI
 	}
 	return o.dm.ObjectURI
+}
+
+// addressed are the actors the post named when it was published: whom it
+// mentioned and the group it went to, or a direct post's participants.
+func (o ownPost) addressed() []string {
+	if o.post != nil {
+		return append(slices.Clone(o.post.Mentions), o.post.GroupURI)
+	}
+	return o.dm.Participants
 }
 
 func (o ownPost) lastEdit() time.Time {
@@ -125,6 +135,13 @@ func (h OwnPostsHandler) Edit(ctx context.Context, cmd EditPost) (OwnPost, error
 	if err := domain.CheckLocalContent(cmd.Content); err != nil {
 		return OwnPost{}, err
 	}
+	note, inboxes, followers, err := h.audience(ctx, o)
+	if err != nil {
+		return OwnPost{}, err
+	}
+	// The new text is rendered as at publishing, its @-mentions of the
+	// actors the post addressed linked.
+	content := domain.RenderText(cmd.Content, h.core.pub.mentionLinks(note.Tag, o.addressed()))
 	// Edits are ordered by their time, which must pass the last edit's
 	// (UpdateContent applies only later ones): a clock that did not move
 	// (or moved back) still gives a later instant, by a millisecond, the
@@ -133,18 +150,14 @@ func (h OwnPostsHandler) Edit(ctx context.Context, cmd EditPost) (OwnPost, error
 	if last := o.lastEdit(); !updated.After(last) {
 		updated = last.Add(time.Millisecond)
 	}
-	changed, err := d.Posts.UpdateContent(ctx, o.uri(), cmd.Content, updated)
+	changed, err := d.Posts.UpdateContent(ctx, o.uri(), content, updated)
 	if err != nil {
 		return OwnPost{}, err
 	}
 	if !changed {
 		return OwnPost{}, fmt.Errorf("%w: the post was edited at the same time; try again", domain.ErrAlreadyExists)
 	}
-	note, inboxes, followers, err := h.audience(ctx, o)
-	if err != nil {
-		return OwnPost{}, err
-	}
-	note.Content, note.Updated = cmd.Content, asTime(updated)
+	note.Content, note.Updated = content, asTime(updated)
 	act := Activity{ID: d.URLs.Activity(o.me.URI, d.IDs.NewID()), Type: "Update", Actor: o.me.URI,
 		Published: asTime(updated), To: note.To, CC: note.CC, Object: note}
 	res, err := h.send(ctx, o.me, act, inboxes, followers)
@@ -153,7 +166,7 @@ func (h OwnPostsHandler) Edit(ctx context.Context, cmd EditPost) (OwnPost, error
 	}
 	touch(ctx, h.core.pub.deps, o.me.ID)
 	d.Log.InfoContext(ctx, "post edited", "object", note.ID, "inboxes", len(inboxes), "queued", res.Queued)
-	return OwnPost{ObjectURI: note.ID, ActivityID: act.ID, Content: cmd.Content, Updated: updated, EnqueueResult: res}, nil
+	return OwnPost{ObjectURI: note.ID, ActivityID: act.ID, Content: content, Updated: updated, EnqueueResult: res}, nil
 }
 
 // Delete sends Delete{Tombstone} of the post to the inboxes an edit would

@@ -68,7 +68,9 @@ func newPublishHandler(deps Deps, urls URLs, enq EnqueueHandler) PublishHandler 
 
 // Handle checks that the persona is the account's, stores the post, and
 // enqueues one delivery per distinct inbox (shared inboxes preferred), in
-// batches.
+// batches. cmd.Content is plain text (at most domain.MaxPostLength bytes):
+// the post keeps, and sends, its HTML rendering (domain.RenderText), with
+// @-mentions of the addressed actors linked.
 func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, error) {
 	d := h.deps
 	a, err := d.Actors.AvatarByName(ctx, strings.ToLower(strings.TrimSpace(cmd.As)))
@@ -107,6 +109,7 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 	var tags []Tag          // a Mention per remote actor addressed
 	var groups []LocalActor // local groups addressed: they announce the post
 	toFollowers := cmd.Visibility != domain.VisibilityDirect
+	var content string // the post's text rendered to HTML, as stored and sent
 	if !toFollowers {
 		dm, err := domain.NewDmPost(id, noteURI, actor, cmd.Content, cmd.To, now)
 		if err != nil {
@@ -115,7 +118,8 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 		if inboxes, tags, err = h.recipientInboxes(ctx, cmd.To); err != nil {
 			return Published{}, err
 		}
-		dm.Local = true
+		content = domain.RenderText(cmd.Content, h.mentionLinks(tags, cmd.To))
+		dm.Content, dm.Local = content, true
 		if _, err := d.Posts.CreateDm(ctx, dm); err != nil {
 			return Published{}, err
 		}
@@ -150,7 +154,8 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 			inboxes = distinct(append(inboxes, extra...))
 			to = append(to, cmd.To...)
 		}
-		p.Local = true
+		content = domain.RenderText(cmd.Content, h.mentionLinks(tags, cmd.To))
+		p.Content, p.Local = content, true
 		p.Mentions = mentioned(tags, cmd.To, groups)
 		if _, err := d.Posts.CreatePost(ctx, p); err != nil {
 			return Published{}, err
@@ -161,7 +166,7 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 
 	act := Activity{
 		ID: h.urls.Activity(actor, id), Type: "Create", Actor: actor, Published: asTime(now), To: to, CC: cc,
-		Object: Note{ID: noteURI, Type: "Note", AttributedTo: actor, Content: cmd.Content, Published: asTime(now), To: to, CC: cc, InReplyTo: cmd.InReplyTo, Tag: tags},
+		Object: Note{ID: noteURI, Type: "Note", AttributedTo: actor, Content: content, Published: asTime(now), To: to, CC: cc, InReplyTo: cmd.InReplyTo, Tag: tags},
 	}
 	payload, err := act.Marshal()
 	if err != nil {
@@ -248,6 +253,27 @@ func mentioned(tags []Tag, to []string, groups []LocalActor) []string {
 		}
 	}
 	return domain.NormalizeMentions(out)
+}
+
+// mentionLinks are the actors a post's text may name with @ and get a
+// link: the remote actors it tags (@user@host, as their Mention is named)
+// and the local personas and groups it addresses (@name, or
+// @name@our-domain).
+func (h PublishHandler) mentionLinks(tags []Tag, to []string) []domain.MentionLink {
+	var out []domain.MentionLink
+	for _, t := range tags {
+		if user, host, ok := strings.Cut(strings.TrimPrefix(t.Name, "@"), "@"); ok && user != "" && host != "" {
+			out = append(out, domain.MentionLink{User: user, Host: host, Href: t.Href})
+		}
+	}
+	for _, a := range to {
+		for _, prefix := range []string{h.urls.Persona(""), h.urls.Group("")} {
+			if name, ok := strings.CutPrefix(a, prefix); ok && name != "" && !strings.ContainsAny(name, "/?#") {
+				out = append(out, domain.MentionLink{User: name, Host: h.urls.Domain, Href: a, Local: true})
+			}
+		}
+	}
+	return out
 }
 
 func (h PublishHandler) local(uri string) bool {

@@ -68,11 +68,11 @@ func ProvideEngine(cfg Config, s *Stores, d ports.Deliverer, clock ports.Clock, 
 }
 
 // ProvideApplication gathers the use cases.
-func ProvideApplication(cfg Config, s *Stores, passwords ports.PasswordHasher, keys ports.KeyGenerator, clock ports.Clock, ids ports.IDs,
-	policy domain.NamePolicy, urls application.URLs, engine *application.Engine, log *slog.Logger) *application.Application {
+func ProvideApplication(cfg Config, s *Stores, passwords ports.PasswordHasher, keys ports.KeyGenerator, html ports.HTMLSanitizer,
+	clock ports.Clock, ids ports.IDs, policy domain.NamePolicy, urls application.URLs, engine *application.Engine, log *slog.Logger) *application.Application {
 	return application.New(application.Deps{
 		Users: s.Users, Tokens: s.Tokens, Actors: s.Actors, Names: s.Names, Followers: s.Followers, FanOuts: s.FanOuts,
-		Foreign: s.Foreign, Posts: s.Posts, Jobs: s.Jobs, Passwords: passwords, Keys: keys,
+		Foreign: s.Foreign, Posts: s.Posts, HTML: html, Jobs: s.Jobs, Passwords: passwords, Keys: keys,
 		Clock: clock, IDs: ids, Log: log,
 	}, policy, cfg.InstanceActor, urls, engine)
 }

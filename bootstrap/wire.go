@@ -9,6 +9,7 @@ import (
 	"github.com/google/wire"
 
 	"github.com/heraldfed/herald/adapters/delivery"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/ports"
@@ -21,10 +22,11 @@ var systemSet = wire.NewSet(
 	wire.Value(system.IDs{}), wire.Bind(new(ports.IDs), new(system.IDs)),
 )
 
-// securitySet binds bcrypt and RSA key generation.
+// securitySet binds bcrypt, RSA key generation and the HTML sanitizer.
 var securitySet = wire.NewSet(
 	ProvidePasswords, wire.Bind(new(ports.PasswordHasher), new(security.Bcrypt)),
 	wire.Value(security.RSAKeys{}), wire.Bind(new(ports.KeyGenerator), new(security.RSAKeys)),
+	sanitizer.NewHTMLSanitizer, wire.Bind(new(ports.HTMLSanitizer), new(*sanitizer.HTMLSanitizer)),
 )
 
 // deliverySet binds the signed HTTP deliverer.

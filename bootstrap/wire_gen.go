@@ -10,6 +10,7 @@ import (
 	"context"
 	"github.com/google/wire"
 	"github.com/heraldfed/herald/adapters/delivery"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/ports"
@@ -26,6 +27,7 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	}
 	bcrypt := ProvidePasswords(cfg)
 	rsaKeys := _wireRSAKeysValue
+	htmlSanitizer := sanitizer.NewHTMLSanitizer()
 	clock := _wireClockValue
 	iDs := _wireIDsValue
 	namePolicy, err := ProvideNamePolicy(cfg)
@@ -39,7 +41,7 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	metrics := ProvideMetrics(stores, clock, log)
 	engineObserver := ProvideObserver(metrics)
 	engine := ProvideEngine(cfg, stores, client, clock, random, iDs, engineObserver, log)
-	application := ProvideApplication(cfg, stores, bcrypt, rsaKeys, clock, iDs, namePolicy, urLs, engine, log)
+	application := ProvideApplication(cfg, stores, bcrypt, rsaKeys, htmlSanitizer, clock, iDs, namePolicy, urLs, engine, log)
 	readiness := ProvideReadiness(stores)
 	operator := ProvideOperator(cfg, stores, namePolicy, clock, engine)
 	handler := ProvideAdmin(cfg, operator, log)
@@ -51,7 +53,7 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 		return nil, nil, err
 	}
 	fetcher := ProvideFetcher(client)
-	federation := ProvideFederation(cfg, stores, fetcher, clock, iDs, urLs, application, engine, log)
+	federation := ProvideFederation(cfg, stores, fetcher, htmlSanitizer, clock, iDs, urLs, application, engine, log)
 	federationRoutes := ProvideFederationRoutes(application, federation, clock, log)
 	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter, proxies, federationRoutes)
 	server := NewServerFrom(cfg, httpapiHandler, engine, application, readiness, stores, log)
@@ -73,9 +75,9 @@ var (
 // systemSet binds the real clock, randomness and ids.
 var systemSet = wire.NewSet(wire.Value(system.Clock{}), wire.Bind(new(ports.Clock), new(system.Clock)), wire.Value(system.Random{}), wire.Bind(new(ports.Random), new(system.Random)), wire.Value(system.IDs{}), wire.Bind(new(ports.IDs), new(system.IDs)))
 
-// securitySet binds bcrypt and RSA key generation.
+// securitySet binds bcrypt, RSA key generation and the HTML sanitizer.
 var securitySet = wire.NewSet(
-	ProvidePasswords, wire.Bind(new(ports.PasswordHasher), new(security.Bcrypt)), wire.Value(security.RSAKeys{}), wire.Bind(new(ports.KeyGenerator), new(security.RSAKeys)),
+	ProvidePasswords, wire.Bind(new(ports.PasswordHasher), new(security.Bcrypt)), wire.Value(security.RSAKeys{}), wire.Bind(new(ports.KeyGenerator), new(security.RSAKeys)), sanitizer.NewHTMLSanitizer, wire.Bind(new(ports.HTMLSanitizer), new(*sanitizer.HTMLSanitizer)),
 )
 
 // deliverySet binds the signed HTTP deliverer.

@@ -57,8 +57,9 @@ type DmPost struct {
 	Local           bool
 }
 
-// MaxPostLength bounds a post's content (Mastodon's default is 500
-// characters; we allow HTML markup around them).
+// MaxPostLength bounds the plain text of a post written here, in bytes
+// (Mastodon's default is 500 characters). The HTML Herald renders from it
+// (RenderText) and keeps as the post's content may be longer.
 const MaxPostLength = 5000
 
 // Limits on remote content. Other servers count their limits in
@@ -93,7 +94,9 @@ func NormalizeMentions(uris []string) []string {
 	return out
 }
 
-// NewPost validates a post written here (at most MaxPostLength bytes).
+// NewPost validates a post written here: content is its author's plain
+// text (at most MaxPostLength bytes), which publishing then replaces by
+// its rendering (RenderText).
 func NewPost(id, objectURI, authorURI, content string, vis Visibility, published time.Time) (Post, error) {
 	return newPost(id, objectURI, authorURI, content, vis, published, checkContent)
 }

@@ -1,9 +1,11 @@
 // Package delivery is the outbound Deliverer: it POSTs one activity to one
 // inbox with an HTTP Signature (draft-cavage, rsa-sha256, keyId = the actor's
 // key URL, signed headers "(request-target) host date digest"), bounded in
-// time and in response size, over pooled connections that refuse private,
-// loopback and link-local addresses at dial time unless allowed, and
-// classifies what happened into a domain.Outcome.
+// time and in response size, and classifies what happened into a
+// domain.Outcome. Its pooled connections (deliveries and fetches alike) pass
+// an address guard at dial time, after DNS: every range of the IANA IPv4 and
+// IPv6 special-purpose registries is refused (code.dny.dev/ssrf, generated
+// from them), private and loopback ones too unless Config.AllowPrivate.
 package delivery
 
 import (
@@ -15,12 +17,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"code.dny.dev/ssrf"
 	"github.com/go-fed/httpsig"
 
 	"github.com/heraldfed/herald/domain"
@@ -54,8 +59,9 @@ type Config struct {
 	MaxConnsPerHost int
 	// UserAgent names Herald and the instance.
 	UserAgent string
-	// AllowPrivate lets deliveries reach loopback, private and link-local
-	// addresses (tests and demos only).
+	// AllowPrivate lets deliveries reach loopback and private-use
+	// addresses (tests and demos only); the other special-purpose ranges
+	// (link-local, CGNAT, multicast, NAT64, 6to4, ...) stay refused.
 	AllowPrivate bool
 	// Now is the clock of the Date header (time.Now if nil).
 	Now func() time.Time
@@ -69,7 +75,7 @@ type Client struct {
 }
 
 // ErrRefusedAddress is returned by the dialer for a forbidden address.
-var ErrRefusedAddress = errors.New("refusing to connect to a private, loopback or link-local address")
+var ErrRefusedAddress = errors.New("refusing to connect to a special-purpose address")
 
 // New builds a client.
 func New(cfg Config) *Client {
@@ -98,21 +104,9 @@ func New(cfg Config) *Client {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
-	if !cfg.AllowPrivate {
-		// Checked on the address actually dialled, after DNS resolution,
-		// so a name that resolves (or re-resolves) to 127.0.0.1 is refused.
-		dialer.Control = func(network, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			if ip := net.ParseIP(host); ip == nil || Forbidden(ip) {
-				return fmt.Errorf("%w: %s", ErrRefusedAddress, host)
-			}
-			return nil
-		}
-	}
+	// Checked on the address actually dialled, after DNS resolution, so a
+	// name that resolves (or re-resolves) to 127.0.0.1 is refused.
+	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second, Control: NewGuard(cfg.AllowPrivate).Control}
 	transport := &http.Transport{
 		Proxy:                 nil, // a proxy would hide the real target from the dial-time guard
 		DialContext:           dialer.DialContext,
@@ -136,21 +130,91 @@ func New(cfg Config) *Client {
 // Close drops idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
-// Forbidden reports whether ip is loopback, private, link-local, CGNAT,
-// unspecified or multicast: addresses a public inbox never has.
-func Forbidden(ip net.IP) bool {
-	if v4 := ip.To4(); v4 != nil {
-		ip = v4
-		if v4[0] == 100 && v4[1]&0xc0 == 64 { // 100.64.0.0/10, carrier-grade NAT
-			return true
-		}
-		if v4[0] == 0 { // 0.0.0.0/8 "this network"
-			return true
-		}
+// Guard is the address check of every connection the client makes: an
+// ssrf.Guardian (code.dny.dev/ssrf, its prefix tables generated from the
+// IANA IPv4 and IPv6 special-purpose address registries) that allows any
+// port, since inboxes are not all on 443. Outside 2000::/3 every IPv6
+// address is refused (loopback, unspecified, v4-mapped, NAT64
+// 64:ff9b::/96 and 64:ff9b:1::/48, discard 100::/64, ULA fc00::/7,
+// link-local fe80::/10, multicast ff00::/8); inside it the registry's
+// 2001::/23, 2001:db8::/32, 2002::/16 (6to4, which embeds any IPv4
+// address), 2620:4f:8000::/48 and 3fff::/20. A Guard is immutable and safe
+// for concurrent use.
+type Guard struct{ ssrf *ssrf.Guardian }
+
+// NewGuard builds the check; allowPrivate lets loopback (127.0.0.0/8,
+// ::1) and private-use addresses (RFC 1918, fc00::/7) through as well.
+func NewGuard(allowPrivate bool) Guard {
+	v4 := []netip.Prefix(nil)
+	v6 := globallyReachableV6
+	if allowPrivate {
+		v4 = privateV4
+		v6 = append(slices.Clone(v6), privateV6...)
 	}
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified()
+	return Guard{ssrf: ssrf.New(ssrf.WithAnyPort(),
+		ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...))}
 }
+
+// globallyReachableV6 are the entries inside 2001::/23 that the IANA IPv6
+// special-purpose registry marks globally reachable (ssrf refuses the
+// whole /23): anycast services and overlay identifiers with no reason to
+// refuse them.
+var globallyReachableV6 = []netip.Prefix{
+	netip.MustParsePrefix("2001:1::1/128"),   // Port Control Protocol Anycast (RFC 7723)
+	netip.MustParsePrefix("2001:1::2/128"),   // Traversal Using Relays around NAT Anycast (RFC 8155)
+	netip.MustParsePrefix("2001:3::/32"),     // AMT (RFC 7450)
+	netip.MustParsePrefix("2001:4:112::/48"), // AS112-v6 (RFC 7535)
+	netip.MustParsePrefix("2001:20::/28"),    // ORCHIDv2 (RFC 7343)
+	netip.MustParsePrefix("2001:30::/28"),    // Drone Remote ID Protocol Entity Tags (RFC 9374)
+}
+
+// privateV4 and privateV6 are what AllowPrivate lets through: loopback and
+// private-use ranges, where test servers and demo instances listen.
+var (
+	privateV4 = []netip.Prefix{
+		netip.MustParsePrefix("127.0.0.0/8"),    // Loopback (RFC 1122)
+		netip.MustParsePrefix("10.0.0.0/8"),     // Private-Use (RFC 1918)
+		netip.MustParsePrefix("172.16.0.0/12"),  // Private-Use (RFC 1918)
+		netip.MustParsePrefix("192.168.0.0/16"), // Private-Use (RFC 1918)
+	}
+	privateV6 = []netip.Prefix{
+		netip.MustParsePrefix("::1/128"),  // Loopback Address (RFC 4291)
+		netip.MustParsePrefix("fc00::/7"), // Unique-Local (RFC 4193)
+	}
+)
+
+// Check returns an error wrapping ErrRefusedAddress when ip is refused. An
+// IPv4-mapped IPv6 address (::ffff:a.b.c.d) is judged by its IPv4 part,
+// which is where a connection to it goes.
+func (g Guard) Check(ip netip.Addr) error {
+	if err := g.ssrf.SafeAddr(ip.Unmap()); err != nil {
+		return fmt.Errorf("%w: %w", ErrRefusedAddress, err)
+	}
+	return nil
+}
+
+// Control is the net.Dialer hook: it runs on the resolved address of every
+// connection, before any packet is sent.
+func (g Guard) Control(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: %q is not an address: %v", ErrRefusedAddress, address, err)
+	}
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	if err := g.ssrf.Safe(network, ap.String(), nil); err != nil {
+		return fmt.Errorf("%w: %w", ErrRefusedAddress, err)
+	}
+	return nil
+}
+
+// Forbidden reports whether the client refuses ip by default (without
+// AllowPrivate).
+func Forbidden(ip net.IP) bool {
+	a, ok := netip.AddrFromSlice(ip)
+	return !ok || publicOnly.Check(a) != nil
+}
+
+var publicOnly = NewGuard(false)
 
 // Deliver implements ports.Deliverer.
 func (c *Client) Deliver(ctx context.Context, d ports.Delivery) domain.Outcome {

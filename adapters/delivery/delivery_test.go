@@ -7,14 +7,17 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,7 +197,8 @@ func TestDeliverRefusesPrivateAddresses(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++ }))
 	defer srv.Close()
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
-	for _, inbox := range []string{srv.URL + "/inbox", "http://localhost:" + port + "/inbox", "http://[::1]:" + port + "/inbox"} {
+	for _, inbox := range []string{srv.URL + "/inbox", "http://localhost:" + port + "/inbox", "http://[::1]:" + port + "/inbox",
+		"http://[::ffff:127.0.0.1]:" + port + "/inbox", "http://127.0.0.2:" + port + "/inbox", "http://0.0.0.0:" + port + "/inbox"} {
 		o := client(false, 2*time.Second).Deliver(context.Background(), ports.Delivery{Inbox: inbox, Payload: []byte("{}"), KeyID: "k", PrivateKeyPEM: kp.PrivatePEM})
 		if o.Kind != domain.OutcomeFinal || o.HostFailure || !strings.Contains(o.Reason, "refus") {
 			t.Fatalf("%s: %+v", inbox, o)
@@ -205,16 +209,159 @@ func TestDeliverRefusesPrivateAddresses(t *testing.T) {
 	}
 }
 
-func TestForbidden(t *testing.T) {
+// One address per special-purpose range (IANA IPv4 and IPv6 registries),
+// refused with and without AllowPrivate unless the case says otherwise.
+func TestGuard(t *testing.T) {
 	t.Parallel()
-	for ip, want := range map[string]bool{
-		"127.0.0.1": true, "10.1.2.3": true, "172.16.0.1": true, "192.168.1.1": true, "169.254.169.254": true,
-		"100.64.0.1": true, "0.0.0.0": true, "::1": true, "fe80::1": true, "fc00::1": true, "::ffff:127.0.0.1": true, "224.0.0.1": true,
-		"93.184.216.34": false, "2606:4700::1111": false, "100.128.0.1": false,
+	const (
+		refused   = iota // refused in both modes
+		private          // refused, but allowed with AllowPrivate
+		reachable        // allowed in both modes
+	)
+	for _, tt := range []struct {
+		ip   string
+		want int
+	}{
+		// IPv4 special-purpose registry.
+		{"0.0.0.0", refused},         // "this network" 0/8
+		{"0.1.2.3", refused},         // 0/8
+		{"10.1.2.3", private},        // RFC 1918
+		{"100.64.0.1", refused},      // shared address space (CGNAT) 100.64/10
+		{"100.127.255.254", refused}, // its last address
+		{"127.0.0.1", private},       // loopback
+		{"127.255.0.9", private},     // loopback is a /8
+		{"169.254.169.254", refused}, // link-local: cloud metadata
+		{"172.16.0.1", private},      // RFC 1918
+		{"172.31.255.255", private},  // RFC 1918, end of 172.16/12
+		{"192.0.0.8", refused},       // IETF protocol assignments 192.0.0/24
+		{"192.0.2.1", refused},       // TEST-NET-1
+		{"192.31.196.1", refused},    // AS112-v4
+		{"192.52.193.1", refused},    // AMT
+		{"192.88.99.1", refused},     // 6to4 relay anycast
+		{"192.168.1.1", private},     // RFC 1918
+		{"192.175.48.1", refused},    // direct delegation AS112
+		{"198.18.0.1", refused},      // benchmarking 198.18/15
+		{"198.19.255.254", refused},  // its upper half
+		{"198.51.100.7", refused},    // TEST-NET-2
+		{"203.0.113.9", refused},     // TEST-NET-3
+		{"224.0.0.1", refused},       // multicast
+		{"239.255.255.250", refused}, // multicast (SSDP)
+		{"240.0.0.1", refused},       // reserved 240/4
+		{"255.255.255.255", refused}, // limited broadcast
+		// IPv6 special-purpose registry, and everything outside 2000::/3.
+		{"::", refused},               // unspecified
+		{"::1", private},              // loopback
+		{"::ffff:127.0.0.1", private}, // v4-mapped: judged by its v4 part
+		{"::ffff:169.254.169.254", refused},
+		{"::ffff:10.0.0.1", private},
+		{"::1.2.3.4", refused},        // v4-compatible (deprecated)
+		{"64:ff9b::7f00:1", refused},  // NAT64 well-known prefix (127.0.0.1 inside)
+		{"64:ff9b::101:101", refused}, // NAT64 of a public address: still the prefix
+		{"64:ff9b:1::1", refused},     // local-use NAT64
+		{"100::1", refused},           // discard-only 100::/64
+		{"2001::1", refused},          // Teredo 2001::/32
+		{"2001:2::1", refused},        // benchmarking 2001:2::/48
+		{"2001:10::1", refused},       // ORCHID (deprecated)
+		{"2001:1ff::1", refused},      // end of 2001::/23
+		{"2001:db8::1", refused},      // documentation
+		{"2002:7f00:1::1", refused},   // 6to4 embedding 127.0.0.1
+		{"2002:c0a8:101::1", refused}, // 6to4 embedding 192.168.1.1
+		{"2002:808:808::1", refused},  // 6to4 of a public address: still 2002::/16
+		{"2620:4f:8000::1", refused},  // direct delegation AS112
+		{"3fff::1", refused},          // documentation 3fff::/20
+		{"fc00::1", private},          // unique local
+		{"fd12:3456::1", private},     // unique local
+		{"fe80::1", refused},          // link-local
+		{"fec0::1", refused},          // site-local (deprecated)
+		{"ff02::1", refused},          // multicast
+		{"ff05::1:3", refused},        // multicast
+		// Globally reachable: public addresses, and the entries of
+		// 2001::/23 the registry marks so.
+		{"1.1.1.1", reachable},
+		{"8.8.8.8", reachable},
+		{"93.184.216.34", reachable},
+		{"100.63.255.255", reachable},  // just below 100.64/10
+		{"100.128.0.1", reachable},     // just above it
+		{"172.32.0.1", reachable},      // just above 172.16/12
+		{"198.17.255.255", reachable},  // just below 198.18/15
+		{"198.20.0.1", reachable},      // just above it
+		{"223.255.255.254", reachable}, // just below multicast
+		{"::ffff:1.1.1.1", reachable},  // v4-mapped public
+		{"2606:4700::1111", reachable},
+		{"2a00:1450:4001::1", reachable},
+		{"2001:200::1", reachable}, // just past 2001::/23
+		{"2001:4860:4860::8888", reachable},
+		{"2001:1::1", reachable},     // PCP anycast
+		{"2001:1::2", reachable},     // TURN anycast
+		{"2001:3::1", reachable},     // AMT
+		{"2001:4:112::1", reachable}, // AS112-v6
+		{"2001:20::1", reachable},    // ORCHIDv2
+		{"2001:30::1", reachable},    // DRIP DETs
 	} {
-		if got := delivery.Forbidden(net.ParseIP(ip)); got != want {
-			t.Errorf("Forbidden(%s) = %v, want %v", ip, got, want)
+		ip := netip.MustParseAddr(tt.ip)
+		for _, allowPrivate := range []bool{false, true} {
+			wantRefused := tt.want == refused || (tt.want == private && !allowPrivate)
+			err := delivery.NewGuard(allowPrivate).Check(ip)
+			if (err != nil) != wantRefused || (err != nil && !errors.Is(err, delivery.ErrRefusedAddress)) {
+				t.Errorf("NewGuard(%v).Check(%s) = %v, want refused %v", allowPrivate, ip, err, wantRefused)
+			}
+			// The dialer's hook judges the address it is given the same way, on any port.
+			err = delivery.NewGuard(allowPrivate).Control(network(ip), netip.AddrPortFrom(ip, 8443).String(), nil)
+			if (err != nil) != wantRefused {
+				t.Errorf("NewGuard(%v).Control(%s) = %v, want refused %v", allowPrivate, ip, err, wantRefused)
+			}
 		}
+		if got := delivery.Forbidden(net.ParseIP(tt.ip)); got != (tt.want != reachable) {
+			t.Errorf("Forbidden(%s) = %v", ip, got)
+		}
+	}
+}
+
+func network(ip netip.Addr) string {
+	if ip.Unmap().Is4() {
+		return "tcp4"
+	}
+	return "tcp6"
+}
+
+// Any port is allowed (inboxes are not all on 443), and only TCP.
+func TestGuardPortsAndNetworks(t *testing.T) {
+	t.Parallel()
+	g := delivery.NewGuard(false)
+	for _, port := range []string{"80", "443", "3000", "8080", "65535"} {
+		if err := g.Control("tcp4", "1.1.1.1:"+port, nil); err != nil {
+			t.Errorf("port %s: %v", port, err)
+		}
+	}
+	for _, bad := range []struct{ network, address string }{
+		{"udp4", "1.1.1.1:443"}, {"tcp4", "example.com:443"}, {"tcp4", "1.1.1.1"},
+	} {
+		if err := g.Control(bad.network, bad.address, nil); !errors.Is(err, delivery.ErrRefusedAddress) {
+			t.Errorf("%s %s: %v, want a refusal", bad.network, bad.address, err)
+		}
+	}
+}
+
+// With AllowPrivate, the guard still runs on real dials: 0.0.0.0 (which
+// Linux connects to this host) is refused and never reaches the server on
+// loopback, while the loopback server itself is reached.
+func TestDeliverAllowPrivateStillRefusesTheRest(t *testing.T) {
+	t.Parallel()
+	kp := key(t)
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	o := client(true, 2*time.Second).Deliver(context.Background(), ports.Delivery{Inbox: "http://0.0.0.0:" + port + "/inbox", Payload: []byte("{}"), KeyID: "k", PrivateKeyPEM: kp.PrivatePEM})
+	if o.Kind != domain.OutcomeFinal || !strings.Contains(o.Reason, "refus") {
+		t.Fatalf("0.0.0.0: %+v", o)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("a refused delivery reached the server %d times", n)
+	}
+	o = client(true, 2*time.Second).Deliver(context.Background(), ports.Delivery{Inbox: srv.URL + "/inbox", Payload: []byte("{}"), KeyID: "k", PrivateKeyPEM: kp.PrivatePEM})
+	if o.Kind != domain.OutcomeDelivered || hits.Load() != 1 {
+		t.Fatalf("loopback with AllowPrivate: %+v, %d hits", o, hits.Load())
 	}
 }
 

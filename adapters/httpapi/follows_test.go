@@ -15,6 +15,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
@@ -63,10 +64,10 @@ func setupFollows(t *testing.T) *followServer {
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	s.app = application.New(application.Deps{
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content,
-		Posts: s.content, Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
+		Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
 	}, policy, "instance", urls, nil)
 	fed := application.NewFederation(application.FederationDeps{
-		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, Tombstones: s.content, Jobs: s.jobs,
+		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Jobs: s.jobs,
 		Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 	})
 	s.app.Publish.Resolver = fed.Resolver // as bootstrap wires it: recipients resolved on first use
@@ -208,13 +209,14 @@ func TestListPostsEndpoint(t *testing.T) {
 	t.Parallel()
 	s := setupFollows(t)
 	for _, vis := range []string{"public", "followers"} {
-		if status, body := s.call(t, http.MethodPost, "/api/v1/posts", s.token, `{"as":"alice","content":"`+vis+` post","visibility":"`+vis+`"}`); status != 201 {
+		if status, body := s.call(t, http.MethodPost, "/api/v1/posts", s.token, `{"as":"alice","content":"<i>`+vis+`</i> post","visibility":"`+vis+`"}`); status != 201 {
 			t.Fatalf("publish: %d %v", status, body)
 		}
 	}
 	status, body := s.call(t, http.MethodGet, "/api/v1/posts?author="+url.QueryEscape("https://local.example/users/alice"), s.token, "")
 	posts, _ := body["posts"].([]any)
-	if status != 200 || len(posts) != 1 || posts[0].(map[string]any)["content"] != "public post" {
+	// content is plain text: the post is its HTML rendering, markup escaped.
+	if status != 200 || len(posts) != 1 || posts[0].(map[string]any)["content"] != "<p>&lt;i&gt;public&lt;/i&gt; post</p>" {
 		t.Fatalf("%d %v", status, body)
 	}
 	for path, want := range map[string]int{"/api/v1/posts": 400, "/api/v1/posts?author=x&before=now": 400, "/api/v1/posts?author=x&limit=0": 200} {
@@ -235,7 +237,7 @@ func TestDirectThreadEndpoint(t *testing.T) {
 	with := "&with=" + url.QueryEscape(remoteBob)
 	status, body := s.call(t, http.MethodGet, "/api/v1/direct?as=alice"+with, s.token, "")
 	dms, _ := body["direct"].([]any)
-	if status != 200 || len(dms) != 1 || dms[0].(map[string]any)["content"] != "psst" || len(dms[0].(map[string]any)["participants"].([]any)) != 2 {
+	if status != 200 || len(dms) != 1 || dms[0].(map[string]any)["content"] != "<p>psst</p>" || len(dms[0].(map[string]any)["participants"].([]any)) != 2 {
 		t.Fatalf("%d %v", status, body)
 	}
 	for path, want := range map[string]int{
@@ -267,7 +269,8 @@ func TestMentionsEndpoint(t *testing.T) {
 	}
 	status, body := s.call(t, http.MethodGet, "/api/v1/mentions?as=mallory", s.other, "")
 	posts, _ := body["posts"].([]any)
-	if status != 200 || len(posts) != 1 || posts[0].(map[string]any)["content"] != "hi @mallory" || fmt.Sprint(posts[0].(map[string]any)["mentions"]) != "["+mallory+"]" {
+	linked := `<p>hi <span class="h-card"><a href="` + mallory + `" class="u-url mention" rel="nofollow noreferrer noopener" target="_blank">@<span>mallory</span></a></span></p>`
+	if status != 200 || len(posts) != 1 || posts[0].(map[string]any)["content"] != linked || fmt.Sprint(posts[0].(map[string]any)["mentions"]) != "["+mallory+"]" {
 		t.Fatalf("%d %v", status, body)
 	}
 	for path, want := range map[string]int{"/api/v1/mentions": 400, "/api/v1/mentions?as=mallory&before=now": 400, "/api/v1/mentions?as=nobody": 422} {
@@ -312,7 +315,7 @@ func TestOwnPostAndBoostEndpoints(t *testing.T) {
 			t.Errorf("%s: %d %v, want %d", tt.name, status, body, tt.status)
 		}
 	}
-	if status, body := s.call(t, http.MethodPatch, "/api/v1/posts/"+id, s.token, `{"content":"second"}`); status != 200 || body["content"] != "second" || body["updated"] == "" {
+	if status, body := s.call(t, http.MethodPatch, "/api/v1/posts/"+id, s.token, `{"content":"second"}`); status != 200 || body["content"] != "<p>second</p>" || body["updated"] == "" {
 		t.Fatalf("edit: %d %v", status, body)
 	}
 	if status, body := s.call(t, http.MethodPost, "/api/v1/boosts", s.token, `{"as":"alice","object":"`+uri+`"}`); status != 201 || body["created"] != true {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/test/fake"
@@ -65,7 +66,7 @@ func newServer(t *testing.T, readiness error) *server {
 	s := &server{jobs: memory.NewJobStore(), names: names, follows: memory.NewFollowerStore(), content: memory.NewContentStore()}
 	deps := application.Deps{
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows,
-		Foreign: s.content, Posts: s.content, Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
+		Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
 		Clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), IDs: fake.NewIDs("id"),
 	}
 	policy, _ := domain.NewNamePolicy("instance", nil)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/test/fake"
@@ -38,7 +39,7 @@ func newLimited(t *testing.T, cfg httpapi.RateLimit, more ...httpapi.Routes) (ht
 	content := memory.NewContentStore()
 	deps := application.Deps{
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: memory.NewFollowerStore(),
-		Foreign: content, Posts: content, Jobs: memory.NewJobStore(), Passwords: fake.Passwords{}, Keys: &fake.Keys{},
+		Foreign: content, Posts: content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: memory.NewJobStore(), Passwords: fake.Passwords{}, Keys: &fake.Keys{},
 		Clock: fake.NewClock(clock.Now()), IDs: fake.NewIDs("id"),
 	}
 	policy, _ := domain.NewNamePolicy("instance", nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/adapters/httpapi/activitypub"
 	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
@@ -60,11 +61,11 @@ func startEngineHarness(t *testing.T) *engineHarness {
 	urls := application.NewURLs(domainName)
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	app := application.New(application.Deps{
-		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content,
+		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, HTML: sanitizer.NewHTMLSanitizer(),
 		Jobs: h.jobs, Passwords: fake.Passwords{}, Keys: security.RSAKeys{}, Clock: clock, IDs: ids, Log: log,
 	}, policy, "instance", urls, h.engine)
 	fed := application.NewFederation(application.FederationDeps{
-		Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, Tombstones: content, Jobs: h.jobs,
+		Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: content, Jobs: h.jobs,
 		Fetcher: client, Clock: clock, IDs: ids, Waker: h.engine, Log: log, URLs: urls, InstanceActor: "instance",
 	})
 	app.Publish.Resolver = fed.Resolver

@@ -101,7 +101,7 @@ func TestFakeFediverseDelivery(t *testing.T) {
 			obj, _ := g.activity["object"].(map[string]any)
 			if g.path != paths[i] || g.verifyErr != nil || g.keyID != alice+"#main-key" || g.contentType != "application/activity+json" ||
 				!strings.HasPrefix(g.userAgent, "Herald/") || !strings.Contains(g.userAgent, h.domain) ||
-				g.activity["actor"] != alice || obj["content"] != "hello fediverse" || obj["id"] != pub["uri"] {
+				g.activity["actor"] != alice || obj["content"] != "<p>hello fediverse</p>" || obj["id"] != pub["uri"] {
 				t.Fatalf("%s: copy %+v (verify: %v)", rm.base, g, g.verifyErr)
 			}
 		}
@@ -217,7 +217,7 @@ func TestTwoHeraldInstancesFederate(t *testing.T) {
 		h             *herald
 		tok, author   string
 		content, want string
-	}{{b, bobTok, alice, "", "hello from A"}, {a, aliceTok, bob, "", "hello from B"}} {
+	}{{b, bobTok, alice, "", "<p>hello from A</p>"}, {a, aliceTok, bob, "", "<p>hello from B</p>"}} {
 		eventually(t, fmt.Sprintf("%q to arrive at %s", f.want, f.h.domain), func() bool {
 			_, out := f.h.call(http.MethodGet, "/api/v1/posts?author="+url.QueryEscape(f.author), f.tok, nil)
 			posts, _ := out["posts"].([]any)

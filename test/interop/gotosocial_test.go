@@ -95,19 +95,20 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 
 	var carolPost, carolPostID string
 	step("public post Herald to GoToSocial", func(t *testing.T) {
-		carolPostID, carolPost = h.publishID(carolTok, map[string]any{"as": "carol", "content": "<p>hello from Herald on " + store + "</p>"})
+		carolPostID, carolPost = h.publishID(carolTok, map[string]any{"as": "carol", "content": "hello from Herald on " + store})
 		eventually(t, "the post in ann's home timeline", func() bool { return ann.inHome("hello from Herald on "+store) != nil })
 	})
 
 	step("mention Herald to GoToSocial", func(t *testing.T) {
 		// A public post to bea's address: GoToSocial notifies her only
-		// if the note carries a Mention of her in tag.
-		h.publish(carolTok, map[string]any{"as": "carol", "content": "<p>@" + bea.name + " look, a mention on " + store + "</p>", "to": []string{bea.uri}})
+		// if the note carries a Mention of her in tag. The text names her
+		// as @user@host, which Herald links to her actor.
+		h.publish(carolTok, map[string]any{"as": "carol", "content": "@" + bea.name + "@" + g.host + " look, a mention on " + store, "to": []string{bea.uri}})
 		eventually(t, "a mention notification for bea", func() bool { return hasMention(bea.notifications(), "a mention on "+store, "public") })
 	})
 
 	step("direct post Herald to GoToSocial", func(t *testing.T) {
-		h.publish(carolTok, map[string]any{"as": "carol", "content": "<p>a direct word on " + store + "</p>", "visibility": "direct", "to": []string{ann.uri}})
+		h.publish(carolTok, map[string]any{"as": "carol", "content": "a direct word on " + store, "visibility": "direct", "to": []string{ann.uri}})
 		eventually(t, "the direct note in ann's notifications", func() bool { return hasMention(ann.notifications(), "a direct word on "+store, "direct") })
 	})
 
@@ -169,7 +170,7 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 
 	step("reply Herald to GoToSocial", func(t *testing.T) {
 		text := "a reply from Herald on " + store
-		h.publish(carolTok, map[string]any{"as": "carol", "content": "<p>" + text + "</p>", "in_reply_to": annPost.URI})
+		h.publish(carolTok, map[string]any{"as": "carol", "content": text, "in_reply_to": annPost.URI})
 		eventually(t, "the reply threaded under ann's post", func() bool {
 			for _, r := range ann.replies(annPost.ID) {
 				if strings.Contains(r.Content, text) && r.InReplyToID != nil && *r.InReplyToID == annPost.ID {
@@ -184,7 +185,7 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		// Near our own 5000-byte limit, in two-byte characters.
 		text := strings.Repeat("é", 2450)
 		mark := "long from Herald on " + store + " "
-		content := "<p>" + mark + text + "</p>"
+		content := mark + text
 		if len(content) > 5000 || len(content) < 4900 {
 			t.Fatalf("the test's post is %d bytes", len(content))
 		}
@@ -200,7 +201,7 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		if st == nil {
 			t.Fatal("carol's post is not in ann's home timeline")
 		}
-		edited := "<p>hello from Herald on " + store + ", edited</p>"
+		edited := "hello from Herald on " + store + ", edited"
 		if s := h.api("PATCH", "/api/v1/posts/"+carolPostID, carolTok, map[string]string{"content": edited}, nil); s != 200 {
 			t.Fatalf("edit: %d", s)
 		}
@@ -210,7 +211,7 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		})
 		// Only the author's account edits or deletes.
 		other := h.signUp("dora")
-		if s := h.api("PATCH", "/api/v1/posts/"+carolPostID, other, map[string]string{"content": "<p>not mine</p>"}, nil); s != 404 {
+		if s := h.api("PATCH", "/api/v1/posts/"+carolPostID, other, map[string]string{"content": "not mine"}, nil); s != 404 {
 			t.Fatalf("edit by another account: %d, want 404", s)
 		}
 		if s := h.api("DELETE", "/api/v1/posts/"+carolPostID, other, nil, nil); s != 404 {
@@ -220,7 +221,7 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 
 	step("delete Herald to GoToSocial", func(t *testing.T) {
 		text := "short-lived on " + store
-		id, _ := h.publishID(carolTok, map[string]any{"as": "carol", "content": "<p>" + text + "</p>"})
+		id, _ := h.publishID(carolTok, map[string]any{"as": "carol", "content": text})
 		var st *gtsStatus
 		eventually(t, "the post in ann's home timeline", func() bool { st = ann.inHome(text); return st != nil })
 		if s := h.api("DELETE", "/api/v1/posts/"+id, carolTok, nil, nil); s != 200 {
@@ -356,7 +357,7 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		}
 		h.stop()
 		h.start()
-		h.publish(carolTok, map[string]any{"as": "carol", "content": "<p>after the restart on " + store + "</p>"})
+		h.publish(carolTok, map[string]any{"as": "carol", "content": "after the restart on " + store})
 		eventually(t, "the post after the restart in ann's home timeline", func() bool { return ann.inHome("after the restart on "+store) != nil })
 		ann.post(url.Values{"status": {"still here on " + store}, "visibility": {"public"}})
 		eventually(t, "ann's post on the restarted Herald", func() bool { return h.postBy(carolTok, ann.uri, "still here on "+store) != nil })

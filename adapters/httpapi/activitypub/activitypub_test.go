@@ -25,6 +25,7 @@ import (
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/adapters/httpapi/activitypub"
 	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
@@ -135,10 +136,10 @@ func setupConfig(t *testing.T, cfg activitypub.Config) *bundle {
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	b.app = application.New(application.Deps{
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: b.names, Followers: b.follows, Foreign: b.content,
-		Posts: b.content, Jobs: b.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: b.clock, IDs: ids,
+		Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: b.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: b.clock, IDs: ids,
 	}, policy, "instance", urls, nil)
 	fed := application.NewFederation(application.FederationDeps{
-		Actors: accounts, Names: b.names, Followers: b.follows, Foreign: b.content, Posts: b.content, Tombstones: b.content, Jobs: b.jobs,
+		Actors: accounts, Names: b.names, Followers: b.follows, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.jobs,
 		Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 	})
 	if _, err := b.app.InstanceActor.Handle(ctx); err != nil {
@@ -936,12 +937,12 @@ func fuzzBundle(t *testing.T) *mux.Router {
 		policy, _ := domain.NewNamePolicy("instance", nil)
 		app := application.New(application.Deps{
 			Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: follows, Foreign: content,
-			Posts: content, Jobs: jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
+			Posts: content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
 		}, policy, "instance", urls, nil)
 		_, _ = app.InstanceActor.Handle(context.Background())
 		fetcher := &docFetcher{docs: map[string][]byte{bob: actorDoc(bob, keys[0].PublicPEM)}, errs: map[string]error{}, calls: map[string]int{}}
 		fed := application.NewFederation(application.FederationDeps{
-			Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, Tombstones: content, Jobs: jobs,
+			Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: content, Jobs: jobs,
 			Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 		})
 		fuzzRouter = mux.NewRouter()

@@ -29,6 +29,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/delivery"
 	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
@@ -579,7 +580,7 @@ func worker(store, targetsFile, dbURL string, engineCfg application.EngineConfig
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	app := application.New(application.Deps{
 		Users: stores.Users, Tokens: stores.Tokens, Actors: stores.Actors, Names: stores.Names, Followers: stores.Followers,
-		Foreign: stores.Foreign, Posts: stores.Posts, Jobs: stores.Jobs, Passwords: security.Bcrypt{Cost: 4}, Keys: security.RSAKeys{},
+		Foreign: stores.Foreign, Posts: stores.Posts, HTML: sanitizer.NewHTMLSanitizer(), Jobs: stores.Jobs, Passwords: security.Bcrypt{Cost: 4}, Keys: security.RSAKeys{},
 		Clock: clock, IDs: ids, Log: log,
 	}, policy, "instance", urls, engine)
 	done := make(chan struct{})

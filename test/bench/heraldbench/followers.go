@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
@@ -226,7 +227,7 @@ func publishOnce(u string) error {
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	app := application.New(application.Deps{
 		Users: stores.Users, Tokens: stores.Tokens, Actors: stores.Actors, Names: stores.Names, Followers: stores.Followers,
-		FanOuts: stores.FanOuts, Foreign: stores.Foreign, Posts: stores.Posts, Jobs: stores.Jobs,
+		FanOuts: stores.FanOuts, Foreign: stores.Foreign, Posts: stores.Posts, HTML: sanitizer.NewHTMLSanitizer(), Jobs: stores.Jobs,
 		Passwords: security.Bcrypt{Cost: 4}, Keys: security.RSAKeys{}, Clock: clock, IDs: ids, Log: log,
 	}, policy, "instance", application.NewURLs(fanDomain), nil)
 	runtime.GC()

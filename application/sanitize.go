@@ -1,0 +1,176 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// sanitizedPosts is the PostStore every use case sees (SPEC §10: no API
+// ever returns unsanitized content). It sanitizes a post's content on each
+// write, so remote HTML is clean when it arrives, and again on each read,
+// so rows stored before Herald sanitized (or by an older allowlist) are
+// clean whatever reads them: the client API, the ActivityPub collections,
+// a group's Announce. The sanitizer is idempotent, so content written here
+// reads back unchanged. New and NewFederation wrap their store in it, so
+// no caller can leave it out.
+//
+// Every method is written out (no embedded PostStore): a method added to
+// the port does not compile here until someone decides whether it reads
+// or writes content.
+type sanitizedPosts struct {
+	posts ports.PostStore
+	html  ports.HTMLSanitizer
+}
+
+var _ ports.PostStore = sanitizedPosts{}
+
+// errNoSanitizer fails every read and write of content when the deps hold
+// no sanitizer: closed, rather than content served raw.
+var errNoSanitizer = errors.New("application: the deps hold no HTMLSanitizer; content is neither stored nor shown")
+
+// sanitizePosts wraps posts, once.
+func sanitizePosts(posts ports.PostStore, html ports.HTMLSanitizer) ports.PostStore {
+	if _, ok := posts.(sanitizedPosts); ok || posts == nil {
+		return posts
+	}
+	return sanitizedPosts{posts: posts, html: html}
+}
+
+func (s sanitizedPosts) clean(content string) (string, error) {
+	if s.html == nil {
+		return "", errNoSanitizer
+	}
+	return s.html.SanitizeHTML(content), nil
+}
+
+func (s sanitizedPosts) cleanPost(p domain.Post, err error) (domain.Post, error) {
+	if err != nil {
+		return p, err
+	}
+	p.Content, err = s.clean(p.Content)
+	return p, err
+}
+
+func (s sanitizedPosts) cleanPosts(ps []domain.Post, err error) ([]domain.Post, error) {
+	if err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		if ps[i].Content, err = s.clean(ps[i].Content); err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
+}
+
+func (s sanitizedPosts) cleanDm(d domain.DmPost, err error) (domain.DmPost, error) {
+	if err != nil {
+		return d, err
+	}
+	d.Content, err = s.clean(d.Content)
+	return d, err
+}
+
+// CreatePost stores the post with its content sanitized. Sanitizing may
+// leave nothing (a note that was only a script): it is stored empty
+// rather than refused, since a 4xx is final for the sender.
+func (s sanitizedPosts) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
+	var err error
+	if p.Content, err = s.clean(p.Content); err != nil {
+		return false, err
+	}
+	return s.posts.CreatePost(ctx, p)
+}
+
+// CreateDm is CreatePost for direct posts.
+func (s sanitizedPosts) CreateDm(ctx context.Context, d domain.DmPost) (bool, error) {
+	var err error
+	if d.Content, err = s.clean(d.Content); err != nil {
+		return false, err
+	}
+	return s.posts.CreateDm(ctx, d)
+}
+
+// UpdateContent stores the new content sanitized.
+func (s sanitizedPosts) UpdateContent(ctx context.Context, objectURI, content string, updated time.Time) (bool, error) {
+	content, err := s.clean(content)
+	if err != nil {
+		return false, err
+	}
+	return s.posts.UpdateContent(ctx, objectURI, content, updated)
+}
+
+func (s sanitizedPosts) PostByObjectURI(ctx context.Context, objectURI string) (domain.Post, error) {
+	return s.cleanPost(s.posts.PostByObjectURI(ctx, objectURI))
+}
+
+func (s sanitizedPosts) PostsByAuthor(ctx context.Context, authorURI string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.cleanPosts(s.posts.PostsByAuthor(ctx, authorURI, before, limit))
+}
+
+func (s sanitizedPosts) PostsByGroup(ctx context.Context, groupURI string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.cleanPosts(s.posts.PostsByGroup(ctx, groupURI, before, limit))
+}
+
+func (s sanitizedPosts) PostsMentioning(ctx context.Context, actorURI string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.cleanPosts(s.posts.PostsMentioning(ctx, actorURI, before, limit))
+}
+
+func (s sanitizedPosts) DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error) {
+	return s.cleanDm(s.posts.DmByObjectURI(ctx, objectURI))
+}
+
+func (s sanitizedPosts) DmThread(ctx context.Context, participantsKey string, before time.Time, limit int) ([]domain.DmPost, error) {
+	ds, err := s.posts.DmThread(ctx, participantsKey, before, limit)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ds {
+		if ds[i].Content, err = s.clean(ds[i].Content); err != nil {
+			return nil, err
+		}
+	}
+	return ds, nil
+}
+
+// The rest holds no content and passes through.
+
+func (s sanitizedPosts) DeletePost(ctx context.Context, objectURI string) error {
+	return s.posts.DeletePost(ctx, objectURI)
+}
+
+func (s sanitizedPosts) AddReaction(ctx context.Context, r domain.Reaction) (bool, error) {
+	return s.posts.AddReaction(ctx, r)
+}
+
+func (s sanitizedPosts) RemoveReaction(ctx context.Context, objectURI, actorURI string, kind domain.ReactionKind) error {
+	return s.posts.RemoveReaction(ctx, objectURI, actorURI, kind)
+}
+
+func (s sanitizedPosts) CountReactions(ctx context.Context, objectURI string) (map[domain.ReactionKind]int, error) {
+	return s.posts.CountReactions(ctx, objectURI)
+}
+
+func (s sanitizedPosts) AddBoost(ctx context.Context, b domain.Boost) (bool, error) {
+	return s.posts.AddBoost(ctx, b)
+}
+
+func (s sanitizedPosts) RemoveBoost(ctx context.Context, actorURI, uri string) (domain.Boost, error) {
+	return s.posts.RemoveBoost(ctx, actorURI, uri)
+}
+
+func (s sanitizedPosts) BoostsBy(ctx context.Context, actorURI string, before time.Time, limit int) ([]domain.Boost, error) {
+	return s.posts.BoostsBy(ctx, actorURI, before, limit)
+}
+
+func (s sanitizedPosts) CountLocalPosts(ctx context.Context) (int, error) {
+	return s.posts.CountLocalPosts(ctx)
+}
+
+func (s sanitizedPosts) DeleteActorContent(ctx context.Context, actorURI string) (int, error) {
+	return s.posts.DeleteActorContent(ctx, actorURI)
+}
