@@ -114,8 +114,7 @@ type signedPost struct {
 // of a server whose persona they mention: public, the persona in cc and in
 // a Mention tag, a short HTML paragraph with a mention and a link. tag
 // keeps the object ids of different calls apart. Signing runs on every
-// core; Dates are now, well within Herald's 12 h clock skew
-// (activitypub.DefaultMaxClockSkew) for a round of minutes.
+// core; Dates are now.
 func (ra *remoteActors) sign(tag string, n int) ([]signedPost, error) {
 	posts := make([]signedPost, n)
 	persona := inboxPersonaURI()

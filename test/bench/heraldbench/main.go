@@ -63,7 +63,7 @@ func main() {
 	followerSizes := flag.String("followers", "10000,100000,1000000", "follower counts of the followers rows, comma-separated")
 	inboxBaseline := flag.String("inbox-baseline", defaultInboxBaseline, "git revision the inbox rows compare against (default: the last commit before the trust rules)")
 	inboxCurrent := flag.String("inbox-current", "", "git revision of the inbox rows' current build (empty: the working tree)")
-	inboxRounds := flag.Int("inbox-rounds", 0, "alternating rounds of the inbox rows, each build once a round (0: 3)")
+	inboxRounds := flag.Int("inbox-rounds", 0, "alternating rounds of the inbox rows, each build once a round (0: 5)")
 	inboxRequests := flag.Int("inbox-requests", 0, "timed POSTs per inbox run (0: 5,000, or 1,000 with -quick)")
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
 	dbURL := flag.String("database-url", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL for the postgres rows")
