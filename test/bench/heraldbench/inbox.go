@@ -233,6 +233,20 @@ func inboxTable(builds [2]*heraldBuild, runs [2][]inboxRun, o inboxOpts, load0, 
 	if len(warm) > 0 {
 		t.notes = append(t.notes, fmt.Sprintf("Actor documents the remote server served: %.0f–%.0f in a run's warm-up, %d in all the timed parts.", warm[0], warm[len(warm)-1], timed))
 	}
+	var wide []string
+	for i, b := range builds {
+		for _, m := range []struct {
+			what string
+			xs   []float64
+		}{{"requests/s", rates[i]}, {"CPU per request", cpus[i]}} {
+			if lo, hi := minMax(m.xs); hi-lo > 0.1*medianOf(m.xs) {
+				wide = append(wide, fmt.Sprintf("%s %s %s", b.label, m.what, spread(m.xs)))
+			}
+		}
+	}
+	if len(wide) > 0 {
+		t.notes = append(t.notes, fmt.Sprintf("**Runs of one build spread by more than the bound's 10%% margin** (%s): a ratio near 0.90× is within this run's noise; take it again on a quieter machine or with more rounds (`-inbox-rounds`).", strings.Join(wide, ", ")))
+	}
 	limit := make([]string, 2)
 	for i, b := range builds {
 		limit[i] = "no inbox rate limit to set"
@@ -241,8 +255,8 @@ func inboxTable(builds [2]*heraldBuild, runs [2][]inboxRun, o inboxOpts, load0, 
 		}
 	}
 	m := machineInfo()
-	t.notes = append(t.notes, fmt.Sprintf("Machine: %s; load average %s before the scenario, %s after; data directories on %s. Inbox rate limit: baseline %s; current %s.",
-		strings.Join(m[:min(2, len(m))], ", "), load0, load1, fsType(dir), limit[0], limit[1]))
+	t.notes = append(t.notes, fmt.Sprintf("Machine: %s; load average %s before the scenario, %s after; data directories on %s. Binaries (sha256): baseline %s, current %s. Inbox rate limit: baseline %s; current %s.",
+		strings.Join(m[:min(2, len(m))], ", "), load0, load1, fsType(dir), builds[0].sha, builds[1].sha, limit[0], limit[1]))
 	return t
 }
 
@@ -281,11 +295,19 @@ func spread(xs []float64) string {
 	if m == 0 {
 		return "–"
 	}
-	lo, hi := xs[0], xs[0]
+	lo, hi := minMax(xs)
+	return fmt.Sprintf("%.0f%%", 100*(hi-lo)/m)
+}
+
+func minMax(xs []float64) (lo, hi float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	lo, hi = xs[0], xs[0]
 	for _, x := range xs {
 		lo, hi = min(lo, x), max(hi, x)
 	}
-	return fmt.Sprintf("%.0f%%", 100*(hi-lo)/m)
+	return lo, hi
 }
 
 func joinF(xs []float64, format string) string {

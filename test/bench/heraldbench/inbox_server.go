@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,7 @@ type heraldBuild struct {
 	tree  string // "+ working tree ..." when built from the working tree
 	desc  string // the commit's subject, for the report
 	bin   string
+	sha   string // of the binary, so that two builds of the same code show it
 	// inboxLimit: the binary lists HERALD_INBOX_RATE_PER_MINUTE among its
 	// settings, so the generous limit the scenario sets applies to it.
 	// Older builds read only the variables they know and ignore it.
@@ -77,6 +79,11 @@ func buildHerald(ctx context.Context, repo, dir, label, rev string) (*heraldBuil
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build the %s herald (%s %s): %v\n%s", label, b.rev, b.tree, err, out)
 	}
+	bin, err := os.ReadFile(b.bin)
+	if err != nil {
+		return nil, err
+	}
+	b.sha = fmt.Sprintf("%x", sha256.Sum256(bin))[:12]
 	help, err := exec.CommandContext(ctx, b.bin, "help").CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("%s help: %v\n%s", b.bin, err, help)
