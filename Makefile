@@ -53,7 +53,9 @@ generate:
 ## lint: vet and gofmt
 lint: fmt-check vet
 
-## bench: measure and rewrite docs/benchmarks.md and its plots (about 12 min; run on a quiet machine)
+## bench: measure and rewrite docs/benchmarks.md and its plots (about 14 min; run on a quiet machine). The inbox
+## section builds the baseline revision in a temporary git worktree (-inbox-baseline) and the working tree; one
+## section alone: go run ./test/bench/heraldbench -only inbox -out /tmp/inbox.md
 bench:
 	$(GO) run ./test/bench/heraldbench -out docs/benchmarks.md -plots docs/bench
 

@@ -20,6 +20,10 @@
 //	followers          one post to 10k/100k/1M followers on PostgreSQL:
 //	                   enqueue jobs/s against River's InsertManyFast, the
 //	                   publisher's peak RSS, bytes on disk per queued job
+//	inbox              verified inbox POSTs per second and server CPU per
+//	                   POST of the working tree against a baseline
+//	                   revision, two herald serve processes on SQLite in
+//	                   alternating rounds (bound: current ≥ 0.9× baseline)
 //
 // The fan-out runs the engine in a child process (the same binary, the
 // "worker" subcommand) so that the fake servers and the measurement do not
@@ -50,13 +54,17 @@ func main() {
 	}
 	out := flag.String("out", "docs/benchmarks.md", "report to write")
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
-	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,engine-mongo,fanout,followers", "which measurements, comma-separated")
+	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,engine-mongo,fanout,followers,inbox", "which measurements, comma-separated")
 	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue and lease rows measure, comma-separated")
 	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither,clean-no-ahead; empty: all)")
 	engineSystems := flag.String("engine-systems", "herald,river", "which systems the engine rows measure (herald, herald-no-ahead: Herald with EngineConfig.LeaseAhead off, river)")
 	engineJobsFlag := flag.Int("engine-jobs", 0, "jobs per engine drain (0: 20,000, or 5,000 with -quick)")
 	engineRounds := flag.Int("engine-rounds", 0, "interleaved rounds of the engine rows (0: 3, or 1 with -quick)")
 	followerSizes := flag.String("followers", "10000,100000,1000000", "follower counts of the followers rows, comma-separated")
+	inboxBaseline := flag.String("inbox-baseline", defaultInboxBaseline, "git revision the inbox rows compare against (default: the last commit before the trust rules)")
+	inboxCurrent := flag.String("inbox-current", "", "git revision of the inbox rows' current build (empty: the working tree)")
+	inboxRounds := flag.Int("inbox-rounds", 0, "alternating rounds of the inbox rows, each build once a round (0: 5)")
+	inboxRequests := flag.Int("inbox-requests", 0, "timed POSTs per inbox run (0: 5,000, or 1,000 with -quick)")
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
 	dbURL := flag.String("database-url", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL for the postgres rows")
 	mongoURI := flag.String("mongodb-uri", os.Getenv("MONGODB_URI"), "MongoDB for the mongo rows (skipped when empty)")
@@ -97,6 +105,9 @@ func main() {
 		{"engine-mongo", func(ctx context.Context, r *report) error { return benchEngineMongo(ctx, r, *mongoURI) }},
 		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL, rowSet(*fanoutRows)) }},
 		{"followers", func(ctx context.Context, r *report) error { return benchFollowers(ctx, r, *dbURL, *followerSizes) }},
+		{"inbox", func(ctx context.Context, r *report) error {
+			return benchInbox(ctx, r, inboxOpts{baseline: *inboxBaseline, current: *inboxCurrent, rounds: *inboxRounds, requests: *inboxRequests})
+		}},
 	}
 	failed := false
 	for _, s := range steps {
