@@ -413,3 +413,43 @@ func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// DeleteActorContent implements ports.PostStore under one hold of the
+// mutex.
+func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone []string
+	for uri, p := range s.posts {
+		if p.AuthorURI == actor {
+			delete(s.ids, p.ID)
+			delete(s.posts, uri)
+			gone = append(gone, uri)
+		}
+	}
+	for uri, d := range s.dms {
+		if d.AuthorURI == actor {
+			delete(s.ids, d.ID)
+			delete(s.dms, uri)
+			gone = append(gone, uri)
+		}
+	}
+	for _, uri := range gone {
+		delete(s.reactions, uri)
+		for _, byObject := range s.boosts {
+			delete(byObject, uri)
+		}
+	}
+	delete(s.boosts, actor)
+	for _, byActor := range s.reactions {
+		for k := range byActor {
+			if k.actor == actor {
+				delete(byActor, k)
+			}
+		}
+	}
+	return len(gone), nil
+}

@@ -496,3 +496,70 @@ func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
 	}
 	return total, nil
 }
+
+// deleteChunk is how many of an actor's posts DeleteActorContent removes
+// per round of deleteMany calls.
+const deleteChunk = 500
+
+// DeleteActorContent implements ports.PostStore without a transaction (the
+// adapter uses none), as deleteMany calls that a repeat completes: the
+// actor's posts go a chunk at a time, each chunk's boosts before the
+// chunk itself (so a crash between the two leaves posts, which a repeat
+// finds again, never boosts of posts gone); reactions and mentions live in
+// the posts' documents and go with them. Then its direct posts
+// (dm_posts_author), its own boosts (boosts_actor_created) and its
+// reactions to other posts, one $pull per kind along posts_reactions.
+func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	fail := func(what string, err error) (int, error) {
+		return 0, fmt.Errorf("delete content of %q: %s: %w", actor, what, interpretError(err, nil))
+	}
+	byActor := bson.D{{Key: "authorUri", Value: actor}}
+	n := 0
+	for {
+		cur, err := s.posts.Find(ctx, byActor, options.Find().SetProjection(bson.D{{Key: "objectUri", Value: 1}}).SetLimit(deleteChunk))
+		if err != nil {
+			return fail("posts", err)
+		}
+		var docs []struct {
+			ObjectURI string `bson:"objectUri"`
+		}
+		if err := cur.All(ctx, &docs); err != nil {
+			return fail("posts", err)
+		}
+		if len(docs) == 0 {
+			break
+		}
+		uris := make(bson.A, len(docs))
+		for i, d := range docs {
+			uris[i] = d.ObjectURI
+		}
+		chunk := bson.D{{Key: "objectUri", Value: bson.D{{Key: "$in", Value: uris}}}}
+		if _, err := s.boosts.DeleteMany(ctx, chunk); err != nil {
+			return fail("boosts of its posts", err)
+		}
+		res, err := s.posts.DeleteMany(ctx, append(chunk, byActor...))
+		if err != nil {
+			return fail("posts", err)
+		}
+		n += int(res.DeletedCount)
+	}
+	res, err := s.dms.DeleteMany(ctx, byActor)
+	if err != nil {
+		return fail("direct posts", err)
+	}
+	n += int(res.DeletedCount)
+	if _, err := s.boosts.DeleteMany(ctx, bson.D{{Key: "actorUri", Value: actor}}); err != nil {
+		return fail("boosts", err)
+	}
+	for _, kind := range []domain.ReactionKind{domain.ReactionLike, domain.ReactionAnnounce} {
+		key := reactionKey(kind, actor)
+		if _, err := s.posts.UpdateMany(ctx, bson.D{{Key: "reactions", Value: key}},
+			bson.D{{Key: "$pull", Value: bson.D{{Key: "reactions", Value: key}}}}); err != nil {
+			return fail("reactions", err)
+		}
+	}
+	return n, nil
+}

@@ -45,6 +45,8 @@ const (
 	idxBoostsActor         = "boosts_actor_created"
 	idxBoostsObjectURI     = "boosts_object_uri"
 	idxPostsMentions       = "posts_mentions"
+	idxDmPostsAuthor       = "dm_posts_author"
+	idxPostsReactions      = "posts_reactions"
 	idxDeliveriesState     = "deliveries_state" // created by migration 003 for 004
 )
 
@@ -119,6 +121,12 @@ var indexSpecs = []indexSpec{
 	// an actor's mentions newest first (PostsMentioning): multikey on the
 	// post's sorted mentions
 	{coll: collPosts, name: idxPostsMentions, keys: keys("mentions", 1, "published", -1, "objectUri", 1)},
+	// what DeleteActorContent removes of an actor besides its posts
+	// (posts_author_published) and boosts (boosts_actor_created): its
+	// direct posts, and its reactions, multikey on the posts' "kind actor"
+	// strings
+	{coll: collDmPosts, name: idxDmPostsAuthor, keys: keys("authorUri", 1)},
+	{coll: collPosts, name: idxPostsReactions, keys: keys("reactions", 1)},
 }
 
 // Server answers that mean "this server has no TTL indexes" (FerretDB).

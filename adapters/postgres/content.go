@@ -455,3 +455,23 @@ func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// DeleteActorContent implements ports.PostStore in one statement: the
+// actor's posts and direct posts (posts_author_published_idx,
+// dm_posts_author_idx), what hangs on them, and the actor's own reactions
+// (reactions_actor_idx) and boosts (boosts_actor_created_idx).
+func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `
+WITH p AS (DELETE FROM posts WHERE author_uri = $1 RETURNING object_uri),
+     d AS (DELETE FROM dm_posts WHERE author_uri = $1 RETURNING object_uri),
+     gone AS (SELECT object_uri FROM p UNION ALL SELECT object_uri FROM d),
+     r AS (DELETE FROM reactions WHERE actor_uri = $1 OR object_uri IN (SELECT object_uri FROM gone)),
+     b AS (DELETE FROM boosts WHERE actor_uri = $1 OR object_uri IN (SELECT object_uri FROM gone)),
+     m AS (DELETE FROM post_mentions WHERE object_uri IN (SELECT object_uri FROM gone))
+SELECT count(*) FROM gone`, actor).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("delete content of %q: %w", actor, interpretError(err))
+	}
+	return n, nil
+}

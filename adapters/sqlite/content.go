@@ -495,3 +495,36 @@ func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// DeleteActorContent implements ports.PostStore in one write transaction:
+// first what hangs on the actor's posts and direct posts (found by
+// posts_author_published_idx and dm_posts_author_idx) and the actor's own
+// reactions (reactions_actor_idx) and boosts (boosts_actor_created_idx),
+// then the posts themselves.
+func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (int, error) {
+	n := 0
+	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		const theirs = `SELECT object_uri FROM posts WHERE author_uri = ?1 UNION ALL SELECT object_uri FROM dm_posts WHERE author_uri = ?1`
+		for _, q := range []string{
+			`DELETE FROM reactions WHERE actor_uri = ?1 OR object_uri IN (` + theirs + `)`,
+			`DELETE FROM boosts WHERE actor_uri = ?1 OR object_uri IN (` + theirs + `)`,
+			`DELETE FROM post_mentions WHERE object_uri IN (` + theirs + `)`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, actor); err != nil {
+				return err
+			}
+		}
+		for _, table := range []string{"posts", "dm_posts"} {
+			res, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE author_uri = ?`, actor)
+			if err != nil {
+				return err
+			}
+			n += affected(res)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete content of %q: %w", actor, interpretError(err))
+	}
+	return n, nil
+}

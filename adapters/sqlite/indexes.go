@@ -58,6 +58,11 @@ var indexes = []index{
 	// Plain, beyond SPEC §4: an actor's mentions newest first
 	// (PostsMentioning); a post's own are post_mentions' primary key.
 	{"post_mentions_actor_idx", `CREATE INDEX IF NOT EXISTS post_mentions_actor_idx ON post_mentions (actor_uri, published DESC, object_uri)`},
+	// Plain, beyond SPEC §4: what DeleteActorContent removes of an actor
+	// besides its posts (posts_author_published_idx) and boosts
+	// (boosts_actor_created_idx): its direct posts and its reactions.
+	{"dm_posts_author_idx", `CREATE INDEX IF NOT EXISTS dm_posts_author_idx ON dm_posts (author_uri)`},
+	{"reactions_actor_idx", `CREATE INDEX IF NOT EXISTS reactions_actor_idx ON reactions (actor_uri)`},
 	// Fan-outs (not in SPEC §4): Claim takes the oldest unfinished one, and
 	// operators list the newest first.
 	{"fan_outs_unfinished_idx", `CREATE INDEX IF NOT EXISTS fan_outs_unfinished_idx ON fan_outs (created_at, id) WHERE done = 0`},

@@ -462,6 +462,114 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 			mustIs(t, err, domain.ErrNotFound, "dm deleted")
 			mustIs(t, s.DeletePost(ctx(t), p.ObjectURI), domain.ErrNotFound, "delete twice")
 		}},
+		{"DeleteActorContentRemovesExactlyThatActorsThings", func(t *testing.T, s ports.PostStore) {
+			const mal, ann = "https://r.example/users/mal", "https://r.example/users/ann"
+			mine1, mine2, theirs := post(t, 1, mal, "", base), post(t, 2, mal, club, base.Add(time.Minute)), post(t, 3, ann, "", base)
+			mine2.Mentions, theirs.Mentions = []string{ann}, []string{mal}
+			for _, p := range []domain.Post{mine1, mine2, theirs} {
+				_, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create")
+			}
+			myDm, _ := domain.NewDmPost("d1", "https://r.example/dm/1", mal, "x", []string{ann}, base)
+			theirDm, _ := domain.NewDmPost("d2", "https://r.example/dm/2", ann, "x", []string{mal}, base)
+			for _, d := range []domain.DmPost{myDm, theirDm} {
+				_, err := s.CreateDm(ctx(t), d)
+				mustNil(t, err, "create dm")
+			}
+			react := func(actor string, p domain.Post, kind domain.ReactionKind) {
+				t.Helper()
+				r, _ := domain.NewReaction(p.ObjectURI, actor, kind, base)
+				_, err := s.AddReaction(ctx(t), r)
+				mustNil(t, err, "add reaction")
+			}
+			boost := func(actor string, p domain.Post, at time.Time) {
+				t.Helper()
+				b, _ := domain.NewBoost(actor+"/announces/"+p.ID, actor, p.ObjectURI, at)
+				_, err := s.AddBoost(ctx(t), b)
+				mustNil(t, err, "add boost")
+			}
+			react(ann, mine1, domain.ReactionLike) // goes with mal's post
+			react(mal, theirs, domain.ReactionLike)
+			react(mal, theirs, domain.ReactionAnnounce)
+			react(ann, theirs, domain.ReactionLike) // stays
+			boost(ann, mine1, base)                 // goes with mal's post
+			boost(mal, theirs, base)
+			boost(mal, mine2, base)
+			boost(ann, theirs, base.Add(time.Minute)) // stays
+
+			n, err := s.DeleteActorContent(ctx(t), mal)
+			mustNil(t, err, "delete actor content")
+			if n != 3 {
+				t.Fatalf("%d posts and direct posts removed, want 3 (two posts, one direct)", n)
+			}
+			for _, p := range []domain.Post{mine1, mine2} {
+				_, err := s.PostByObjectURI(ctx(t), p.ObjectURI)
+				mustIs(t, err, domain.ErrNotFound, "mal's post")
+			}
+			_, err = s.DmByObjectURI(ctx(t), myDm.ObjectURI)
+			mustIs(t, err, domain.ErrNotFound, "mal's direct post")
+			if got, err := s.PostByObjectURI(ctx(t), theirs.ObjectURI); err != nil || fmt.Sprint(got.Mentions) != fmt.Sprint([]string{mal}) {
+				t.Fatalf("ann's post: %+v %v", got, err)
+			}
+			_, err = s.DmByObjectURI(ctx(t), theirDm.ObjectURI)
+			mustNil(t, err, "ann's direct post to mal")
+			if got, _ := s.PostsByAuthor(ctx(t), mal, time.Time{}, 0); len(got) != 0 {
+				t.Fatalf("mal's posts listed after: %v", ids(got))
+			}
+			if got, _ := s.PostsByGroup(ctx(t), club, time.Time{}, 0); len(got) != 0 {
+				t.Fatalf("mal's group post listed after: %v", ids(got))
+			}
+			if got, _ := s.PostsMentioning(ctx(t), ann, time.Time{}, 0); len(got) != 0 {
+				t.Fatalf("mal's post mentioning ann listed after: %v", ids(got))
+			}
+			if got, _ := s.PostsMentioning(ctx(t), mal, time.Time{}, 0); len(got) != 1 || got[0].ID != theirs.ID {
+				t.Fatalf("ann's post mentioning mal: %v", ids(got))
+			}
+			if thread, _ := s.DmThread(ctx(t), theirDm.ParticipantsKey, time.Time{}, 0); len(thread) != 1 || thread[0].ID != theirDm.ID {
+				t.Fatalf("the direct thread of mal and ann keeps %+v, want ann's only", thread)
+			}
+			if c, err := s.CountReactions(ctx(t), theirs.ObjectURI); err != nil || c[domain.ReactionLike] != 1 || c[domain.ReactionAnnounce] != 0 {
+				t.Fatalf("reactions to ann's post %v %v, want ann's like only", c, err)
+			}
+			if bs, _ := s.BoostsBy(ctx(t), mal, time.Time{}, 0); len(bs) != 0 {
+				t.Fatalf("mal's boosts kept: %+v", bs)
+			}
+			if bs, _ := s.BoostsBy(ctx(t), ann, time.Time{}, 0); len(bs) != 1 || bs[0].ObjectURI != theirs.ObjectURI {
+				t.Fatalf("ann's boosts %+v, want hers of her own post only", bs)
+			}
+
+			// Created again (a replayed Create), the posts come back bare:
+			// no reaction, boost or mention of before is left to inherit.
+			for _, p := range []domain.Post{mine1, mine2} {
+				created, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create again")
+				if !created {
+					t.Fatalf("%s not created again", p.ID)
+				}
+			}
+			if c, _ := s.CountReactions(ctx(t), mine1.ObjectURI); c[domain.ReactionLike] != 0 {
+				t.Fatalf("a post created again inherits reactions %v", c)
+			}
+			if bs, _ := s.BoostsBy(ctx(t), ann, time.Time{}, 0); len(bs) != 1 {
+				t.Fatalf("a post created again inherits boosts: ann's %+v", bs)
+			}
+			if got, _ := s.PostByObjectURI(ctx(t), mine2.ObjectURI); fmt.Sprint(got.Mentions) != fmt.Sprint([]string{ann}) {
+				t.Fatalf("mentions of a post created again %q", got.Mentions)
+			}
+
+			n, err = s.DeleteActorContent(ctx(t), mal)
+			mustNil(t, err, "delete again")
+			if n != 2 {
+				t.Fatalf("%d removed the second time, want the 2 posts created again", n)
+			}
+			n, err = s.DeleteActorContent(ctx(t), mal)
+			if err != nil || n != 0 {
+				t.Fatalf("a repeat removed %d (%v), want 0", n, err)
+			}
+			if got, _ := s.PostsByAuthor(ctx(t), ann, time.Time{}, 0); len(got) != 1 {
+				t.Fatalf("ann's posts after repeats: %v", ids(got))
+			}
+		}},
 	})
 }
 
