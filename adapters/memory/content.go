@@ -28,6 +28,9 @@ type ContentStore struct {
 	reactions map[string]map[reactionKey]domain.Reaction
 	// boosts by booster, then by the boosted post's object URI.
 	boosts map[string]map[string]domain.Boost
+	// keyOwners holds the actor URI of each key id a cached actor holds:
+	// one owner per key id (SPEC §10).
+	keyOwners map[string]string
 }
 
 type reactionKey struct {
@@ -39,16 +42,20 @@ type reactionKey struct {
 func NewContentStore() *ContentStore {
 	return &ContentStore{
 		foreign: make(map[string]domain.ForeignAvatar),
-		posts:   make(map[string]domain.Post),
-		dms:     make(map[string]domain.DmPost),
-		ids:     make(map[string]struct{}),
+
+		keyOwners: make(map[string]string),
+		posts:     make(map[string]domain.Post),
+		dms:       make(map[string]domain.DmPost),
+		ids:       make(map[string]struct{}),
 
 		reactions: make(map[string]map[reactionKey]domain.Reaction),
 		boosts:    make(map[string]map[string]domain.Boost),
 	}
 }
 
-// Upsert implements ports.ForeignActorStore.
+// Upsert implements ports.ForeignActorStore: the key id's owner is
+// checked and the copy replaced under one hold of the mutex. An empty key
+// id claims nothing.
 func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -58,6 +65,15 @@ func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if owner, held := s.keyOwners[f.PublicKeyID]; held && owner != f.ActorURI {
+		return fmt.Errorf("foreign actor %q: key %q is held by %q: %w", f.ActorURI, f.PublicKeyID, owner, domain.ErrAlreadyExists)
+	}
+	if old, ok := s.foreign[f.ActorURI]; ok {
+		delete(s.keyOwners, old.PublicKeyID) // a rotation frees the old key id
+	}
+	if f.PublicKeyID != "" {
+		s.keyOwners[f.PublicKeyID] = f.ActorURI
+	}
 	s.foreign[f.ActorURI] = f
 	return nil
 }
@@ -76,10 +92,8 @@ func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.Forei
 func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, f := range s.foreign {
-		if f.PublicKeyID == keyID && keyID != "" {
-			return f, nil
-		}
+	if owner, ok := s.keyOwners[keyID]; ok {
+		return s.foreign[owner], nil
 	}
 	return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, domain.ErrNotFound)
 }
@@ -103,9 +117,11 @@ func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.A
 func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.foreign[uri]; !ok {
+	f, ok := s.foreign[uri]
+	if !ok {
 		return fmt.Errorf("foreign actor %q: %w", uri, domain.ErrNotFound)
 	}
+	delete(s.keyOwners, f.PublicKeyID)
 	delete(s.foreign, uri)
 	return nil
 }

@@ -119,7 +119,10 @@ func (d dmDoc) dm() domain.DmPost {
 // Upsert implements ports.ForeignActorStore with a replace-upsert on
 // actorUri. Two simultaneous first upserts of one actor can both try to
 // insert; the unique index lets one win and the other is retried once,
-// when it finds the document and replaces it.
+// when it finds the document and replaces it. A key id another actor's
+// document holds is a duplicate in foreign_avatars_public_key_id_key
+// (domain.ErrAlreadyExists), which no retry changes: it is not retried
+// where the server names the index, and fails again where it does not.
 func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -135,6 +138,9 @@ func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error
 		if !mongodrv.IsDuplicateKeyError(err) {
 			break
 		}
+		if idx, named := dupIndex(err); named && idx == idxForeignKeyOwner {
+			break
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("foreign actor %q: %w", f.ActorURI, interpretError(err, nil))
@@ -148,7 +154,7 @@ func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.Forei
 }
 
 // ByKeyID implements ports.ForeignActorStore, along
-// foreign_avatars_public_key_id.
+// foreign_avatars_public_key_id_key.
 func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
 	if keyID == "" {
 		return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, domain.ErrNotFound)

@@ -38,7 +38,9 @@ func scanForeign(row pgx.Row) (domain.ForeignAvatar, error) {
 
 // Upsert implements ports.ForeignActorStore: one INSERT ... ON CONFLICT DO
 // UPDATE on foreign_avatars_actor_uri_inboxes_key, so concurrent fetches of one
-// actor leave one row, the last written.
+// actor leave one row, the last written. A key id another actor's row
+// holds fails the statement on foreign_avatars_public_key_id_key (23505,
+// domain.ErrAlreadyExists), the row unchanged.
 func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
 	if f.ActorURI == "" {
 		return fmt.Errorf("%w: foreign actor without URI", domain.ErrInvalidInput)
@@ -65,12 +67,13 @@ func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.Forei
 	return f, nil
 }
 
-// ByKeyID implements ports.ForeignActorStore. Should two cached actors
-// claim one key id (a stale copy), the most recently fetched answers.
+const byKeyIDSQL = `SELECT ` + foreignColumns + ` FROM foreign_avatars WHERE public_key_id = $1 AND public_key_id <> ''`
+
+// ByKeyID implements ports.ForeignActorStore on
+// foreign_avatars_public_key_id_key (the query states the index's
+// predicate, so a generic plan may use it too).
 func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
-	f, err := scanForeign(s.pool.QueryRow(ctx, `
-SELECT `+foreignColumns+` FROM foreign_avatars WHERE public_key_id = $1 AND $1 <> ''
-ORDER BY fetched_at DESC LIMIT 1`, keyID))
+	f, err := scanForeign(s.pool.QueryRow(ctx, byKeyIDSQL, keyID))
 	if err != nil {
 		return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, interpretError(err))
 	}

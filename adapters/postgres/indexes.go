@@ -45,9 +45,11 @@ var indexes = []index{
 	// NameRegistry.
 	{"avatars_name_key", `CREATE UNIQUE INDEX IF NOT EXISTS avatars_name_key ON avatars (name)`},
 	{"groups_name_key", `CREATE UNIQUE INDEX IF NOT EXISTS groups_name_key ON groups (name)`},
+	// Unique where SPEC §4 has it plain: a key id belongs to one cached
+	// actor (SPEC §10; migration 020); an empty key id claims nothing.
+	{"foreign_avatars_public_key_id_key", `CREATE UNIQUE INDEX IF NOT EXISTS foreign_avatars_public_key_id_key ON foreign_avatars (public_key_id) WHERE public_key_id <> ''`},
 
 	// Plain (SPEC §4).
-	{"foreign_avatars_public_key_id_idx", `CREATE INDEX IF NOT EXISTS foreign_avatars_public_key_id_idx ON foreign_avatars (public_key_id)`},
 	{"posts_author_published_idx", `CREATE INDEX IF NOT EXISTS posts_author_published_idx ON posts (author_uri, published DESC)`},
 	{"posts_group_published_idx", `CREATE INDEX IF NOT EXISTS posts_group_published_idx ON posts (group_uri, published DESC)`},
 	{"dm_posts_participants_key_idx", `CREATE INDEX IF NOT EXISTS dm_posts_participants_key_idx ON dm_posts (participants_key, published DESC)`},
@@ -106,10 +108,12 @@ var indexes = []index{
 
 // retired are indexes an earlier version made that the ones above replace
 // (full indexes on the queue, issue 13; the foreign actors' plain unique
-// index, issue 15): EnsureIndexes drops them, after it made their
+// index, issue 15; the plain index on key ids, by the unique one of
+// migration 020): EnsureIndexes drops them, after it made their
 // replacements, so that nothing maintains them any more. A rollback to an
 // earlier version makes them again at its start.
-var retired = []string{"jobs_state_run_at_idx", "jobs_host_state_idx", "jobs_finished_at_idx", "foreign_avatars_actor_uri_key"}
+var retired = []string{"jobs_state_run_at_idx", "jobs_host_state_idx", "jobs_finished_at_idx", "foreign_avatars_actor_uri_key",
+	"foreign_avatars_public_key_id_idx"}
 
 // resetJobsFillfactor gives jobs back PostgreSQL's default fillfactor
 // (100) where an earlier version set 70. The room it left in each page let

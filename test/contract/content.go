@@ -1,8 +1,10 @@
 package contract
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,6 +47,114 @@ func ForeignActorStore(t *testing.T, newStore func(t *testing.T) ports.ForeignAc
 			got, err := s.ByKeyID(ctx(t), rotated.PublicKeyID)
 			mustNil(t, err, "new key")
 			sameTime(t, got.FetchedAt, base.Add(time.Hour), "fetchedAt")
+		}},
+		{"OneOwnerPerKeyID", func(t *testing.T, s ports.ForeignActorStore) {
+			mustNil(t, s.Upsert(ctx(t), bob), "upsert")
+			// Another actor's claim of bob's key, as a first copy and as a
+			// refetch of an actor already cached: refused, nothing changed.
+			mallory := bob
+			mallory.ActorURI, mallory.PreferredUsername, mallory.Inbox = "https://r.example/users/mallory", "mallory", "https://r.example/users/mallory/inbox"
+			err := s.Upsert(ctx(t), mallory)
+			mustIs(t, err, domain.ErrAlreadyExists, "another actor's copy with bob's key")
+			if errors.Is(err, domain.ErrNameTaken) {
+				t.Fatalf("a key claimed twice reads as a name taken: %v", err)
+			}
+			_, err = s.ByActorURI(ctx(t), mallory.ActorURI)
+			mustIs(t, err, domain.ErrNotFound, "the refused copy was stored")
+			own := mallory
+			own.PublicKeyID, own.FetchedAt = mallory.ActorURI+"#main-key", base.Add(time.Minute)
+			mustNil(t, s.Upsert(ctx(t), own), "mallory with her own key")
+			mallory.FetchedAt = base.Add(time.Hour)
+			mustIs(t, s.Upsert(ctx(t), mallory), domain.ErrAlreadyExists, "mallory's refetch claiming bob's key")
+			got, err := s.ByActorURI(ctx(t), mallory.ActorURI)
+			mustNil(t, err, "mallory")
+			if got.PublicKeyID != own.PublicKeyID {
+				t.Fatalf("a refused refetch changed mallory's copy: key %q", got.PublicKeyID)
+			}
+			sameTime(t, got.FetchedAt, own.FetchedAt, "mallory's fetchedAt")
+			got, err = s.ByKeyID(ctx(t), bob.PublicKeyID)
+			mustNil(t, err, "bob's key")
+			if got.ActorURI != bob.ActorURI || got.Inbox != bob.Inbox {
+				t.Fatalf("bob's key answers %+v", got)
+			}
+			// Bob's own refetch, same key, replaces his copy.
+			again := bob
+			again.Inbox, again.FetchedAt = "https://r.example/users/bob/inbox2", base.Add(2*time.Hour)
+			mustNil(t, s.Upsert(ctx(t), again), "bob's refetch")
+			got, _ = s.ByKeyID(ctx(t), bob.PublicKeyID)
+			if got.Inbox != again.Inbox {
+				t.Fatalf("bob's refetch not stored: %+v", got)
+			}
+		}},
+		{"RotationFreesTheOldKeyID", func(t *testing.T, s ports.ForeignActorStore) {
+			mustNil(t, s.Upsert(ctx(t), bob), "upsert")
+			rotated := bob
+			rotated.PublicKeyID, rotated.FetchedAt = bob.ActorURI+"#key-2", base.Add(time.Hour)
+			mustNil(t, s.Upsert(ctx(t), rotated), "rotate")
+			carol := bob
+			carol.ActorURI = "https://r.example/users/carol"
+			mustNil(t, s.Upsert(ctx(t), carol), "another actor takes the key id bob left")
+			got, err := s.ByKeyID(ctx(t), bob.PublicKeyID)
+			mustNil(t, err, "the freed key id")
+			if got.ActorURI != carol.ActorURI {
+				t.Fatalf("the freed key id answers %s, want carol", got.ActorURI)
+			}
+			carol.PublicKeyID = rotated.PublicKeyID
+			mustIs(t, s.Upsert(ctx(t), carol), domain.ErrAlreadyExists, "bob's new key id")
+			// A deleted actor frees its key id too.
+			mustNil(t, s.Delete(ctx(t), bob.ActorURI), "delete bob")
+			mustNil(t, s.Upsert(ctx(t), carol), "the key id a deleted actor held")
+		}},
+		{"NoKeyIDClaimsNothing", func(t *testing.T, s ports.ForeignActorStore) {
+			for _, u := range []string{"https://r.example/users/k1", "https://r.example/users/k2"} {
+				mustNil(t, s.Upsert(ctx(t), domain.ForeignAvatar{ActorURI: u, Inbox: u + "/inbox", FetchedAt: base}), "an actor without a key id")
+			}
+			got, err := s.InboxesOf(ctx(t), []string{"https://r.example/users/k1", "https://r.example/users/k2"})
+			if err != nil || len(got) != 2 {
+				t.Fatalf("actors without key ids: %+v %v", got, err)
+			}
+			_, err = s.ByKeyID(ctx(t), "")
+			mustIs(t, err, domain.ErrNotFound, "the empty key id")
+		}},
+		{"ConcurrentClaimsOfOneKeyIDHaveOneWinner", func(t *testing.T, s ports.ForeignActorStore) {
+			const n = 16
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					f := bob
+					f.ActorURI = fmt.Sprintf("https://r.example/users/c%02d", i)
+					errs[i] = s.Upsert(ctx(t), f)
+				}()
+			}
+			wg.Wait()
+			winner := -1
+			for i, err := range errs {
+				switch {
+				case err == nil && winner >= 0:
+					t.Fatalf("claims %d and %d of one key id both succeeded", winner, i)
+				case err == nil:
+					winner = i
+				case !errors.Is(err, domain.ErrAlreadyExists):
+					t.Fatalf("claim %d: %v, want ErrAlreadyExists", i, err)
+				}
+			}
+			if winner < 0 {
+				t.Fatal("no claim succeeded")
+			}
+			got, err := s.ByKeyID(ctx(t), bob.PublicKeyID)
+			mustNil(t, err, "by key")
+			if want := fmt.Sprintf("https://r.example/users/c%02d", winner); got.ActorURI != want {
+				t.Fatalf("the key id answers %s, want the winner %s", got.ActorURI, want)
+			}
+			for i := range n {
+				_, err := s.ByActorURI(ctx(t), fmt.Sprintf("https://r.example/users/c%02d", i))
+				if (i == winner) != (err == nil) {
+					t.Fatalf("claimant %d stored: %v (winner %d)", i, err, winner)
+				}
+			}
 		}},
 		{"InboxesOfInOneCall", func(t *testing.T, s ports.ForeignActorStore) {
 			for i := 0; i < 5; i++ {
