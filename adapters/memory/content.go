@@ -14,10 +14,12 @@ import (
 var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
+	_ ports.TombstoneStore    = (*ContentStore)(nil)
 )
 
 // ContentStore keeps what comes from and goes to the fediverse: cached
-// remote actors, posts and direct posts.
+// remote actors, posts and direct posts, and the tombstones of deleted
+// ones.
 type ContentStore struct {
 	mu      sync.Mutex
 	foreign map[string]domain.ForeignAvatar // by actor URI
@@ -31,6 +33,8 @@ type ContentStore struct {
 	// keyOwners holds the actor URI of each key id a cached actor holds:
 	// one owner per key id (SPEC §10).
 	keyOwners map[string]string
+	// tombstones by URI.
+	tombstones map[string]domain.Tombstone
 }
 
 type reactionKey struct {
@@ -42,14 +46,14 @@ type reactionKey struct {
 func NewContentStore() *ContentStore {
 	return &ContentStore{
 		foreign: make(map[string]domain.ForeignAvatar),
+		posts:   make(map[string]domain.Post),
+		dms:     make(map[string]domain.DmPost),
+		ids:     make(map[string]struct{}),
 
-		keyOwners: make(map[string]string),
-		posts:     make(map[string]domain.Post),
-		dms:       make(map[string]domain.DmPost),
-		ids:       make(map[string]struct{}),
-
-		reactions: make(map[string]map[reactionKey]domain.Reaction),
-		boosts:    make(map[string]map[string]domain.Boost),
+		reactions:  make(map[string]map[reactionKey]domain.Reaction),
+		boosts:     make(map[string]map[string]domain.Boost),
+		keyOwners:  make(map[string]string),
+		tombstones: make(map[string]domain.Tombstone),
 	}
 }
 
@@ -468,4 +472,32 @@ func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (in
 		}
 	}
 	return len(gone), nil
+}
+
+// AddTombstone implements ports.TombstoneStore: the first tombstone of a
+// URI stays.
+func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if t.URI == "" {
+		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tombstones[t.URI]; !ok {
+		t.DeletedAt = t.DeletedAt.UTC()
+		s.tombstones[t.URI] = t
+	}
+	return nil
+}
+
+// Tombstoned implements ports.TombstoneStore.
+func (s *ContentStore) Tombstoned(ctx context.Context, uri string) (domain.Tombstone, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.tombstones[uri]; ok {
+		return t, nil
+	}
+	return domain.Tombstone{}, fmt.Errorf("tombstone %q: %w", uri, domain.ErrNotFound)
 }

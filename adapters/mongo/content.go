@@ -18,12 +18,14 @@ import (
 var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
+	_ ports.TombstoneStore    = (*ContentStore)(nil)
 )
 
 // ContentStore keeps cached remote actors (foreign_avatars), posts (posts)
-// and direct posts (dm_posts).
+// and direct posts (dm_posts), and the tombstones of deleted ones
+// (tombstones).
 type ContentStore struct {
-	foreign, posts, dms, boosts *mongodrv.Collection
+	foreign, posts, dms, boosts, tombstones *mongodrv.Collection
 }
 
 // NewContentStore returns the store of db.
@@ -33,6 +35,8 @@ func NewContentStore(db *mongodrv.Database) *ContentStore {
 		posts:   collection(db, collPosts),
 		dms:     collection(db, collDmPosts),
 		boosts:  collection(db, collBoosts),
+
+		tombstones: collection(db, collTombstones),
 	}
 }
 
@@ -568,4 +572,36 @@ func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (in
 		}
 	}
 	return n, nil
+}
+
+// tombstoneDoc is keyed by the URI, so the _id index keeps one per URI.
+type tombstoneDoc struct {
+	URI       string    `bson:"_id"`
+	ActorURI  string    `bson:"actorUri"`
+	DeletedAt time.Time `bson:"deletedAt"`
+}
+
+// AddTombstone implements ports.TombstoneStore: an insert whose duplicate
+// _id is the first tombstone of the URI, kept as it is.
+func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if t.URI == "" {
+		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
+	}
+	err := insertOne(ctx, s.tombstones, tombstoneDoc{URI: t.URI, ActorURI: t.ActorURI, DeletedAt: utc(t.DeletedAt)})
+	if err != nil && !mongodrv.IsDuplicateKeyError(err) {
+		return fmt.Errorf("tombstone %q: %w", t.URI, interpretError(err, nil))
+	}
+	return nil
+}
+
+// Tombstoned implements ports.TombstoneStore along _id.
+func (s *ContentStore) Tombstoned(ctx context.Context, uri string) (domain.Tombstone, error) {
+	var d tombstoneDoc
+	if err := s.tombstones.FindOne(ctx, bson.D{{Key: "_id", Value: uri}}).Decode(&d); err != nil {
+		return domain.Tombstone{}, fmt.Errorf("tombstone %q: %w", uri, interpretError(err, nil))
+	}
+	return domain.Tombstone{URI: d.URI, ActorURI: d.ActorURI, DeletedAt: d.DeletedAt.UTC()}, nil
 }

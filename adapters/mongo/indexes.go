@@ -91,6 +91,8 @@ var indexSpecs = []indexSpec{
 	{coll: collReservedNames, name: idxReservedNamesName, keys: keys("name", 1), unique: true},
 	{coll: collJobs, name: idxJobsDedupeKey, keys: keys("dedupeKey", 1), unique: true},
 	{coll: collRemoteInstances, name: idxInstancesHost, keys: keys("host", 1), unique: true},
+	// A tombstone's URI (SPEC §10) is its _id: the _id index, which every
+	// collection has, keeps it unique.
 	// unique, as the memory adapter has it: one avatar, one group per name
 	{coll: collAvatars, name: idxAvatarsName, keys: keys("name", 1), unique: true},
 	{coll: collGroups, name: idxGroupsName, keys: keys("name", 1), unique: true},

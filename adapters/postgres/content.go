@@ -15,10 +15,12 @@ import (
 var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
+	_ ports.TombstoneStore    = (*ContentStore)(nil)
 )
 
 // ContentStore keeps cached remote actors (foreign_avatars), posts and
-// direct posts (posts, dm_posts).
+// direct posts (posts, dm_posts), and the tombstones of deleted ones
+// (tombstones).
 type ContentStore struct{ pool *pgxpool.Pool }
 
 // NewContentStore returns the store on pool.
@@ -477,4 +479,29 @@ SELECT count(*) FROM gone`, actor).Scan(&n)
 		return 0, fmt.Errorf("delete content of %q: %w", actor, interpretError(err))
 	}
 	return n, nil
+}
+
+// AddTombstone implements ports.TombstoneStore: ON CONFLICT (uri) DO
+// NOTHING keeps the first tombstone of a URI.
+func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
+	if t.URI == "" {
+		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO tombstones (uri, actor_uri, deleted_at) VALUES ($1, $2, $3) ON CONFLICT (uri) DO NOTHING`,
+		t.URI, t.ActorURI, t.DeletedAt.UTC())
+	if err != nil {
+		return fmt.Errorf("tombstone %q: %w", t.URI, interpretError(err))
+	}
+	return nil
+}
+
+// Tombstoned implements ports.TombstoneStore on tombstones_pkey.
+func (s *ContentStore) Tombstoned(ctx context.Context, uri string) (domain.Tombstone, error) {
+	var t domain.Tombstone
+	err := s.pool.QueryRow(ctx, `SELECT uri, actor_uri, deleted_at FROM tombstones WHERE uri = $1`, uri).Scan(&t.URI, &t.ActorURI, &t.DeletedAt)
+	if err != nil {
+		return domain.Tombstone{}, fmt.Errorf("tombstone %q: %w", uri, interpretError(err))
+	}
+	t.DeletedAt = t.DeletedAt.UTC()
+	return t, nil
 }

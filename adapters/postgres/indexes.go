@@ -40,6 +40,8 @@ var indexes = []index{
 	{"reserved_names_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS reserved_names_pkey ON reserved_names (name)`},
 	{"jobs_dedupe_key_key", `CREATE UNIQUE INDEX IF NOT EXISTS jobs_dedupe_key_key ON jobs (dedupe_key)`},
 	{"remote_instances_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS remote_instances_pkey ON remote_instances (host)`},
+	// A tombstone's URI (SPEC §10; migration 020): the table's primary key.
+	{"tombstones_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS tombstones_pkey ON tombstones (uri)`},
 	// Unique, beyond SPEC §4: the ActorStore refuses a second avatar or
 	// group of one name (domain.ErrNameTaken) even if a caller skipped the
 	// NameRegistry.

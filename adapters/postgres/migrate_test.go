@@ -1112,9 +1112,10 @@ func TestMigration019LeanQueue(t *testing.T) {
 
 // Migration 020 cleans a cache that violates one owner per key id
 // (migrationtest.KeyOwnerCache) and makes the key id unique, an index
-// ByKeyID's generic plan can use; its down step puts the plain index
-// back, which lets a key id be claimed twice again.
-func TestMigration020OneOwnerPerKeyID(t *testing.T) {
+// ByKeyID's generic plan can use, and makes tombstones; its down step
+// puts the plain index back, which lets a key id be claimed twice again,
+// and drops the tombstones.
+func TestMigration020OneOwnerPerKeyIDAndTombstones(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
 	ctx := testCtx(t)
@@ -1135,6 +1136,10 @@ func TestMigration020OneOwnerPerKeyID(t *testing.T) {
 	}
 	if err := s.Upsert(ctx, domain.ForeignAvatar{ActorURI: "https://r.example/users/eve", PublicKeyID: "https://r.example/users/bob#main-key"}); !errors.Is(err, domain.ErrAlreadyExists) {
 		t.Fatalf("a second claim after 020: %v, want ErrAlreadyExists", err)
+	}
+	tomb, _ := domain.NewTombstone("https://r.example/notes/1", "https://r.example/users/bob", t0)
+	if err := s.AddTombstone(ctx, tomb); err != nil {
+		t.Fatalf("a tombstone after 020: %v", err)
 	}
 	keyIndexes := func() []string {
 		t.Helper()
@@ -1172,10 +1177,16 @@ func TestMigration020OneOwnerPerKeyID(t *testing.T) {
 	if got := keyIndexes(); !slices.Equal(got, []string{"foreign_avatars_public_key_id_idx"}) {
 		t.Fatalf("key id indexes after 020 down: %v", got)
 	}
+	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'tombstones'`); n != 0 {
+		t.Fatal("020 down left tombstones")
+	}
 	mustExec(t, p, `INSERT INTO foreign_avatars (actor_uri, public_key_id, fetched_at) VALUES ('https://r.example/users/bob2', 'https://r.example/users/bob#main-key', $1)`, t0.Add(time.Hour))
 	mustMigrate(t, p)
 	if f, err := s.ByKeyID(ctx, "https://r.example/users/bob#main-key"); err != nil || f.ActorURI != "https://r.example/users/bob2" {
 		t.Fatalf("after 020 again, the newer copy answers: %+v %v", f, err)
+	}
+	if _, err := s.Tombstoned(ctx, tomb.URI); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("a tombstone after 020 down and up: %v, want ErrNotFound", err)
 	}
 	// EnsureIndexes retires the plain index where an earlier version's
 	// start made it again, and makes the unique one where it is missing.

@@ -14,10 +14,12 @@ import (
 var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
+	_ ports.TombstoneStore    = (*ContentStore)(nil)
 )
 
 // ContentStore keeps cached remote actors (foreign_avatars), posts and
-// direct posts (posts, dm_posts).
+// direct posts (posts, dm_posts), and the tombstones of deleted ones
+// (tombstones).
 type ContentStore struct{ db *DB }
 
 // NewContentStore returns the store on db.
@@ -529,4 +531,30 @@ func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (in
 		return 0, fmt.Errorf("delete content of %q: %w", actor, interpretError(err))
 	}
 	return n, nil
+}
+
+// AddTombstone implements ports.TombstoneStore: ON CONFLICT (uri) DO
+// NOTHING keeps the first tombstone of a URI.
+func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
+	if t.URI == "" {
+		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
+	}
+	_, err := s.db.w.ExecContext(ctx, `INSERT INTO tombstones (uri, actor_uri, deleted_at) VALUES (?, ?, ?) ON CONFLICT (uri) DO NOTHING`,
+		t.URI, t.ActorURI, stamp(t.DeletedAt))
+	if err != nil {
+		return fmt.Errorf("tombstone %q: %w", t.URI, interpretError(err))
+	}
+	return nil
+}
+
+// Tombstoned implements ports.TombstoneStore on the primary key.
+func (s *ContentStore) Tombstoned(ctx context.Context, uri string) (domain.Tombstone, error) {
+	var t domain.Tombstone
+	var at sql.NullInt64
+	err := s.db.r.QueryRowContext(ctx, `SELECT uri, actor_uri, deleted_at FROM tombstones WHERE uri = ?`, uri).Scan(&t.URI, &t.ActorURI, &at)
+	if err != nil {
+		return domain.Tombstone{}, fmt.Errorf("tombstone %q: %w", uri, interpretError(err))
+	}
+	t.DeletedAt = fromNanos(at)
+	return t, nil
 }

@@ -27,7 +27,8 @@ var indexes = []index{
 	{"root_users_user_name_key", `CREATE UNIQUE INDEX IF NOT EXISTS root_users_user_name_key ON root_users (user_name)`},
 	// reserved_names.name and remote_instances.host are their tables'
 	// primary keys (SQLite's sqlite_autoindex_*), which no statement can
-	// drop, so they need no line here.
+	// drop, so they need no line here; nor does tombstones.uri, the
+	// primary key of a WITHOUT ROWID table (migration 011).
 	{"jobs_dedupe_key_key", `CREATE UNIQUE INDEX IF NOT EXISTS jobs_dedupe_key_key ON jobs (dedupe_key)`},
 	{"jobs_id_key", `CREATE UNIQUE INDEX IF NOT EXISTS jobs_id_key ON jobs (id)`},
 	// Unique, beyond SPEC §4: the ActorStore refuses a second avatar or

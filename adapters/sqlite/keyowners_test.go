@@ -12,9 +12,10 @@ import (
 )
 
 // Migration 011 cleans a cache that violates one owner per key id
-// (migrationtest.KeyOwnerCache) and makes the key id unique; its down step
-// puts the plain index back, which lets a key id be claimed twice again.
-func TestMigration011OneOwnerPerKeyID(t *testing.T) {
+// (migrationtest.KeyOwnerCache) and makes the key id unique, and makes
+// tombstones; its down step puts the plain index back, which lets a key
+// id be claimed twice again, and drops the tombstones.
+func TestMigration011OneOwnerPerKeyIDAndTombstones(t *testing.T) {
 	t.Parallel()
 	db := migrated(t)
 	ctx := testCtx(t)
@@ -55,6 +56,10 @@ func TestMigration011OneOwnerPerKeyID(t *testing.T) {
 	if got := indexes(); !slices.Equal(got, []string{"foreign_avatars_public_key_id_key"}) {
 		t.Fatalf("key id indexes after 011: %v", got)
 	}
+	tomb, _ := domain.NewTombstone("https://r.example/notes/1", "https://r.example/users/bob", base)
+	if err := s.AddTombstone(ctx, tomb); err != nil {
+		t.Fatalf("a tombstone after 011: %v", err)
+	}
 	plan, err := sqlite.Plan(ctx, db, `SELECT actor_uri FROM foreign_avatars WHERE public_key_id = ? AND public_key_id <> ''`, "k")
 	if err != nil || len(plan) != 1 || plan[0] != "SEARCH foreign_avatars USING INDEX foreign_avatars_public_key_id_key (public_key_id=?)" {
 		t.Fatalf("ByKeyID's plan %q (%v)", plan, err)
@@ -64,11 +69,17 @@ func TestMigration011OneOwnerPerKeyID(t *testing.T) {
 	if got := indexes(); !slices.Equal(got, []string{"foreign_avatars_public_key_id_idx"}) {
 		t.Fatalf("key id indexes after 011 down: %v", got)
 	}
+	if n, err := sqlite.QueryStrings(ctx, db, `SELECT name FROM sqlite_master WHERE name = 'tombstones'`); err != nil || len(n) != 0 {
+		t.Fatalf("tombstones left after 011 down: %v %v", n, err)
+	}
 	mustExec(t, db, `INSERT INTO foreign_avatars (actor_uri, public_key_id, fetched_at) VALUES ('https://r.example/users/bob2', 'https://r.example/users/bob#main-key', ?)`,
 		base.Add(time.Hour).UnixNano())
 	mustMigrate(t, db)
 	if f, err := s.ByKeyID(ctx, "https://r.example/users/bob#main-key"); err != nil || f.ActorURI != "https://r.example/users/bob2" {
 		t.Fatalf("after 011 again, the newer copy answers: %+v %v", f, err)
+	}
+	if _, err := s.Tombstoned(ctx, tomb.URI); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("a tombstone after 011 down and up: %v, want ErrNotFound", err)
 	}
 }
 

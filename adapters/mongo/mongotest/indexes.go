@@ -67,7 +67,7 @@ func Indexes(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatal(err)
 			}
 			for _, want := range []string{"root_users", "tokens", "avatars", "groups", "reserved_names", "foreign_avatars",
-				"posts", "dm_posts", "followers", "remote_instances", "jobs"} {
+				"posts", "dm_posts", "followers", "remote_instances", "jobs", "tombstones"} {
 				if !slices.Contains(names, want) {
 					t.Errorf("collection %s missing after Touch (have %v)", want, names)
 				}

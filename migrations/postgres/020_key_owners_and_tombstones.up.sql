@@ -1,4 +1,4 @@
--- 020: a key id belongs to one cached actor (SPEC §10), held by a unique
+-- 020: trust (SPEC §10). A key id belongs to one cached actor, held by a unique
 -- index on public_key_id (an empty key id claims nothing) in place of
 -- EnsureIndexes' plain one. The cache may hold what the index refuses; a
 -- cached actor is fetched again when needed, so the copies that go are
@@ -25,5 +25,13 @@ WHERE f.ctid = d.row AND d.n > 1;
 
 DROP INDEX IF EXISTS foreign_avatars_public_key_id_idx;
 CREATE UNIQUE INDEX IF NOT EXISTS foreign_avatars_public_key_id_key ON foreign_avatars (public_key_id) WHERE public_key_id <> '';
+
+-- Tombstones: the URIs of remote objects and actors their servers deleted,
+-- one row per URI (the first deletion stands).
+CREATE TABLE IF NOT EXISTS tombstones (
+    uri        text        PRIMARY KEY,
+    actor_uri  text        NOT NULL,
+    deleted_at timestamptz NOT NULL
+);
 
 COMMIT;

@@ -1,4 +1,4 @@
--- 011 (PostgreSQL's 020): a key id belongs to one cached actor (SPEC §10),
+-- 011 (PostgreSQL's 020): trust (SPEC §10). A key id belongs to one cached actor,
 -- held by a unique index on public_key_id (an empty key id claims
 -- nothing) in place of EnsureIndexes' plain one. The cache may hold what
 -- the index refuses; a cached actor is fetched again when needed, so the
@@ -48,3 +48,12 @@ DELETE FROM foreign_avatars WHERE rowid IN (
 
 DROP INDEX IF EXISTS foreign_avatars_public_key_id_idx;
 CREATE UNIQUE INDEX foreign_avatars_public_key_id_key ON foreign_avatars (public_key_id) WHERE public_key_id <> '';
+
+-- Tombstones: the URIs of remote objects and actors their servers deleted,
+-- one row per URI (the first deletion stands), deleted_at in Unix
+-- nanoseconds as the other times.
+CREATE TABLE tombstones (
+    uri        TEXT    NOT NULL PRIMARY KEY,
+    actor_uri  TEXT    NOT NULL,
+    deleted_at INTEGER NOT NULL
+) WITHOUT ROWID;
