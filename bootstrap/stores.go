@@ -24,7 +24,9 @@ type Stores struct {
 	Actors    ports.ActorStore
 	Foreign   ports.ForeignActorStore
 	Posts     ports.PostStore
-	Pinger    ports.Pinger
+	// Tombstones remember deleted remote objects and actors (SPEC §10).
+	Tombstones ports.TombstoneStore
+	Pinger     ports.Pinger
 	// Wakes carries enqueue notifications from other processes; nil when
 	// the store has none (memory: one process only).
 	Wakes ports.WakeSource
@@ -71,6 +73,7 @@ func openMemory() *Stores {
 		Actors:     accounts,
 		Foreign:    content,
 		Posts:      content,
+		Tombstones: content,
 		Pinger:     memory.Pinger{},
 		PurgeEvery: time.Hour,
 	}

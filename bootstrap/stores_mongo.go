@@ -61,6 +61,7 @@ func openMongo(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func
 		Actors:     accounts,
 		Foreign:    content,
 		Posts:      content,
+		Tombstones: content,
 		Pinger:     mongo.NewPinger(client),
 		PurgeEvery: purge,
 		// Enqueues in other processes wake this one: a change stream where

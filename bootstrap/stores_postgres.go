@@ -47,6 +47,7 @@ func openPostgres(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, f
 		Actors:     accounts,
 		Foreign:    content,
 		Posts:      content,
+		Tombstones: content,
 		Pinger:     postgres.NewPinger(pool),
 		Wakes:      postgres.NewWaker(pool, log),
 		PurgeEvery: time.Hour, // no TTL index: the engine purges

@@ -57,16 +57,17 @@ func sqliteStores(db *sqlite.DB) *Stores {
 	content := sqlite.NewContentStore(db)
 	return &Stores{
 		Jobs: jobs, JobAdmin: jobs,
-		Names:     sqlite.NewNameRegistry(db),
-		Instances: sqlite.NewInstanceStore(db),
-		Followers: sqlite.NewFollowerStore(db),
-		FanOuts:   sqlite.NewFanOutStore(db),
-		Users:     accounts,
-		Tokens:    accounts,
-		Actors:    accounts,
-		Foreign:   content,
-		Posts:     content,
-		Pinger:    sqlite.NewPinger(db),
+		Names:      sqlite.NewNameRegistry(db),
+		Instances:  sqlite.NewInstanceStore(db),
+		Followers:  sqlite.NewFollowerStore(db),
+		FanOuts:    sqlite.NewFanOutStore(db),
+		Users:      accounts,
+		Tokens:     accounts,
+		Actors:     accounts,
+		Foreign:    content,
+		Posts:      content,
+		Tombstones: content,
+		Pinger:     sqlite.NewPinger(db),
 	}
 }
 

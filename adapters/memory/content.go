@@ -14,10 +14,12 @@ import (
 var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
+	_ ports.TombstoneStore    = (*ContentStore)(nil)
 )
 
 // ContentStore keeps what comes from and goes to the fediverse: cached
-// remote actors, posts and direct posts.
+// remote actors, posts and direct posts, and the tombstones of deleted
+// ones.
 type ContentStore struct {
 	mu      sync.Mutex
 	foreign map[string]domain.ForeignAvatar // by actor URI
@@ -28,6 +30,11 @@ type ContentStore struct {
 	reactions map[string]map[reactionKey]domain.Reaction
 	// boosts by booster, then by the boosted post's object URI.
 	boosts map[string]map[string]domain.Boost
+	// keyOwners holds the actor URI of each key id a cached actor holds:
+	// one owner per key id (SPEC §10).
+	keyOwners map[string]string
+	// tombstones by URI.
+	tombstones map[string]domain.Tombstone
 }
 
 type reactionKey struct {
@@ -43,12 +50,16 @@ func NewContentStore() *ContentStore {
 		dms:     make(map[string]domain.DmPost),
 		ids:     make(map[string]struct{}),
 
-		reactions: make(map[string]map[reactionKey]domain.Reaction),
-		boosts:    make(map[string]map[string]domain.Boost),
+		reactions:  make(map[string]map[reactionKey]domain.Reaction),
+		boosts:     make(map[string]map[string]domain.Boost),
+		keyOwners:  make(map[string]string),
+		tombstones: make(map[string]domain.Tombstone),
 	}
 }
 
-// Upsert implements ports.ForeignActorStore.
+// Upsert implements ports.ForeignActorStore: the key id's owner is
+// checked and the copy replaced under one hold of the mutex. An empty key
+// id claims nothing.
 func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -58,6 +69,15 @@ func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if owner, held := s.keyOwners[f.PublicKeyID]; held && owner != f.ActorURI {
+		return fmt.Errorf("foreign actor %q: key %q is held by %q: %w", f.ActorURI, f.PublicKeyID, owner, domain.ErrAlreadyExists)
+	}
+	if old, ok := s.foreign[f.ActorURI]; ok {
+		delete(s.keyOwners, old.PublicKeyID) // a rotation frees the old key id
+	}
+	if f.PublicKeyID != "" {
+		s.keyOwners[f.PublicKeyID] = f.ActorURI
+	}
 	s.foreign[f.ActorURI] = f
 	return nil
 }
@@ -76,10 +96,8 @@ func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.Forei
 func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, f := range s.foreign {
-		if f.PublicKeyID == keyID && keyID != "" {
-			return f, nil
-		}
+	if owner, ok := s.keyOwners[keyID]; ok {
+		return s.foreign[owner], nil
 	}
 	return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, domain.ErrNotFound)
 }
@@ -103,9 +121,11 @@ func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.A
 func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.foreign[uri]; !ok {
+	f, ok := s.foreign[uri]
+	if !ok {
 		return fmt.Errorf("foreign actor %q: %w", uri, domain.ErrNotFound)
 	}
+	delete(s.keyOwners, f.PublicKeyID)
 	delete(s.foreign, uri)
 	return nil
 }
@@ -412,4 +432,72 @@ func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// DeleteActorContent implements ports.PostStore under one hold of the
+// mutex.
+func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone []string
+	for uri, p := range s.posts {
+		if p.AuthorURI == actor {
+			delete(s.ids, p.ID)
+			delete(s.posts, uri)
+			gone = append(gone, uri)
+		}
+	}
+	for uri, d := range s.dms {
+		if d.AuthorURI == actor {
+			delete(s.ids, d.ID)
+			delete(s.dms, uri)
+			gone = append(gone, uri)
+		}
+	}
+	for _, uri := range gone {
+		delete(s.reactions, uri)
+		for _, byObject := range s.boosts {
+			delete(byObject, uri)
+		}
+	}
+	delete(s.boosts, actor)
+	for _, byActor := range s.reactions {
+		for k := range byActor {
+			if k.actor == actor {
+				delete(byActor, k)
+			}
+		}
+	}
+	return len(gone), nil
+}
+
+// AddTombstone implements ports.TombstoneStore: the first tombstone of a
+// URI stays.
+func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if t.URI == "" {
+		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tombstones[t.URI]; !ok {
+		t.DeletedAt = t.DeletedAt.UTC()
+		s.tombstones[t.URI] = t
+	}
+	return nil
+}
+
+// Tombstoned implements ports.TombstoneStore.
+func (s *ContentStore) Tombstoned(ctx context.Context, uri string) (domain.Tombstone, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.tombstones[uri]; ok {
+		return t, nil
+	}
+	return domain.Tombstone{}, fmt.Errorf("tombstone %q: %w", uri, domain.ErrNotFound)
 }

@@ -47,3 +47,7 @@ func TestForeignActorStore(t *testing.T) {
 func TestPostStore(t *testing.T) {
 	contract.PostStore(t, func(t *testing.T) ports.PostStore { return memory.NewContentStore() })
 }
+
+func TestTombstoneStore(t *testing.T) {
+	contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return memory.NewContentStore() })
+}

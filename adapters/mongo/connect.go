@@ -32,6 +32,7 @@ const (
 	collFollowers       = "followers"
 	collRemoteInstances = "remote_instances"
 	collJobs            = "jobs"
+	collTombstones      = "tombstones"
 	collDeliveries      = "deliveries" // legacy, read by migration 004 only
 )
 
@@ -41,6 +42,7 @@ var entityCollections = [...]string{
 	collRootUsers, collTokens, collAvatars, collGroups, collReservedNames,
 	collForeignAvatars, collPosts, collDmPosts, collFollowers,
 	collRemoteInstances, collJobs, collBoosts, collFanOuts, collJobSignals,
+	collTombstones,
 }
 
 // collection returns a handle with the options SPEC §9 asks for, so callers

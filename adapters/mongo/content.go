@@ -18,12 +18,14 @@ import (
 var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
+	_ ports.TombstoneStore    = (*ContentStore)(nil)
 )
 
 // ContentStore keeps cached remote actors (foreign_avatars), posts (posts)
-// and direct posts (dm_posts).
+// and direct posts (dm_posts), and the tombstones of deleted ones
+// (tombstones).
 type ContentStore struct {
-	foreign, posts, dms, boosts *mongodrv.Collection
+	foreign, posts, dms, boosts, tombstones *mongodrv.Collection
 }
 
 // NewContentStore returns the store of db.
@@ -33,6 +35,8 @@ func NewContentStore(db *mongodrv.Database) *ContentStore {
 		posts:   collection(db, collPosts),
 		dms:     collection(db, collDmPosts),
 		boosts:  collection(db, collBoosts),
+
+		tombstones: collection(db, collTombstones),
 	}
 }
 
@@ -119,7 +123,10 @@ func (d dmDoc) dm() domain.DmPost {
 // Upsert implements ports.ForeignActorStore with a replace-upsert on
 // actorUri. Two simultaneous first upserts of one actor can both try to
 // insert; the unique index lets one win and the other is retried once,
-// when it finds the document and replaces it.
+// when it finds the document and replaces it. A key id another actor's
+// document holds is a duplicate in foreign_avatars_public_key_id_key
+// (domain.ErrAlreadyExists), which no retry changes: it is not retried
+// where the server names the index, and fails again where it does not.
 func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -135,6 +142,9 @@ func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error
 		if !mongodrv.IsDuplicateKeyError(err) {
 			break
 		}
+		if idx, named := dupIndex(err); named && idx == idxForeignKeyOwner {
+			break
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("foreign actor %q: %w", f.ActorURI, interpretError(err, nil))
@@ -148,7 +158,7 @@ func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.Forei
 }
 
 // ByKeyID implements ports.ForeignActorStore, along
-// foreign_avatars_public_key_id.
+// foreign_avatars_public_key_id_key.
 func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
 	if keyID == "" {
 		return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, domain.ErrNotFound)
@@ -495,4 +505,103 @@ func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
 		total += int(n)
 	}
 	return total, nil
+}
+
+// deleteChunk is how many of an actor's posts DeleteActorContent removes
+// per round of deleteMany calls.
+const deleteChunk = 500
+
+// DeleteActorContent implements ports.PostStore without a transaction (the
+// adapter uses none), as deleteMany calls that a repeat completes: the
+// actor's posts go a chunk at a time, each chunk's boosts before the
+// chunk itself (so a crash between the two leaves posts, which a repeat
+// finds again, never boosts of posts gone); reactions and mentions live in
+// the posts' documents and go with them. Then its direct posts
+// (dm_posts_author), its own boosts (boosts_actor_created) and its
+// reactions to other posts, one $pull per kind along posts_reactions.
+func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	fail := func(what string, err error) (int, error) {
+		return 0, fmt.Errorf("delete content of %q: %s: %w", actor, what, interpretError(err, nil))
+	}
+	byActor := bson.D{{Key: "authorUri", Value: actor}}
+	n := 0
+	for {
+		cur, err := s.posts.Find(ctx, byActor, options.Find().SetProjection(bson.D{{Key: "objectUri", Value: 1}}).SetLimit(deleteChunk))
+		if err != nil {
+			return fail("posts", err)
+		}
+		var docs []struct {
+			ObjectURI string `bson:"objectUri"`
+		}
+		if err := cur.All(ctx, &docs); err != nil {
+			return fail("posts", err)
+		}
+		if len(docs) == 0 {
+			break
+		}
+		uris := make(bson.A, len(docs))
+		for i, d := range docs {
+			uris[i] = d.ObjectURI
+		}
+		chunk := bson.D{{Key: "objectUri", Value: bson.D{{Key: "$in", Value: uris}}}}
+		if _, err := s.boosts.DeleteMany(ctx, chunk); err != nil {
+			return fail("boosts of its posts", err)
+		}
+		res, err := s.posts.DeleteMany(ctx, append(chunk, byActor...))
+		if err != nil {
+			return fail("posts", err)
+		}
+		n += int(res.DeletedCount)
+	}
+	res, err := s.dms.DeleteMany(ctx, byActor)
+	if err != nil {
+		return fail("direct posts", err)
+	}
+	n += int(res.DeletedCount)
+	if _, err := s.boosts.DeleteMany(ctx, bson.D{{Key: "actorUri", Value: actor}}); err != nil {
+		return fail("boosts", err)
+	}
+	for _, kind := range []domain.ReactionKind{domain.ReactionLike, domain.ReactionAnnounce} {
+		key := reactionKey(kind, actor)
+		if _, err := s.posts.UpdateMany(ctx, bson.D{{Key: "reactions", Value: key}},
+			bson.D{{Key: "$pull", Value: bson.D{{Key: "reactions", Value: key}}}}); err != nil {
+			return fail("reactions", err)
+		}
+	}
+	return n, nil
+}
+
+// tombstoneDoc is keyed by the URI, so the _id index keeps one per URI.
+type tombstoneDoc struct {
+	URI       string    `bson:"_id"`
+	ActorURI  string    `bson:"actorUri"`
+	DeletedAt time.Time `bson:"deletedAt"`
+}
+
+// AddTombstone implements ports.TombstoneStore: an insert whose duplicate
+// _id is the first tombstone of the URI, kept as it is.
+func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if t.URI == "" {
+		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
+	}
+	err := insertOne(ctx, s.tombstones, tombstoneDoc{URI: t.URI, ActorURI: t.ActorURI, DeletedAt: utc(t.DeletedAt)})
+	if err != nil && !mongodrv.IsDuplicateKeyError(err) {
+		return fmt.Errorf("tombstone %q: %w", t.URI, interpretError(err, nil))
+	}
+	return nil
+}
+
+// Tombstoned implements ports.TombstoneStore along _id.
+func (s *ContentStore) Tombstoned(ctx context.Context, uri string) (domain.Tombstone, error) {
+	var d tombstoneDoc
+	if err := s.tombstones.FindOne(ctx, bson.D{{Key: "_id", Value: uri}}).Decode(&d); err != nil {
+		return domain.Tombstone{}, fmt.Errorf("tombstone %q: %w", uri, interpretError(err, nil))
+	}
+	return domain.Tombstone{URI: d.URI, ActorURI: d.ActorURI, DeletedAt: d.DeletedAt.UTC()}, nil
 }

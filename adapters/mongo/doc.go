@@ -48,6 +48,7 @@
 //	                 settleMarks (the markers of the last 8 settlements) [legacyDeliveryId on jobs
 //	                 migration 004 moved]
 //	bodies           _id (domain.BodyOf), body, gen, touchedAt
+//	tombstones       _id (the deleted object's or actor's URI), actorUri, deletedAt
 //	job_signals      _id "enqueued", n: bumped by Enqueue, RetryDead and ResumeHost; what
 //	                 other processes' Wakers watch (change stream) or poll
 //	deliveries       legacy, read only by migration 004: _id, activity (embedded document,

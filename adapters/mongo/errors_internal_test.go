@@ -54,6 +54,8 @@ func TestInterpretError(t *testing.T) {
 		{name: "avatar id already exists", err: dupWrite(fmt.Sprintf(mongoMsg, "avatars", "_id_"), nil), dups: actorDups, want: domain.ErrAlreadyExists},
 		{name: "avatar id from keyPattern", err: dupWrite("E11000 duplicate key error", idKeyPattern), dups: actorDups, want: domain.ErrAlreadyExists},
 		{name: "avatar name needs a lookup", err: dupWrite(fmt.Sprintf(mongoMsg, "avatars", idxAvatarsName), nil), dups: actorDups, want: errDupUnnamed},
+		{name: "key id held by another actor already exists", err: dupWrite(fmt.Sprintf(mongoMsg, "foreign_avatars", idxForeignKeyOwner), nil), want: domain.ErrAlreadyExists},
+		{name: "key id held by another actor on DocumentDB already exists", err: dupWrite(fmt.Sprintf(docdbMsg, idxForeignKeyOwner), nil), want: domain.ErrAlreadyExists},
 		{name: "post object uri needs a lookup", err: dupWrite(fmt.Sprintf(mongoMsg, "posts", idxPostsObjectURI), nil), dups: postDups, want: errDupUnnamed},
 		{name: "duplicate as a command error", err: mongodrv.CommandError{Code: 11000, Message: fmt.Sprintf(mongoMsg, "root_users", idxRootUsersUserName)}, dups: userDups, want: domain.ErrNameTaken},
 		{name: "duplicate in a bulk write", err: mongodrv.BulkWriteException{WriteErrors: []mongodrv.BulkWriteError{{WriteError: mongodrv.WriteError{Code: 11000, Message: fmt.Sprintf(mongoMsg, "reserved_names", idxReservedNamesName)}}}}, dups: nameDups, want: domain.ErrNameTaken},

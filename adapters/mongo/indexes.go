@@ -25,7 +25,7 @@ const (
 	idxPostsObjectURI      = "posts_object_uri"
 	idxDmPostsObjectURI    = "dm_posts_object_uri"
 	idxForeignActorURI     = "foreign_avatars_actor_uri"
-	idxForeignPublicKeyID  = "foreign_avatars_public_key_id"
+	idxForeignKeyOwner     = "foreign_avatars_public_key_id_key"
 	idxFollowersPair       = "followers_pair"
 	idxFollowersFollowed   = "followers_followed_state"
 	idxAvatarsRootToAvatar = "avatars_root_to_avatar"
@@ -45,6 +45,8 @@ const (
 	idxBoostsActor         = "boosts_actor_created"
 	idxBoostsObjectURI     = "boosts_object_uri"
 	idxPostsMentions       = "posts_mentions"
+	idxDmPostsAuthor       = "dm_posts_author"
+	idxPostsReactions      = "posts_reactions"
 	idxDeliveriesState     = "deliveries_state" // created by migration 003 for 004
 )
 
@@ -66,6 +68,11 @@ func keys(kv ...any) bson.D {
 	return d
 }
 
+// keyOwnerIndex holds one cached actor per key id. Sparse: a copy without
+// a key id (the stores leave the field out) claims nothing. Migration 006
+// makes it, exactly as EnsureIndexes keeps it.
+var keyOwnerIndex = indexSpec{coll: collForeignAvatars, name: idxForeignKeyOwner, keys: keys("publicKeyId", 1), unique: true, sparse: true}
+
 // indexSpecs is every index of SPEC §4, plus the few the stores' queries
 // need to stay index scans. Where a listing sorts by a tie-breaker, the
 // tie-breaker is the index's last key so the whole sort comes from the
@@ -84,11 +91,15 @@ var indexSpecs = []indexSpec{
 	{coll: collReservedNames, name: idxReservedNamesName, keys: keys("name", 1), unique: true},
 	{coll: collJobs, name: idxJobsDedupeKey, keys: keys("dedupeKey", 1), unique: true},
 	{coll: collRemoteInstances, name: idxInstancesHost, keys: keys("host", 1), unique: true},
+	// A tombstone's URI (SPEC §10) is its _id: the _id index, which every
+	// collection has, keeps it unique.
 	// unique, as the memory adapter has it: one avatar, one group per name
 	{coll: collAvatars, name: idxAvatarsName, keys: keys("name", 1), unique: true},
 	{coll: collGroups, name: idxGroupsName, keys: keys("name", 1), unique: true},
+	// unique where SPEC §4 has it plain: a key id belongs to one cached
+	// actor (SPEC §10; migration 006)
+	keyOwnerIndex,
 	// plain (SPEC §4)
-	{coll: collForeignAvatars, name: idxForeignPublicKeyID, keys: keys("publicKeyId", 1)},
 	{coll: collPosts, name: idxPostsAuthor, keys: keys("authorUri", 1, "published", -1, "objectUri", 1)},
 	{coll: collPosts, name: idxPostsGroup, keys: keys("groupUri", 1, "published", -1, "objectUri", 1)},
 	{coll: collDmPosts, name: idxDmPostsParticipants, keys: keys("participantsKey", 1, "published", -1, "objectUri", 1)},
@@ -119,7 +130,27 @@ var indexSpecs = []indexSpec{
 	// an actor's mentions newest first (PostsMentioning): multikey on the
 	// post's sorted mentions
 	{coll: collPosts, name: idxPostsMentions, keys: keys("mentions", 1, "published", -1, "objectUri", 1)},
+	// what DeleteActorContent removes of an actor besides its posts
+	// (posts_author_published) and boosts (boosts_actor_created): its
+	// direct posts, and its reactions, multikey on the posts' "kind actor"
+	// strings
+	{coll: collDmPosts, name: idxDmPostsAuthor, keys: keys("authorUri", 1)},
+	{coll: collPosts, name: idxPostsReactions, keys: keys("reactions", 1)},
 }
+
+// retiredIndexes are indexes an earlier version made that indexSpecs
+// replace under another name and with the same keys (which a server
+// refuses to have twice): EnsureIndexes drops them before it makes their
+// replacements. A rollback to an earlier version makes them again at its
+// start.
+var retiredIndexes = []struct{ coll, name string }{
+	// the plain index on key ids, replaced by idxForeignKeyOwner
+	{collForeignAvatars, idxForeignPublicKeyIDPlain},
+}
+
+// idxForeignPublicKeyIDPlain is the plain index on key ids of versions
+// before migration 006, which its down step makes again.
+const idxForeignPublicKeyIDPlain = "foreign_avatars_public_key_id"
 
 // Server answers that mean "this server has no TTL indexes" (FerretDB).
 const (
@@ -143,6 +174,9 @@ func EnsureIndexes(ctx context.Context, db *mongodrv.Database, log *slog.Logger)
 		log = slog.New(slog.DiscardHandler)
 	}
 	ttl = true
+	if err := dropRetired(ctx, db); err != nil {
+		return false, err
+	}
 	existing := make(map[string]map[string]indexInfo)
 	for _, spec := range indexSpecs {
 		have, ok := existing[spec.coll]
@@ -198,6 +232,32 @@ func EnsureIndexes(ctx context.Context, db *mongodrv.Database, log *slog.Logger)
 		}
 	}
 	return ttl, nil
+}
+
+// dropRetired drops the retiredIndexes a collection still has.
+func dropRetired(ctx context.Context, db *mongodrv.Database) error {
+	for _, r := range retiredIndexes {
+		if err := dropIndexIfPresent(ctx, db, r.coll, r.name); err != nil {
+			return fmt.Errorf("retired index %s.%s: %w", r.coll, r.name, err)
+		}
+	}
+	return nil
+}
+
+// dropIndexIfPresent drops the index name of coll if coll has it.
+func dropIndexIfPresent(ctx context.Context, db *mongodrv.Database, coll, name string) error {
+	c := collection(db, coll)
+	have, err := listIndexes(ctx, c)
+	if err != nil {
+		return err
+	}
+	if _, ok := have[name]; !ok {
+		return nil
+	}
+	if _, err := c.Indexes().DropOne(ctx, name); err != nil {
+		return fmt.Errorf("drop index %s.%s: %w", coll, name, interpretError(err, nil))
+	}
+	return nil
 }
 
 // indexInfo is what listIndexes tells of one index.

@@ -148,7 +148,8 @@ func (mg *migrator) locked(ctx context.Context, fn func(version int, dirty bool)
 // advisory lock (the lock collection's unique index lets one process in;
 // the others wait up to 5 minutes, or until ctx ends), then — still under
 // the lock, and on every start — moves any pending legacy deliveries into
-// jobs (migration 004's Go part, idempotent; see migrations/mongo).
+// jobs (migration 004's Go part, idempotent; see migrations/mongo) and
+// makes a key id unique where it is not yet (006's, ownKeyIDs).
 //
 // A migration that failed halfway leaves the version dirty; MigrateUp then
 // refuses to run and says how to recover.
@@ -174,13 +175,25 @@ func MigrateUp(ctx context.Context, client *mongodrv.Client, dbName string, log 
 			mg.log.Info("mongo: moved legacy deliveries into jobs", slog.Int("moved", n.moved),
 				slog.Int("already_queued", n.duplicates), slog.Int("unmovable", n.unmovable))
 		}
+		if v < keyOwnersVersion {
+			return nil
+		}
+		forged, dups, err := ownKeyIDs(ctx, mg.db)
+		if err != nil {
+			return fmt.Errorf("migration 006 (one owner per key id): %w", err)
+		}
+		if forged+dups > 0 {
+			mg.log.Info("mongo: deleted cached actors claiming a key id they do not own", slog.Int("other_hosts_key", forged),
+				slog.Int("older_copies", dups))
+		}
 		return nil
 	})
 }
 
 // MigrateDown undoes the last steps migrations, one at a time, each under
 // the lock. Leaving version 4 first runs 004's Go down step (queued moved
-// jobs back to their legacy rows); see migrations/mongo for what each down
+// jobs back to their legacy rows), leaving 5 005's (restoreBodies) and
+// leaving 6 006's (disownKeyIDs); see migrations/mongo for what each down
 // step can and cannot restore. If it is interrupted, run it again before
 // starting the old application.
 func MigrateDown(ctx context.Context, client *mongodrv.Client, dbName string, steps int, log *slog.Logger) error {
@@ -203,6 +216,17 @@ func MigrateDown(ctx context.Context, client *mongodrv.Client, dbName string, st
 		}
 		if v == 0 {
 			return nil
+		}
+		if v == keyOwnersVersion {
+			err := mg.locked(ctx, func(cur int, dirty bool) error {
+				if cur != keyOwnersVersion || dirty {
+					return nil
+				}
+				return disownKeyIDs(ctx, mg.db)
+			})
+			if err != nil {
+				return fmt.Errorf("migration 006 down: %w", err)
+			}
 		}
 		if v == bodiesVersion {
 			err := mg.locked(ctx, func(cur int, dirty bool) error {

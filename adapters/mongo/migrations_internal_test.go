@@ -124,3 +124,23 @@ func TestMigration001SystemNamesAreTheFixedList(t *testing.T) {
 		t.Fatalf("001 reserves %v, want %v", got, want)
 	}
 }
+
+// keyHost compares hosts as SQLite's 011 and PostgreSQL's 020 do in SQL.
+func TestKeyHost(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ uri, want string }{
+		{"https://r.example/users/bob#main-key", "r.example"},
+		{"https://R.Example:8443/users/bob", "r.example:8443"},
+		{"https://someone@u.example/users/u#key", "u.example"},
+		{"https://a@b@c.example/x", "c.example"},
+		{"https://frag.example#main-key", "frag.example"},
+		{"https://query.example?key=1", "query.example"},
+		{"https://host.example", "host.example"},
+		{"n.example/users/n#key", ""},
+		{"", ""},
+	} {
+		if got := keyHost(tt.uri); got != tt.want {
+			t.Errorf("keyHost(%q) = %q, want %q", tt.uri, got, tt.want)
+		}
+	}
+}

@@ -15,10 +15,12 @@ import (
 var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
+	_ ports.TombstoneStore    = (*ContentStore)(nil)
 )
 
 // ContentStore keeps cached remote actors (foreign_avatars), posts and
-// direct posts (posts, dm_posts).
+// direct posts (posts, dm_posts), and the tombstones of deleted ones
+// (tombstones).
 type ContentStore struct{ pool *pgxpool.Pool }
 
 // NewContentStore returns the store on pool.
@@ -38,7 +40,9 @@ func scanForeign(row pgx.Row) (domain.ForeignAvatar, error) {
 
 // Upsert implements ports.ForeignActorStore: one INSERT ... ON CONFLICT DO
 // UPDATE on foreign_avatars_actor_uri_inboxes_key, so concurrent fetches of one
-// actor leave one row, the last written.
+// actor leave one row, the last written. A key id another actor's row
+// holds fails the statement on foreign_avatars_public_key_id_key (23505,
+// domain.ErrAlreadyExists), the row unchanged.
 func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
 	if f.ActorURI == "" {
 		return fmt.Errorf("%w: foreign actor without URI", domain.ErrInvalidInput)
@@ -65,12 +69,13 @@ func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.Forei
 	return f, nil
 }
 
-// ByKeyID implements ports.ForeignActorStore. Should two cached actors
-// claim one key id (a stale copy), the most recently fetched answers.
+const byKeyIDSQL = `SELECT ` + foreignColumns + ` FROM foreign_avatars WHERE public_key_id = $1 AND public_key_id <> ''`
+
+// ByKeyID implements ports.ForeignActorStore on
+// foreign_avatars_public_key_id_key (the query states the index's
+// predicate, so a generic plan may use it too).
 func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
-	f, err := scanForeign(s.pool.QueryRow(ctx, `
-SELECT `+foreignColumns+` FROM foreign_avatars WHERE public_key_id = $1 AND $1 <> ''
-ORDER BY fetched_at DESC LIMIT 1`, keyID))
+	f, err := scanForeign(s.pool.QueryRow(ctx, byKeyIDSQL, keyID))
 	if err != nil {
 		return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, interpretError(err))
 	}
@@ -454,4 +459,49 @@ func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("count local posts: %w", interpretError(err))
 	}
 	return n, nil
+}
+
+// DeleteActorContent implements ports.PostStore in one statement: the
+// actor's posts and direct posts (posts_author_published_idx,
+// dm_posts_author_idx), what hangs on them, and the actor's own reactions
+// (reactions_actor_idx) and boosts (boosts_actor_created_idx).
+func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `
+WITH p AS (DELETE FROM posts WHERE author_uri = $1 RETURNING object_uri),
+     d AS (DELETE FROM dm_posts WHERE author_uri = $1 RETURNING object_uri),
+     gone AS (SELECT object_uri FROM p UNION ALL SELECT object_uri FROM d),
+     r AS (DELETE FROM reactions WHERE actor_uri = $1 OR object_uri IN (SELECT object_uri FROM gone)),
+     b AS (DELETE FROM boosts WHERE actor_uri = $1 OR object_uri IN (SELECT object_uri FROM gone)),
+     m AS (DELETE FROM post_mentions WHERE object_uri IN (SELECT object_uri FROM gone))
+SELECT count(*) FROM gone`, actor).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("delete content of %q: %w", actor, interpretError(err))
+	}
+	return n, nil
+}
+
+// AddTombstone implements ports.TombstoneStore: ON CONFLICT (uri) DO
+// NOTHING keeps the first tombstone of a URI.
+func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
+	if t.URI == "" {
+		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO tombstones (uri, actor_uri, deleted_at) VALUES ($1, $2, $3) ON CONFLICT (uri) DO NOTHING`,
+		t.URI, t.ActorURI, t.DeletedAt.UTC())
+	if err != nil {
+		return fmt.Errorf("tombstone %q: %w", t.URI, interpretError(err))
+	}
+	return nil
+}
+
+// Tombstoned implements ports.TombstoneStore on tombstones_pkey.
+func (s *ContentStore) Tombstoned(ctx context.Context, uri string) (domain.Tombstone, error) {
+	var t domain.Tombstone
+	err := s.pool.QueryRow(ctx, `SELECT uri, actor_uri, deleted_at FROM tombstones WHERE uri = $1`, uri).Scan(&t.URI, &t.ActorURI, &t.DeletedAt)
+	if err != nil {
+		return domain.Tombstone{}, fmt.Errorf("tombstone %q: %w", uri, interpretError(err))
+	}
+	t.DeletedAt = t.DeletedAt.UTC()
+	return t, nil
 }

@@ -101,3 +101,8 @@ func TestPostStore(t *testing.T) {
 	t.Parallel()
 	contract.PostStore(t, func(t *testing.T) ports.PostStore { return postgres.NewContentStore(migrated(t)) })
 }
+
+func TestTombstoneStore(t *testing.T) {
+	t.Parallel()
+	contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return postgres.NewContentStore(migrated(t)) })
+}

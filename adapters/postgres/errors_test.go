@@ -49,6 +49,7 @@ func TestInterpretError(t *testing.T) {
 		{"avatar id exists", unique("avatars_pkey"), domain.ErrAlreadyExists},
 		{"job id exists", unique("jobs_pkey"), domain.ErrAlreadyExists},
 		{"token exists", unique("tokens_pkey"), domain.ErrAlreadyExists},
+		{"key id held by another actor", unique("foreign_avatars_public_key_id_key"), domain.ErrAlreadyExists},
 		{"unnamed unique violation", unique(""), domain.ErrAlreadyExists},
 		{"check violation is bad input", code("23514"), domain.ErrInvalidInput},
 		{"not null violation is bad input", code("23502"), domain.ErrInvalidInput},

@@ -15,6 +15,8 @@ var (
 
 var BodySQL = bodySQL
 
+var ByKeyIDSQL = byKeyIDSQL
+
 // DedupeColumns is what jobs keeps of a job's dedupe key (migration 016),
 // for tests that insert rows by hand.
 var DedupeColumns = dedupeColumns

@@ -40,14 +40,18 @@ var indexes = []index{
 	{"reserved_names_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS reserved_names_pkey ON reserved_names (name)`},
 	{"jobs_dedupe_key_key", `CREATE UNIQUE INDEX IF NOT EXISTS jobs_dedupe_key_key ON jobs (dedupe_key)`},
 	{"remote_instances_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS remote_instances_pkey ON remote_instances (host)`},
+	// A tombstone's URI (SPEC §10; migration 020): the table's primary key.
+	{"tombstones_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS tombstones_pkey ON tombstones (uri)`},
 	// Unique, beyond SPEC §4: the ActorStore refuses a second avatar or
 	// group of one name (domain.ErrNameTaken) even if a caller skipped the
 	// NameRegistry.
 	{"avatars_name_key", `CREATE UNIQUE INDEX IF NOT EXISTS avatars_name_key ON avatars (name)`},
 	{"groups_name_key", `CREATE UNIQUE INDEX IF NOT EXISTS groups_name_key ON groups (name)`},
+	// Unique where SPEC §4 has it plain: a key id belongs to one cached
+	// actor (SPEC §10; migration 020); an empty key id claims nothing.
+	{"foreign_avatars_public_key_id_key", `CREATE UNIQUE INDEX IF NOT EXISTS foreign_avatars_public_key_id_key ON foreign_avatars (public_key_id) WHERE public_key_id <> ''`},
 
 	// Plain (SPEC §4).
-	{"foreign_avatars_public_key_id_idx", `CREATE INDEX IF NOT EXISTS foreign_avatars_public_key_id_idx ON foreign_avatars (public_key_id)`},
 	{"posts_author_published_idx", `CREATE INDEX IF NOT EXISTS posts_author_published_idx ON posts (author_uri, published DESC)`},
 	{"posts_group_published_idx", `CREATE INDEX IF NOT EXISTS posts_group_published_idx ON posts (group_uri, published DESC)`},
 	{"dm_posts_participants_key_idx", `CREATE INDEX IF NOT EXISTS dm_posts_participants_key_idx ON dm_posts (participants_key, published DESC)`},
@@ -90,6 +94,11 @@ var indexes = []index{
 	// Plain, beyond SPEC §4: an actor's mentions newest first
 	// (PostsMentioning); a post's own are post_mentions' primary key.
 	{"post_mentions_actor_idx", `CREATE INDEX IF NOT EXISTS post_mentions_actor_idx ON post_mentions (actor_uri, published DESC, object_uri COLLATE "C")`},
+	// Plain, beyond SPEC §4: what DeleteActorContent removes of an actor
+	// besides its posts (posts_author_published_idx) and boosts
+	// (boosts_actor_created_idx): its direct posts and its reactions.
+	{"dm_posts_author_idx", `CREATE INDEX IF NOT EXISTS dm_posts_author_idx ON dm_posts (author_uri)`},
+	{"reactions_actor_idx", `CREATE INDEX IF NOT EXISTS reactions_actor_idx ON reactions (actor_uri)`},
 	// Fan-outs (not in SPEC §4): Claim takes the oldest unfinished one, and
 	// operators list the newest first.
 	{"fan_outs_unfinished_idx", `CREATE INDEX IF NOT EXISTS fan_outs_unfinished_idx ON fan_outs (created_at, id) WHERE NOT done`},
@@ -101,10 +110,12 @@ var indexes = []index{
 
 // retired are indexes an earlier version made that the ones above replace
 // (full indexes on the queue, issue 13; the foreign actors' plain unique
-// index, issue 15): EnsureIndexes drops them, after it made their
+// index, issue 15; the plain index on key ids, by the unique one of
+// migration 020): EnsureIndexes drops them, after it made their
 // replacements, so that nothing maintains them any more. A rollback to an
 // earlier version makes them again at its start.
-var retired = []string{"jobs_state_run_at_idx", "jobs_host_state_idx", "jobs_finished_at_idx", "foreign_avatars_actor_uri_key"}
+var retired = []string{"jobs_state_run_at_idx", "jobs_host_state_idx", "jobs_finished_at_idx", "foreign_avatars_actor_uri_key",
+	"foreign_avatars_public_key_id_idx"}
 
 // resetJobsFillfactor gives jobs back PostgreSQL's default fillfactor
 // (100) where an earlier version set 70. The room it left in each page let

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	pgx "github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -1107,4 +1108,96 @@ func TestMigration019LeanQueue(t *testing.T) {
 		t.Fatalf("%d of the lease and error columns NOT NULL DEFAULT '' after 019 down, want 3", n)
 	}
 	mustMigrate(t, p)
+}
+
+// Migration 020 cleans a cache that violates one owner per key id
+// (migrationtest.KeyOwnerCache) and makes the key id unique, an index
+// ByKeyID's generic plan can use, and makes tombstones; its down step
+// puts the plain index back, which lets a key id be claimed twice again,
+// and drops the tombstones.
+func TestMigration020OneOwnerPerKeyIDAndTombstones(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	downTo(t, p, 19)
+	for _, a := range migrationtest.KeyOwnerCache {
+		mustExec(t, p, `INSERT INTO foreign_avatars (actor_uri, public_key_id, inbox, fetched_at) VALUES ($1, $2, $1 || '/inbox', $3)`,
+			a.ActorURI, a.KeyID, t0.Add(a.FetchedAt))
+	}
+	mustMigrate(t, p)
+	want := migrationtest.KeptActors()
+	slices.Sort(want)
+	if got := column(t, p, `SELECT actor_uri FROM foreign_avatars ORDER BY actor_uri COLLATE "C"`); !slices.Equal(got, want) {
+		t.Fatalf("kept\n %q\nwant\n %q", got, want)
+	}
+	s := postgres.NewContentStore(p)
+	if f, err := s.ByKeyID(ctx, "https://r.example/users/bob#main-key"); err != nil || f.ActorURI != "https://r.example/users/bob" {
+		t.Fatalf("bob's key answers %+v %v", f, err)
+	}
+	if err := s.Upsert(ctx, domain.ForeignAvatar{ActorURI: "https://r.example/users/eve", PublicKeyID: "https://r.example/users/bob#main-key"}); !errors.Is(err, domain.ErrAlreadyExists) {
+		t.Fatalf("a second claim after 020: %v, want ErrAlreadyExists", err)
+	}
+	tomb, _ := domain.NewTombstone("https://r.example/notes/1", "https://r.example/users/bob", t0)
+	if err := s.AddTombstone(ctx, tomb); err != nil {
+		t.Fatalf("a tombstone after 020: %v", err)
+	}
+	keyIndexes := func() []string {
+		t.Helper()
+		return column(t, p, `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'foreign_avatars' AND indexname LIKE '%public_key_id%'`)
+	}
+	if got := keyIndexes(); !slices.Equal(got, []string{"foreign_avatars_public_key_id_key"}) {
+		t.Fatalf("key id indexes after 020: %v", got)
+	}
+	// The generic plan (the one a prepared statement settles on) can use
+	// the partial index: the query states its predicate.
+	var raw []byte
+	err := pgx.BeginFunc(ctx, p, func(tx pgx.Tx) error {
+		for _, q := range []string{`SET LOCAL plan_cache_mode = force_generic_plan`, `SET LOCAL enable_seqscan = off`,
+			`PREPARE by_key (text) AS ` + postgres.ByKeyIDSQL} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		return tx.QueryRow(ctx, `EXPLAIN (FORMAT JSON) EXECUTE by_key ('k')`).Scan(&raw)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []struct{ Plan planNode }
+	if err := json.Unmarshal(raw, &plan); err != nil {
+		t.Fatal(err)
+	}
+	usesKey := false
+	plan[0].Plan.walk(func(n planNode) { usesKey = usesKey || n.IndexName == "foreign_avatars_public_key_id_key" })
+	if !usesKey {
+		t.Fatalf("ByKeyID's generic plan does not use foreign_avatars_public_key_id_key: %s", raw)
+	}
+
+	downTo(t, p, 19)
+	if got := keyIndexes(); !slices.Equal(got, []string{"foreign_avatars_public_key_id_idx"}) {
+		t.Fatalf("key id indexes after 020 down: %v", got)
+	}
+	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'tombstones'`); n != 0 {
+		t.Fatal("020 down left tombstones")
+	}
+	mustExec(t, p, `INSERT INTO foreign_avatars (actor_uri, public_key_id, fetched_at) VALUES ('https://r.example/users/bob2', 'https://r.example/users/bob#main-key', $1)`, t0.Add(time.Hour))
+	mustMigrate(t, p)
+	if f, err := s.ByKeyID(ctx, "https://r.example/users/bob#main-key"); err != nil || f.ActorURI != "https://r.example/users/bob2" {
+		t.Fatalf("after 020 again, the newer copy answers: %+v %v", f, err)
+	}
+	if _, err := s.Tombstoned(ctx, tomb.URI); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("a tombstone after 020 down and up: %v, want ErrNotFound", err)
+	}
+	// EnsureIndexes retires the plain index where an earlier version's
+	// start made it again, and makes the unique one where it is missing.
+	mustExec(t, p, `CREATE INDEX foreign_avatars_public_key_id_idx ON foreign_avatars (public_key_id)`)
+	mustExec(t, p, `DROP INDEX foreign_avatars_public_key_id_key`)
+	for range 2 {
+		if err := postgres.EnsureIndexes(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if got := keyIndexes(); !slices.Equal(got, []string{"foreign_avatars_public_key_id_key"}) {
+			t.Fatalf("key id indexes after EnsureIndexes: %v", got)
+		}
+	}
 }

@@ -14,10 +14,12 @@ import (
 var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
+	_ ports.TombstoneStore    = (*ContentStore)(nil)
 )
 
 // ContentStore keeps cached remote actors (foreign_avatars), posts and
-// direct posts (posts, dm_posts).
+// direct posts (posts, dm_posts), and the tombstones of deleted ones
+// (tombstones).
 type ContentStore struct{ db *DB }
 
 // NewContentStore returns the store on db.
@@ -38,7 +40,9 @@ func scanForeign(row scanner) (domain.ForeignAvatar, error) {
 
 // Upsert implements ports.ForeignActorStore: one INSERT ... ON CONFLICT DO
 // UPDATE on foreign_avatars_actor_uri_key, so concurrent fetches of one
-// actor leave one row, the last written.
+// actor leave one row, the last written. A key id another actor's row
+// holds fails the statement on foreign_avatars_public_key_id_key
+// (domain.ErrAlreadyExists), the row unchanged.
 func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
 	if f.ActorURI == "" {
 		return fmt.Errorf("%w: foreign actor without URI", domain.ErrInvalidInput)
@@ -65,12 +69,12 @@ func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.Forei
 	return f, nil
 }
 
-// ByKeyID implements ports.ForeignActorStore. Should two cached actors
-// claim one key id (a stale copy), the most recently fetched answers.
+// ByKeyID implements ports.ForeignActorStore on
+// foreign_avatars_public_key_id_key (the query states the index's
+// condition, so SQLite may use it).
 func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
 	f, err := scanForeign(s.db.r.QueryRowContext(ctx, `
-SELECT `+foreignColumns+` FROM foreign_avatars WHERE public_key_id = ?1 AND ?1 <> ''
-ORDER BY fetched_at DESC LIMIT 1`, keyID))
+SELECT `+foreignColumns+` FROM foreign_avatars WHERE public_key_id = ? AND public_key_id <> ''`, keyID))
 	if err != nil {
 		return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, interpretError(err))
 	}
@@ -494,4 +498,63 @@ func (s *ContentStore) CountLocalPosts(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("count local posts: %w", interpretError(err))
 	}
 	return n, nil
+}
+
+// DeleteActorContent implements ports.PostStore in one write transaction:
+// first what hangs on the actor's posts and direct posts (found by
+// posts_author_published_idx and dm_posts_author_idx) and the actor's own
+// reactions (reactions_actor_idx) and boosts (boosts_actor_created_idx),
+// then the posts themselves.
+func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (int, error) {
+	n := 0
+	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+		const theirs = `SELECT object_uri FROM posts WHERE author_uri = ?1 UNION ALL SELECT object_uri FROM dm_posts WHERE author_uri = ?1`
+		for _, q := range []string{
+			`DELETE FROM reactions WHERE actor_uri = ?1 OR object_uri IN (` + theirs + `)`,
+			`DELETE FROM boosts WHERE actor_uri = ?1 OR object_uri IN (` + theirs + `)`,
+			`DELETE FROM post_mentions WHERE object_uri IN (` + theirs + `)`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, actor); err != nil {
+				return err
+			}
+		}
+		for _, table := range []string{"posts", "dm_posts"} {
+			res, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE author_uri = ?`, actor)
+			if err != nil {
+				return err
+			}
+			n += affected(res)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete content of %q: %w", actor, interpretError(err))
+	}
+	return n, nil
+}
+
+// AddTombstone implements ports.TombstoneStore: ON CONFLICT (uri) DO
+// NOTHING keeps the first tombstone of a URI.
+func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
+	if t.URI == "" {
+		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
+	}
+	_, err := s.db.w.ExecContext(ctx, `INSERT INTO tombstones (uri, actor_uri, deleted_at) VALUES (?, ?, ?) ON CONFLICT (uri) DO NOTHING`,
+		t.URI, t.ActorURI, stamp(t.DeletedAt))
+	if err != nil {
+		return fmt.Errorf("tombstone %q: %w", t.URI, interpretError(err))
+	}
+	return nil
+}
+
+// Tombstoned implements ports.TombstoneStore on the primary key.
+func (s *ContentStore) Tombstoned(ctx context.Context, uri string) (domain.Tombstone, error) {
+	var t domain.Tombstone
+	var at sql.NullInt64
+	err := s.db.r.QueryRowContext(ctx, `SELECT uri, actor_uri, deleted_at FROM tombstones WHERE uri = ?`, uri).Scan(&t.URI, &t.ActorURI, &at)
+	if err != nil {
+		return domain.Tombstone{}, fmt.Errorf("tombstone %q: %w", uri, interpretError(err))
+	}
+	t.DeletedAt = fromNanos(at)
+	return t, nil
 }

@@ -28,6 +28,7 @@ func TestInterpretError(t *testing.T) {
 	mustExec(t, db, `INSERT INTO groups (id, owner_id, name) VALUES ('g1', 'u1', 'club')`)
 	mustExec(t, db, `INSERT INTO tokens (hash, user_id) VALUES ('h1', 'u1')`)
 	mustExec(t, db, `INSERT INTO reserved_names (name, kind) VALUES ('alice', 'persona')`)
+	mustExec(t, db, `INSERT INTO foreign_avatars (actor_uri, public_key_id) VALUES ('https://r.example/u/bob', 'https://r.example/u/bob#k')`)
 	mustExec(t, db, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at)
 		VALUES ('j1', 'k1', 'a', 'i', 'h', 's', 'k', '', 'queued', ?)`, now)
 
@@ -90,6 +91,7 @@ func TestInterpretError(t *testing.T) {
 		{"job id exists", failing(`INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at)
 			VALUES ('j1', 'k2', 'a', 'i', 'h', 's', 'k', '', 'queued', 1)`), domain.ErrAlreadyExists},
 		{"token exists", failing(`INSERT INTO tokens (hash, user_id) VALUES ('h1', 'u2')`), domain.ErrAlreadyExists},
+		{"key id held by another actor", failing(`INSERT INTO foreign_avatars (actor_uri, public_key_id) VALUES ('https://r.example/u/eve', 'https://r.example/u/bob#k')`), domain.ErrAlreadyExists},
 		{"unknown kind is bad input", failing(`INSERT INTO reserved_names (name, kind) VALUES ('x', 'wizard')`), domain.ErrInvalidInput},
 		{"unknown job state is bad input", failing(`UPDATE jobs SET state = 'lost'`), domain.ErrInvalidInput},
 		{"not null violation is bad input", failing(`INSERT INTO root_users (id, user_name, password_hash) VALUES ('u3', NULL, 'x')`), domain.ErrInvalidInput},

@@ -27,7 +27,8 @@ var indexes = []index{
 	{"root_users_user_name_key", `CREATE UNIQUE INDEX IF NOT EXISTS root_users_user_name_key ON root_users (user_name)`},
 	// reserved_names.name and remote_instances.host are their tables'
 	// primary keys (SQLite's sqlite_autoindex_*), which no statement can
-	// drop, so they need no line here.
+	// drop, so they need no line here; nor does tombstones.uri, the
+	// primary key of a WITHOUT ROWID table (migration 011).
 	{"jobs_dedupe_key_key", `CREATE UNIQUE INDEX IF NOT EXISTS jobs_dedupe_key_key ON jobs (dedupe_key)`},
 	{"jobs_id_key", `CREATE UNIQUE INDEX IF NOT EXISTS jobs_id_key ON jobs (id)`},
 	// Unique, beyond SPEC §4: the ActorStore refuses a second avatar or
@@ -35,9 +36,11 @@ var indexes = []index{
 	// NameRegistry.
 	{"avatars_name_key", `CREATE UNIQUE INDEX IF NOT EXISTS avatars_name_key ON avatars (name)`},
 	{"groups_name_key", `CREATE UNIQUE INDEX IF NOT EXISTS groups_name_key ON groups (name)`},
+	// Unique where SPEC §4 has it plain: a key id belongs to one cached
+	// actor (SPEC §10; migration 011); an empty key id claims nothing.
+	{"foreign_avatars_public_key_id_key", `CREATE UNIQUE INDEX IF NOT EXISTS foreign_avatars_public_key_id_key ON foreign_avatars (public_key_id) WHERE public_key_id <> ''`},
 
 	// Plain (SPEC §4).
-	{"foreign_avatars_public_key_id_idx", `CREATE INDEX IF NOT EXISTS foreign_avatars_public_key_id_idx ON foreign_avatars (public_key_id)`},
 	{"posts_author_published_idx", `CREATE INDEX IF NOT EXISTS posts_author_published_idx ON posts (author_uri, published DESC)`},
 	{"posts_group_published_idx", `CREATE INDEX IF NOT EXISTS posts_group_published_idx ON posts (group_uri, published DESC)`},
 	{"dm_posts_participants_key_idx", `CREATE INDEX IF NOT EXISTS dm_posts_participants_key_idx ON dm_posts (participants_key, published DESC)`},
@@ -58,6 +61,11 @@ var indexes = []index{
 	// Plain, beyond SPEC §4: an actor's mentions newest first
 	// (PostsMentioning); a post's own are post_mentions' primary key.
 	{"post_mentions_actor_idx", `CREATE INDEX IF NOT EXISTS post_mentions_actor_idx ON post_mentions (actor_uri, published DESC, object_uri)`},
+	// Plain, beyond SPEC §4: what DeleteActorContent removes of an actor
+	// besides its posts (posts_author_published_idx) and boosts
+	// (boosts_actor_created_idx): its direct posts and its reactions.
+	{"dm_posts_author_idx", `CREATE INDEX IF NOT EXISTS dm_posts_author_idx ON dm_posts (author_uri)`},
+	{"reactions_actor_idx", `CREATE INDEX IF NOT EXISTS reactions_actor_idx ON reactions (actor_uri)`},
 	// Fan-outs (not in SPEC §4): Claim takes the oldest unfinished one, and
 	// operators list the newest first.
 	{"fan_outs_unfinished_idx", `CREATE INDEX IF NOT EXISTS fan_outs_unfinished_idx ON fan_outs (created_at, id) WHERE done = 0`},
@@ -65,6 +73,12 @@ var indexes = []index{
 	// Plain, beyond SPEC §4: the followers collection, paged by follower URI.
 	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri)`},
 }
+
+// retired are indexes an earlier version made that the ones above
+// replace (the plain index on key ids, by the unique one of migration
+// 011): EnsureIndexes drops them, after it made their replacements. A
+// rollback to an earlier version makes them again at its start.
+var retired = []string{"foreign_avatars_public_key_id_idx"}
 
 // IndexNames lists the indexes EnsureIndexes guarantees, for tests and
 // operators.
@@ -77,13 +91,19 @@ func IndexNames() []string {
 }
 
 // EnsureIndexes creates every index that is missing and leaves the others
-// alone, in one transaction; run it on every start, after MigrateUp. A
-// unique index the data violates fails, naming the index.
+// alone, then drops the retired ones, in one transaction; run it on every
+// start, after MigrateUp. A unique index the data violates fails, naming
+// the index.
 func EnsureIndexes(ctx context.Context, db *DB) error {
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		for _, ix := range indexes {
 			if _, err := tx.ExecContext(ctx, ix.ddl); err != nil {
 				return fmt.Errorf("index %s: %w", ix.name, err)
+			}
+		}
+		for _, name := range retired {
+			if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
+				return fmt.Errorf("retired index %s: %w", name, err)
 			}
 		}
 		return nil

@@ -17,6 +17,10 @@
 //	                        (adapters/mongo.MigrateDown): each job gets its
 //	                        body back in payload, then bodies, fan_outs and
 //	                        the jobs_body_id index are dropped.
+//	006 key_owners          one cached actor per key id (SPEC §10): a unique
+//	                        index on publicKeyId in place of the plain one,
+//	                        after deleting the copies it refuses. Up and down
+//	                        are markers; the work is Go code, see below.
 //
 // The field names are those of adapters/mongo's package documentation.
 //
@@ -53,6 +57,20 @@
 // twice; and running it on every start costs one indexed query once the
 // legacy queue is empty. Its down step is Go code as well
 // (adapters/mongo.MigrateDown, before golang-migrate leaves version 4).
+//
+// 006 cannot be JSON commands either: it compares the host of each cached
+// actor's key id with its actor's (a claim of another host's key is
+// deleted) and keeps the newest copy of each key id, which would need
+// $expr, $merge and $group on servers (FerretDB) that lack some of them.
+// So adapters/mongo.MigrateUp does it in Go (ownKeyIDs), under the lock,
+// at every start from version 6 on until the unique index is there: it
+// unsets empty key ids, deletes the copies whose key id is not on their
+// actor's host (hosts compared as SQLite's 011 and PostgreSQL's 020 do),
+// then of each key id all but the copy fetched last (then the greatest
+// actorUri), and swaps the plain index for the unique one. Its down step
+// (adapters/mongo.MigrateDown, before golang-migrate leaves version 6)
+// puts the plain index back; the deleted copies are fetched again when
+// needed.
 //
 // Down steps: 001's deletes the reserved_names rows it seeded (seededBy
 // "001"); the duplicates it removed cannot come back, they were copies of

@@ -53,6 +53,12 @@
 //     and an empty lease owner, lease token or last error is NULL. Down
 //     numbers the jobs in seq again in their physical order and puts the
 //     empty strings back.
+//   - 020_key_owners_and_tombstones: trust (SPEC §10): one cached actor
+//     per key id (deletes the copies claiming a key on another host, then
+//     all but the newest copy of each key id, and makes the key id
+//     unique), and the tombstones of deleted remote objects and actors.
+//     Down puts the plain index back and drops the tombstones; the deleted
+//     copies are fetched again when needed.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

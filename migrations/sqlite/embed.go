@@ -24,6 +24,12 @@
 //     payload and drops bodies.
 //   - 008_fan_outs: PostgreSQL's 010, the durable fan-out records that make
 //     a fan-out to many followers resumable. Down drops them; the jobs stay.
+//   - 011_key_owners_and_tombstones: PostgreSQL's 020, trust (SPEC §10):
+//     one cached actor per key id (deletes the copies claiming a key on
+//     another host, then all but the newest copy of each key id, and makes
+//     the key id unique), and the tombstones of deleted remote objects and
+//     actors. Down puts the plain index back and drops the tombstones; the
+//     deleted copies are fetched again when needed.
 //
 // 001 to 003 hold what PostgreSQL's 001 to 003 hold. PostgreSQL's and
 // Mongo's 004 (moving the old serial worker's deliveries into jobs) has no

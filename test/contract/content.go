@@ -1,8 +1,10 @@
 package contract
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,6 +47,114 @@ func ForeignActorStore(t *testing.T, newStore func(t *testing.T) ports.ForeignAc
 			got, err := s.ByKeyID(ctx(t), rotated.PublicKeyID)
 			mustNil(t, err, "new key")
 			sameTime(t, got.FetchedAt, base.Add(time.Hour), "fetchedAt")
+		}},
+		{"OneOwnerPerKeyID", func(t *testing.T, s ports.ForeignActorStore) {
+			mustNil(t, s.Upsert(ctx(t), bob), "upsert")
+			// Another actor's claim of bob's key, as a first copy and as a
+			// refetch of an actor already cached: refused, nothing changed.
+			mallory := bob
+			mallory.ActorURI, mallory.PreferredUsername, mallory.Inbox = "https://r.example/users/mallory", "mallory", "https://r.example/users/mallory/inbox"
+			err := s.Upsert(ctx(t), mallory)
+			mustIs(t, err, domain.ErrAlreadyExists, "another actor's copy with bob's key")
+			if errors.Is(err, domain.ErrNameTaken) {
+				t.Fatalf("a key claimed twice reads as a name taken: %v", err)
+			}
+			_, err = s.ByActorURI(ctx(t), mallory.ActorURI)
+			mustIs(t, err, domain.ErrNotFound, "the refused copy was stored")
+			own := mallory
+			own.PublicKeyID, own.FetchedAt = mallory.ActorURI+"#main-key", base.Add(time.Minute)
+			mustNil(t, s.Upsert(ctx(t), own), "mallory with her own key")
+			mallory.FetchedAt = base.Add(time.Hour)
+			mustIs(t, s.Upsert(ctx(t), mallory), domain.ErrAlreadyExists, "mallory's refetch claiming bob's key")
+			got, err := s.ByActorURI(ctx(t), mallory.ActorURI)
+			mustNil(t, err, "mallory")
+			if got.PublicKeyID != own.PublicKeyID {
+				t.Fatalf("a refused refetch changed mallory's copy: key %q", got.PublicKeyID)
+			}
+			sameTime(t, got.FetchedAt, own.FetchedAt, "mallory's fetchedAt")
+			got, err = s.ByKeyID(ctx(t), bob.PublicKeyID)
+			mustNil(t, err, "bob's key")
+			if got.ActorURI != bob.ActorURI || got.Inbox != bob.Inbox {
+				t.Fatalf("bob's key answers %+v", got)
+			}
+			// Bob's own refetch, same key, replaces his copy.
+			again := bob
+			again.Inbox, again.FetchedAt = "https://r.example/users/bob/inbox2", base.Add(2*time.Hour)
+			mustNil(t, s.Upsert(ctx(t), again), "bob's refetch")
+			got, _ = s.ByKeyID(ctx(t), bob.PublicKeyID)
+			if got.Inbox != again.Inbox {
+				t.Fatalf("bob's refetch not stored: %+v", got)
+			}
+		}},
+		{"RotationFreesTheOldKeyID", func(t *testing.T, s ports.ForeignActorStore) {
+			mustNil(t, s.Upsert(ctx(t), bob), "upsert")
+			rotated := bob
+			rotated.PublicKeyID, rotated.FetchedAt = bob.ActorURI+"#key-2", base.Add(time.Hour)
+			mustNil(t, s.Upsert(ctx(t), rotated), "rotate")
+			carol := bob
+			carol.ActorURI = "https://r.example/users/carol"
+			mustNil(t, s.Upsert(ctx(t), carol), "another actor takes the key id bob left")
+			got, err := s.ByKeyID(ctx(t), bob.PublicKeyID)
+			mustNil(t, err, "the freed key id")
+			if got.ActorURI != carol.ActorURI {
+				t.Fatalf("the freed key id answers %s, want carol", got.ActorURI)
+			}
+			carol.PublicKeyID = rotated.PublicKeyID
+			mustIs(t, s.Upsert(ctx(t), carol), domain.ErrAlreadyExists, "bob's new key id")
+			// A deleted actor frees its key id too.
+			mustNil(t, s.Delete(ctx(t), bob.ActorURI), "delete bob")
+			mustNil(t, s.Upsert(ctx(t), carol), "the key id a deleted actor held")
+		}},
+		{"NoKeyIDClaimsNothing", func(t *testing.T, s ports.ForeignActorStore) {
+			for _, u := range []string{"https://r.example/users/k1", "https://r.example/users/k2"} {
+				mustNil(t, s.Upsert(ctx(t), domain.ForeignAvatar{ActorURI: u, Inbox: u + "/inbox", FetchedAt: base}), "an actor without a key id")
+			}
+			got, err := s.InboxesOf(ctx(t), []string{"https://r.example/users/k1", "https://r.example/users/k2"})
+			if err != nil || len(got) != 2 {
+				t.Fatalf("actors without key ids: %+v %v", got, err)
+			}
+			_, err = s.ByKeyID(ctx(t), "")
+			mustIs(t, err, domain.ErrNotFound, "the empty key id")
+		}},
+		{"ConcurrentClaimsOfOneKeyIDHaveOneWinner", func(t *testing.T, s ports.ForeignActorStore) {
+			const n = 16
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					f := bob
+					f.ActorURI = fmt.Sprintf("https://r.example/users/c%02d", i)
+					errs[i] = s.Upsert(ctx(t), f)
+				}()
+			}
+			wg.Wait()
+			winner := -1
+			for i, err := range errs {
+				switch {
+				case err == nil && winner >= 0:
+					t.Fatalf("claims %d and %d of one key id both succeeded", winner, i)
+				case err == nil:
+					winner = i
+				case !errors.Is(err, domain.ErrAlreadyExists):
+					t.Fatalf("claim %d: %v, want ErrAlreadyExists", i, err)
+				}
+			}
+			if winner < 0 {
+				t.Fatal("no claim succeeded")
+			}
+			got, err := s.ByKeyID(ctx(t), bob.PublicKeyID)
+			mustNil(t, err, "by key")
+			if want := fmt.Sprintf("https://r.example/users/c%02d", winner); got.ActorURI != want {
+				t.Fatalf("the key id answers %s, want the winner %s", got.ActorURI, want)
+			}
+			for i := range n {
+				_, err := s.ByActorURI(ctx(t), fmt.Sprintf("https://r.example/users/c%02d", i))
+				if (i == winner) != (err == nil) {
+					t.Fatalf("claimant %d stored: %v (winner %d)", i, err, winner)
+				}
+			}
 		}},
 		{"InboxesOfInOneCall", func(t *testing.T, s ports.ForeignActorStore) {
 			for i := 0; i < 5; i++ {
@@ -461,6 +571,114 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 			_, err = s.DmByObjectURI(ctx(t), dm.ObjectURI)
 			mustIs(t, err, domain.ErrNotFound, "dm deleted")
 			mustIs(t, s.DeletePost(ctx(t), p.ObjectURI), domain.ErrNotFound, "delete twice")
+		}},
+		{"DeleteActorContentRemovesExactlyThatActorsThings", func(t *testing.T, s ports.PostStore) {
+			const mal, ann = "https://r.example/users/mal", "https://r.example/users/ann"
+			mine1, mine2, theirs := post(t, 1, mal, "", base), post(t, 2, mal, club, base.Add(time.Minute)), post(t, 3, ann, "", base)
+			mine2.Mentions, theirs.Mentions = []string{ann}, []string{mal}
+			for _, p := range []domain.Post{mine1, mine2, theirs} {
+				_, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create")
+			}
+			myDm, _ := domain.NewDmPost("d1", "https://r.example/dm/1", mal, "x", []string{ann}, base)
+			theirDm, _ := domain.NewDmPost("d2", "https://r.example/dm/2", ann, "x", []string{mal}, base)
+			for _, d := range []domain.DmPost{myDm, theirDm} {
+				_, err := s.CreateDm(ctx(t), d)
+				mustNil(t, err, "create dm")
+			}
+			react := func(actor string, p domain.Post, kind domain.ReactionKind) {
+				t.Helper()
+				r, _ := domain.NewReaction(p.ObjectURI, actor, kind, base)
+				_, err := s.AddReaction(ctx(t), r)
+				mustNil(t, err, "add reaction")
+			}
+			boost := func(actor string, p domain.Post, at time.Time) {
+				t.Helper()
+				b, _ := domain.NewBoost(actor+"/announces/"+p.ID, actor, p.ObjectURI, at)
+				_, err := s.AddBoost(ctx(t), b)
+				mustNil(t, err, "add boost")
+			}
+			react(ann, mine1, domain.ReactionLike) // goes with mal's post
+			react(mal, theirs, domain.ReactionLike)
+			react(mal, theirs, domain.ReactionAnnounce)
+			react(ann, theirs, domain.ReactionLike) // stays
+			boost(ann, mine1, base)                 // goes with mal's post
+			boost(mal, theirs, base)
+			boost(mal, mine2, base)
+			boost(ann, theirs, base.Add(time.Minute)) // stays
+
+			n, err := s.DeleteActorContent(ctx(t), mal)
+			mustNil(t, err, "delete actor content")
+			if n != 3 {
+				t.Fatalf("%d posts and direct posts removed, want 3 (two posts, one direct)", n)
+			}
+			for _, p := range []domain.Post{mine1, mine2} {
+				_, err := s.PostByObjectURI(ctx(t), p.ObjectURI)
+				mustIs(t, err, domain.ErrNotFound, "mal's post")
+			}
+			_, err = s.DmByObjectURI(ctx(t), myDm.ObjectURI)
+			mustIs(t, err, domain.ErrNotFound, "mal's direct post")
+			if got, err := s.PostByObjectURI(ctx(t), theirs.ObjectURI); err != nil || fmt.Sprint(got.Mentions) != fmt.Sprint([]string{mal}) {
+				t.Fatalf("ann's post: %+v %v", got, err)
+			}
+			_, err = s.DmByObjectURI(ctx(t), theirDm.ObjectURI)
+			mustNil(t, err, "ann's direct post to mal")
+			if got, _ := s.PostsByAuthor(ctx(t), mal, time.Time{}, 0); len(got) != 0 {
+				t.Fatalf("mal's posts listed after: %v", ids(got))
+			}
+			if got, _ := s.PostsByGroup(ctx(t), club, time.Time{}, 0); len(got) != 0 {
+				t.Fatalf("mal's group post listed after: %v", ids(got))
+			}
+			if got, _ := s.PostsMentioning(ctx(t), ann, time.Time{}, 0); len(got) != 0 {
+				t.Fatalf("mal's post mentioning ann listed after: %v", ids(got))
+			}
+			if got, _ := s.PostsMentioning(ctx(t), mal, time.Time{}, 0); len(got) != 1 || got[0].ID != theirs.ID {
+				t.Fatalf("ann's post mentioning mal: %v", ids(got))
+			}
+			if thread, _ := s.DmThread(ctx(t), theirDm.ParticipantsKey, time.Time{}, 0); len(thread) != 1 || thread[0].ID != theirDm.ID {
+				t.Fatalf("the direct thread of mal and ann keeps %+v, want ann's only", thread)
+			}
+			if c, err := s.CountReactions(ctx(t), theirs.ObjectURI); err != nil || c[domain.ReactionLike] != 1 || c[domain.ReactionAnnounce] != 0 {
+				t.Fatalf("reactions to ann's post %v %v, want ann's like only", c, err)
+			}
+			if bs, _ := s.BoostsBy(ctx(t), mal, time.Time{}, 0); len(bs) != 0 {
+				t.Fatalf("mal's boosts kept: %+v", bs)
+			}
+			if bs, _ := s.BoostsBy(ctx(t), ann, time.Time{}, 0); len(bs) != 1 || bs[0].ObjectURI != theirs.ObjectURI {
+				t.Fatalf("ann's boosts %+v, want hers of her own post only", bs)
+			}
+
+			// Created again (a replayed Create), the posts come back bare:
+			// no reaction, boost or mention of before is left to inherit.
+			for _, p := range []domain.Post{mine1, mine2} {
+				created, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create again")
+				if !created {
+					t.Fatalf("%s not created again", p.ID)
+				}
+			}
+			if c, _ := s.CountReactions(ctx(t), mine1.ObjectURI); c[domain.ReactionLike] != 0 {
+				t.Fatalf("a post created again inherits reactions %v", c)
+			}
+			if bs, _ := s.BoostsBy(ctx(t), ann, time.Time{}, 0); len(bs) != 1 {
+				t.Fatalf("a post created again inherits boosts: ann's %+v", bs)
+			}
+			if got, _ := s.PostByObjectURI(ctx(t), mine2.ObjectURI); fmt.Sprint(got.Mentions) != fmt.Sprint([]string{ann}) {
+				t.Fatalf("mentions of a post created again %q", got.Mentions)
+			}
+
+			n, err = s.DeleteActorContent(ctx(t), mal)
+			mustNil(t, err, "delete again")
+			if n != 2 {
+				t.Fatalf("%d removed the second time, want the 2 posts created again", n)
+			}
+			n, err = s.DeleteActorContent(ctx(t), mal)
+			if err != nil || n != 0 {
+				t.Fatalf("a repeat removed %d (%v), want 0", n, err)
+			}
+			if got, _ := s.PostsByAuthor(ctx(t), ann, time.Time{}, 0); len(got) != 1 {
+				t.Fatalf("ann's posts after repeats: %v", ids(got))
+			}
 		}},
 	})
 }

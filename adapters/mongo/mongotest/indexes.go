@@ -23,7 +23,7 @@ import (
 var specIndexes = map[string][]string{
 	"posts":            {"posts_object_uri", "posts_author_published", "posts_group_published"},
 	"dm_posts":         {"dm_posts_object_uri", "dm_posts_participants_key"},
-	"foreign_avatars":  {"foreign_avatars_actor_uri", "foreign_avatars_public_key_id"},
+	"foreign_avatars":  {"foreign_avatars_actor_uri", "foreign_avatars_public_key_id_key"},
 	"followers":        {"followers_pair"},
 	"avatars":          {"avatars_root_to_avatar"},
 	"root_users":       {"root_users_user_name"},
@@ -67,7 +67,7 @@ func Indexes(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatal(err)
 			}
 			for _, want := range []string{"root_users", "tokens", "avatars", "groups", "reserved_names", "foreign_avatars",
-				"posts", "dm_posts", "followers", "remote_instances", "jobs"} {
+				"posts", "dm_posts", "followers", "remote_instances", "jobs", "tombstones"} {
 				if !slices.Contains(names, want) {
 					t.Errorf("collection %s missing after Touch (have %v)", want, names)
 				}
@@ -97,15 +97,19 @@ func Indexes(t *testing.T, client *mongodrv.Client, opts ...Option) {
 					t.Errorf("%s.%s is not unique", coll, n)
 				}
 			}
-			// The host slots: one job per slot, and only leased jobs hold one.
-			slot := indexDocs(t, db.Collection("jobs"))["jobs_slot"]
-			switch {
-			case slot["unique"] != true:
-				t.Errorf("jobs.jobs_slot is not unique: %v", slot)
-			case o.noSparse != "":
-				t.Logf("jobs.jobs_slot's sparse flag cannot be read back here: %s", o.noSparse)
-			case slot["sparse"] != true:
-				t.Errorf("jobs.jobs_slot is not sparse: %v", slot)
+			// The host slots: one job per slot, and only leased jobs hold
+			// one; a key id: one cached actor per key id, and a copy without
+			// one claims nothing.
+			for coll, n := range map[string]string{"jobs": "jobs_slot", "foreign_avatars": "foreign_avatars_public_key_id_key"} {
+				ix := indexDocs(t, db.Collection(coll))[n]
+				switch {
+				case ix["unique"] != true:
+					t.Errorf("%s.%s is not unique: %v", coll, n, ix)
+				case o.noSparse != "":
+					t.Logf("%s.%s's sparse flag cannot be read back here: %s", coll, n, o.noSparse)
+				case ix["sparse"] != true:
+					t.Errorf("%s.%s is not sparse: %v", coll, n, ix)
+				}
 			}
 			if w := log.warnings(); (o.noTTL && len(w) != 3) || (!o.noTTL && len(w) != 0) {
 				t.Fatalf("warnings over three starts: %q (no TTL on this server: %v; want one per start without TTL)", w, o.noTTL)
@@ -155,6 +159,31 @@ func Indexes(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			_, err = mongo.EnsureIndexes(Ctx(t), db2, nil)
 			if err == nil || !strings.Contains(err.Error(), "legacy_uri") {
 				t.Fatalf("same keys under another name: err = %v, want one naming legacy_uri", err)
+			}
+		}},
+		{"PlainKeyIndexIsRetired", func(t *testing.T) {
+			// An earlier version's start made the plain index on key ids,
+			// which has the unique one's keys: EnsureIndexes replaces it,
+			// and stays put when run again.
+			db := EmptyDB(t, client)
+			if err := mongo.Touch(Ctx(t), db); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Collection("foreign_avatars").Indexes().CreateOne(Ctx(t), mongodrv.IndexModel{Keys: bson.D{{Key: "publicKeyId", Value: 1}},
+				Options: options.Index().SetName("foreign_avatars_public_key_id")}); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 2; i++ {
+				if _, err := mongo.EnsureIndexes(Ctx(t), db, nil); err != nil {
+					t.Fatalf("ensure #%d over the plain index: %v", i+1, err)
+				}
+				have := indexDocs(t, db.Collection("foreign_avatars"))
+				if _, ok := have["foreign_avatars_public_key_id"]; ok {
+					t.Fatalf("ensure #%d kept the plain index", i+1)
+				}
+				if have["foreign_avatars_public_key_id_key"]["unique"] != true {
+					t.Fatalf("ensure #%d: no unique index on key ids: %v", i+1, have)
+				}
 			}
 		}},
 		{"DuplicateDataFailsIndexBuildClearly", func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/migrations/migrationtest"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
 )
@@ -504,11 +505,89 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatalf("a job with its payload back, read after up again: %q %v", got.Payload, err)
 			}
 		}},
+		{"006KeepsOneOwnerPerKeyID", func(t *testing.T) {
+			db := migrationDB(t, client, o)
+			for _, a := range migrationtest.KeyOwnerCache {
+				d := bson.D{{Key: "actorUri", Value: a.ActorURI}, {Key: "fetchedAt", Value: base.Add(a.FetchedAt)}}
+				if a.KeyID != "" {
+					d = append(d, bson.E{Key: "publicKeyId", Value: a.KeyID})
+				}
+				insert(t, db, "foreign_avatars", d)
+			}
+			// As other writers may have left them: an empty and a null key
+			// id (no claim: kept, the field unset), and one that is not a
+			// string (no key at all: deleted).
+			const emptyKey, nullKey, numberKey = "https://e.example/users/e3", "https://e.example/users/e4", "https://e.example/users/e5"
+			insert(t, db, "foreign_avatars",
+				bson.D{{Key: "actorUri", Value: emptyKey}, {Key: "publicKeyId", Value: ""}},
+				bson.D{{Key: "actorUri", Value: nullKey}, {Key: "publicKeyId", Value: nil}},
+				bson.D{{Key: "actorUri", Value: numberKey}, {Key: "publicKeyId", Value: 42}})
+			up(t, client, db)
+			actors := func() []string {
+				t.Helper()
+				cur, err := db.Collection("foreign_avatars").Find(Ctx(t), bson.D{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var docs []struct {
+					ActorURI string `bson:"actorUri"`
+				}
+				if err := cur.All(Ctx(t), &docs); err != nil {
+					t.Fatal(err)
+				}
+				out := make([]string, len(docs))
+				for i, d := range docs {
+					out[i] = d.ActorURI
+				}
+				return out
+			}
+			if got, want := actors(), append(migrationtest.KeptActors(), emptyKey, nullKey); !sameSet(got, want) {
+				t.Fatalf("kept\n %q\nwant\n %q", got, want)
+			}
+			if n := count(t, db, "foreign_avatars", bson.D{{Key: "actorUri", Value: bson.D{{Key: "$in", Value: bson.A{emptyKey, nullKey}}}},
+				{Key: "publicKeyId", Value: bson.D{{Key: "$exists", Value: true}}}}); n != 0 {
+				t.Fatalf("%d empty key ids left", n)
+			}
+			if _, err := mongo.EnsureIndexes(Ctx(t), db, nil); err != nil {
+				t.Fatalf("indexes after 006: %v", err)
+			}
+			keyIndexes := func() (plain, unique bool) {
+				t.Helper()
+				have := indexDocs(t, db.Collection("foreign_avatars"))
+				_, plain = have["foreign_avatars_public_key_id"]
+				return plain, have["foreign_avatars_public_key_id_key"]["unique"] == true
+			}
+			if plain, unique := keyIndexes(); plain || !unique {
+				t.Fatalf("after 006: plain index %v, unique index %v", plain, unique)
+			}
+			content := mongo.NewContentStore(db)
+			if f, err := content.ByKeyID(Ctx(t), "https://r.example/users/bob#main-key"); err != nil || f.ActorURI != "https://r.example/users/bob" {
+				t.Fatalf("bob's key answers %+v %v", f, err)
+			}
+			err := content.Upsert(Ctx(t), domain.ForeignAvatar{ActorURI: "https://r.example/users/eve", PublicKeyID: "https://r.example/users/bob#main-key"})
+			if !errors.Is(err, domain.ErrAlreadyExists) {
+				t.Fatalf("a second claim after 006: %v, want ErrAlreadyExists", err)
+			}
+
+			down(t, client, db, int(latest(t))-5)
+			if plain, unique := keyIndexes(); !plain || unique {
+				t.Fatalf("after 006 down: plain index %v, unique index %v", plain, unique)
+			}
+			insert(t, db, "foreign_avatars", bson.D{{Key: "actorUri", Value: "https://r.example/users/bob2"},
+				{Key: "publicKeyId", Value: "https://r.example/users/bob#main-key"}, {Key: "fetchedAt", Value: base.Add(time.Hour)}})
+			up(t, client, db)
+			if f, err := content.ByKeyID(Ctx(t), "https://r.example/users/bob#main-key"); err != nil || f.ActorURI != "https://r.example/users/bob2" {
+				t.Fatalf("after 006 again, the newer copy answers: %+v %v", f, err)
+			}
+			if plain, unique := keyIndexes(); plain || !unique {
+				t.Fatalf("after 006 again: plain index %v, unique index %v", plain, unique)
+			}
+		}},
 		{"DownStepByStep", func(t *testing.T) {
 			db := migrationDB(t, client, o)
 			insert(t, db, "avatars", bson.D{{Key: "_id", Value: "av1"}, {Key: "rootUserId", Value: "u1"}, {Key: "name", Value: "alice"}})
 			up(t, client, db)
-			indexGone := map[uint][2]string{3: {"jobs", "jobs_dedupe_key"}, 2: {"posts", "posts_object_uri"}}
+			indexGone := map[uint][2]string{6: {"foreign_avatars", "foreign_avatars_public_key_id_key"}, 3: {"jobs", "jobs_dedupe_key"}, 2: {"posts", "posts_object_uri"}}
 			for v := latest(t); v > 0; v-- {
 				down(t, client, db, 1)
 				if got := version(t, client, db); got != v-1 {

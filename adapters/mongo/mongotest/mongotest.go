@@ -146,4 +146,7 @@ func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.O
 	t.Run("PostStore", func(t *testing.T) {
 		contract.PostStore(t, func(t *testing.T) ports.PostStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
 	})
+	t.Run("TombstoneStore", func(t *testing.T) {
+		contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
+	})
 }
