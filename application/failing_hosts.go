@@ -5,24 +5,31 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/heraldfed/herald/ports"
 )
 
 // Key fetches are the one request a stranger makes Herald send by
 // posting to an inbox: every unknown key id is a GET to the host it
 // names. failingHosts keeps that from being a reflector (SPEC §10
-// "Load"): after a key fetch to a host fails, further key fetches there
-// pause, for keyPauseFirst and then twice as long after each further
-// failure up to keyPauseMax, until one succeeds; and at most
-// keyFetchesPerHost run at once per host, so a burst of forged key ids
-// that all arrive before the first fetch fails still costs that host a
-// couple of requests, not one per forgery.
+// "Load"): each host has a budget of failed key fetches, keyFailBurst at
+// once and one more each keyFailEvery; once a host has spent it, key
+// fetches there pause until the budget grows back, and a success gives the
+// whole budget back. And at most keyFetchesPerHost run at once per host, so
+// a burst of forged key ids that all arrive before the first fetches fail
+// costs that host a couple of requests, not one per forgery.
+//
+// A budget rather than a pause at the first failure: a failure says as
+// much about the key id (an attacker's forgery naming a victim's host) as
+// about the host, and a pause at once would let one forged request lock a
+// host's genuine new actors out for a while.
 const (
-	keyPauseFirst     = time.Minute
-	keyPauseMax       = time.Hour
+	keyFailBurst      = 3
+	keyFailEvery      = time.Minute
 	keyFetchesPerHost = 2
 	// maxFailingHosts bounds the hosts remembered; past it the entries
-	// whose pause ended are dropped first.
+	// whose budget is whole again are dropped first.
 	maxFailingHosts = 10_000
 )
 
@@ -33,10 +40,9 @@ type failingHosts struct {
 }
 
 type hostFetches struct {
-	failures int       // consecutive failed key fetches
-	until    time.Time // no key fetch before then
-	slots    chan struct{}
-	users    int // callers holding or waiting for a slot
+	budget *rate.Limiter // failed key fetches allowed
+	slots  chan struct{}
+	users  int // callers holding or waiting for a slot
 }
 
 func newFailingHosts(clock ports.Clock) *failingHosts {
@@ -52,7 +58,11 @@ func (f *failingHosts) paused(host string) time.Duration {
 	if !ok {
 		return 0
 	}
-	return max(0, h.until.Sub(f.clock.Now()))
+	tokens := h.budget.TokensAt(f.clock.Now())
+	if tokens >= 1 {
+		return 0
+	}
+	return max(time.Second, time.Duration((1-tokens)*float64(keyFailEvery)))
 }
 
 // acquire waits for one of the host's key fetch slots; release gives it
@@ -77,34 +87,27 @@ func (f *failingHosts) acquire(ctx context.Context, host string) (release func()
 	}
 }
 
-// failed records a failed key fetch and returns the pause it starts.
+// failed spends one of the host's failed key fetches and returns how long
+// key fetches there now pause (0 while budget is left).
 func (f *failingHosts) failed(host string) time.Duration {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	h := f.entry(host)
-	now := f.clock.Now()
-	if !h.until.IsZero() && now.Sub(h.until) > keyPauseMax {
-		h.failures = 0 // the last failure is long past: start over
-	}
-	h.failures++
-	pause := keyPauseFirst
-	for i := 1; i < h.failures && pause < keyPauseMax; i++ {
-		pause *= 2
-	}
-	pause = min(pause, keyPauseMax)
-	h.until = now.Add(pause)
-	return pause
+	h.budget.AllowN(f.clock.Now(), 1)
+	f.mu.Unlock()
+	return f.paused(host)
 }
 
-// succeeded ends the host's pause and forgets its failures.
+// succeeded gives the host its whole budget back.
 func (f *failingHosts) succeeded(host string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if h, ok := f.hosts[host]; ok {
-		h.failures, h.until = 0, time.Time{}
+		h.budget = newKeyFailBudget()
 		f.forget(host, h)
 	}
 }
+
+func newKeyFailBudget() *rate.Limiter { return rate.NewLimiter(rate.Every(keyFailEvery), keyFailBurst) }
 
 // entry returns the host's entry, made if missing. Called with mu held.
 func (f *failingHosts) entry(host string) *hostFetches {
@@ -114,30 +117,35 @@ func (f *failingHosts) entry(host string) *hostFetches {
 	if len(f.hosts) >= maxFailingHosts {
 		f.evict()
 	}
-	h := &hostFetches{slots: make(chan struct{}, keyFetchesPerHost)}
+	h := &hostFetches{budget: newKeyFailBudget(), slots: make(chan struct{}, keyFetchesPerHost)}
 	f.hosts[host] = h
 	return h
 }
 
-// forget drops an entry nobody uses and that remembers no failure.
-// Called with mu held.
+// whole reports whether the host's budget is whole again (a fresh entry
+// would be the same). Called with mu held.
+func (f *failingHosts) whole(h *hostFetches) bool {
+	return h.budget.TokensAt(f.clock.Now()) >= keyFailBurst
+}
+
+// forget drops an entry nobody uses whose budget is whole. Called with mu
+// held.
 func (f *failingHosts) forget(host string, h *hostFetches) {
-	if h.users == 0 && h.failures == 0 && f.hosts[host] == h {
+	if h.users == 0 && f.whole(h) && f.hosts[host] == h {
 		delete(f.hosts, host)
 	}
 }
 
-// evict makes room: entries whose pause ended and that nobody uses go
-// first; if none has, any unused one does (a host forgotten early is only
-// fetched from once more). Called with mu held.
+// evict makes room: entries nobody uses whose budget is whole go first;
+// if none is, any unused one does (a host forgotten early gets its budget
+// back a little sooner). Called with mu held.
 func (f *failingHosts) evict() {
-	now := f.clock.Now()
 	var spare string
 	for host, h := range f.hosts {
 		if h.users > 0 {
 			continue
 		}
-		if !h.until.After(now) {
+		if f.whole(h) {
 			delete(f.hosts, host)
 			return
 		}

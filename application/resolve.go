@@ -19,8 +19,8 @@ import (
 type ActorResolver struct {
 	core  *fedCore
 	deref Dereferencer
-	// failing pauses key fetches to hosts whose last ones failed, so a
-	// flood of unknown key ids cannot make Herald send a GET for each.
+	// failing pauses key fetches to hosts that failed several of them, so
+	// a flood of unknown key ids cannot make Herald send a GET for each.
 	failing *failingHosts
 }
 
@@ -146,15 +146,18 @@ func (r *ActorResolver) keyFetch(ctx context.Context, keyID string, fetch func()
 	}
 	defer release()
 	if wait := r.failing.paused(host); wait > 0 {
-		return domain.ForeignAvatar{}, fmt.Errorf("%w: key fetches to %s are paused for %s after a failure", domain.ErrUnavailable, host, wait.Round(time.Second))
+		return domain.ForeignAvatar{}, fmt.Errorf("%w: key fetches to %s are paused for %s after failures", domain.ErrUnavailable, host, wait.Round(time.Second))
 	}
 	fa, err := fetch()
 	switch {
 	case err == nil:
 		r.failing.succeeded(host)
 	case !isCacheError(err):
-		wait := r.failing.failed(host)
-		r.core.deps.Log.InfoContext(ctx, "key fetch failed; pausing key fetches to the host", "host", host, "key_id", clip(keyID), "pause", wait, "err", err)
+		if wait := r.failing.failed(host); wait > 0 {
+			r.core.deps.Log.InfoContext(ctx, "key fetches failed; pausing key fetches to the host", "host", host, "key_id", clip(keyID), "pause", wait, "err", err)
+		} else {
+			r.core.deps.Log.DebugContext(ctx, "key fetch failed", "host", host, "key_id", clip(keyID), "err", err)
+		}
 	}
 	return fa, err
 }

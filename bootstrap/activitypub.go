@@ -27,7 +27,7 @@ func ProvideFetcher(c *delivery.Client) application.Fetcher { return c }
 func ProvideFederation(cfg Config, s *Stores, fetcher application.Fetcher, html ports.HTMLSanitizer, clock ports.Clock, ids ports.IDs,
 	urls application.URLs, app *application.Application, engine *application.Engine, log *slog.Logger) *application.Federation {
 	fed := application.NewFederation(application.FederationDeps{
-		Actors: s.Actors, Names: s.Names, Followers: s.Followers, Foreign: s.Foreign, Posts: s.Posts, HTML: html, Jobs: s.Jobs, FanOuts: s.FanOuts,
+		Actors: s.Actors, Names: s.Names, Followers: s.Followers, Foreign: s.Foreign, Posts: s.Posts, HTML: html, Tombstones: s.Tombstones, Jobs: s.Jobs, FanOuts: s.FanOuts,
 		Fetcher: fetcher, Clock: clock, IDs: ids, Waker: engine, Log: log, URLs: urls, InstanceActor: cfg.InstanceActor,
 	})
 	app.Publish.Resolver = fed.Resolver

@@ -54,7 +54,7 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	}
 	fetcher := ProvideFetcher(client)
 	federation := ProvideFederation(cfg, stores, fetcher, htmlSanitizer, clock, iDs, urLs, application, engine, log)
-	federationRoutes := ProvideFederationRoutes(application, federation, clock, log)
+	federationRoutes := ProvideFederationRoutes(cfg, application, federation, clock, log)
 	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter, proxies, federationRoutes)
 	server := NewServerFrom(cfg, httpapiHandler, engine, application, readiness, stores, log)
 	return server, func() {

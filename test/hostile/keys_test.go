@@ -133,8 +133,12 @@ func TestActorClaimingTheKeyIDOfAnotherActorOnItsHostIsRefused(t *testing.T) {
 				}
 				s.keyClaimRefused(b, a.keyID, a, true)
 				id, act := s.noteToAlice(b, "signed under a's key id")
-				if ans := sendWith(t, b.key, a.keyID, inboxOf(s.alice), act); ans.status != http.StatusUnauthorized {
-					t.Errorf("b's POST signed under a's key id: %s, want 401", ans)
+				// a's cached key does not verify b's signature; a was fetched
+				// moments ago, so Herald does not fetch it again yet (at most
+				// once a minute) and asks for a retry: 503, or 401 once a is
+				// fetched again and still does not verify.
+				if ans := sendWith(t, b.key, a.keyID, inboxOf(s.alice), act); ans.status != http.StatusUnauthorized && ans.status != http.StatusServiceUnavailable {
+					t.Errorf("b's POST signed under a's key id: %s, want 401 or 503", ans)
 				}
 				if h.stored(id) {
 					t.Errorf("b's note signed under a's key id was stored")

@@ -84,7 +84,7 @@ func TestInboxFloodFromOneAddressIsRateLimited(t *testing.T) {
 // legitimate sender whose server was down delivers again later).
 func TestUnknownKeyFloodDoesNotReflectFetches(t *testing.T) {
 	t.Parallel()
-	const flood, fewFetches = 12, 3
+	const flood, fewFetches = 12, 3 // three failed key fetches per host, then one a minute
 	for _, failing := range []int{http.StatusNotFound, http.StatusInternalServerError} {
 		t.Run(strconv.Itoa(failing), func(t *testing.T) {
 			t.Parallel()
