@@ -51,8 +51,9 @@ var unavailableCodes = map[int32]bool{
 //
 //   - nil → nil
 //   - mongodrv.ErrNoDocuments → domain.ErrNotFound
-//   - duplicate key (E11000 and its relatives) → the sentinel dups gives for
-//     the index; domain.ErrAlreadyExists when dups is nil
+//   - duplicate key (E11000 and its relatives, and FerretDB v1's
+//     InternalError for a unique index an update violates) → the sentinel
+//     dups gives for the index; domain.ErrAlreadyExists when dups is nil
 //   - network errors, server selection failures, timeouts, a disconnected
 //     client, "not primary" and shutdown codes → domain.ErrUnavailable
 //   - anything else is returned unchanged.
@@ -62,7 +63,7 @@ func interpretError(err error, dups *dupRules) error {
 		return nil
 	case errors.Is(err, mongodrv.ErrNoDocuments):
 		return fmt.Errorf("%w: %w", domain.ErrNotFound, err)
-	case mongodrv.IsDuplicateKeyError(err):
+	case mongodrv.IsDuplicateKeyError(err) || ferretUniqueViolation(err):
 		sentinel := error(domain.ErrAlreadyExists)
 		if dups != nil {
 			sentinel = dups.other
@@ -77,6 +78,15 @@ func interpretError(err error, dups *dupRules) error {
 		return fmt.Errorf("%w: %w", domain.ErrUnavailable, err)
 	}
 	return err
+}
+
+// ferretUniqueViolation recognises FerretDB v1's answer to an update (a
+// replace of a document that exists) that a unique index refuses: not
+// E11000 but InternalError (code 1) carrying its SQLite backend's "UNIQUE
+// constraint failed". Inserts get E11000 there.
+func ferretUniqueViolation(err error) bool {
+	var se mongodrv.ServerError
+	return errors.As(err, &se) && se.HasErrorCodeWithMessage(1, "UNIQUE constraint failed")
 }
 
 func isUnavailable(err error) bool {
