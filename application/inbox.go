@@ -258,12 +258,6 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	if o.Author != "" && o.Author != signer {
 		return InboxResult{}, fmt.Errorf("%w: note attributed to %q, not to the signer", domain.ErrForbidden, clip(o.Author))
 	}
-	if err := h.core.deleted(ctx, o.ID, signer); err != nil {
-		if isCacheError(err) {
-			return InboxResult{}, err
-		}
-		return h.core.ignore(ctx, act, "Create of a note its author deleted"), nil
-	}
 	aud := distinct(append(append([]string(nil), act.Audience...), o.Audience...))
 	if ok, err := h.concerns(ctx, signer, o, aud); err != nil {
 		return InboxResult{}, err
@@ -310,6 +304,10 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	if res, gone := h.deletedMeanwhile(ctx, act, o.ID, signer); gone {
 		return res, nil
 	}
+	if len(groups) == 0 {
+		d.Log.InfoContext(ctx, "remote note stored", "object", o.ID, "author", signer, "visibility", vis)
+		return InboxResult{}, nil
+	}
 	// The group announces the content as stored: sanitized (CreatePost
 	// went through the sanitizing store, and sanitizing is idempotent).
 	note := Note{ID: o.ID, Type: "Note", AttributedTo: signer, Content: d.HTML.SanitizeHTML(o.Content), Published: asTime(published), To: aud, InReplyTo: o.Reply}
@@ -354,10 +352,13 @@ func (h InboxHandler) concerns(ctx context.Context, author string, o IncomingObj
 	return false, nil
 }
 
-// deletedMeanwhile removes a note just stored whose Delete was recorded
-// while its Create was being handled (the Create checked for a tombstone
-// before the Delete left one; the Delete found no note to remove): either
-// order of the two then ends with the note deleted.
+// deletedMeanwhile removes a note just stored if its author's tombstone of
+// it exists: a Create replayed after its Delete, one that arrives after a
+// Delete that came first, or one handled while its Delete was (the Delete
+// found no note to remove). Checked after the insert, not before, so that
+// either order of a Create and its Delete ends with the note deleted, for
+// one tombstone lookup per new note; a redelivered Create (not created
+// again) costs none.
 func (h InboxHandler) deletedMeanwhile(ctx context.Context, act Incoming, uri, author string) (InboxResult, bool) {
 	d := h.core.deps
 	if err := h.core.deleted(ctx, uri, author); err == nil || isCacheError(err) {
@@ -366,7 +367,7 @@ func (h InboxHandler) deletedMeanwhile(ctx context.Context, act Incoming, uri, a
 	if err := d.Posts.DeletePost(context.WithoutCancel(ctx), uri); err != nil && !notFound(err) {
 		d.Log.ErrorContext(ctx, "could not remove a note deleted while it was stored", "object", uri, "err", err)
 	}
-	return h.core.ignore(ctx, act, "note deleted while it was stored"), true
+	return h.core.ignore(ctx, act, "Create of a note its author deleted"), true
 }
 
 // memberGroups are the local groups among the addressees that the author

@@ -73,7 +73,7 @@ func (s *ContentStore) ByActorURI(ctx context.Context, uri string) (domain.Forei
 // foreign_avatars_public_key_id_key (the query states the index's
 // condition, so SQLite may use it).
 func (s *ContentStore) ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error) {
-	f, err := scanForeign(s.db.r.QueryRowContext(ctx, `
+	f, err := scanForeign(s.db.queryRow(ctx, `
 SELECT `+foreignColumns+` FROM foreign_avatars WHERE public_key_id = ? AND public_key_id <> ''`, keyID))
 	if err != nil {
 		return domain.ForeignAvatar{}, fmt.Errorf("foreign key %q: %w", keyID, interpretError(err))
@@ -551,7 +551,7 @@ func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) err
 func (s *ContentStore) Tombstoned(ctx context.Context, uri string) (domain.Tombstone, error) {
 	var t domain.Tombstone
 	var at sql.NullInt64
-	err := s.db.r.QueryRowContext(ctx, `SELECT uri, actor_uri, deleted_at FROM tombstones WHERE uri = ?`, uri).Scan(&t.URI, &t.ActorURI, &at)
+	err := s.db.queryRow(ctx, `SELECT uri, actor_uri, deleted_at FROM tombstones WHERE uri = ?`, uri).Scan(&t.URI, &t.ActorURI, &at)
 	if err != nil {
 		return domain.Tombstone{}, fmt.Errorf("tombstone %q: %w", uri, interpretError(err))
 	}

@@ -54,8 +54,9 @@ type DB struct {
 	r    *sql.DB // query_only connections
 	lock *dirLock
 
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt // the writer's hot statements, prepared once (prepared)
+	mu     sync.Mutex
+	stmts  map[string]*sql.Stmt // the writer's hot statements, prepared once (prepared)
+	rstmts map[string]*sql.Stmt // the readers' (preparedRead)
 }
 
 // Open opens, creating them when missing, the data directory dir and its
@@ -189,7 +190,7 @@ func open(ctx context.Context, path string, create bool) (*DB, error) {
 	}
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
-	return &DB{path: path, w: w, r: r, stmts: map[string]*sql.Stmt{}}, nil
+	return &DB{path: path, w: w, r: r, stmts: map[string]*sql.Stmt{}, rstmts: map[string]*sql.Stmt{}}, nil
 }
 
 // Path is the database file.
@@ -200,9 +201,11 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) Close() error {
 	db.mu.Lock()
 	var errs []error
-	for q, st := range db.stmts {
-		errs = append(errs, st.Close())
-		delete(db.stmts, q)
+	for _, m := range []map[string]*sql.Stmt{db.stmts, db.rstmts} {
+		for q, st := range m {
+			errs = append(errs, st.Close())
+			delete(m, q)
+		}
 	}
 	db.mu.Unlock()
 	err := errors.Join(append(errs, db.r.Close(), db.w.Close())...)
@@ -230,6 +233,34 @@ func (db *DB) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 	}
 	db.stmts[q] = st
 	return st, nil
+}
+
+// preparedRead is prepared for the read-only pool: a query every inbox
+// POST runs (the signer's key, a note's tombstone), whose preparation
+// (parse and plan, in pure Go) cost about as much as running it. The
+// sql.Stmt prepares it again on each pooled connection it meets, once.
+func (db *DB) preparedRead(ctx context.Context, q string) (*sql.Stmt, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if st, ok := db.rstmts[q]; ok {
+		return st, nil
+	}
+	st, err := db.r.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	db.rstmts[q] = st
+	return st, nil
+}
+
+// queryRow is QueryRowContext on the read pool through preparedRead.
+func (db *DB) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := db.preparedRead(ctx, q)
+	if err != nil {
+		// The same error comes back from an unprepared query's Scan.
+		return db.r.QueryRowContext(ctx, q, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // inTx runs fn in one write transaction (BEGIN IMMEDIATE) on the writer,
