@@ -14,7 +14,16 @@ type RootUser struct {
 	UserName     string // normalized; unique
 	PasswordHash string // bcrypt; never the password
 	CreatedAt    time.Time
+	// Status is UserActive, or UserPending while the operator has not
+	// approved the sign-up; empty reads as active (accounts stored before
+	// statuses existed).
+	Status UserStatus
+	// Reason is what the person wrote when asking to join (approval mode).
+	Reason string
 }
+
+// Active reports whether the account may sign in.
+func (u RootUser) Active() bool { return u.Status == "" || u.Status == UserActive }
 
 // KeyPair is an actor's RSA-2048 key pair, PEM-encoded (PKIX public key,
 // PKCS#8 private key). The private half never leaves the store except to sign.

@@ -144,6 +144,14 @@ type JobAdmin interface {
 	// empty) back in the queue at now with their attempts reset. It returns
 	// how many moved; a job that is not dead is left alone.
 	RetryDead(ctx context.Context, id, host string, now time.Time) (int, error)
+	// EndDomainJobs ends every queued job whose host the domain d covers
+	// (domain.DomainCovers) as dead with the reason as its last error and
+	// FinishedAt now, in one store operation (one statement, one
+	// updateMany): a suspension of a host with 100,000 queued jobs is not
+	// 100,000 round trips. Leased jobs are left to their holders (the
+	// engine ends a refused host's job without sending it). It returns
+	// how many ended.
+	EndDomainJobs(ctx context.Context, d, reason string, now time.Time) (int, error)
 }
 
 // CheckJobs is the validation every JobStore.Enqueue does before it

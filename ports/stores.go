@@ -78,8 +78,16 @@ type UserStore interface {
 	CreateUser(ctx context.Context, u domain.RootUser) error
 	UserByName(ctx context.Context, userName string) (domain.RootUser, error)
 	UserByID(ctx context.Context, id string) (domain.RootUser, error)
-	// DeleteUser removes a user (undoing a sign-up that failed half way).
+	// DeleteUser removes a user (undoing a sign-up that failed half way,
+	// or a sign-up the operator rejected).
 	DeleteUser(ctx context.Context, id string) error
+	// SetUserStatus changes an account's status (approving a sign-up);
+	// domain.ErrNotFound if there is no such user.
+	SetUserStatus(ctx context.Context, id string, s domain.UserStatus) error
+	// UsersByStatus lists the accounts in status s, oldest first (by
+	// CreatedAt, then ID), at most limit. An account stored before
+	// statuses existed is active.
+	UsersByStatus(ctx context.Context, s domain.UserStatus, limit int) ([]domain.RootUser, error)
 }
 
 // TokenStore keeps bearer tokens, by hash.
@@ -126,6 +134,11 @@ type ForeignActorStore interface {
 	ByActorURI(ctx context.Context, actorURI string) (domain.ForeignAvatar, error)
 	// ByKeyID finds the actor whose public key has this id.
 	ByKeyID(ctx context.Context, keyID string) (domain.ForeignAvatar, error)
+	// OnDomain lists the URIs of the cached actors whose Host the domain
+	// d covers (domain.DomainCovers: d and its subdomains, any port), in
+	// URI order after afterURI, at most limit: whom a suspension of d
+	// removes the follows of.
+	OnDomain(ctx context.Context, d, afterURI string, limit int) ([]string, error)
 	// InboxesOf returns the inboxes of the cached actors among uris
 	// (missing ones are left out), each actor once, in the order of uris,
 	// in one round trip: what a fan-out reads for a page of followers.
