@@ -22,6 +22,12 @@ type Incoming struct {
 	// that order.
 	Audience []string
 	Object   IncomingObject
+	// Objects are the ids of every object when "object" is an array (a
+	// Flag names several), the one object's otherwise, at most
+	// maxAudience.
+	Objects []string
+	// Content is the activity's own content (a Flag's comment).
+	Content string
 }
 
 // IncomingObject is the object of an incoming activity: a bare URI (only
@@ -98,6 +104,10 @@ func DecodeActivity(data []byte) (Incoming, error) {
 		return Incoming{}, err
 	}
 	a.Object = obj
+	if a.Objects = urisOf(raw.Object); len(a.Objects) > maxAudience {
+		a.Objects = a.Objects[:maxAudience]
+	}
+	a.Content = stringOf(raw.Content)
 	return a, nil
 }
 

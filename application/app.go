@@ -18,7 +18,10 @@ type Deps struct {
 	Foreign   ports.ForeignActorStore
 	Posts     ports.PostStore     // read and written through HTML, which New wraps it in
 	HTML      ports.HTMLSanitizer // sanitizes every post's content written or read (SPEC §10)
-	Jobs      ports.JobStore
+	// Moderation hides what the federation policy refuses from every read
+	// of posts (SPEC §11); nil hides nothing.
+	Moderation *Moderation
+	Jobs       ports.JobStore
 	// FanOuts keeps the durable fan-out records; nil streams fan-outs
 	// without them (nothing resumes one a crash interrupted).
 	FanOuts   ports.FanOutStore
@@ -53,7 +56,7 @@ func New(deps Deps, policy domain.NamePolicy, instanceActorName string, urls URL
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
-	deps.Posts = sanitizePosts(deps.Posts, deps.HTML)
+	deps.Posts = moderatePosts(sanitizePosts(deps.Posts, deps.HTML), deps.Moderation)
 	id := identity{deps: deps, policy: policy}
 	enq := EnqueueHandler{jobs: deps.Jobs, waker: waker}
 	pub := newPublishHandler(deps, urls, enq)

@@ -20,6 +20,14 @@ func (e *Engine) deliver(ctx context.Context, job domain.Job) result {
 		// referring to one it never had): nothing can ever be sent.
 		return e.dead(job, missingBody(job), e.clock.Now())
 	}
+	if err := e.moderation.Refuse(ctx, job.Host, RefusedDelivery); RefusedByPolicy(err) {
+		// Suspended, or not allowed: nothing is sent there (SPEC §11).
+		return e.dead(job, policyReason(err), e.clock.Now())
+	} else if err != nil {
+		// The policy cannot be read: send nothing for now, spend nothing.
+		e.jobLog(job).Error("federation policy unavailable; job released", "err", err)
+		return e.release(job, e.clock.Now().Add(e.cfg.PollEvery), "federation policy unavailable")
+	}
 	if until, q := e.quarantinedUntil(ctx, job.Host); q {
 		return e.release(job, until, "host quarantined")
 	}
@@ -49,6 +57,16 @@ func (e *Engine) deliver(ctx context.Context, job domain.Job) result {
 	now := e.clock.Now()
 	d := domain.Decide(job.Attempts, outcome, now, e.rnd.Float64())
 	return e.decided(job, outcome, d, now, now.Sub(started))
+}
+
+// policyReason is the last error of a job the federation policy ended:
+// "suspended", or "not allowed (allowlist mode)".
+func policyReason(err error) string {
+	var r *PolicyRefusal
+	if errors.As(err, &r) {
+		return r.Why
+	}
+	return "suspended"
 }
 
 // missingBody is the last error of a job whose activity body is gone.

@@ -17,6 +17,8 @@ import (
 // the same rules (SPEC §10 "Origin", as Mastodon's fetch_resource and
 // GoToSocial's dereferencer have them) before anything reads it:
 //
+//   - no request goes to a host the federation policy refuses (SPEC
+//     §11), redirects included;
 //   - the answer is ActivityPub JSON (application/activity+json, or
 //     application/ld+json), not a page or plain JSON a server would serve
 //     for anything (an upload, a proxy);
@@ -75,7 +77,8 @@ func (d Dereferencer) get(ctx context.Context, uri string) (Document, error) {
 	if err != nil {
 		return Document{}, cacheError{err}
 	}
-	f, err := d.core.deps.Fetcher.Fetch(ctx, FetchRequest{URL: uri, Accept: acceptActor, KeyID: keyID, PrivateKeyPEM: pemText})
+	f, err := d.core.deps.Fetcher.Fetch(ctx, FetchRequest{URL: uri, Accept: acceptActor, KeyID: keyID, PrivateKeyPEM: pemText,
+		CheckHost: d.core.checkFetch(ctx)})
 	if err != nil {
 		return Document{}, fmt.Errorf("fetch %s: %w", clip(uri), err)
 	}
@@ -87,6 +90,12 @@ func (d Dereferencer) get(ctx context.Context, uri string) (Document, error) {
 		return Document{}, fmt.Errorf("%w: %s answered a document without an http(s) id", domain.ErrForbidden, clip(uri))
 	}
 	return Document{ID: id, URL: f.URL, Body: f.Body}, nil
+}
+
+// checkFetch is the federation policy's check of every host a fetch
+// goes to (redirects included).
+func (c *fedCore) checkFetch(ctx context.Context) func(host string) error {
+	return func(host string) error { return c.deps.Moderation.Refuse(ctx, host, RefusedFetch) }
 }
 
 // documentID is the "id" of a JSON object, "" for anything else.

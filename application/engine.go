@@ -187,18 +187,19 @@ func (c EngineConfig) withDefaults() EngineConfig {
 // poll, reaper, retry curve, grace, breaker) runs on the injected clock, so
 // the tests drive them with the fake one and are not held up by these.
 type Engine struct {
-	jobs      ports.JobStore
-	instances ports.InstanceStore
-	deliverer ports.Deliverer
-	keys      SigningKeys
-	clock     ports.Clock
-	rnd       ports.Random
-	ids       ports.IDs
-	wakes     ports.WakeSource
-	obs       ports.EngineObserver
-	log       *slog.Logger
-	cfg       EngineConfig
-	debug     bool // debug logs enabled: per-job loggers are worth building
+	jobs       ports.JobStore
+	instances  ports.InstanceStore
+	deliverer  ports.Deliverer
+	keys       SigningKeys
+	moderation *Moderation
+	clock      ports.Clock
+	rnd        ports.Random
+	ids        ports.IDs
+	wakes      ports.WakeSource
+	obs        ports.EngineObserver
+	log        *slog.Logger
+	cfg        EngineConfig
+	debug      bool // debug logs enabled: per-job loggers are worth building
 
 	wake    chan struct{} // enqueues in this process; buffered 1, coalescing
 	freed   chan struct{} // a delivery finished; buffered 1, coalescing
@@ -237,7 +238,10 @@ type EngineDeps struct {
 	IDs       ports.IDs
 	Wakes     ports.WakeSource     // optional: wake-ups from other processes
 	Observer  ports.EngineObserver // optional
-	Log       *slog.Logger
+	// Moderation is the federation policy: a job to a host it refuses
+	// ends without a request. Nil federates with everyone.
+	Moderation *Moderation
+	Log        *slog.Logger
 }
 
 // NewEngine builds an engine; call Run to start it.
@@ -251,7 +255,7 @@ func NewEngine(deps EngineDeps, cfg EngineConfig) *Engine {
 		log = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{
-		jobs: deps.Jobs, instances: deps.Instances, deliverer: deps.Deliverer, keys: deps.Keys,
+		jobs: deps.Jobs, instances: deps.Instances, deliverer: deps.Deliverer, keys: deps.Keys, moderation: deps.Moderation,
 		clock: deps.Clock, rnd: deps.Random, ids: deps.IDs, wakes: deps.Wakes, obs: obs,
 		log: log.With("component", "engine"), cfg: cfg.withDefaults(),
 		wake: make(chan struct{}, 1), freed: make(chan struct{}, 1), flushed: make(chan struct{}, 1),

@@ -20,6 +20,11 @@ type FetchRequest struct {
 	// "(request-target) host date"); empty: unsigned.
 	KeyID         string
 	PrivateKeyPEM string
+	// CheckHost, if set, is asked before each request, the first one's
+	// and every redirect's, with the host[:port] it goes to: an error
+	// refuses the fetch with that error (the federation policy: nothing
+	// is fetched from a suspended domain, SPEC §11).
+	CheckHost func(host string) error
 }
 
 // Fetched is a document another server answered with.
@@ -63,6 +68,11 @@ type FederationDeps struct {
 	Posts      ports.PostStore      // read and written through HTML, which NewFederation wraps it in
 	HTML       ports.HTMLSanitizer  // sanitizes every post's content written or read (SPEC §10)
 	Tombstones ports.TombstoneStore // deleted remote objects and actors (SPEC §10)
+	// Moderation is the operator's federation policy (SPEC §11); nil
+	// federates with everyone.
+	Moderation *Moderation
+	// Reports keeps the Flags other servers send (SPEC §11).
+	Reports ports.ReportStore
 	Jobs       ports.JobStore
 	FanOuts    ports.FanOutStore // nil: fan-outs are not recorded (not resumable)
 	Fetcher    Fetcher
@@ -91,6 +101,7 @@ type Federation struct {
 	Mentions     MentionsHandler
 	Resolver     *ActorResolver
 	URLs         URLs
+	moderation   *Moderation
 }
 
 // fedCore is what the federation use cases share.
@@ -108,7 +119,7 @@ func NewFederation(deps FederationDeps) *Federation {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
 	deps.Log = deps.Log.With("component", "federation")
-	deps.Posts = sanitizePosts(deps.Posts, deps.HTML)
+	deps.Posts = moderatePosts(sanitizePosts(deps.Posts, deps.HTML), deps.Moderation)
 	enq := EnqueueHandler{jobs: deps.Jobs, waker: deps.Waker}
 	core := &fedCore{deps: deps, pub: newPublishHandler(Deps{Actors: deps.Actors, Followers: deps.Followers, Foreign: deps.Foreign,
 		Posts: deps.Posts, HTML: deps.HTML, Jobs: deps.Jobs, FanOuts: deps.FanOuts, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log}, deps.URLs, enq)}
@@ -127,7 +138,26 @@ func NewFederation(deps FederationDeps) *Federation {
 		Mentions:     MentionsHandler{core: core},
 		Resolver:     resolver,
 		URLs:         deps.URLs,
+		moderation:   deps.Moderation,
 	}
+}
+
+// Admit is the gate every inbound request passes first (SPEC §11, as
+// GoToSocial's Blocked): the hosts that speak in it (its signature's key
+// id, its activity's actor) must not be refused by the federation policy.
+// It runs before any signature work, so a suspended domain costs no key
+// fetch. The error wraps ErrRefusedByPolicy (403), or domain.ErrUnavailable
+// (503) when the policy cannot be read.
+func (f *Federation) Admit(ctx context.Context, hosts ...string) error {
+	for _, h := range hosts {
+		if h == "" {
+			continue
+		}
+		if err := f.moderation.Refuse(ctx, h, RefusedInbox); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // LocalActor is a local actor as the ActivityPub surface shows it.

@@ -133,9 +133,18 @@ type fedBundle struct {
 	keys     [2]domain.KeyPair
 	// replyTarget is a note of ours a test replies to.
 	replyTarget string
+	// mod is the federation policy, over modStore; reports keeps Flags.
+	mod      *application.Moderation
+	modStore ports.ModerationStore
+	reports  ports.ReportStore
 }
 
 func setupFed(t *testing.T) *fedBundle {
+	t.Helper()
+	return setupFedMode(t, domain.FederationBlocklist)
+}
+
+func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 	t.Helper()
 	ctx := context.Background()
 	b := &fedBundle{
@@ -144,19 +153,22 @@ func setupFed(t *testing.T) *fedBundle {
 		fetcher: &docFetcher{docs: map[string][]byte{}, errs: map[string]error{}, redirects: map[string]string{}, types: map[string]string{}}, keys: realKeys(t),
 	}
 	b.enqueue = &failingJobs{JobStore: b.jobs, ok: 1 << 30}
+	b.modStore, b.reports = memory.NewTmpModeration(), memory.NewTmpReports()
+	b.mod = application.NewModeration(application.ModerationDeps{Store: b.modStore, JobAdmin: b.jobs, Foreign: b.content,
+		Followers: b.follows, Mode: mode, Clock: b.clock})
 	names := memory.NewNameRegistry()
 	urls := application.NewURLs("local.example")
 	ids := fake.NewIDs("id")
 	deps := application.Deps{
 		Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: names, Followers: b.follows,
-		Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: b.enqueue, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
+		Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Moderation: b.mod, Jobs: b.enqueue, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
 		Clock: b.clock, IDs: ids,
 	}
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	b.app = application.New(deps, policy, "instance", urls, nil)
 	b.fed = application.NewFederation(application.FederationDeps{
 		Actors: b.accounts, Names: names, Followers: b.follows, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.enqueue,
-		Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
+		Moderation: b.mod, Reports: b.reports, Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 	})
 	b.app.Publish.Resolver = b.fed.Resolver
 	if _, err := b.app.InstanceActor.Handle(ctx); err != nil {

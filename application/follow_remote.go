@@ -138,6 +138,11 @@ func (h FollowRemoteHandler) followLocal(ctx context.Context, me, target LocalAc
 
 func (h FollowRemoteHandler) followRemote(ctx context.Context, me LocalActor, fa domain.ForeignAvatar) (Followed, error) {
 	d := h.core.deps
+	// A cached actor of a domain blocked since is refused here; an
+	// uncached one was already, by the fetch.
+	if err := d.Moderation.Refuse(ctx, hostOf(fa.ActorURI), RefusedFollow); err != nil {
+		return Followed{}, err
+	}
 	actID := d.URLs.Activity(me.URI, d.IDs.NewID())
 	f, err := domain.NewFollower(me.URI, fa.ActorURI, actID, domain.FollowPending, d.Clock.Now())
 	if err != nil {

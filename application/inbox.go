@@ -68,6 +68,8 @@ func (h InboxHandler) Handle(ctx context.Context, req InboxRequest) (InboxResult
 		return h.react(ctx, req, domain.ReactionLike)
 	case "Announce":
 		return h.react(ctx, req, domain.ReactionAnnounce)
+	case "Flag":
+		return h.flag(ctx, req)
 	}
 	return h.core.ignore(ctx, act, "unsupported activity type"), nil
 }
@@ -118,6 +120,12 @@ func (h InboxHandler) follow(ctx context.Context, req InboxRequest) (InboxResult
 			d.Log.ErrorContext(ctx, "could not undo a follow that failed half way", "follower", signer, "followed", target.URI, "err", uerr)
 		}
 		return cause
+	}
+	if prev != domain.FollowAccepted && d.Moderation.Silenced(ctx, hostOf(signer)) {
+		// A silenced domain's follows need approval (SPEC §11): the
+		// request stays pending until the persona accepts it.
+		d.Log.InfoContext(ctx, "follow from a silenced domain kept pending approval", "follower", signer, "followed", target.URI)
+		return InboxResult{Reason: "pending approval: the follower's domain is silenced"}, nil
 	}
 	if prev != domain.FollowAccepted {
 		if err := d.Followers.SetState(ctx, signer, target.URI, domain.FollowAccepted, now); err != nil {
@@ -259,6 +267,17 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 		return InboxResult{}, fmt.Errorf("%w: note attributed to %q, not to the signer", domain.ErrForbidden, clip(o.Author))
 	}
 	aud := distinct(append(append([]string(nil), act.Audience...), o.Audience...))
+	silenced := h.core.deps.Moderation.Silenced(ctx, hostOf(signer))
+	if silenced {
+		// A silenced domain's posts reach only the personas that follow
+		// their author (SPEC §11): not whom they address or mention, and
+		// no group boosts them.
+		if followed, err := h.core.followedHere(ctx, signer); err != nil {
+			return InboxResult{}, err
+		} else if !followed {
+			return h.core.ignore(ctx, act, "a note from a silenced domain whose author no one here follows"), nil
+		}
+	}
 	if ok, err := h.concerns(ctx, signer, o, aud); err != nil {
 		return InboxResult{}, err
 	} else if !ok {
@@ -268,9 +287,12 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	if published.IsZero() {
 		published = d.Clock.Now()
 	}
-	groups, err := h.memberGroups(ctx, signer, aud)
-	if err != nil {
-		return InboxResult{}, err
+	var groups []LocalActor
+	if !silenced {
+		var err error
+		if groups, err = h.memberGroups(ctx, signer, aud); err != nil {
+			return InboxResult{}, err
+		}
 	}
 	public := isPublic(aud)
 	toCollection := false

@@ -38,6 +38,8 @@ type ModerationDeps struct {
 	Mode      domain.FederationMode
 	Clock     ports.Clock
 	Log       *slog.Logger
+	// Observer counts refusals (nil: not counted).
+	Observer ports.PolicyObserver
 }
 
 // policyTTL is how long a copy of the rules is used before it is read
@@ -129,18 +131,50 @@ func (m *Moderation) Verdict(ctx context.Context, host string) (domain.Verdict, 
 // in allowlist mode. It wraps domain.ErrForbidden.
 var ErrRefusedByPolicy = fmt.Errorf("%w: refused by the federation policy", domain.ErrForbidden)
 
+// Where the policy refuses something, for PolicyObserver.
+const (
+	RefusedInbox    = "inbox"
+	RefusedFetch    = "fetch"
+	RefusedDelivery = "delivery"
+	RefusedFollow   = "follow"
+)
+
 // Refuse returns an error wrapping ErrRefusedByPolicy when the policy
-// refuses host, nil when it may federate, and the store's error (wrapping
-// domain.ErrUnavailable) when the rules cannot be read at all.
-func (m *Moderation) Refuse(ctx context.Context, host string) error {
+// refuses host, counting the refusal under kind; nil when host may
+// federate; and an error wrapping domain.ErrUnavailable when the rules
+// cannot be read at all (the caller refuses for now, not for good).
+func (m *Moderation) Refuse(ctx context.Context, host, kind string) error {
+	if m == nil {
+		return nil
+	}
 	v, err := m.Verdict(ctx, host)
 	if err != nil {
 		return fmt.Errorf("%w: the federation policy cannot be read: %v", domain.ErrUnavailable, err)
 	}
-	if v.Refused() {
-		return fmt.Errorf("%w: %s is %s", ErrRefusedByPolicy, host, v.Why())
+	if !v.Refused() {
+		return nil
 	}
-	return nil
+	if m.deps.Observer != nil {
+		m.deps.Observer.Refused(kind)
+	}
+	return &PolicyRefusal{Host: host, Why: v.Why()}
+}
+
+// PolicyRefusal is Refuse's error: which host, and why ("suspended", "not
+// allowed (allowlist mode)"). It wraps ErrRefusedByPolicy.
+type PolicyRefusal struct{ Host, Why string }
+
+func (r *PolicyRefusal) Error() string { return fmt.Sprintf("%v: %s is %s", ErrRefusedByPolicy, r.Host, r.Why) }
+func (r *PolicyRefusal) Unwrap() error { return ErrRefusedByPolicy }
+
+// Silenced reports whether host is silenced; false when the rules cannot
+// be read (Refuse, checked first on every path, has refused by then).
+func (m *Moderation) Silenced(ctx context.Context, host string) bool {
+	if m == nil {
+		return false
+	}
+	v, err := m.Verdict(ctx, host)
+	return err == nil && v.Silenced()
 }
 
 // Blocked is what a block did.
@@ -270,6 +304,6 @@ func (m *Moderation) Allows(ctx context.Context) ([]domain.DomainAllow, error) {
 	return m.deps.Store.DomainAllows(ctx)
 }
 
-// refusedByPolicy reports whether err is a refusal of the federation
+// RefusedByPolicy reports whether err is a refusal of the federation
 // policy.
-func refusedByPolicy(err error) bool { return errors.Is(err, ErrRefusedByPolicy) }
+func RefusedByPolicy(err error) bool { return errors.Is(err, ErrRefusedByPolicy) }

@@ -38,3 +38,11 @@ func (NopObserver) Settled(domain.JobState)                         {}
 func (NopObserver) Reaped(ReapResult)                               {}
 func (NopObserver) Quarantined(string, time.Time)                   {}
 func (NopObserver) InFlight(int)                                    {}
+
+// PolicyObserver hears what the federation policy refused (SPEC §11), for
+// metrics. kind says where: "inbox" (a request from the domain), "fetch"
+// (a document of it), "delivery" (a job to it), "follow" (following one of
+// its actors).
+type PolicyObserver interface {
+	Refused(kind string)
+}

@@ -51,6 +51,11 @@ func (c *Client) Fetch(ctx context.Context, r application.FetchRequest) (applica
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return application.Fetched{}, fmt.Errorf("%w: %q is not an http(s) URL", domain.ErrInvalidInput, target)
 		}
+		if r.CheckHost != nil {
+			if err := r.CheckHost(u.Host); err != nil {
+				return application.Fetched{}, fmt.Errorf("GET %s: %w", u.Redacted(), err)
+			}
+		}
 		resp, err := c.get(ctx, u, r, key)
 		if err != nil {
 			return application.Fetched{}, err

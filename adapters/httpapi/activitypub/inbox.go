@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
@@ -27,6 +29,12 @@ func (h *Handler) inbox(kind domain.NameKind) http.HandlerFunc {
 			}
 			recipient = a.URI
 		}
+		// The federation policy first, on the key id's host, before the
+		// body is read or any key fetched.
+		if err := h.fed.Admit(ctx, keyIDHost(r)); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
 		body, err := readBody(w, r, h.cfg.MaxBodyBytes)
 		if err != nil {
 			h.writeError(w, r, err)
@@ -40,6 +48,10 @@ func (h *Handler) inbox(kind domain.NameKind) http.HandlerFunc {
 		act, err := application.DecodeActivity(body)
 		if err != nil {
 			h.writeError(w, r, fmt.Errorf("%w: %v", errMalformed, err))
+			return
+		}
+		if err := h.fed.Admit(ctx, hostOf(act.Actor)); err != nil {
+			h.writeError(w, r, err)
 			return
 		}
 		signer, err := h.authenticate(ctx, sig, act)
@@ -66,6 +78,30 @@ func (h *Handler) inbox(kind domain.NameKind) http.HandlerFunc {
 		h.log.DebugContext(ctx, "activity accepted", "type", act.Type, "actor", act.Actor, "ignored", res.Ignored, "duplicate", res.Duplicate)
 		w.WriteHeader(http.StatusAccepted)
 	}
+}
+
+// keyIDHost is the host of the Signature's key id, "" when there is none
+// to read (the signature checks refuse such a request next).
+func keyIDHost(r *http.Request) string {
+	value := r.Header.Get("Signature")
+	if value == "" {
+		if auth := r.Header.Get("Authorization"); len(auth) > 10 && strings.EqualFold(auth[:10], "signature ") {
+			value = auth[10:]
+		}
+	}
+	params, err := signatureParams(value)
+	if err != nil {
+		return ""
+	}
+	return hostOf(params["keyId"])
+}
+
+func hostOf(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 // errGoneActor: a Delete of an actor whose server says it is gone; the
