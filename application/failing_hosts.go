@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/heraldfed/herald/ports"
 )
 
@@ -16,7 +14,9 @@ import (
 // "Load"): each host has a budget of failed key fetches, keyFailBurst at
 // once and one more each keyFailEvery; once a host has spent it, key
 // fetches there pause until the budget grows back, and a success gives the
-// whole budget back. And at most keyFetchesPerHost run at once per host, so
+// whole budget back. A fetch takes its failure from the budget before it
+// starts (and gets it back unless it failed), so fetches running at once
+// cannot together overspend it. And at most keyFetchesPerHost run at once per host, so
 // a burst of forged key ids that all arrive before the first fetches fail
 // costs that host a couple of requests, not one per forgery.
 //
@@ -40,13 +40,25 @@ type failingHosts struct {
 }
 
 type hostFetches struct {
-	budget *rate.Limiter // failed key fetches allowed
+	// budget of failed key fetches left, a token bucket: at most
+	// keyFailBurst, one more each keyFailEvery since at.
+	budget float64
+	at     time.Time
 	slots  chan struct{}
 	users  int // callers holding or waiting for a slot
 }
 
 func newFailingHosts(clock ports.Clock) *failingHosts {
 	return &failingHosts{clock: clock, hosts: map[string]*hostFetches{}}
+}
+
+// refill adds the budget grown back since h.at. Called with mu held.
+func (f *failingHosts) refill(h *hostFetches) {
+	now := f.clock.Now()
+	if grown := now.Sub(h.at); grown > 0 {
+		h.budget = min(keyFailBurst, h.budget+float64(grown)/float64(keyFailEvery))
+	}
+	h.at = now
 }
 
 // paused is how long key fetches to host are still paused; 0 if they
@@ -58,11 +70,16 @@ func (f *failingHosts) paused(host string) time.Duration {
 	if !ok {
 		return 0
 	}
-	tokens := h.budget.TokensAt(f.clock.Now())
-	if tokens >= 1 {
+	return f.wait(h)
+}
+
+// wait is paused for an entry. Called with mu held.
+func (f *failingHosts) wait(h *hostFetches) time.Duration {
+	f.refill(h)
+	if h.budget >= 1 {
 		return 0
 	}
-	return max(time.Second, time.Duration((1-tokens)*float64(keyFailEvery)))
+	return max(time.Second, time.Duration((1-h.budget)*float64(keyFailEvery)))
 }
 
 // acquire waits for one of the host's key fetch slots; release gives it
@@ -87,14 +104,32 @@ func (f *failingHosts) acquire(ctx context.Context, host string) (release func()
 	}
 }
 
-// failed spends one of the host's failed key fetches and returns how long
-// key fetches there now pause (0 while budget is left).
-func (f *failingHosts) failed(host string) time.Duration {
+// take spends one failed fetch of the host's budget ahead of a fetch,
+// so that fetches running at once can never together fail more than the
+// budget allows; it returns how long fetches pause instead when none is
+// left. succeeded gives it back (and the rest), refund gives back one that
+// did not fail for the host's sake.
+func (f *failingHosts) take(host string) time.Duration {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	h := f.entry(host)
-	h.budget.AllowN(f.clock.Now(), 1)
-	f.mu.Unlock()
-	return f.paused(host)
+	if wait := f.wait(h); wait > 0 {
+		return wait
+	}
+	h.budget--
+	return 0
+}
+
+// refund gives back a failure taken ahead of a fetch that did not fail
+// for the host's sake (our own store failed).
+func (f *failingHosts) refund(host string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h, ok := f.hosts[host]; ok {
+		f.refill(h)
+		h.budget = min(keyFailBurst, h.budget+1)
+		f.forget(host, h)
+	}
 }
 
 // succeeded gives the host its whole budget back.
@@ -102,12 +137,10 @@ func (f *failingHosts) succeeded(host string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if h, ok := f.hosts[host]; ok {
-		h.budget = newKeyFailBudget()
+		h.budget, h.at = keyFailBurst, f.clock.Now()
 		f.forget(host, h)
 	}
 }
-
-func newKeyFailBudget() *rate.Limiter { return rate.NewLimiter(rate.Every(keyFailEvery), keyFailBurst) }
 
 // entry returns the host's entry, made if missing. Called with mu held.
 func (f *failingHosts) entry(host string) *hostFetches {
@@ -117,7 +150,7 @@ func (f *failingHosts) entry(host string) *hostFetches {
 	if len(f.hosts) >= maxFailingHosts {
 		f.evict()
 	}
-	h := &hostFetches{budget: newKeyFailBudget(), slots: make(chan struct{}, keyFetchesPerHost)}
+	h := &hostFetches{budget: keyFailBurst, at: f.clock.Now(), slots: make(chan struct{}, keyFetchesPerHost)}
 	f.hosts[host] = h
 	return h
 }
@@ -125,7 +158,8 @@ func (f *failingHosts) entry(host string) *hostFetches {
 // whole reports whether the host's budget is whole again (a fresh entry
 // would be the same). Called with mu held.
 func (f *failingHosts) whole(h *hostFetches) bool {
-	return h.budget.TokensAt(f.clock.Now()) >= keyFailBurst
+	f.refill(h)
+	return h.budget >= keyFailBurst
 }
 
 // forget drops an entry nobody uses whose budget is whole. Called with mu

@@ -145,15 +145,17 @@ func (r *ActorResolver) keyFetch(ctx context.Context, keyID string, fetch func()
 		return domain.ForeignAvatar{}, fmt.Errorf("%w: waiting to fetch key %s: %v", domain.ErrUnavailable, clip(keyID), err)
 	}
 	defer release()
-	if wait := r.failing.paused(host); wait > 0 {
+	if wait := r.failing.take(host); wait > 0 {
 		return domain.ForeignAvatar{}, fmt.Errorf("%w: key fetches to %s are paused for %s after failures", domain.ErrUnavailable, host, wait.Round(time.Second))
 	}
 	fa, err := fetch()
 	switch {
 	case err == nil:
 		r.failing.succeeded(host)
-	case !isCacheError(err):
-		if wait := r.failing.failed(host); wait > 0 {
+	case isCacheError(err):
+		r.failing.refund(host)
+	default:
+		if wait := r.failing.paused(host); wait > 0 {
 			r.core.deps.Log.InfoContext(ctx, "key fetches failed; pausing key fetches to the host", "host", host, "key_id", clip(keyID), "pause", wait, "err", err)
 		} else {
 			r.core.deps.Log.DebugContext(ctx, "key fetch failed", "host", host, "key_id", clip(keyID), "err", err)
