@@ -73,14 +73,14 @@ type FederationDeps struct {
 	Moderation *Moderation
 	// Reports keeps the Flags other servers send (SPEC §11).
 	Reports ports.ReportStore
-	Jobs       ports.JobStore
-	FanOuts    ports.FanOutStore // nil: fan-outs are not recorded (not resumable)
-	Fetcher    Fetcher
-	Clock      ports.Clock
-	IDs        ports.IDs
-	Waker      Waker // optional: the engine, woken on enqueue
-	Log        *slog.Logger
-	URLs       URLs
+	Jobs    ports.JobStore
+	FanOuts ports.FanOutStore // nil: fan-outs are not recorded (not resumable)
+	Fetcher Fetcher
+	Clock   ports.Clock
+	IDs     ports.IDs
+	Waker   Waker // optional: the engine, woken on enqueue
+	Log     *slog.Logger
+	URLs    URLs
 	// InstanceActor is the instance actor's name; it signs fetches.
 	InstanceActor string
 }

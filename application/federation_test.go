@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -44,9 +45,19 @@ type docFetcher struct {
 func (f *docFetcher) Fetch(_ context.Context, r application.FetchRequest) (application.Fetched, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, r)
 	answered := r.URL
-	for hops := 0; f.redirects[answered] != ""; hops++ {
+	for hops := 0; ; hops++ {
+		if r.CheckHost != nil {
+			if err := r.CheckHost(hostOf(answered)); err != nil {
+				return application.Fetched{}, err
+			}
+		}
+		if hops == 0 {
+			f.calls = append(f.calls, r)
+		}
+		if f.redirects[answered] == "" {
+			break
+		}
 		if hops == 3 {
 			return application.Fetched{}, fmt.Errorf("%w: too many redirects", domain.ErrForbidden)
 		}
@@ -63,6 +74,14 @@ func (f *docFetcher) Fetch(_ context.Context, r application.FetchRequest) (appli
 		return application.Fetched{Body: d, URL: answered, ContentType: ct}, nil
 	}
 	return application.Fetched{}, fmt.Errorf("%w: %s", domain.ErrNotFound, r.URL)
+}
+
+func hostOf(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 func (f *docFetcher) set(url string, doc []byte) {

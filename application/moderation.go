@@ -164,7 +164,9 @@ func (m *Moderation) Refuse(ctx context.Context, host, kind string) error {
 // allowed (allowlist mode)"). It wraps ErrRefusedByPolicy.
 type PolicyRefusal struct{ Host, Why string }
 
-func (r *PolicyRefusal) Error() string { return fmt.Sprintf("%v: %s is %s", ErrRefusedByPolicy, r.Host, r.Why) }
+func (r *PolicyRefusal) Error() string {
+	return fmt.Sprintf("%v: %s is %s", ErrRefusedByPolicy, r.Host, r.Why)
+}
 func (r *PolicyRefusal) Unwrap() error { return ErrRefusedByPolicy }
 
 // Silenced reports whether host is silenced; false when the rules cannot

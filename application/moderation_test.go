@@ -1,0 +1,191 @@
+package application_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+)
+
+func (b *fedBundle) block(d string, s domain.Severity) application.Blocked {
+	b.t.Helper()
+	bl, err := domain.NewDomainBlock(d, s, "test", b.clock.Now())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	res, err := b.mod.Block(context.Background(), bl)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return res
+}
+
+// TestSuspendedDomain: nothing is accepted from a suspended domain (or a
+// subdomain of it), nothing is fetched from it, its actors cannot be
+// followed, and what it left here is hidden until the block is lifted.
+func TestSuspendedDomain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupFed(t)
+	b.accepted(alice, bob)
+	const note1 = "https://remote.example/users/bob/statuses/s1"
+	mustDeliver(t, b, bob, note(note1, bob, "<p>before</p>", application.ASPublic))
+	mustDeliver(t, b, bob, follow("https://remote.example/f/1", bob, alice))
+	b.signer(carol)
+
+	res := b.block("remote.example", domain.SeveritySuspend)
+	if res.FollowsRemoved != 2 {
+		t.Fatalf("%d follows removed, want 2 (alice→bob, bob→alice)", res.FollowsRemoved)
+	}
+	for _, host := range []string{"remote.example", "sub.remote.example:8443"} {
+		if err := b.fed.Admit(ctx, host); !application.RefusedByPolicy(err) || !errors.Is(err, domain.ErrForbidden) {
+			t.Fatalf("Admit(%s): %v, want a refusal (403)", host, err)
+		}
+	}
+	if err := b.fed.Admit(ctx, "other.example", "notremote.example"); err != nil {
+		t.Fatalf("other domains: %v", err)
+	}
+	// Hidden from every read.
+	if _, err := b.fed.Collections.PostsBy(ctx, bob, time.Time{}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if ps, _ := b.fed.Collections.PostsBy(ctx, bob, time.Time{}, 10); len(ps) != 0 {
+		t.Fatalf("bob's posts still shown: %d", len(ps))
+	}
+	// Nothing is fetched there, and its actors cannot be followed.
+	before := len(b.fetcher.calls)
+	const erin = "https://remote.example/users/erin"
+	if _, err := b.fed.Resolver.Resolve(ctx, erin); !application.RefusedByPolicy(err) {
+		t.Fatalf("resolving erin: %v", err)
+	}
+	if _, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: b.userID, As: "alice", Target: carol}); !application.RefusedByPolicy(err) {
+		t.Fatalf("following carol (cached): %v", err)
+	}
+	if n := len(b.fetcher.calls) - before; n != 0 {
+		t.Fatalf("%d fetches to a suspended domain", n)
+	}
+	// Lifted: federation resumes, the hidden post shows again.
+	if err := b.mod.Unblock(ctx, "remote.example"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.fed.Admit(ctx, "remote.example"); err != nil {
+		t.Fatal(err)
+	}
+	if ps, _ := b.fed.Collections.PostsBy(ctx, bob, time.Time{}, 10); len(ps) != 1 {
+		t.Fatalf("bob's post after the lift: %d", len(ps))
+	}
+}
+
+// TestSilencedDomain: a silenced domain's notes reach only the personas
+// that follow their author, groups do not boost them, and its follows
+// wait for approval.
+func TestSilencedDomain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupFed(t)
+	b.block("remote.example", domain.SeveritySilence)
+	if err := b.fed.Admit(ctx, "remote.example"); err != nil {
+		t.Fatalf("a silenced domain is not refused: %v", err)
+	}
+	const mention = "https://remote.example/users/bob/statuses/m"
+	if res, err := b.deliver("", bob, noteMentioning(mention, bob, "<p>@alice</p>", []string{application.ASPublic}, alice)); err != nil || !res.Ignored {
+		t.Fatalf("a stranger's mention from a silenced domain: %+v %v", res, err)
+	}
+	b.accepted(alice, bob)
+	b.accepted(bob, club)
+	const toClub = "https://remote.example/users/bob/statuses/g"
+	jobs := len(b.allJobs())
+	mustDeliver(t, b, bob, note(toClub, bob, "<p>club</p>", application.ASPublic, club))
+	if p, err := b.content.PostByObjectURI(ctx, toClub); err != nil || p.GroupURI != "" {
+		t.Fatalf("followed author's note: %+v %v (kept, without the group)", p, err)
+	}
+	if n := len(b.allJobs()) - jobs; n != 0 {
+		t.Fatalf("%d deliveries queued: the group boosted a silenced note", n)
+	}
+	// Its follows stay pending: no Accept queued.
+	res, err := b.deliver("", carol, follow("https://remote.example/f/2", carol, alice))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := b.follower(carol, alice); !ok || f.State != domain.FollowPending {
+		t.Fatalf("carol's follow %+v %v (%+v), want pending", f, ok, res)
+	}
+	if n := len(b.allJobs()) - jobs; n != 0 {
+		t.Fatalf("%d deliveries queued: an Accept went out", n)
+	}
+}
+
+// TestAllowlistMode: only allowed domains (and their subdomains)
+// federate; first contact included.
+func TestAllowlistMode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupFedMode(t, domain.FederationAllowlist)
+	if err := b.fed.Admit(ctx, "remote.example"); !application.RefusedByPolicy(err) {
+		t.Fatalf("not allowed: %v", err)
+	}
+	if _, err := b.fed.Resolver.Resolve(ctx, bob); !application.RefusedByPolicy(err) {
+		t.Fatalf("first contact with a domain not allowed: %v", err)
+	}
+	a, _ := domain.NewDomainAllow("example", b.clock.Now())
+	if err := b.mod.Allow(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.fed.Admit(ctx, "remote.example"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fed.Resolver.Resolve(ctx, bob); err != nil {
+		t.Fatal(err)
+	}
+	// A block still bites inside an allowed domain.
+	b.block("remote.example", domain.SeveritySuspend)
+	if err := b.fed.Admit(ctx, "remote.example"); !application.RefusedByPolicy(err) {
+		t.Fatalf("blocked inside an allowed domain: %v", err)
+	}
+	if err := b.fed.Admit(ctx, "other.example"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFlagIsKeptAsAReport: an incoming Flag names our actors and posts;
+// one that names nothing of ours, or is oversized, is refused and keeps
+// nothing; a redelivery is one report.
+func TestFlagIsKeptAsAReport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupFed(t)
+	p, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello", Visibility: domain.VisibilityPublic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flag := func(id, objects, content string) string {
+		return `{"id":"` + id + `","type":"Flag","actor":"` + bob + `","content":"` + content + `","object":` + objects + `}`
+	}
+	mustDeliver(t, b, bob, flag("https://remote.example/flags/1", `["`+alice+`","`+p.ObjectURI+`","https://remote.example/x"]`, "spam"))
+	if res, err := b.deliver("", bob, flag("https://remote.example/flags/1", `["`+alice+`"]`, "spam")); err != nil || !res.Duplicate {
+		t.Fatalf("redelivered Flag: %+v %v", res, err)
+	}
+	rs, err := b.reports.Reports(ctx, true, 10)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("reports %+v %v", rs, err)
+	}
+	if r := rs[0]; len(r.Targets) != 1 || r.Targets[0] != alice || len(r.Objects) != 1 || r.Objects[0] != p.ObjectURI || r.Comment != "spam" || r.ReporterURI != bob {
+		t.Fatalf("report %+v", r)
+	}
+	for name, act := range map[string]string{
+		"names nothing of ours": flag("https://remote.example/flags/2", `["https://remote.example/users/x"]`, "x"),
+		"an oversized comment":  flag("https://remote.example/flags/3", `["`+alice+`"]`, strings.Repeat("x", domain.MaxReportComment+1)),
+		"an id on another host": flag("https://other.example/flags/4", `["`+alice+`"]`, "x"),
+	} {
+		if _, err := b.deliver("", bob, act); !errors.Is(err, domain.ErrInvalidInput) {
+			t.Errorf("%s: %v, want ErrInvalidInput (422)", name, err)
+		}
+	}
+	if rs, _ := b.reports.Reports(ctx, false, 10); len(rs) != 1 {
+		t.Fatalf("%d reports kept, want 1", len(rs))
+	}
+}
