@@ -92,6 +92,8 @@ type FederationDeps struct {
 type Federation struct {
 	Inbox        InboxHandler
 	FollowRemote FollowRemoteHandler
+	// AnswerFollow accepts or rejects a follow waiting for approval.
+	AnswerFollow AnswerFollowRequestHandler
 	Followers    ListFollowersHandler
 	Collections  CollectionsHandler
 	Actors       LocalActorsHandler
@@ -129,6 +131,7 @@ func NewFederation(deps FederationDeps) *Federation {
 	return &Federation{
 		Inbox:        InboxHandler{core: core, resolver: resolver},
 		FollowRemote: FollowRemoteHandler{core: core, resolver: resolver},
+		AnswerFollow: AnswerFollowRequestHandler{core: core},
 		Followers:    ListFollowersHandler{core: core},
 		Collections:  CollectionsHandler{core: core},
 		Actors:       actors,

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -132,21 +133,27 @@ func (h InboxHandler) follow(ctx context.Context, req InboxRequest) (InboxResult
 			return InboxResult{}, undo(err)
 		}
 	}
-	// The Accept's id derives from the Follow's, so a Follow delivered
-	// twice queues one Accept.
-	accept := Activity{
-		ID: d.URLs.Activity(target.URI, "accept-"+shortHash(act.ID)), Type: "Accept", Actor: target.URI,
-		To: []string{signer}, Object: FollowObject{ID: act.ID, Type: "Follow", Actor: signer, Object: target.URI},
-	}
-	inbox := req.Signer.Inbox
-	if inbox == "" {
-		inbox = req.Signer.DeliveryInbox()
-	}
-	if _, err := h.core.send(ctx, target, accept, []string{inbox}); err != nil {
+	if err := h.core.answerFollow(ctx, target, req.Signer, act.ID, "Accept"); err != nil {
 		return InboxResult{}, undo(err)
 	}
 	d.Log.InfoContext(ctx, "follow accepted", "follower", signer, "followed", target.URI, "new", created)
 	return InboxResult{Duplicate: !created && prev == domain.FollowAccepted}, nil
+}
+
+// answerFollow queues an Accept or a Reject of a follower's Follow to
+// its inbox, signed by the followed actor. Its id derives from the
+// Follow's, so answering one Follow twice queues one answer.
+func (c *fedCore) answerFollow(ctx context.Context, target LocalActor, follower domain.ForeignAvatar, followID, kind string) error {
+	answer := Activity{
+		ID: c.deps.URLs.Activity(target.URI, strings.ToLower(kind)+"-"+shortHash(followID)), Type: kind, Actor: target.URI,
+		To: []string{follower.ActorURI}, Object: FollowObject{ID: followID, Type: "Follow", Actor: follower.ActorURI, Object: target.URI},
+	}
+	inbox := follower.Inbox
+	if inbox == "" {
+		inbox = follower.DeliveryInbox()
+	}
+	_, err := c.send(ctx, target, answer, []string{inbox})
+	return err
 }
 
 // undo handles Undo{Follow}: the follower stops following.

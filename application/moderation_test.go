@@ -117,6 +117,31 @@ func TestSilencedDomain(t *testing.T) {
 	if n := len(b.allJobs()) - jobs; n != 0 {
 		t.Fatalf("%d deliveries queued: an Accept went out", n)
 	}
+	// alice approves: accepted, and the Accept goes to carol.
+	res2, err := b.fed.AnswerFollow.Handle(ctx, application.AnswerFollowRequest{UserID: b.userID, As: "alice", Follower: carol, Accept: true})
+	if err != nil || !res2.Changed || res2.State != domain.FollowAccepted {
+		t.Fatalf("approve: %+v %v", res2, err)
+	}
+	if f, _ := b.follower(carol, alice); f.State != domain.FollowAccepted {
+		t.Fatalf("carol's follow after approval: %+v", f)
+	}
+	all := b.allJobs()
+	if len(all)-jobs != 1 || payload(t, all[len(all)-1])["type"] != "Accept" {
+		t.Fatalf("after approval: %d new jobs", len(all)-jobs)
+	}
+	// A rejection removes the follow and sends a Reject.
+	if _, err := b.deliver("", bob, follow("https://remote.example/f/3", bob, alice)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fed.AnswerFollow.Handle(ctx, application.AnswerFollowRequest{UserID: b.userID, As: "alice", Follower: bob}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.follower(bob, alice); ok {
+		t.Fatal("bob's rejected follow kept")
+	}
+	if all := b.allJobs(); payload(t, all[len(all)-1])["type"] != "Reject" {
+		t.Fatal("no Reject queued")
+	}
 }
 
 // TestAllowlistMode: only allowed domains (and their subdomains)

@@ -34,6 +34,8 @@ func NewFollowRoutes(app *application.Application, fed *application.Federation, 
 func (f *FollowRoutes) Register(r *mux.Router) {
 	r.Handle("/api/v1/follows", f.authed(f.follow)).Methods(http.MethodPost)
 	r.Handle("/api/v1/personas/{name}/followers", f.authed(f.listFollowers)).Methods(http.MethodGet)
+	r.Handle("/api/v1/follow_requests/authorize", f.authed(f.answerFollow(true))).Methods(http.MethodPost)
+	r.Handle("/api/v1/follow_requests/reject", f.authed(f.answerFollow(false))).Methods(http.MethodPost)
 	r.Handle("/api/v1/posts", f.authed(f.listPosts)).Methods(http.MethodGet)
 	r.Handle("/api/v1/posts/{id}", f.authed(f.editPost)).Methods(http.MethodPatch)
 	r.Handle("/api/v1/posts/{id}", f.authed(f.deletePost)).Methods(http.MethodDelete)
@@ -86,6 +88,41 @@ func (f *FollowRoutes) follow(w http.ResponseWriter, r *http.Request, u domain.R
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, followedJSON{Target: res.Target, State: string(res.State), Activity: res.ActivityID, Created: res.Created, Queued: res.Queued})
+}
+
+type followRequestJSON struct {
+	As       string `json:"as"`
+	Follower string `json:"follower"`
+}
+
+type followAnsweredJSON struct {
+	Follower string `json:"follower"`
+	State    string `json:"state"` // "accepted", or "rejected"
+	Changed  bool   `json:"changed"`
+}
+
+// answerFollow accepts or rejects a follow waiting for the persona's
+// approval (GET /api/v1/personas/{name}/followers?state=pending lists
+// them): 200 with the new state; 404 when that actor does not follow or
+// ask to follow the persona.
+func (f *FollowRoutes) answerFollow(accept bool) func(http.ResponseWriter, *http.Request, domain.RootUser) {
+	return func(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
+		var in followRequestJSON
+		if err := decodeJSON(w, r, &in); err != nil {
+			writeError(w, r, f.log, err)
+			return
+		}
+		res, err := f.fed.AnswerFollow.Handle(r.Context(), application.AnswerFollowRequest{UserID: u.ID, As: in.As, Follower: in.Follower, Accept: accept})
+		if err != nil {
+			writeError(w, r, f.log, err)
+			return
+		}
+		state := string(res.State)
+		if !accept {
+			state = "rejected"
+		}
+		writeJSON(w, http.StatusOK, followAnsweredJSON{Follower: in.Follower, State: state, Changed: res.Changed})
+	}
 }
 
 type followerJSON struct {
