@@ -17,6 +17,7 @@ import (
 )
 
 var _ ports.EngineObserver = (*Metrics)(nil)
+var _ ports.PolicyObserver = (*Metrics)(nil)
 
 // DefaultCacheFor is how long one reading of the stores serves scrapes.
 const DefaultCacheFor = 5 * time.Second
@@ -45,6 +46,7 @@ type Metrics struct {
 	inFlight     prometheus.Gauge
 	flushed      prometheus.Counter
 	flushLatency prometheus.Histogram
+	refusals     *prometheus.CounterVec
 }
 
 // Options tune the store collector. Zero values take the defaults.
@@ -90,9 +92,12 @@ func New(jobs ports.JobAdmin, instances ports.InstanceStore, clock ports.Clock, 
 			Help: "Delivery results written to the store in batches by the engine's completer."}),
 		flushLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "herald_flush_duration_seconds",
 			Help: "Time one batch of results took to write.", Buckets: leaseBuckets}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "herald_policy_refusals_total",
+			Help: "What the federation policy (domain blocks, allowlist mode) refused, by where: inbox (a request), fetch, delivery, follow."},
+			[]string{"kind"}),
 	}
 	reg.MustRegister(m.leased, m.leaseLatency, m.deliveries, m.deliveryTime, m.settled, m.retries, m.reaped,
-		m.reaperPasses, m.quarantines, m.inFlight, m.flushed, m.flushLatency,
+		m.reaperPasses, m.quarantines, m.inFlight, m.flushed, m.flushLatency, m.refusals,
 		&storeCollector{jobs: jobs, instances: instances, clock: clock, cacheFor: opts.CacheFor, log: opts.Log},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -155,6 +160,9 @@ func (m *Metrics) Reaped(r ports.ReapResult) {
 
 // Quarantined implements ports.EngineObserver.
 func (m *Metrics) Quarantined(host string, until time.Time) { m.quarantines.Inc() }
+
+// Refused implements ports.PolicyObserver.
+func (m *Metrics) Refused(kind string) { m.refusals.WithLabelValues(kind).Inc() }
 
 // InFlight implements ports.EngineObserver.
 func (m *Metrics) InFlight(n int) { m.inFlight.Set(float64(n)) }

@@ -101,6 +101,9 @@ func TestEngineObserver(t *testing.T) {
 	m.Quarantined("b.example", t0.Add(time.Hour))
 	m.InFlight(5)
 	m.InFlight(4)
+	m.Refused("inbox")
+	m.Refused("inbox")
+	m.Refused("delivery")
 	text := b.scrape(t)
 	has(t, text,
 		"herald_jobs_leased_total 3",
@@ -123,6 +126,8 @@ func TestEngineObserver(t *testing.T) {
 		"herald_reaper_recoveries_total 1",
 		"herald_quarantines_total 1",
 		"herald_deliveries_in_flight 4",
+		`herald_policy_refusals_total{kind="inbox"} 2`,
+		`herald_policy_refusals_total{kind="delivery"} 1`,
 	)
 	if strings.Contains(text, "a.example") {
 		t.Error("a host name became a label")
