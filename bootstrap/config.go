@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
 )
 
 // Config is Herald's whole configuration (SPEC §8), read once at start from
@@ -41,6 +42,7 @@ type Config struct {
 	AuthBurst           int    // ... and at once
 	InboxRatePerMinute  int    // inbox POSTs per client IP and minute
 	InboxBurst          int    // ... and at once
+	FederationMode      string // blocklist or allowlist (SPEC §11)
 	Scheme              string // auto, https or http: the scheme of actor URIs
 	TrustedProxies      string // networks whose forwarding header names the client
 	ProxyHeader         string // x-forwarded-for or forwarded
@@ -148,6 +150,7 @@ var settings = []setting{
 	{"HERALD_BCRYPT_COST", "10", "bcrypt cost of password hashes", integer("HERALD_BCRYPT_COST", func(c *Config) *int { return &c.BcryptCost }, 4, 31)},
 	{"HERALD_AUTH_RATE_PER_MINUTE", "10", "sign-up and login attempts per client IP and minute (429 past it)", integer("HERALD_AUTH_RATE_PER_MINUTE", func(c *Config) *int { return &c.AuthRatePerMinute }, 1, 100000)},
 	{"HERALD_AUTH_BURST", "10", "sign-up and login attempts per client IP at once", integer("HERALD_AUTH_BURST", func(c *Config) *int { return &c.AuthBurst }, 1, 100000)},
+	{"HERALD_FEDERATION_MODE", "blocklist", "blocklist: federate with every domain but the blocked ones; allowlist: only with the allowed ones (operator API /admin/api/domain-allows)", str(func(c *Config) *string { return &c.FederationMode })},
 	{"HERALD_INBOX_RATE_PER_MINUTE", "3000", "ActivityPub inbox POSTs per client IP and minute (429 with Retry-After past it, before any signature work)", integer("HERALD_INBOX_RATE_PER_MINUTE", func(c *Config) *int { return &c.InboxRatePerMinute }, 1, 10_000_000)},
 	{"HERALD_INBOX_BURST", "600", "ActivityPub inbox POSTs per client IP at once", integer("HERALD_INBOX_BURST", func(c *Config) *int { return &c.InboxBurst }, 1, 10_000_000)},
 	{"HERALD_SCHEME", "auto", "scheme of actor URIs: https, http, or auto (http for a loopback HERALD_DOMAIN, https otherwise)", str(func(c *Config) *string { return &c.Scheme })},
@@ -238,6 +241,9 @@ func (c Config) validate() error {
 	case "auto", "https", "http":
 	default:
 		errs = append(errs, fmt.Errorf("HERALD_SCHEME=%q: want auto, https or http", c.Scheme))
+	}
+	if !domain.FederationMode(c.FederationMode).Valid() {
+		errs = append(errs, fmt.Errorf("HERALD_FEDERATION_MODE=%q: want blocklist or allowlist", c.FederationMode))
 	}
 	if _, err := httpapi.NewProxies(c.TrustedProxies, c.ProxyHeader); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_TRUSTED_PROXIES / HERALD_PROXY_HEADER: %w", err))

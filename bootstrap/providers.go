@@ -56,11 +56,12 @@ func ProvideDeliverer(cfg Config, urls application.URLs) (*delivery.Client, func
 }
 
 // ProvideEngine builds the delivery engine over the store.
-func ProvideEngine(cfg Config, s *Stores, d ports.Deliverer, clock ports.Clock, rnd ports.Random, ids ports.IDs, obs ports.EngineObserver, log *slog.Logger) *application.Engine {
+func ProvideEngine(cfg Config, s *Stores, d ports.Deliverer, clock ports.Clock, rnd ports.Random, ids ports.IDs, obs ports.EngineObserver,
+	mod *application.Moderation, log *slog.Logger) *application.Engine {
 	host, _ := os.Hostname()
 	return application.NewEngine(application.EngineDeps{
 		Jobs: s.Jobs, Instances: s.Instances, Deliverer: d, Keys: application.NewCachedKeys(application.ActorKeys{Actors: s.Actors}, clock),
-		Clock: clock, Random: rnd, IDs: ids, Wakes: s.Wakes, Observer: obs, Log: log,
+		Clock: clock, Random: rnd, IDs: ids, Wakes: s.Wakes, Observer: obs, Moderation: mod, Log: log,
 	}, application.EngineConfig{
 		Workers: cfg.Workers, PerHost: cfg.PerHost, Grace: cfg.ShutdownGrace, PurgeEvery: s.PurgeEvery,
 		Owner: fmt.Sprintf("%s/%d", host, os.Getpid()),
@@ -69,10 +70,11 @@ func ProvideEngine(cfg Config, s *Stores, d ports.Deliverer, clock ports.Clock, 
 
 // ProvideApplication gathers the use cases.
 func ProvideApplication(cfg Config, s *Stores, passwords ports.PasswordHasher, keys ports.KeyGenerator, html ports.HTMLSanitizer,
-	clock ports.Clock, ids ports.IDs, policy domain.NamePolicy, urls application.URLs, engine *application.Engine, log *slog.Logger) *application.Application {
+	mod *application.Moderation, clock ports.Clock, ids ports.IDs, policy domain.NamePolicy, urls application.URLs, engine *application.Engine,
+	log *slog.Logger) *application.Application {
 	return application.New(application.Deps{
 		Users: s.Users, Tokens: s.Tokens, Actors: s.Actors, Names: s.Names, Followers: s.Followers, FanOuts: s.FanOuts,
-		Foreign: s.Foreign, Posts: s.Posts, HTML: html, Jobs: s.Jobs, Passwords: passwords, Keys: keys,
+		Foreign: s.Foreign, Posts: s.Posts, HTML: html, Moderation: mod, Jobs: s.Jobs, Passwords: passwords, Keys: keys,
 		Clock: clock, IDs: ids, Log: log,
 	}, policy, cfg.InstanceActor, urls, engine)
 }
