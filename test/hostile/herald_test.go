@@ -196,6 +196,7 @@ func startHerald(t *testing.T, store string, env map[string]string) *herald {
 			"HERALD_ADDR": addr, "HERALD_DOMAIN": addr, "HERALD_ALLOW_PRIVATE_TARGETS": "true", "HERALD_STORE": store,
 			"HERALD_BCRYPT_COST": "4", "HERALD_SHUTDOWN_GRACE": "2s", "HERALD_LOG_LEVEL": "debug",
 			"HERALD_AUTH_RATE_PER_MINUTE": "1000", "HERALD_AUTH_BURST": "1000", "HERALD_DELIVERY_TIMEOUT": "5s",
+			"HERALD_ADMIN_TOKEN": adminToken,
 		}
 		for k, v := range roomyInbox {
 			vars[k] = v
