@@ -351,6 +351,58 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		eventually(t, "the second follow accepted", func() bool { return h.followers(carolTok, "carol")[ann.uri] == "accepted" })
 	})
 
+	step("domain suspension of GoToSocial and its lift", func(t *testing.T) {
+		// Suspended: nothing more is delivered there, its activities are
+		// refused, and the follows both ways go (SPEC §11).
+		var block map[string]any
+		if s := h.api("POST", "/admin/api/domain-blocks", adminToken, map[string]string{"domain": g.host, "severity": "suspend", "reason": "interop"}, &block); s != 201 {
+			t.Fatalf("suspend %s: %d %v", g.host, s, block)
+		}
+		if st := h.followers(carolTok, "carol")[ann.uri]; st != "" {
+			t.Fatalf("ann still follows carol after the suspension: %q", st)
+		}
+		h.publish(carolTok, map[string]any{"as": "carol", "content": "during the suspension on " + store})
+		eventually(t, "the delivery to the suspended server to end as suspended", func() bool {
+			var dead struct {
+				Jobs []struct {
+					Inbox     string `json:"inbox"`
+					LastError string `json:"last_error"`
+				} `json:"jobs"`
+			}
+			h.api("GET", "/admin/api/jobs?state=dead", adminToken, nil, &dead)
+			for _, j := range dead.Jobs {
+				if strings.Contains(j.Inbox, g.host) && j.LastError == "suspended" {
+					return true
+				}
+			}
+			return false
+		})
+		ann.post(url.Values{"status": {"while suspended on " + store}, "visibility": {"public"}})
+		eventually(t, "Herald to refuse the suspended server's delivery", func() bool {
+			return h.logged("refused by the federation policy", g.host)
+		})
+		if h.postBy(carolTok, ann.uri, "while suspended on "+store) != nil {
+			t.Fatal("a post of the suspended server was stored")
+		}
+		if ann.inHome("during the suspension on "+store) != nil {
+			t.Fatal("the suspended server got carol's post")
+		}
+		// Lifted: federation resumes once the follows are made again.
+		if s := h.api("DELETE", "/admin/api/domain-blocks/"+url.PathEscape(g.host), adminToken, nil, nil); s != 204 {
+			t.Fatalf("lift: %d", s)
+		}
+		if s := ann.call("POST", "/api/v1/accounts/"+carolID+"/follow", url.Values{}, nil); s != 200 {
+			t.Fatalf("ann follows carol again: %d", s)
+		}
+		eventually(t, "ann's new follow accepted", func() bool { return h.followers(carolTok, "carol")[ann.uri] == "accepted" })
+		h.follow(carolTok, "carol", ann.uri)
+		eventually(t, "carol's new follow of ann accepted", func() bool { return h.follow(carolTok, "carol", ann.uri) == "accepted" })
+		h.publish(carolTok, map[string]any{"as": "carol", "content": "after the lift on " + store})
+		eventually(t, "the post after the lift in ann's home timeline", func() bool { return ann.inHome("after the lift on "+store) != nil })
+		ann.post(url.Values{"status": {"back after the lift on " + store}, "visibility": {"public"}})
+		eventually(t, "ann's post after the lift on Herald", func() bool { return h.postBy(carolTok, ann.uri, "back after the lift on "+store) != nil })
+	})
+
 	step("Herald restart keeps its key and GoToSocial keeps verifying", func(t *testing.T) {
 		if store == "memory" {
 			t.Skip("the memory store keeps nothing over a restart (no accounts, no keys): restart verified on sqlite and postgres only")

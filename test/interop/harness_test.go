@@ -402,6 +402,9 @@ func buildHerald(t *testing.T) string {
 	return builtBin
 }
 
+// adminToken opens the operator API of the Herald under test.
+const adminToken = "interop-admin-token"
+
 func newHerald(t *testing.T, store map[string]string) *herald {
 	t.Helper()
 	port := freePort(t)
@@ -411,6 +414,7 @@ func newHerald(t *testing.T, store map[string]string) *herald {
 		"HERALD_ADDR": h.host, "HERALD_DOMAIN": h.host, "HERALD_ALLOW_PRIVATE_TARGETS": "true",
 		"HERALD_LOG_FORMAT": "json", "HERALD_LOG_LEVEL": "debug", "HERALD_BCRYPT_COST": "4",
 		"HERALD_AUTH_RATE_PER_MINUTE": "1000", "HERALD_AUTH_BURST": "100", "HERALD_SHUTDOWN_GRACE": "5s",
+		"HERALD_ADMIN_TOKEN": adminToken,
 	}
 	for k, v := range store {
 		h.env[k] = v
