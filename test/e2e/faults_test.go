@@ -19,6 +19,7 @@ import (
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/fake"
+	"github.com/heraldfed/herald/test/heraldtest"
 )
 
 // engineHarness is Herald built piece by piece as bootstrap builds it (the
@@ -49,7 +50,7 @@ func startEngineHarness(t *testing.T) *engineHarness {
 	clock := fake.NewClock(time.Now().UTC().Truncate(time.Second))
 	accounts, names, follows, content := memory.NewAccountStore(), memory.NewNameRegistry(), memory.NewFollowerStore(), memory.NewContentStore()
 	h := &engineHarness{api: api{t: t, base: "http://" + domainName}, clock: clock, jobs: memory.NewJobStore(), instances: memory.NewInstanceStore()}
-	log := testLogger(t, "herald")
+	log := heraldtest.Logger(t, "herald")
 	client := delivery.New(delivery.Config{Timeout: 500 * time.Millisecond, AllowPrivate: true,
 		UserAgent: "Herald/e2e (+http://" + domainName + ")", Now: clock.Now})
 	t.Cleanup(client.Close)

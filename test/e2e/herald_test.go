@@ -5,17 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/heraldfed/herald/bootstrap"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/test/heraldtest"
 )
 
 // api talks to one Herald over HTTP, as a client or a curl would.
@@ -72,30 +68,6 @@ func (a api) post(token string, post map[string]any) map[string]any {
 	return out
 }
 
-// logBuffer keeps a test server's logs and prints them if the test fails.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func testLogger(t *testing.T, name string) *slog.Logger {
-	lb := &logBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			lb.mu.Lock()
-			t.Logf("%s logs:\n%s", name, lb.buf.String())
-			lb.mu.Unlock()
-		}
-	})
-	return slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
 // herald is one Herald process wired by bootstrap, exactly as
 // `go run ./cmd/herald` wires it, on the memory store.
 type herald struct {
@@ -104,61 +76,18 @@ type herald struct {
 	domain string
 }
 
-// startHerald runs a Herald whose HERALD_DOMAIN is its own loopback
-// address: a free port is picked first, since actor URIs must name the
-// port the server listens on.
+// startHerald runs a Herald (heraldtest.Start) on the memory store, env
+// adding to or overriding the defaults.
 func startHerald(t *testing.T, name string, env map[string]string) *herald {
 	t.Helper()
-	for try := 0; ; try++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		_ = ln.Close()
-		vars := map[string]string{
-			"HERALD_ADDR": addr, "HERALD_DOMAIN": addr, "HERALD_ALLOW_PRIVATE_TARGETS": "true",
-			"HERALD_BCRYPT_COST": "4", "HERALD_STORE": "memory", "HERALD_SHUTDOWN_GRACE": "2s",
-		}
-		for k, v := range env {
-			vars[k] = v
-		}
-		cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return vars[k] }, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		srv, cleanup, err := bootstrap.InitializeServer(ctx, cfg, testLogger(t, name))
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- srv.Run(ctx) }()
-		wait, stop := context.WithTimeout(ctx, 10*time.Second)
-		_, err = srv.Addr(wait)
-		stop()
-		if err != nil {
-			cancel()
-			cleanup()
-			runErr := <-done
-			// Someone took the port between our probe and the listen.
-			if try < 3 && runErr != nil && strings.Contains(runErr.Error(), "listen") {
-				continue
-			}
-			t.Fatalf("herald %s did not start: %v %v", name, err, runErr)
-		}
-		t.Cleanup(func() {
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(15 * time.Second):
-				t.Error("herald did not stop")
-			}
-			cleanup()
-		})
-		return &herald{api: api{t: t, base: "http://" + addr}, srv: srv, domain: addr}
+	vars := map[string]string{
+		"HERALD_ALLOW_PRIVATE_TARGETS": "true", "HERALD_BCRYPT_COST": "4", "HERALD_STORE": "memory", "HERALD_SHUTDOWN_GRACE": "2s",
 	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	s := heraldtest.Start(t, name, vars)
+	return &herald{api: api{t: t, base: s.Base}, srv: s.Srv, domain: s.Addr}
 }
 
 // settled waits until no job of the instance is queued or leased.

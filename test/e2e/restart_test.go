@@ -11,13 +11,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heraldfed/herald/test/heraldtest"
 )
 
 // process is one `herald` binary running as an OS process.
 type process struct {
 	t    *testing.T
 	cmd  *exec.Cmd
-	logs *logBuffer
+	logs *heraldtest.LogBuffer
 	done chan error
 }
 
@@ -55,7 +57,7 @@ func runHerald(t *testing.T, bin string, env map[string]string, args ...string) 
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &process{t: t, cmd: cmd, logs: &logBuffer{}, done: make(chan error, 1)}
+	p := &process{t: t, cmd: cmd, logs: &heraldtest.LogBuffer{}, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -74,9 +76,7 @@ func runHerald(t *testing.T, bin string, env map[string]string, args ...string) 
 }
 
 func (p *process) output() string {
-	p.logs.mu.Lock()
-	defer p.logs.mu.Unlock()
-	return p.logs.buf.String()
+	return p.logs.String()
 }
 
 // wait returns the exit code, failing the test if the process does not

@@ -9,14 +9,11 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +22,7 @@ import (
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/bootstrap"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/test/heraldtest"
 )
 
 // The stores every attack is made against. Mongo runs when MONGODB_URI is
@@ -181,93 +179,24 @@ type herald struct {
 	srv    *bootstrap.Server
 }
 
-// startHerald runs a Herald on the store; env adds to (or overrides) the
-// defaults, roomyInbox among them.
+// startHerald runs a Herald (heraldtest.Start) on the store; env adds to
+// (or overrides) the defaults, roomyInbox among them.
 func startHerald(t *testing.T, store string, env map[string]string) *herald {
 	t.Helper()
-	for try := 0; ; try++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		_ = ln.Close()
-		vars := map[string]string{
-			"HERALD_ADDR": addr, "HERALD_DOMAIN": addr, "HERALD_ALLOW_PRIVATE_TARGETS": "true", "HERALD_STORE": store,
-			"HERALD_BCRYPT_COST": "4", "HERALD_SHUTDOWN_GRACE": "2s", "HERALD_LOG_LEVEL": "debug",
-			"HERALD_AUTH_RATE_PER_MINUTE": "1000", "HERALD_AUTH_BURST": "1000", "HERALD_DELIVERY_TIMEOUT": "5s",
-			"HERALD_ADMIN_TOKEN": adminToken,
-		}
-		for k, v := range roomyInbox {
-			vars[k] = v
-		}
-		for k, v := range env {
-			vars[k] = v
-		}
-		cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return vars[k] }, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		srv, cleanup, err := bootstrap.InitializeServer(ctx, cfg, testLogger(t, "herald"))
-		if err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- srv.Run(ctx) }()
-		wait, stop := context.WithTimeout(ctx, 30*time.Second)
-		_, err = srv.Addr(wait)
-		stop()
-		if err != nil {
-			cancel()
-			cleanup()
-			runErr := <-done
-			// Someone took the port between our probe and the listen.
-			if try < 3 && runErr != nil && strings.Contains(runErr.Error(), "listen") {
-				continue
-			}
-			t.Fatalf("herald did not start on %s: %v %v", store, err, runErr)
-		}
-		t.Cleanup(func() {
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				t.Error("herald did not stop")
-			}
-			cleanup()
-		})
-		return &herald{t: t, store: store, base: "http://" + addr, domain: addr, srv: srv}
+	vars := map[string]string{
+		"HERALD_ALLOW_PRIVATE_TARGETS": "true", "HERALD_STORE": store,
+		"HERALD_BCRYPT_COST": "4", "HERALD_SHUTDOWN_GRACE": "2s", "HERALD_LOG_LEVEL": "debug",
+		"HERALD_AUTH_RATE_PER_MINUTE": "1000", "HERALD_AUTH_BURST": "1000", "HERALD_DELIVERY_TIMEOUT": "5s",
+		"HERALD_ADMIN_TOKEN": adminToken,
 	}
-}
-
-// logBuffer keeps Herald's logs and prints them when the test fails: they
-// say why each request was refused or accepted.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.buf.Len() > 4<<20 {
-		return len(p), nil
+	for k, v := range roomyInbox {
+		vars[k] = v
 	}
-	return l.buf.Write(p)
-}
-
-func testLogger(t *testing.T, name string) *slog.Logger {
-	lb := &logBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			lb.mu.Lock()
-			t.Logf("%s logs:\n%s", name, lb.buf.String())
-			lb.mu.Unlock()
-		}
-	})
-	return slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	for k, v := range env {
+		vars[k] = v
+	}
+	s := heraldtest.Start(t, "herald", vars)
+	return &herald{t: t, store: store, base: s.Base, domain: s.Addr, srv: s.Srv}
 }
 
 // call sends a client API request (JSON in, JSON out).
