@@ -20,6 +20,7 @@ type modBundle struct {
 	mod      *application.Moderator
 	app      *application.Application
 	store    *memory.ModerationStore
+	reports  *memory.ReportStore
 	accounts *memory.AccountStore
 	names    *memory.NameRegistry
 	follows  *memory.FollowerStore
@@ -31,13 +32,14 @@ type modBundle struct {
 
 func newModerator(t *testing.T, reg domain.RegistrationMode) *modBundle {
 	t.Helper()
-	b := &modBundle{store: memory.NewModerationStore(), accounts: memory.NewAccountStore(),
+	b := &modBundle{store: memory.NewModerationStore(), reports: memory.NewReportStore(), accounts: memory.NewAccountStore(),
 		names: memory.NewNameRegistry(), follows: memory.NewFollowerStore(), content: memory.NewContentStore(),
 		jobs: memory.NewJobStore(), clock: fake.NewClock(opT0), ids: fake.NewIDs("id")}
 	m := application.NewModeration(application.ModerationDeps{Store: b.store, JobAdmin: b.jobs, Foreign: b.content,
 		Followers: b.follows, Mode: domain.FederationBlocklist, Clock: b.clock})
 	urls := application.NewURLs("local.example")
-	b.mod = application.NewModerator(application.ModeratorDeps{Moderation: m, Clock: b.clock})
+	b.mod = application.NewModerator(application.ModeratorDeps{Moderation: m, Users: b.accounts, Actors: b.accounts,
+		Names: b.names, Followers: b.follows, Reports: b.reports, Registrations: reg, URLs: urls, Clock: b.clock})
 	policy, err := domain.NewNamePolicy("instance", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -389,5 +391,132 @@ func TestExportDomainBlocksRoundTrip(t *testing.T) {
 		if mine[i] != theirs[i] {
 			t.Errorf("%+v came back as %+v", mine[i], theirs[i])
 		}
+	}
+}
+
+func TestApproveAndRejectRegistrations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("approved", func(t *testing.T) {
+		t.Parallel()
+		b := newModerator(t, domain.RegistrationsApproval)
+		s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse", Reason: "I run the club"})
+		if err != nil || s.User.Status != domain.UserPending {
+			t.Fatalf("pending sign-up: %+v %v", s, err)
+		}
+		pending, err := b.mod.Pending(ctx, 0)
+		if err != nil || len(pending) != 1 || pending[0].ID != s.User.ID || pending[0].Reason != "I run the club" {
+			t.Fatalf("pending %+v %v", pending, err)
+		}
+		u, err := b.mod.Approve.Handle(ctx, s.User.ID)
+		if err != nil || !u.Active() {
+			t.Fatalf("approve %+v %v", u, err)
+		}
+		if _, err := b.app.Login.Handle(ctx, application.Login{UserName: "alice", Password: "correct horse"}); err != nil {
+			t.Fatalf("login once approved: %v", err)
+		}
+		if _, err := b.mod.Approve.Handle(ctx, s.User.ID); !errors.Is(err, domain.ErrInvalidInput) {
+			t.Fatalf("approve an active account: %v", err)
+		}
+		if _, err := b.mod.Reject.Handle(ctx, s.User.ID); !errors.Is(err, domain.ErrInvalidInput) {
+			t.Fatalf("reject an active account: %v", err)
+		}
+		if _, err := b.accounts.UserByID(ctx, s.User.ID); err != nil {
+			t.Fatalf("a refused rejection deleted the account: %v", err)
+		}
+		for _, id := range []string{"nobody", " "} {
+			if _, err := b.mod.Approve.Handle(ctx, id); !errors.Is(err, domain.ErrNotFound) && !errors.Is(err, domain.ErrInvalidInput) {
+				t.Fatalf("approve %q: %v", id, err)
+			}
+		}
+		if pending, _ := b.mod.Pending(ctx, 0); len(pending) != 0 {
+			t.Fatalf("still pending %+v", pending)
+		}
+		if _, err := b.mod.Pending(ctx, -1); !errors.Is(err, domain.ErrInvalidInput) {
+			t.Fatalf("limit -1: %v", err)
+		}
+	})
+
+	t.Run("rejected", func(t *testing.T) {
+		t.Parallel()
+		b := newModerator(t, domain.RegistrationsApproval)
+		s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A remote server followed the waiting persona.
+		b.remoteFollower(t, "https://remote.example/users/eve")
+		f, _ := domain.NewFollower("https://remote.example/users/eve", "https://local.example/users/mallory", "x#f", domain.FollowAccepted, opT0)
+		if _, err := b.follows.Add(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.mod.Reject.Handle(ctx, s.User.ID)
+		if err != nil || fmt.Sprint(res.Released) != "[mallory]" {
+			t.Fatalf("reject %+v %v", res, err)
+		}
+		if _, err := b.accounts.UserByID(ctx, s.User.ID); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatal("the account stayed")
+		}
+		if _, err := b.accounts.AvatarByName(ctx, "mallory"); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatal("the persona stayed")
+		}
+		if n, _ := b.follows.CountFollowers(ctx, "https://local.example/users/mallory", domain.FollowAccepted); n != 0 {
+			t.Fatal("its follows stayed")
+		}
+		if _, err := b.follows.Get(ctx, "https://remote.example/users/eve", alice); err != nil {
+			t.Fatalf("another persona's follow went: %v", err)
+		}
+		if _, err := b.mod.Reject.Handle(ctx, s.User.ID); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("reject twice: %v", err)
+		}
+		// The name is free: someone else may take it.
+		if _, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"}); err != nil {
+			t.Fatalf("the name was not released: %v", err)
+		}
+	})
+}
+
+func TestModeratorReports(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := newModerator(t, "")
+	for i := range 3 {
+		r, err := domain.NewReport(fmt.Sprintf("r%d", i), fmt.Sprintf("https://remote.example/flags/%d", i), "https://remote.example/actor",
+			[]string{alice}, nil, fmt.Sprintf("comment %d", i), opT0.Add(time.Duration(i)*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.reports.AddReport(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.mod.ResolveReport.Handle(ctx, application.ResolveReport{ID: "r1", Note: strings.Repeat("n", domain.MaxReasonLength+1)}); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("long note: %v", err)
+	}
+	b.clock.Advance(time.Hour)
+	r, err := b.mod.ResolveReport.Handle(ctx, application.ResolveReport{ID: "r1", Note: " silenced remote.example "})
+	if err != nil || r.Open() || r.Resolution != "silenced remote.example" || !r.ResolvedAt.Equal(opT0.Add(time.Hour)) {
+		t.Fatalf("resolve %+v %v", r, err)
+	}
+	if r, err := b.mod.ResolveReport.Handle(ctx, application.ResolveReport{ID: "r1", Note: "again"}); err != nil || r.Resolution != "silenced remote.example" {
+		t.Fatalf("resolve twice %+v %v", r, err)
+	}
+	if _, err := b.mod.ResolveReport.Handle(ctx, application.ResolveReport{ID: "nope"}); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("unknown: %v", err)
+	}
+	open, err := b.mod.Reports(ctx, true, 0)
+	if err != nil || len(open) != 2 || open[0].ID != "r2" || open[1].ID != "r0" {
+		t.Fatalf("open %+v %v", open, err)
+	}
+	all, err := b.mod.Reports(ctx, false, 2)
+	if err != nil || len(all) != 2 || all[1].ID != "r1" {
+		t.Fatalf("all %+v %v", all, err)
+	}
+	if _, err := b.mod.Reports(ctx, false, application.MaxModerationPage+1); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("limit: %v", err)
+	}
+	if got, err := b.mod.Report(ctx, "r0"); err != nil || got.Comment != "comment 0" {
+		t.Fatalf("get %+v %v", got, err)
 	}
 }
