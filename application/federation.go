@@ -89,6 +89,7 @@ type Federation struct {
 	OwnPosts     OwnPostsHandler
 	Direct       DirectThreadHandler
 	Mentions     MentionsHandler
+	Report       ReportRemoteHandler
 	Resolver     *ActorResolver
 	URLs         URLs
 }
@@ -125,6 +126,7 @@ func NewFederation(deps FederationDeps) *Federation {
 		OwnPosts:     OwnPostsHandler{core: core},
 		Direct:       DirectThreadHandler{core: core},
 		Mentions:     MentionsHandler{core: core},
+		Report:       ReportRemoteHandler{core: core, resolver: resolver},
 		Resolver:     resolver,
 		URLs:         deps.URLs,
 	}
