@@ -79,10 +79,22 @@ func (h *Handler) Register(r *mux.Router) {
 	api("/admin/api/reports/{id}/resolve", h.resolveReport, http.MethodPost)
 
 	r.HandleFunc("/admin", h.dashboard).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/admin/moderation", h.moderation).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/admin/domain-blocks.csv", h.pageExportBlocks).Methods(http.MethodGet)
 	r.Handle("/admin/login", crossOrigin(http.HandlerFunc(h.login))).Methods(http.MethodPost)
 	r.Handle("/admin/logout", h.pageAction(h.logout)).Methods(http.MethodPost)
 	r.Handle("/admin/instances/{host}/lift", h.pageAction(h.pageLift)).Methods(http.MethodPost)
 	r.Handle("/admin/hosts/{host}/retry-dead", h.pageAction(h.pageRetryDead)).Methods(http.MethodPost)
+	mod := func(path string, f func(http.ResponseWriter, *http.Request) string) {
+		r.Handle(path, h.pageActionTo(moderationPath, f)).Methods(http.MethodPost)
+	}
+	mod("/admin/domain-blocks", h.pageBlock)
+	mod("/admin/domain-blocks/{domain}/lift", h.pageUnblock)
+	mod("/admin/domain-allows", h.pageAllow)
+	mod("/admin/domain-allows/{domain}/remove", h.pageDisallow)
+	mod("/admin/reports/{id}/resolve", h.pageResolve)
+	mod("/admin/registrations/{id}/approve", h.pageApprove)
+	mod("/admin/registrations/{id}/reject", h.pageReject)
 }
 
 // validToken compares in constant time. Both sides are hashed first so the
