@@ -100,6 +100,18 @@ func OpenModerator(ctx context.Context, cfg Config, log *slog.Logger) (*applicat
 	return ProvideModerator(cfg, s, mod, ProvideURLs(cfg), system.Clock{}, log), cleanup, nil
 }
 
+// ImportDomainBlocks imports a Mastodon domain-block list from r into the
+// configured store (on a dry run, says what it would change), as `herald
+// domain-blocks import` does.
+func ImportDomainBlocks(ctx context.Context, cfg Config, log *slog.Logger, r io.Reader, dryRun bool) (application.ImportResult, error) {
+	mod, cleanup, err := OpenModerator(ctx, cfg, log)
+	if err != nil {
+		return application.ImportResult{}, err
+	}
+	defer cleanup()
+	return mod.ImportBlocks.Handle(ctx, application.ImportDomainBlocks{CSV: r, DryRun: dryRun})
+}
+
 // SchemaStatus is what `herald migrate version` reports.
 type SchemaStatus struct {
 	Version uint // applied; 0 for none

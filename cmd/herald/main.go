@@ -21,7 +21,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/bootstrap"
 )
 
@@ -521,24 +520,11 @@ func domainBlocksImport(c *call) int {
 		return fail(c, err)
 	}
 	defer in.Close()
-	mod, cleanup, err := bootstrap.OpenModerator(c.ctx, c.cfg, c.log)
-	if err != nil {
-		return fail(c, err)
-	}
-	defer cleanup()
-	res, err := mod.ImportBlocks.Handle(c.ctx, application.ImportDomainBlocks{CSV: in, DryRun: dry})
-	printImport(c.stdout, res)
-	if err != nil {
-		return fail(c, fmt.Errorf("import %s: %w", c.arg, err))
-	}
-	return exitOK
-}
-
-// printImport prints what an import did, a line of the list per row (the
-// unchanged ones counted only), then the totals.
-func printImport(w io.Writer, res application.ImportResult) {
+	res, err := bootstrap.ImportDomainBlocks(c.ctx, c.cfg, c.log, in, dry)
+	// What it did, a line of the list per row (the unchanged ones only
+	// counted), then the totals; also when it stopped half way.
 	verb := map[bool][2]string{true: {"would add", "would change"}, false: {"added", "changed"}}[res.DryRun]
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	rows := 0
 	row := func(line int, what, domain, detail string) {
 		if rows == 0 {
@@ -553,25 +539,29 @@ func printImport(w io.Writer, res application.ImportResult) {
 	for _, ch := range res.Changed {
 		row(ch.Line, verb[1], ch.Block.Domain, fmt.Sprintf("%s → %s", ch.Before.Severity, ch.Block.Severity))
 	}
-	for _, s := range res.Skipped {
-		row(s.Line, "skipped", s.Domain, s.Why)
+	for _, l := range res.Skipped {
+		row(l.Line, "skipped", l.Domain, l.Why)
 	}
-	for _, s := range res.Invalid {
-		row(s.Line, "invalid", s.Domain, s.Why)
+	for _, l := range res.Invalid {
+		row(l.Line, "invalid", l.Domain, l.Why)
 	}
 	_ = tw.Flush()
 	if len(res.IgnoredColumns) > 0 {
-		fmt.Fprintf(w, "columns not read: %s\n", strings.Join(res.IgnoredColumns, ", "))
+		fmt.Fprintf(c.stdout, "columns not read: %s\n", strings.Join(res.IgnoredColumns, ", "))
 	}
-	fmt.Fprintf(w, "%d %s, %d %s, %d unchanged, %d skipped, %d invalid\n", len(res.Added), verb[0], len(res.Changed), verb[1],
+	if err != nil {
+		return fail(c, fmt.Errorf("import %s: %w", c.arg, err))
+	}
+	fmt.Fprintf(c.stdout, "%d %s, %d %s, %d unchanged, %d skipped, %d invalid\n", len(res.Added), verb[0], len(res.Changed), verb[1],
 		len(res.Unchanged), len(res.Skipped), len(res.Invalid))
 	switch {
 	case res.DryRun:
-		fmt.Fprintln(w, "dry run: nothing was changed")
+		fmt.Fprintln(c.stdout, "dry run: nothing was changed")
 	case len(res.Added)+len(res.Changed) > 0:
-		fmt.Fprintf(w, "suspensions ended %d queued deliveries and removed %d follows; the servers apply the list within 10 s\n",
+		fmt.Fprintf(c.stdout, "suspensions ended %d queued deliveries and removed %d follows; the servers apply the list within 10 s\n",
 			res.JobsEnded, res.FollowsRemoved)
 	}
+	return exitOK
 }
 
 func domainBlocksExport(c *call) int {
