@@ -398,9 +398,15 @@ const demoPassword = "demo password, loopback only"
 // seedDemo makes the demo persona and its remote followers.
 func seedDemo(ctx context.Context, srv *Server, hosts []demoHost, sinks []string) error {
 	app, st := srv.App(), srv.Stores()
-	_, err := app.SignUp.Handle(ctx, application.SignUp{UserName: "demo", Password: demoPassword})
+	s, err := app.SignUp.Handle(ctx, application.SignUp{UserName: "demo", Password: demoPassword})
 	if err != nil && !errors.Is(err, domain.ErrNameTaken) {
 		return err
+	}
+	// The demo's own persona needs no approval (HERALD_REGISTRATIONS=approval).
+	if err == nil && !s.User.Active() {
+		if err := st.Users.SetUserStatus(ctx, s.User.ID, domain.UserActive); err != nil {
+			return err
+		}
 	}
 	followed := app.URLs.Persona("demo")
 	now := time.Now()

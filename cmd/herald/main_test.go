@@ -375,7 +375,9 @@ func TestDemoFansOut(t *testing.T) {
 	// The demo runs on memory unless HERALD_STORE says otherwise: no data
 	// directory appears.
 	dataDir := filepath.Join(t.TempDir(), "herald-data")
-	env := map[string]string{"HERALD_ADDR": "127.0.0.1:0", "HERALD_BCRYPT_COST": "4", "HERALD_LOG_LEVEL": "error", "HERALD_DATA_DIR": dataDir}
+	// Sign-ups need approval: the demo's own persona does not.
+	env := map[string]string{"HERALD_ADDR": "127.0.0.1:0", "HERALD_BCRYPT_COST": "4", "HERALD_LOG_LEVEL": "error", "HERALD_DATA_DIR": dataDir,
+		"HERALD_REGISTRATIONS": "approval"}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"demo", "--demo-posts=2", "--demo-every=50ms"}, func(k string) string { return env[k] }, &out, &errOut)
