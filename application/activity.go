@@ -58,6 +58,8 @@ type Activity struct {
 	To        []string `json:"to,omitempty"`
 	CC        []string `json:"cc,omitempty"`
 	Object    any      `json:"object"`
+	// Content is a Flag's comment (Mastodon's reports carry it there).
+	Content string `json:"content,omitempty"`
 }
 
 // Marshal renders the activity as it is sent.

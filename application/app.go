@@ -30,6 +30,8 @@ type Deps struct {
 	Clock     ports.Clock
 	IDs       ports.IDs
 	Log       *slog.Logger
+	// Registrations says who may sign up (SPEC §11); empty is open.
+	Registrations domain.RegistrationMode
 }
 
 // Waker is told when jobs were enqueued; the Engine is one.

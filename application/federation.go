@@ -101,6 +101,7 @@ type Federation struct {
 	OwnPosts     OwnPostsHandler
 	Direct       DirectThreadHandler
 	Mentions     MentionsHandler
+	Report       ReportRemoteHandler
 	Resolver     *ActorResolver
 	URLs         URLs
 	moderation   *Moderation
@@ -139,6 +140,7 @@ func NewFederation(deps FederationDeps) *Federation {
 		OwnPosts:     OwnPostsHandler{core: core},
 		Direct:       DirectThreadHandler{core: core},
 		Mentions:     MentionsHandler{core: core},
+		Report:       ReportRemoteHandler{core: core, resolver: resolver},
 		Resolver:     resolver,
 		URLs:         deps.URLs,
 		moderation:   deps.Moderation,

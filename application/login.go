@@ -22,7 +22,9 @@ type LoginHandler struct{ deps Deps }
 const dummyHash = "$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3ZbX5g0V4aZb9K3zQ6Yv1mG"
 
 // Handle returns a session, or domain.ErrUnauthorized for any wrong
-// credential without saying which part was wrong.
+// credential without saying which part was wrong. An account awaiting the
+// operator's approval gets ErrAwaitingApproval and no token, once its
+// password is right (only its owner learns that it waits).
 func (h LoginHandler) Handle(ctx context.Context, cmd Login) (Session, error) {
 	name, err := domain.NormalizeName(cmd.UserName)
 	if err != nil {
@@ -39,6 +41,9 @@ func (h LoginHandler) Handle(ctx context.Context, cmd Login) (Session, error) {
 	}
 	if err := h.deps.Passwords.Verify(u.PasswordHash, cmd.Password); err != nil {
 		return Session{}, domain.ErrUnauthorized
+	}
+	if !u.Active() {
+		return Session{}, ErrAwaitingApproval
 	}
 	id := identity{deps: h.deps}
 	tok, err := id.issueToken(ctx, u.ID)
@@ -67,5 +72,14 @@ func (h AuthenticateHandler) Handle(ctx context.Context, token string) (domain.R
 	if errors.Is(err, domain.ErrNotFound) {
 		return domain.RootUser{}, domain.ErrUnauthorized
 	}
-	return u, err
+	if err != nil {
+		return domain.RootUser{}, err
+	}
+	// A pending account is never given a token; should one have one
+	// anyway, it still acts only once approved (so it cannot make groups
+	// or personas a rejection would have to find).
+	if !u.Active() {
+		return domain.RootUser{}, ErrAwaitingApproval
+	}
+	return u, nil
 }

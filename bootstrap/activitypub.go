@@ -10,6 +10,7 @@ import (
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/adapters/httpapi/activitypub"
 	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 )
 
@@ -52,6 +53,8 @@ func (f FederationRoutes) Register(r *mux.Router) {
 // per client address (HERALD_INBOX_RATE_PER_MINUTE, HERALD_INBOX_BURST).
 func ProvideFederationRoutes(cfg Config, app *application.Application, fed *application.Federation, clock ports.Clock, log *slog.Logger) FederationRoutes {
 	inboxes := httpapi.NewRateLimiter(httpapi.RateLimit{PerMinute: cfg.InboxRatePerMinute, Burst: cfg.InboxBurst})
-	ap := activitypub.New(fed, clock, log, activitypub.Config{SoftwareVersion: Version, OpenRegistrations: true, Limit: inboxes.Wrap})
+	// NodeInfo tells the truth: only open registrations are open.
+	open := domain.RegistrationMode(cfg.Registrations) == domain.RegistrationsOpen
+	ap := activitypub.New(fed, clock, log, activitypub.Config{SoftwareVersion: Version, OpenRegistrations: open, Limit: inboxes.Wrap})
 	return FederationRoutes{routes: []httpapi.Routes{ap, httpapi.NewFollowRoutes(app, fed, log)}}
 }

@@ -49,9 +49,10 @@ func OpenStoresForCLI(ctx context.Context, cfg Config, log *slog.Logger) (*Store
 			return nil, nil, fmt.Errorf("%w (run `herald migrate up`, or start a server, which migrates)", err)
 		}
 		db := client.Database(cfg.MongoDatabase)
-		jobs := mongo.NewJobStore(db)
+		jobs, accounts, content := mongo.NewJobStore(db), mongo.NewAccountStore(db), mongo.NewContentStore(db)
 		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: mongo.NewNameRegistry(db), Instances: mongo.NewInstanceStore(db),
-			Pinger: mongo.NewPinger(client)}, closeClient, nil
+			Users: accounts, Actors: accounts, Foreign: content, Followers: mongo.NewFollowerStore(db),
+			Moderation: mongo.NewModerationStore(db), Reports: mongo.NewReportStore(db), Pinger: mongo.NewPinger(client)}, closeClient, nil
 	case StorePostgres:
 		pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
 		if err != nil {
@@ -63,9 +64,10 @@ func OpenStoresForCLI(ctx context.Context, cfg Config, log *slog.Logger) (*Store
 			pool.Close()
 			return nil, nil, fmt.Errorf("%w (run `herald migrate up`, or start a server, which migrates)", err)
 		}
-		jobs := postgres.NewJobStore(pool)
+		jobs, accounts, content := postgres.NewJobStore(pool), postgres.NewAccountStore(pool), postgres.NewContentStore(pool)
 		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: postgres.NewNameRegistry(pool), Instances: postgres.NewInstanceStore(pool),
-			Pinger: postgres.NewPinger(pool)}, pool.Close, nil
+			Users: accounts, Actors: accounts, Foreign: content, Followers: postgres.NewFollowerStore(pool),
+			Moderation: postgres.NewModerationStore(pool), Reports: postgres.NewReportStore(pool), Pinger: postgres.NewPinger(pool)}, pool.Close, nil
 	}
 	return nil, nil, fmt.Errorf("unknown store %q", cfg.Store)
 }
@@ -83,6 +85,31 @@ func OpenOperator(ctx context.Context, cfg Config, log *slog.Logger) (*applicati
 		return nil, nil, err
 	}
 	return ProvideOperator(cfg, s, policy, system.Clock{}, nil), cleanup, nil
+}
+
+// OpenModerator is the moderation use cases over the configured store, for
+// the CLI. A block it makes reaches the servers when they next read the
+// rules (within 10 s); a suspension ends the domain's queued deliveries in
+// the store at once.
+func OpenModerator(ctx context.Context, cfg Config, log *slog.Logger) (*application.Moderator, func(), error) {
+	s, cleanup, err := OpenStoresForCLI(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	mod := ProvideModeration(s, system.Clock{}, log)
+	return ProvideModerator(cfg, s, mod, ProvideURLs(cfg), system.Clock{}, log), cleanup, nil
+}
+
+// ImportDomainBlocks imports a Mastodon domain-block list from r into the
+// configured store (on a dry run, says what it would change), as `herald
+// domain-blocks import` does.
+func ImportDomainBlocks(ctx context.Context, cfg Config, log *slog.Logger, r io.Reader, dryRun bool) (application.ImportResult, error) {
+	mod, cleanup, err := OpenModerator(ctx, cfg, log)
+	if err != nil {
+		return application.ImportResult{}, err
+	}
+	defer cleanup()
+	return mod.ImportBlocks.Handle(ctx, application.ImportDomainBlocks{CSV: r, DryRun: dryRun})
 }
 
 // SchemaStatus is what `herald migrate version` reports.
@@ -371,9 +398,15 @@ const demoPassword = "demo password, loopback only"
 // seedDemo makes the demo persona and its remote followers.
 func seedDemo(ctx context.Context, srv *Server, hosts []demoHost, sinks []string) error {
 	app, st := srv.App(), srv.Stores()
-	_, err := app.SignUp.Handle(ctx, application.SignUp{UserName: "demo", Password: demoPassword})
+	s, err := app.SignUp.Handle(ctx, application.SignUp{UserName: "demo", Password: demoPassword})
 	if err != nil && !errors.Is(err, domain.ErrNameTaken) {
 		return err
+	}
+	// The demo's own persona needs no approval (HERALD_REGISTRATIONS=approval).
+	if err == nil && !s.User.Active() {
+		if err := st.Users.SetUserStatus(ctx, s.User.ID, domain.UserActive); err != nil {
+			return err
+		}
 	}
 	followed := app.URLs.Persona("demo")
 	now := time.Now()

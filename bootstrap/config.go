@@ -38,6 +38,7 @@ type Config struct {
 	ShutdownGrace       time.Duration
 	DeliveryTimeout     time.Duration
 	BcryptCost          int
+	Registrations       string // open, approval or closed (SPEC §11)
 	AuthRatePerMinute   int    // sign-up and login attempts per client IP and minute
 	AuthBurst           int    // ... and at once
 	InboxRatePerMinute  int    // inbox POSTs per client IP and minute
@@ -148,6 +149,7 @@ var settings = []setting{
 	{"HERALD_SHUTDOWN_GRACE", "30s", "how long in-flight deliveries may finish after SIGTERM", duration("HERALD_SHUTDOWN_GRACE", func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{"HERALD_DELIVERY_TIMEOUT", "10s", "timeout of one outgoing delivery request (Mastodon reads for 10 s)", duration("HERALD_DELIVERY_TIMEOUT", func(c *Config) *time.Duration { return &c.DeliveryTimeout })},
 	{"HERALD_BCRYPT_COST", "10", "bcrypt cost of password hashes", integer("HERALD_BCRYPT_COST", func(c *Config) *int { return &c.BcryptCost }, 4, 31)},
+	{"HERALD_REGISTRATIONS", "open", "who may sign up: open, approval (the account waits for the operator's approval: /admin/api/registrations) or closed (403)", str(func(c *Config) *string { return &c.Registrations })},
 	{"HERALD_AUTH_RATE_PER_MINUTE", "10", "sign-up and login attempts per client IP and minute (429 past it)", integer("HERALD_AUTH_RATE_PER_MINUTE", func(c *Config) *int { return &c.AuthRatePerMinute }, 1, 100000)},
 	{"HERALD_AUTH_BURST", "10", "sign-up and login attempts per client IP at once", integer("HERALD_AUTH_BURST", func(c *Config) *int { return &c.AuthBurst }, 1, 100000)},
 	{"HERALD_FEDERATION_MODE", "blocklist", "blocklist: federate with every domain but the blocked ones; allowlist: only with the allowed ones (operator API /admin/api/domain-allows)", str(func(c *Config) *string { return &c.FederationMode })},
@@ -226,6 +228,9 @@ func (c Config) validate() error {
 	}
 	if c.Domain == "" || strings.ContainsAny(c.Domain, "/ ") {
 		errs = append(errs, fmt.Errorf("HERALD_DOMAIN=%q: want a host[:port], without scheme or path", c.Domain))
+	}
+	if !domain.RegistrationMode(c.Registrations).Valid() {
+		errs = append(errs, fmt.Errorf("HERALD_REGISTRATIONS=%q: want open, approval or closed", c.Registrations))
 	}
 	switch c.LogFormat {
 	case "auto", "text", "json":

@@ -21,7 +21,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Addr != "127.0.0.1:8080" || c.Domain != "localhost:8080" || c.Store != "sqlite" || c.DataDir != "herald-data" || c.Workers != 8 || c.PerHost != 2 ||
-		c.AllowPrivateTargets || c.LogFormat != "auto" || c.AdminToken != "" || c.ShutdownGrace != 30*time.Second {
+		c.AllowPrivateTargets || c.LogFormat != "auto" || c.AdminToken != "" || c.ShutdownGrace != 30*time.Second || c.Registrations != "open" {
 		t.Fatalf("defaults %+v", c)
 	}
 }
@@ -71,6 +71,11 @@ func TestLoadConfig(t *testing.T) {
 		{"bad trusted proxy", map[string]string{"HERALD_TRUSTED_PROXIES": "proxy.example"}, nil, nil, "HERALD_TRUSTED_PROXIES"},
 		{"bad proxy header", map[string]string{"HERALD_PROXY_HEADER": "x-real-ip"}, nil, nil, "HERALD_PROXY_HEADER"},
 		{"bad scheme", map[string]string{"HERALD_SCHEME": "ftp"}, nil, nil, "HERALD_SCHEME"},
+		{"registrations by approval", map[string]string{"HERALD_REGISTRATIONS": "approval"}, nil,
+			func(c bootstrap.Config) bool { return c.Registrations == "approval" }, ""},
+		{"registrations closed by flag", nil, []string{"--herald-registrations=closed"},
+			func(c bootstrap.Config) bool { return c.Registrations == "closed" }, ""},
+		{"bad registrations", map[string]string{"HERALD_REGISTRATIONS": "invite"}, nil, nil, "HERALD_REGISTRATIONS"},
 		{"https on a loopback domain", map[string]string{"HERALD_SCHEME": "https"}, nil,
 			func(c bootstrap.Config) bool {
 				return bootstrap.ProvideURLs(c).Persona("a") == "https://localhost:8080/users/a"

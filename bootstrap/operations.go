@@ -13,9 +13,10 @@ import (
 	"github.com/heraldfed/herald/ports"
 )
 
-// operationsSet builds what operators use: the operator use cases, their
-// API and page, the Prometheus metrics and the sign-in rate limit.
-var operationsSet = wire.NewSet(ProvideOperator, ProvideAdmin, ProvideMetrics, ProvideRateLimiter)
+// operationsSet builds what operators use: the operator and moderation
+// use cases, their API and page, the Prometheus metrics and the sign-in
+// rate limit.
+var operationsSet = wire.NewSet(ProvideOperator, ProvideModerator, ProvideAdmin, ProvideMetrics, ProvideRateLimiter)
 
 // ProvideOperator builds the operator use cases over the store. waker may
 // be nil (the CLI runs no engine; the servers' workers poll or are woken
@@ -31,9 +32,18 @@ func ProvideOperator(cfg Config, s *Stores, policy domain.NamePolicy, clock port
 	return application.NewOperator(d)
 }
 
+// ProvideModerator builds the moderation use cases (domain blocks and
+// allows, registrations, reports) over the store and the policy.
+func ProvideModerator(cfg Config, s *Stores, mod *application.Moderation, urls application.URLs, clock ports.Clock, log *slog.Logger) *application.Moderator {
+	return application.NewModerator(application.ModeratorDeps{
+		Moderation: mod, Users: s.Users, Actors: s.Actors, Names: s.Names, Followers: s.Followers, Reports: s.Reports,
+		Registrations: domain.RegistrationMode(cfg.Registrations), URLs: urls, Clock: clock, Log: log,
+	})
+}
+
 // ProvideAdmin is the operator API and page, off without HERALD_ADMIN_TOKEN.
-func ProvideAdmin(cfg Config, op *application.Operator, log *slog.Logger) *admin.Handler {
-	return admin.New(op, string(cfg.AdminToken), log)
+func ProvideAdmin(cfg Config, op *application.Operator, mod *application.Moderator, log *slog.Logger) *admin.Handler {
+	return admin.New(op, mod, string(cfg.AdminToken), log)
 }
 
 // ProvideMetrics is /metrics and the engine's observer.

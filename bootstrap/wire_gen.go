@@ -44,7 +44,9 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	application := ProvideApplication(cfg, stores, bcrypt, rsaKeys, htmlSanitizer, clock, iDs, namePolicy, urLs, engine, log)
 	readiness := ProvideReadiness(stores)
 	operator := ProvideOperator(cfg, stores, namePolicy, clock, engine)
-	handler := ProvideAdmin(cfg, operator, log)
+	moderation := ProvideModeration(stores, clock, log)
+	moderator := ProvideModerator(cfg, stores, moderation, urLs, clock, log)
+	handler := ProvideAdmin(cfg, operator, moderator, log)
 	rateLimiter := ProvideRateLimiter(cfg)
 	proxies, err := ProvideProxies(cfg)
 	if err != nil {
@@ -87,6 +89,6 @@ var deliverySet = wire.NewSet(
 
 // appSet builds the core and the HTTP surface over the stores.
 var appSet = wire.NewSet(
-	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvideEngine, ProvideApplication,
+	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvideModeration, ProvideEngine, ProvideApplication,
 	ProvideReadiness, ProvideProxies, ProvideHTTP, NewServerFrom,
 )

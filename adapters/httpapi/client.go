@@ -23,6 +23,9 @@ func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, domain.Ro
 type credentials struct {
 	UserName string `json:"username"`
 	Password string `json:"password"`
+	// Reason is what a sign-up tells the operator when registrations
+	// need approval.
+	Reason string `json:"reason"`
 }
 
 type actorJSON struct {
@@ -50,12 +53,26 @@ func (h *Handler) signUp(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, err)
 		return
 	}
-	s, err := h.app.SignUp.Handle(r.Context(), application.SignUp{UserName: in.UserName, Password: in.Password})
+	s, err := h.app.SignUp.Handle(r.Context(), application.SignUp{UserName: in.UserName, Password: in.Password, Reason: in.Reason})
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
+	if s.User.Status == domain.UserPending {
+		// Registrations need approval: the account exists, and waits.
+		writeJSON(w, http.StatusAccepted, pendingJSON{Status: string(domain.UserPending), UserID: s.User.ID, UserName: s.User.UserName,
+			Message: "Your account awaits the operator's approval; sign in once it is approved."})
+		return
+	}
 	writeJSON(w, http.StatusCreated, sessionJSON{Token: s.Token, UserID: s.User.ID, UserName: s.User.UserName, Persona: h.persona(s.Avatar)})
+}
+
+// pendingJSON answers a sign-up that awaits approval: no token.
+type pendingJSON struct {
+	Status   string `json:"status"`
+	UserID   string `json:"user_id"`
+	UserName string `json:"username"`
+	Message  string `json:"message"`
 }
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {

@@ -346,3 +346,48 @@ func TestOwnPostAndBoostEndpoints(t *testing.T) {
 		t.Fatalf("delete twice: %d", status)
 	}
 }
+
+func TestReportEndpoint(t *testing.T) {
+	t.Parallel()
+	s := setupFollows(t)
+	status, body := s.call(t, http.MethodPost, "/api/v1/reports", s.token,
+		`{"as":"alice","target":"bob@remote.example","comment":"spam","objects":["`+remoteBob+`/statuses/1"]}`)
+	if status != 202 || body["target"] != remoteBob || body["inbox"] != remoteBob+"/inbox" || body["queued"] != 1.0 ||
+		!strings.HasPrefix(body["activity"].(string), "https://local.example/actor/activities/") {
+		t.Fatalf("%d %v", status, body)
+	}
+	js, err := s.jobs.List(context.Background(), ports.JobFilter{})
+	if err != nil || len(js) != 1 {
+		t.Fatal(js, err)
+	}
+	var flag map[string]any
+	if err := json.Unmarshal(js[0].Payload, &flag); err != nil {
+		t.Fatal(err)
+	}
+	if flag["type"] != "Flag" || flag["actor"] != "https://local.example/actor" || flag["content"] != "spam" ||
+		fmt.Sprint(flag["object"]) != fmt.Sprint([]string{remoteBob, remoteBob + "/statuses/1"}) {
+		t.Fatalf("flag %s", js[0].Payload)
+	}
+	tests := []struct {
+		name, token, body string
+		status            int
+	}{
+		{"no token", "", `{"as":"alice","target":"bob@remote.example"}`, 401},
+		{"someone else's persona", s.other, `{"as":"alice","target":"bob@remote.example"}`, 403},
+		{"malformed JSON", s.token, `{"as":`, 400},
+		{"objects not a list", s.token, `{"as":"alice","target":"bob@remote.example","objects":"x"}`, 400},
+		{"a local actor", s.token, `{"as":"alice","target":"mallory@local.example"}`, 422},
+		{"a post of another host", s.token, `{"as":"alice","target":"bob@remote.example","objects":["https://other.example/s/1"]}`, 422},
+		{"unknown remote account", s.token, `{"as":"alice","target":"nobody@remote.example"}`, 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if status, body := s.call(t, http.MethodPost, "/api/v1/reports", tt.token, tt.body); status != tt.status {
+				t.Fatalf("%d %v, want %d", status, body, tt.status)
+			}
+		})
+	}
+	if n := s.jobCount(t); n != 1 {
+		t.Fatalf("refused reports queued jobs: %d", n)
+	}
+}

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -39,9 +40,11 @@ const (
 type command struct {
 	words []string
 	arg   string // name of the positional argument, "" for none
-	flags []cmdFlag
-	help  string
-	run   func(c *call) int
+	// argOptional: the command runs without its argument too.
+	argOptional bool
+	flags       []cmdFlag
+	help        string
+	run         func(c *call) int
 	// defaults replace settings' defaults for this command (an environment
 	// variable or a flag still wins).
 	defaults map[string]string
@@ -79,6 +82,10 @@ var commands = []command{
 	{words: []string{"instances", "lift"}, arg: "HOST", help: "lift the quarantine of HOST: its waiting jobs are due at once", run: instancesLift},
 	{words: []string{"names", "reserve"}, arg: "NAME", help: "reserve NAME as a system name, so no persona or group can take it", run: namesReserve},
 	{words: []string{"names", "release"}, arg: "NAME", help: "release a system name an operator had reserved (never the fixed list or the instance actor's)", run: namesRelease},
+	{words: []string{"domain-blocks", "list"}, help: "list the domain blocks: domain, severity, since, public comment, reason", run: domainBlocksList},
+	{words: []string{"domain-blocks", "import"}, arg: "FILE", help: "import a domain-block list in Mastodon's CSV format (#domain,#severity,...): blocks new domains, changes blocked ones where the list differs, and prints every line's fate; a suspension ends the domain's queued deliveries and follows",
+		flags: []cmdFlag{{name: "dry-run", usage: "print what the import would change and change nothing", boolean: true, def: "false"}}, run: domainBlocksImport},
+	{words: []string{"domain-blocks", "export"}, arg: "FILE", argOptional: true, help: "write the domain blocks in Mastodon's CSV format to FILE, or to stdout without one, for other operators to import", run: domainBlocksExport},
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -103,12 +110,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	c := &call{ctx: ctx, stdout: stdout, stderr: stderr, flags: map[string]string{}}
 	if cmd.arg != "" {
-		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+		missing := len(rest) == 0 || strings.HasPrefix(rest[0], "-")
+		switch {
+		case missing && !cmd.argOptional:
 			fmt.Fprintf(stderr, "herald %s: missing %s\n\n", cmd.name(), cmd.arg)
 			cmd.usage(stderr)
 			return exitUsage
+		case !missing:
+			c.arg, rest = rest[0], rest[1:]
 		}
-		c.arg, rest = rest[0], rest[1:]
 	}
 	if rest, err = cmd.takeFlags(rest, c.flags); err != nil {
 		fmt.Fprintf(stderr, "herald %s: %v\n", cmd.name(), err)
@@ -200,7 +210,10 @@ func (c command) takeFlags(args []string, into map[string]string) ([]string, err
 
 func (c command) usage(w io.Writer) {
 	line := "herald " + c.name()
-	if c.arg != "" {
+	switch {
+	case c.argOptional:
+		line += " [" + c.arg + "]"
+	case c.arg != "":
 		line += " " + c.arg
 	}
 	fmt.Fprintf(w, "usage: %s [flags]\n\n%s\n", line, c.help)
@@ -220,12 +233,15 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: herald [command] [flags]\n\ncommands:")
 	for _, c := range commands {
 		name := c.name()
-		if c.arg != "" {
+		switch {
+		case c.argOptional:
+			name += " [" + c.arg + "]"
+		case c.arg != "":
 			name += " " + c.arg
 		}
-		fmt.Fprintf(w, "  %-24s %s\n", name, c.help)
+		fmt.Fprintf(w, "  %-28s %s\n", name, c.help)
 	}
-	fmt.Fprintln(w, "  help                     this text; `herald COMMAND --help` explains one command")
+	fmt.Fprintln(w, "  help                         this text; `herald COMMAND --help` explains one command")
 	fmt.Fprintln(w, "\nsettings (environment variable, or the flag of the same name in kebab case):")
 	for _, s := range bootstrap.Settings() {
 		def := s[1]
@@ -458,5 +474,116 @@ func namesRelease(c *call) int {
 		return fail(c, fmt.Errorf("release %q: %w", c.arg, err))
 	}
 	fmt.Fprintf(c.stdout, "released %s\n", strings.ToLower(c.arg))
+	return exitOK
+}
+
+func domainBlocksList(c *call) int {
+	mod, cleanup, err := bootstrap.OpenModerator(c.ctx, c.cfg, c.log)
+	if err != nil {
+		return fail(c, err)
+	}
+	defer cleanup()
+	bs, err := mod.Blocks(c.ctx)
+	if err != nil {
+		return fail(c, err)
+	}
+	if len(bs) == 0 {
+		fmt.Fprintln(c.stdout, "no domain is blocked")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DOMAIN\tSEVERITY\tSINCE\tPUBLIC COMMENT\tREASON")
+	for _, b := range bs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.Domain, b.Severity, b.CreatedAt.UTC().Format(time.RFC3339), oneLine(b.PublicComment), oneLine(b.Reason))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(c.stdout, "%d blocks\n", len(bs))
+	return exitOK
+}
+
+// oneLine keeps a comment on its row of a table.
+func oneLine(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func domainBlocksImport(c *call) int {
+	dry, err := strconv.ParseBool(c.flags["dry-run"])
+	if err != nil {
+		fmt.Fprintf(c.stderr, "herald domain-blocks import: --dry-run=%q: want true or false\n", c.flags["dry-run"])
+		return exitUsage
+	}
+	in, err := os.Open(c.arg)
+	if err != nil {
+		return fail(c, err)
+	}
+	defer in.Close()
+	res, err := bootstrap.ImportDomainBlocks(c.ctx, c.cfg, c.log, in, dry)
+	// What it did, a line of the list per row (the unchanged ones only
+	// counted), then the totals; also when it stopped half way.
+	verb := map[bool][2]string{true: {"would add", "would change"}, false: {"added", "changed"}}[res.DryRun]
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	rows := 0
+	row := func(line int, what, domain, detail string) {
+		if rows == 0 {
+			fmt.Fprintln(tw, "LINE\tCHANGE\tDOMAIN\tDETAIL")
+		}
+		rows++
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", line, what, domain, detail)
+	}
+	for _, a := range res.Added {
+		row(a.Line, verb[0], a.Block.Domain, string(a.Block.Severity))
+	}
+	for _, ch := range res.Changed {
+		row(ch.Line, verb[1], ch.Block.Domain, fmt.Sprintf("%s → %s", ch.Before.Severity, ch.Block.Severity))
+	}
+	for _, l := range res.Skipped {
+		row(l.Line, "skipped", l.Domain, l.Why)
+	}
+	for _, l := range res.Invalid {
+		row(l.Line, "invalid", l.Domain, l.Why)
+	}
+	_ = tw.Flush()
+	if len(res.IgnoredColumns) > 0 {
+		fmt.Fprintf(c.stdout, "columns not read: %s\n", strings.Join(res.IgnoredColumns, ", "))
+	}
+	if err != nil {
+		return fail(c, fmt.Errorf("import %s: %w", c.arg, err))
+	}
+	fmt.Fprintf(c.stdout, "%d %s, %d %s, %d unchanged, %d skipped, %d invalid\n", len(res.Added), verb[0], len(res.Changed), verb[1],
+		len(res.Unchanged), len(res.Skipped), len(res.Invalid))
+	switch {
+	case res.DryRun:
+		fmt.Fprintln(c.stdout, "dry run: nothing was changed")
+	case len(res.Added)+len(res.Changed) > 0:
+		fmt.Fprintf(c.stdout, "suspensions ended %d queued deliveries and removed %d follows; the servers apply the list within 10 s\n",
+			res.JobsEnded, res.FollowsRemoved)
+	}
+	return exitOK
+}
+
+func domainBlocksExport(c *call) int {
+	mod, cleanup, err := bootstrap.OpenModerator(c.ctx, c.cfg, c.log)
+	if err != nil {
+		return fail(c, err)
+	}
+	defer cleanup()
+	if c.arg == "" {
+		if _, err := mod.ExportBlocks.Handle(c.ctx, c.stdout); err != nil {
+			return fail(c, err)
+		}
+		return exitOK
+	}
+	var buf bytes.Buffer
+	n, err := mod.ExportBlocks.Handle(c.ctx, &buf)
+	if err != nil {
+		return fail(c, err)
+	}
+	if err := os.WriteFile(c.arg, buf.Bytes(), 0o644); err != nil {
+		return fail(c, err)
+	}
+	fmt.Fprintf(c.stdout, "wrote %d blocks to %s\n", n, c.arg)
 	return exitOK
 }

@@ -375,7 +375,9 @@ func TestDemoFansOut(t *testing.T) {
 	// The demo runs on memory unless HERALD_STORE says otherwise: no data
 	// directory appears.
 	dataDir := filepath.Join(t.TempDir(), "herald-data")
-	env := map[string]string{"HERALD_ADDR": "127.0.0.1:0", "HERALD_BCRYPT_COST": "4", "HERALD_LOG_LEVEL": "error", "HERALD_DATA_DIR": dataDir}
+	// Sign-ups need approval: the demo's own persona does not.
+	env := map[string]string{"HERALD_ADDR": "127.0.0.1:0", "HERALD_BCRYPT_COST": "4", "HERALD_LOG_LEVEL": "error", "HERALD_DATA_DIR": dataDir,
+		"HERALD_REGISTRATIONS": "approval"}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"demo", "--demo-posts=2", "--demo-every=50ms"}, func(k string) string { return env[k] }, &out, &errOut)
@@ -528,4 +530,106 @@ func TestReadmeListsEverySetting(t *testing.T) {
 			t.Errorf("README: %s defaults to %q, the code to %q", s[0], d, want)
 		}
 	}
+}
+
+// The domain-block commands on the default store: list, a dry run that
+// changes nothing, the import, the export to stdout and to a file, which
+// imports again as it was; a suspension ends the domain's queued job.
+func TestDomainBlocksCommands(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := map[string]string{"HERALD_DATA_DIR": filepath.Join(dir, "data"), "HERALD_LOG_LEVEL": "warn"}
+	expect := func(want int, says string, args ...string) result {
+		t.Helper()
+		r := herald(t, env, args...)
+		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
+			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
+		}
+		return r
+	}
+	expect(0, "up to date", "migrate", "up")
+
+	ctx := context.Background()
+	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores, closeStores, err := bootstrap.OpenStoresForCLI(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeStores()
+	j, _ := domain.NewJob(contract.JobID("cli-spam"), "https://l.example/act/1", "https://spam.example/inbox", "s", "k", []byte("{}"), time.Now())
+	if _, err := stores.Jobs.Enqueue(ctx, []domain.Job{j}); err != nil {
+		t.Fatal(err)
+	}
+
+	list := filepath.Join(dir, "blocks.csv")
+	csv := "#domain,#severity,#reject_media,#reject_reports,#public_comment,#obfuscate\n" +
+		"spam.example,suspend,false,false,spam,false\n" +
+		"loud.example,silence,false,false,,false\n" +
+		"media.example,noop,true,false,,false\n" +
+		"not a domain,suspend,false,false,,false\n"
+	if err := os.WriteFile(list, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(0, "no domain is blocked", "domain-blocks", "list")
+	r := expect(0, "dry run: nothing was changed", "domain-blocks", "import", list, "--dry-run")
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`2\s+would add\s+spam\.example\s+suspend`), regexp.MustCompile(`3\s+would add\s+loud\.example\s+silence`),
+		regexp.MustCompile(`4\s+skipped\s+media\.example\s+severity noop`), regexp.MustCompile(`5\s+invalid\s+not a domain\s+`),
+		regexp.MustCompile(`2 would add, 0 would change, 0 unchanged, 1 skipped, 1 invalid`),
+	} {
+		if !want.MatchString(r.stdout) {
+			t.Errorf("dry run lacks %s:\n%s", want, r.stdout)
+		}
+	}
+	expect(0, "no domain is blocked", "domain-blocks", "list")
+	if got, _ := stores.JobAdmin.Get(ctx, j.ID); got.State != domain.JobQueued {
+		t.Fatalf("a dry run ended the job: %+v", got)
+	}
+
+	r = expect(0, "2 added, 0 changed", "domain-blocks", "import", list)
+	if !strings.Contains(r.stdout, "suspensions ended 1 queued deliveries") {
+		t.Fatalf("import:\n%s", r.stdout)
+	}
+	if got, _ := stores.JobAdmin.Get(ctx, j.ID); got.State != domain.JobDead || got.LastError != "suspended" {
+		t.Fatalf("the suspension did not end the job: %+v", got)
+	}
+	r = expect(0, "2 blocks", "domain-blocks", "list")
+	if !regexp.MustCompile(`spam\.example\s+suspend\s+\S+\s+spam`).MatchString(r.stdout) || !strings.Contains(r.stdout, "loud.example") {
+		t.Fatalf("list:\n%s", r.stdout)
+	}
+	expect(0, "0 added, 0 changed, 2 unchanged", "domain-blocks", "import", list)
+
+	want := "#domain,#severity,#reject_media,#reject_reports,#public_comment,#obfuscate\n" +
+		"loud.example,silence,false,false,,false\nspam.example,suspend,false,false,spam,false\n"
+	if r := expect(0, "#domain", "domain-blocks", "export"); r.stdout != want {
+		t.Fatalf("export to stdout:\n%s", r.stdout)
+	}
+	out := filepath.Join(dir, "export.csv")
+	expect(0, "wrote 2 blocks to "+out, "domain-blocks", "export", out)
+	if b, err := os.ReadFile(out); err != nil || string(b) != want {
+		t.Fatalf("export file %q %v", b, err)
+	}
+
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want int
+		says string
+	}{
+		{"import without a file", env, []string{"domain-blocks", "import"}, 2, "missing FILE"},
+		{"no such file", env, []string{"domain-blocks", "import", filepath.Join(dir, "nope.csv")}, 1, "no such file"},
+		{"memory store", map[string]string{"HERALD_STORE": "memory"}, []string{"domain-blocks", "list"}, 1, "HERALD_STORE=memory"},
+		{"dry-run not a bool", env, []string{"domain-blocks", "import", list, "--dry-run=maybe"}, 2, "--dry-run"},
+	} {
+		if r := herald(t, tt.env, tt.args...); r.code != tt.want || !strings.Contains(r.stderr, tt.says) {
+			t.Errorf("%s: exit %d %q, want %d saying %q", tt.name, r.code, r.stderr, tt.want, tt.says)
+		}
+	}
+	bad := filepath.Join(dir, "bad.csv")
+	_ = os.WriteFile(bad, []byte("spam.example,suspend\n"), 0o644)
+	expect(1, "#domain column", "domain-blocks", "import", bad)
 }

@@ -21,18 +21,20 @@ import (
 // Handler serves the operator API and page. It implements httpapi.Routes.
 type Handler struct {
 	op    *application.Operator
+	mod   *application.Moderator
 	token []byte
 	log   *slog.Logger
 	page  *pageRenderer
 }
 
-// New builds the operator surface over op. An empty token turns it off:
-// Register then adds no route.
-func New(op *application.Operator, token string, log *slog.Logger) *Handler {
+// New builds the operator surface over op (the queue and the breakers)
+// and mod (moderation). An empty token turns it off: Register then adds no
+// route.
+func New(op *application.Operator, mod *application.Moderator, token string, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{op: op, token: []byte(token), log: log.With("component", "admin"), page: newPageRenderer()}
+	return &Handler{op: op, mod: mod, token: []byte(token), log: log.With("component", "admin"), page: newPageRenderer()}
 }
 
 // Enabled reports whether an admin token is configured.
@@ -58,12 +60,41 @@ func (h *Handler) Register(r *mux.Router) {
 	api("/admin/api/names", h.listNames, http.MethodGet)
 	api("/admin/api/names", h.reserveName, http.MethodPost)
 	api("/admin/api/names/{name}", h.releaseName, http.MethodDelete)
+	// Moderation (SPEC §11). The import and export paths come before the
+	// {domain} ones they would otherwise match.
+	api("/admin/api/domain-blocks/import", h.importBlocks, http.MethodPost)
+	api("/admin/api/domain-blocks/export", h.exportBlocks, http.MethodGet)
+	api("/admin/api/domain-blocks", h.listBlocks, http.MethodGet)
+	api("/admin/api/domain-blocks", h.addBlock, http.MethodPost)
+	api("/admin/api/domain-blocks/{domain}", h.updateBlock, http.MethodPut)
+	api("/admin/api/domain-blocks/{domain}", h.removeBlock, http.MethodDelete)
+	api("/admin/api/domain-allows", h.listAllows, http.MethodGet)
+	api("/admin/api/domain-allows", h.addAllow, http.MethodPost)
+	api("/admin/api/domain-allows/{domain}", h.removeAllow, http.MethodDelete)
+	api("/admin/api/registrations", h.listRegistrations, http.MethodGet)
+	api("/admin/api/registrations/{id}/approve", h.approveRegistration, http.MethodPost)
+	api("/admin/api/registrations/{id}/reject", h.rejectRegistration, http.MethodPost)
+	api("/admin/api/reports", h.listReports, http.MethodGet)
+	api("/admin/api/reports/{id}", h.getReport, http.MethodGet)
+	api("/admin/api/reports/{id}/resolve", h.resolveReport, http.MethodPost)
 
 	r.HandleFunc("/admin", h.dashboard).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/admin/moderation", h.moderation).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/admin/domain-blocks.csv", h.pageExportBlocks).Methods(http.MethodGet)
 	r.Handle("/admin/login", crossOrigin(http.HandlerFunc(h.login))).Methods(http.MethodPost)
 	r.Handle("/admin/logout", h.pageAction(h.logout)).Methods(http.MethodPost)
 	r.Handle("/admin/instances/{host}/lift", h.pageAction(h.pageLift)).Methods(http.MethodPost)
 	r.Handle("/admin/hosts/{host}/retry-dead", h.pageAction(h.pageRetryDead)).Methods(http.MethodPost)
+	mod := func(path string, f func(http.ResponseWriter, *http.Request) string) {
+		r.Handle(path, h.pageActionTo(moderationPath, f)).Methods(http.MethodPost)
+	}
+	mod("/admin/domain-blocks", h.pageBlock)
+	mod("/admin/domain-blocks/{domain}/lift", h.pageUnblock)
+	mod("/admin/domain-allows", h.pageAllow)
+	mod("/admin/domain-allows/{domain}/remove", h.pageDisallow)
+	mod("/admin/reports/{id}/resolve", h.pageResolve)
+	mod("/admin/registrations/{id}/approve", h.pageApprove)
+	mod("/admin/registrations/{id}/reject", h.pageReject)
 }
 
 // validToken compares in constant time. Both sides are hashed first so the
@@ -106,12 +137,18 @@ func (h *Handler) bearer(next http.HandlerFunc) http.Handler {
 }
 
 // statusTable is the domain's common mapping with the operator API's own
-// malformed-request error in front.
+// edge errors in front.
 var statusTable = httperr.Common.Before(
+	httperr.Rule{Err: errBodyTooLarge, Status: http.StatusRequestEntityTooLarge, Detail: true},
 	httperr.Rule{Err: errMalformed, Status: http.StatusBadRequest, Detail: true},
+	httperr.Rule{Err: errMediaType, Status: http.StatusUnsupportedMediaType, Detail: true},
 )
 
-var errMalformed = errors.New("malformed request")
+var (
+	errMalformed    = errors.New("malformed request")
+	errBodyTooLarge = errors.New("request body too large")
+	errMediaType    = errors.New("unsupported media type")
+)
 
 // Status is the HTTP status of an operator use case's error.
 func Status(err error) int { return statusTable.Status(err) }

@@ -17,6 +17,7 @@ import (
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/adapters/httpapi/admin"
 	"github.com/heraldfed/herald/adapters/memory"
+	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -36,17 +37,45 @@ type bundle struct {
 	fanOuts   *memory.FanOutStore
 	clock     *fake.Clock
 	ids       *fake.IDs
+	// Moderation's stores, and the client use cases that sign up.
+	moderation *memory.ModerationStore
+	reports    *memory.ReportStore
+	accounts   *memory.AccountStore
+	follows    *memory.FollowerStore
+	content    *memory.ContentStore
+	app        *application.Application
 }
 
-func setup(t *testing.T, adminToken string) *bundle {
+// modes are the federation and registration modes of a setup.
+type modes struct {
+	federation    domain.FederationMode
+	registrations domain.RegistrationMode
+}
+
+func setup(t *testing.T, adminToken string, m ...modes) *bundle {
 	t.Helper()
 	b := &bundle{jobs: memory.NewJobStore(), instances: memory.NewInstanceStore(), names: memory.NewNameRegistry(),
-		fanOuts: memory.NewFanOutStore(), clock: fake.NewClock(t0), ids: fake.NewIDs("job")}
+		fanOuts: memory.NewFanOutStore(), clock: fake.NewClock(t0), ids: fake.NewIDs("job"),
+		moderation: memory.NewModerationStore(), reports: memory.NewReportStore(), accounts: memory.NewAccountStore(),
+		follows: memory.NewFollowerStore(), content: memory.NewContentStore()}
+	mode := modes{domain.FederationBlocklist, domain.RegistrationsApproval}
+	if len(m) > 0 {
+		mode = m[0]
+	}
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	op := application.NewOperator(application.OperatorDeps{JobAdmin: b.jobs, Jobs: b.jobs, Instances: b.instances,
 		Names: b.names, FanOuts: b.fanOuts, Policy: policy, InstanceActor: "instance", Clock: b.clock})
+	urls := application.NewURLs("local.example")
+	moderation := application.NewModeration(application.ModerationDeps{Store: b.moderation, JobAdmin: b.jobs, Foreign: b.content,
+		Followers: b.follows, Mode: mode.federation, Clock: b.clock})
+	mod := application.NewModerator(application.ModeratorDeps{Moderation: moderation, Users: b.accounts, Actors: b.accounts,
+		Names: b.names, Followers: b.follows, Reports: b.reports, Registrations: mode.registrations, URLs: urls, Clock: b.clock})
+	b.app = application.New(application.Deps{Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: b.names,
+		Followers: b.follows, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: b.jobs,
+		Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: b.clock, IDs: fake.NewIDs("user"), Registrations: mode.registrations,
+	}, policy, "instance", urls, nil)
 	r := mux.NewRouter()
-	admin.New(op, adminToken, nil).Register(r)
+	admin.New(op, mod, adminToken, nil).Register(r)
 	b.Server = httptest.NewServer(r)
 	t.Cleanup(b.Close)
 	return b
@@ -124,6 +153,21 @@ var endpoints = []struct{ method, path, body string }{
 	{"GET", "/admin/api/fanouts", ""},
 	{"POST", "/admin/api/names", `{"name":"ops"}`},
 	{"DELETE", "/admin/api/names/ops", ""},
+	{"GET", "/admin/api/domain-blocks", ""},
+	{"POST", "/admin/api/domain-blocks", `{"domain":"spam.example","severity":"suspend"}`},
+	{"PUT", "/admin/api/domain-blocks/spam.example", `{"severity":"suspend"}`},
+	{"DELETE", "/admin/api/domain-blocks/spam.example", ""},
+	{"POST", "/admin/api/domain-blocks/import", "#domain\nspam.example\n"},
+	{"GET", "/admin/api/domain-blocks/export", ""},
+	{"GET", "/admin/api/domain-allows", ""},
+	{"POST", "/admin/api/domain-allows", `{"domain":"friends.example"}`},
+	{"DELETE", "/admin/api/domain-allows/friends.example", ""},
+	{"GET", "/admin/api/registrations", ""},
+	{"POST", "/admin/api/registrations/u1/approve", ""},
+	{"POST", "/admin/api/registrations/u1/reject", ""},
+	{"GET", "/admin/api/reports?state=all", ""},
+	{"GET", "/admin/api/reports/r1", ""},
+	{"POST", "/admin/api/reports/r1/resolve", `{"note":"x"}`},
 }
 
 func TestEveryEndpointRefusesWithoutTheToken(t *testing.T) {
@@ -144,6 +188,9 @@ func TestEveryEndpointRefusesWithoutTheToken(t *testing.T) {
 	}
 	if _, err := b.names.Get(context.Background(), "ops"); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatal("a refused reserve took a name")
+	}
+	if bs, _ := b.moderation.DomainBlocks(context.Background()); len(bs) != 0 {
+		t.Fatalf("a refused call blocked a domain: %+v", bs)
 	}
 }
 
@@ -357,10 +404,15 @@ func TestStatusAgreesWithHTTPAPI(t *testing.T) {
 // queued jobs enqueued, delivered of them succeeded and one dead.
 func (b *bundle) fanOut(t *testing.T, followers, queued, delivered int) domain.FanOut {
 	t.Helper()
+	return b.fanOutOf(t, "https://local.example/users/a/activities/big", t0, followers, queued, delivered)
+}
+
+// fanOutOf is fanOut of the activity act, begun at start.
+func (b *bundle) fanOutOf(t *testing.T, act string, start time.Time, followers, queued, delivered int) domain.FanOut {
+	t.Helper()
 	ctx := context.Background()
-	const act = "https://local.example/users/a/activities/big"
 	payload := []byte(`{"id":"` + act + `","type":"Create"}`)
-	f, err := domain.NewFanOut(act, "https://local.example/users/a", "s", "https://local.example/users/a#main-key", payload, followers, "p1", t0, t0.Add(time.Minute))
+	f, err := domain.NewFanOut(act, "https://local.example/users/a", "s", "https://local.example/users/a#main-key", payload, followers, "p1", start, start.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

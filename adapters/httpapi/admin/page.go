@@ -28,6 +28,12 @@ const (
 	recentDead     = 20
 	deadScan       = 1000
 	topFailing     = 10
+	// maxQuarantined is how many quarantined hosts the page lists; the
+	// API lists them all.
+	maxQuarantined = 20
+	// maxFormBody bounds a form post of the page: a block's two comments
+	// of 1,000 characters, URL-encoded.
+	maxFormBody = 16 << 10
 )
 
 //go:embed templates/*.html
@@ -83,14 +89,19 @@ type loginView struct {
 }
 
 // pageAction guards a form post of the page: same origin, a session, and
-// the CSRF token of the form.
+// the CSRF token of the form. It goes back to /admin.
 func (h *Handler) pageAction(next func(http.ResponseWriter, *http.Request) string) http.Handler {
+	return h.pageActionTo("/admin", next)
+}
+
+// pageActionTo is pageAction going back to the page at `to`.
+func (h *Handler) pageActionTo(to string, next func(http.ResponseWriter, *http.Request) string) http.Handler {
 	return crossOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.pageSession(r) {
 			h.page.render(w, http.StatusUnauthorized, "login.html", loginView{Error: "Sign in first."})
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
 		if err := r.ParseForm(); err != nil || !equal(r.PostForm.Get("csrf"), h.derive("csrf")) {
 			http.Error(w, "forbidden: the form's CSRF token is missing or wrong; reload /admin", http.StatusForbidden)
 			return
@@ -98,7 +109,7 @@ func (h *Handler) pageAction(next func(http.ResponseWriter, *http.Request) strin
 		if msg := next(w, r); msg != "" {
 			h.setCookie(w, r, flashCookie, url.QueryEscape(msg), 30*time.Second)
 		}
-		http.Redirect(w, r, "/admin", http.StatusSeeOther)
+		http.Redirect(w, r, to, http.StatusSeeOther)
 	}))
 }
 
@@ -169,12 +180,17 @@ type dashboardView struct {
 	States     []stateView
 	Total      int
 	TopFailing []hostView
-	Quarantine []hostView
-	DeadHosts  []stateView
-	RecentDead []deadView
-	DeadTotal  int
-	DeadScan   int
-	FanOuts    []fanOutView
+	// Quarantine holds the first maxQuarantined of QuarantineTotal hosts;
+	// QuarantineMore is how many more there are.
+	Quarantine      []hostView
+	QuarantineTotal int
+	QuarantineMore  int
+	DeadHosts       []stateView
+	RecentDead      []deadView
+	DeadTotal       int
+	DeadScan        int
+	FanOuts         []fanOutView
+	FanOutCap       int
 }
 
 type fanOutView struct {
@@ -235,18 +251,16 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := dashboardView{At: formatTime(s.At), Refresh: RefreshSeconds, CSRF: h.derive("csrf"), Total: s.Total,
-		DeadTotal: s.ByState[domain.JobDead], DeadScan: deadScan}
-	if c, err := r.Cookie(flashCookie); err == nil {
-		v.Flash, _ = url.QueryUnescape(c.Value)
-		h.setCookie(w, r, flashCookie, "", -1)
-	}
+		DeadTotal: s.ByState[domain.JobDead], DeadScan: deadScan, FanOutCap: application.RecentFanOuts,
+		QuarantineTotal: len(quarantined), QuarantineMore: max(0, len(quarantined)-maxQuarantined)}
+	v.Flash = h.takeFlash(w, r)
 	for _, st := range domain.JobStates() {
 		v.States = append(v.States, stateView{Name: string(st), Count: s.ByState[st]})
 	}
 	for _, f := range failing {
 		v.TopFailing = append(v.TopFailing, toHostView(f, s.At))
 	}
-	for _, q := range quarantined {
+	for _, q := range quarantined[:min(len(quarantined), maxQuarantined)] {
 		v.Quarantine = append(v.Quarantine, toHostView(q, s.At))
 	}
 	for _, d := range s.Dead {
@@ -265,6 +279,18 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) {
 		v.FanOuts = append(v.FanOuts, fv)
 	}
 	h.page.render(w, http.StatusOK, "dashboard.html", v)
+}
+
+// takeFlash returns the one-time notice of the last form post, and
+// forgets it.
+func (h *Handler) takeFlash(w http.ResponseWriter, r *http.Request) string {
+	c, err := r.Cookie(flashCookie)
+	if err != nil {
+		return ""
+	}
+	h.setCookie(w, r, flashCookie, "", -1)
+	msg, _ := url.QueryUnescape(c.Value)
+	return msg
 }
 
 func (h *Handler) pageError(w http.ResponseWriter, r *http.Request, err error) {

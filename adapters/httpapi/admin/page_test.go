@@ -2,6 +2,8 @@ package admin_test
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 )
 
@@ -194,5 +197,155 @@ func TestPageRetryDead(t *testing.T) {
 	}
 	if c, _ := b.jobs.Counts(context.Background()); c[domain.JobDead] != 0 || c[domain.JobQueued] != 1 {
 		t.Fatalf("counts %v", c)
+	}
+}
+
+func TestPageCapsTheQuarantinedHosts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, token)
+	for i := range 25 {
+		b.quarantine(t, fmt.Sprintf("h%02d.example", i))
+	}
+	br := newBrowser(t, b)
+	br.signIn()
+	_, page, _ := br.do("GET", "/admin", nil, nil)
+	if n := strings.Count(page, `<tr data-host="`); n != 20 {
+		t.Fatalf("%d quarantined hosts listed, want 20", n)
+	}
+	if !strings.Contains(page, "Quarantined hosts (25)") || !strings.Contains(page, "and 5 more") {
+		t.Fatal("the page does not say how many more hosts are quarantined")
+	}
+}
+
+func TestModerationPage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, token, modes{domain.FederationAllowlist, domain.RegistrationsApproval})
+	ctx := context.Background()
+	if _, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse", Reason: "<b>let me in</b>"}); err != nil {
+		t.Fatal(err)
+	}
+	b.report(t, "r1", 0, "<script>alert(1)</script> spam")
+	for i := range 105 {
+		if err := b.moderation.AddDomainBlock(ctx, domain.DomainBlock{Domain: fmt.Sprintf("b%03d.example", i), Severity: domain.SeveritySilence, CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.moderation.AddDomainAllow(ctx, domain.DomainAllow{Domain: "friends.example", CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	anon := newBrowser(t, b)
+	if code, page, _ := anon.do("GET", "/admin/moderation", nil, nil); code != 401 || strings.Contains(page, "Domain blocks") {
+		t.Fatalf("signed out: %d", code)
+	}
+	if code, _, _ := anon.do("GET", "/admin/domain-blocks.csv", nil, nil); code != 401 {
+		t.Fatalf("the list without a session: %d", code)
+	}
+	br := newBrowser(t, b)
+	br.signIn()
+	code, page, hdr := br.do("GET", "/admin/moderation", nil, nil)
+	if code != 200 || strings.Contains(page, `http-equiv="refresh"`) {
+		t.Fatalf("moderation page %d (it must not reload itself: an operator types into its forms)", code)
+	}
+	for _, want := range []string{"Domain blocks (105)", "blocks 1–50 of 105", `href="/admin/moderation?from=50#blocks"`, `data-block="b000.example"`, "/admin/domain-blocks/b000.example/lift",
+		`data-allow="friends.example"`, `data-report="r1"`, "&lt;script&gt;alert(1)&lt;/script&gt; spam", "/admin/reports/r1/resolve",
+		`data-registration="alice"`, "&lt;b&gt;let me in&lt;/b&gt;", `id="mode">allowlist`, `id="registrations">approval`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, "<tr data-block="); n != 50 {
+		t.Errorf("%d blocks listed, want 50", n)
+	}
+	// The last page; a page past the end is the last one.
+	for _, from := range []string{"100", "1000"} {
+		_, last, _ := br.do("GET", "/admin/moderation?from="+from, nil, nil)
+		if n := strings.Count(last, "<tr data-block="); n != 5 || !strings.Contains(last, `data-block="b104.example"`) ||
+			!strings.Contains(last, `href="/admin/moderation?from=50#blocks"`) || strings.Contains(last, `id="blocks-next"`) {
+			t.Errorf("from=%s: %d blocks", from, n)
+		}
+	}
+	if strings.Contains(page, "<script>") || !strings.Contains(hdr.Get("Content-Security-Policy"), "default-src 'none'") {
+		t.Error("the page is not escaped or not locked down")
+	}
+	code, csv, hdr := br.do("GET", "/admin/domain-blocks.csv", nil, nil)
+	if code != 200 || !strings.HasPrefix(csv, "#domain,#severity,") || strings.Count(csv, "\n") != 106 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/csv") {
+		t.Fatalf("the list as CSV: %d %v %.200s", code, hdr, csv)
+	}
+	// In blocklist mode the allows are not shown: they do nothing.
+	bl := setup(t, token)
+	br = newBrowser(t, bl)
+	br.signIn()
+	if _, page, _ := br.do("GET", "/admin/moderation", nil, nil); strings.Contains(page, `id="allows"`) || !strings.Contains(page, "No domain is blocked") {
+		t.Fatal("allows shown in blocklist mode")
+	}
+}
+
+func TestModerationPageActions(t *testing.T) {
+	t.Parallel()
+	b := setup(t, token, modes{domain.FederationAllowlist, domain.RegistrationsApproval})
+	ctx := context.Background()
+	b.enqueue(t, "https://spam.example/inbox")
+	b.report(t, "r1", 0, "spam")
+	var ids []string
+	for _, name := range []string{"alice", "mallory"} {
+		s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: name, Password: "correct horse"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.User.ID)
+	}
+	br := newBrowser(t, b)
+	csrf := br.signIn()
+	post := func(path string, form url.Values) string {
+		t.Helper()
+		form.Set("csrf", csrf)
+		code, _, hdr := br.do("POST", path, form, nil)
+		if code != 303 || hdr.Get("Location") != "/admin/moderation" {
+			t.Fatalf("%s: %d to %q", path, code, hdr.Get("Location"))
+		}
+		_, page, _ := br.do("GET", "/admin/moderation", nil, nil)
+		m := regexp.MustCompile(`id="flash">([^<]*)<`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("%s: no notice", path)
+		}
+		return html.UnescapeString(m[1])
+	}
+
+	// A form without the CSRF token changes nothing.
+	if code, _, _ := br.do("POST", "/admin/domain-blocks", url.Values{"domain": {"spam.example"}, "severity": {"suspend"}}, nil); code != 403 {
+		t.Fatalf("block without the CSRF token: %d", code)
+	}
+	if bs, _ := b.moderation.DomainBlocks(ctx); len(bs) != 0 {
+		t.Fatal("a refused form blocked a domain")
+	}
+	for _, tt := range []struct {
+		path string
+		form url.Values
+		says string
+	}{
+		{"/admin/domain-blocks", url.Values{"domain": {"Spam.Example"}, "severity": {"suspend"}, "reason": {"spam wave"}}, "Blocked spam.example (suspend). 1 queued deliveries ended"},
+		{"/admin/domain-blocks", url.Values{"domain": {"spam.example"}, "severity": {"silence"}}, "Could not block spam.example: already exists"},
+		{"/admin/domain-blocks", url.Values{"domain": {"not a domain"}, "severity": {"silence"}}, "Could not block not a domain: invalid input"},
+		{"/admin/domain-blocks/spam.example/lift", url.Values{}, "Lifted the block of spam.example"},
+		{"/admin/domain-blocks/spam.example/lift", url.Values{}, "Could not lift the block of spam.example: not found"},
+		{"/admin/domain-allows", url.Values{"domain": {"friends.example"}}, "Allowed friends.example."},
+		{"/admin/domain-allows/friends.example/remove", url.Values{}, "friends.example is no longer allowed."},
+		{"/admin/reports/r1/resolve", url.Values{"note": {"silenced them"}}, "Resolved report r1."},
+		{"/admin/registrations/" + ids[0] + "/approve", url.Values{}, "Approved alice"},
+		{"/admin/registrations/" + ids[1] + "/reject", url.Values{}, "Rejected mallory: the account is deleted and mallory free again."},
+		{"/admin/registrations/" + ids[1] + "/reject", url.Values{}, "Could not reject " + ids[1] + ": not found"},
+	} {
+		if got := post(tt.path, tt.form); !strings.Contains(got, tt.says) {
+			t.Errorf("%s: notice %q, want %q", tt.path, got, tt.says)
+		}
+	}
+	if c, _ := b.jobs.Counts(ctx); c[domain.JobDead] != 1 {
+		t.Fatalf("the suspension from the page did not end the job: %v", c)
+	}
+	if r, _ := b.reports.Report(ctx, "r1"); r.Open() || r.Resolution != "silenced them" {
+		t.Fatalf("report %+v", r)
+	}
+	if u, err := b.accounts.UserByID(ctx, ids[0]); err != nil || !u.Active() {
+		t.Fatalf("alice %+v %v", u, err)
 	}
 }
