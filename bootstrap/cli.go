@@ -96,7 +96,7 @@ func OpenModerator(ctx context.Context, cfg Config, log *slog.Logger) (*applicat
 	if err != nil {
 		return nil, nil, err
 	}
-	mod := ProvideModeration(s, system.Clock{}, log)
+	mod := ProvideModeration(cfg, s, nil, system.Clock{}, log)
 	return ProvideModerator(cfg, s, mod, ProvideURLs(cfg), system.Clock{}, log), cleanup, nil
 }
 

@@ -36,7 +36,7 @@ var deliverySet = wire.NewSet(
 
 // appSet builds the core and the HTTP surface over the stores.
 var appSet = wire.NewSet(
-	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvideModeration, ProvideEngine, ProvideApplication,
+	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvidePolicyObserver, ProvideModeration, ProvideEngine, ProvideApplication,
 	ProvideReadiness, ProvideProxies, ProvideHTTP, NewServerFrom,
 )
 
