@@ -24,7 +24,8 @@
 // is the entity's string id unless noted. Times are BSON dates (UTC,
 // millisecond precision); a zero time is an absent field.
 //
-//	root_users       _id, userName, passwordHash, createdAt
+//	root_users       _id, userName, passwordHash, createdAt, status ("active" or "pending";
+//	                 absent: active), reason
 //	tokens           _id (the token's hash), userId, createdAt
 //	avatars          _id, rootUserId (absent for the instance actor), name, displayName,
 //	                 publicKeyPem, privateKeyPem, createdAt

@@ -47,6 +47,7 @@ const (
 	idxPostsMentions       = "posts_mentions"
 	idxDmPostsAuthor       = "dm_posts_author"
 	idxPostsReactions      = "posts_reactions"
+	idxRootUsersStatus     = "root_users_status_created"
 	idxDeliveriesState     = "deliveries_state" // created by migration 003 for 004
 )
 
@@ -123,6 +124,9 @@ var indexSpecs = []indexSpec{
 	// plain, for the stores' own queries
 	{coll: collFollowers, name: idxFollowersFollowed, keys: keys("followed", 1, "state", 1, "follower", 1)},
 	{coll: collTokens, name: idxTokensUser, keys: keys("userId", 1)},
+	// the accounts of one status oldest first (UsersByStatus: the sign-ups
+	// awaiting approval); migration 007 makes it, as this spec has it
+	{coll: collRootUsers, name: idxRootUsersStatus, keys: keys("status", 1, "createdAt", 1, "_id", 1)},
 	// a booster's boosts newest first (BoostsBy), and a post's boosts,
 	// which DeletePost removes with it
 	{coll: collBoosts, name: idxBoostsActor, keys: keys("actorUri", 1, "createdAt", -1, "objectUri", 1)},

@@ -70,6 +70,9 @@ var indexes = []index{
 	// operators list the newest first.
 	{"fan_outs_unfinished_idx", `CREATE INDEX IF NOT EXISTS fan_outs_unfinished_idx ON fan_outs (created_at, id) WHERE done = 0`},
 	{"fan_outs_created_at_idx", `CREATE INDEX IF NOT EXISTS fan_outs_created_at_idx ON fan_outs (created_at DESC, id DESC)`},
+	// Plain, beyond SPEC §4: the accounts of one status oldest first
+	// (UsersByStatus: the sign-ups awaiting approval).
+	{"root_users_status_created_idx", `CREATE INDEX IF NOT EXISTS root_users_status_created_idx ON root_users (status, created_at, id)`},
 	// Plain, beyond SPEC §4: the followers collection, paged by follower URI.
 	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri)`},
 }

@@ -21,6 +21,12 @@
 //	                        index on publicKeyId in place of the plain one,
 //	                        after deleting the copies it refuses. Up and down
 //	                        are markers; the work is Go code, see below.
+//	007 moderation          moderation (SPEC §11): the index of the accounts by
+//	                        status (root_users_status_created). An account
+//	                        without a status field is active, so none is
+//	                        written. Down drops the index and unsets status
+//	                        and reason: a pending sign-up becomes an account
+//	                        that signs in, so approve or reject them first.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

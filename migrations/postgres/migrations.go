@@ -59,6 +59,10 @@
 //     unique), and the tombstones of deleted remote objects and actors.
 //     Down puts the plain index back and drops the tombstones; the deleted
 //     copies are fetched again when needed.
+//   - 021_moderation: moderation (SPEC §11): an account's status (active
+//     or pending, the accounts stored before active) and the reason given
+//     with a sign-up. Down drops them: a pending sign-up becomes an
+//     account that signs in, so approve or reject the pending ones first.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

@@ -26,7 +26,7 @@ var specIndexes = map[string][]string{
 	"foreign_avatars":  {"foreign_avatars_actor_uri", "foreign_avatars_public_key_id_key"},
 	"followers":        {"followers_pair"},
 	"avatars":          {"avatars_root_to_avatar"},
-	"root_users":       {"root_users_user_name"},
+	"root_users":       {"root_users_user_name", "root_users_status_created"},
 	"reserved_names":   {"reserved_names_name"},
 	"jobs":             {"jobs_dedupe_key", "jobs_lease", "jobs_host_state", "jobs_finished_at", "jobs_slot"},
 	"remote_instances": {"remote_instances_host"},

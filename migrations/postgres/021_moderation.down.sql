@@ -1,0 +1,12 @@
+-- 021 down: the accounts lose their status. An older build knows none: a
+-- sign-up still pending becomes an account that signs in, so approve or
+-- reject the pending sign-ups before stepping down.
+BEGIN;
+
+DROP INDEX IF EXISTS root_users_status_created_idx;
+ALTER TABLE root_users
+    DROP CONSTRAINT IF EXISTS root_users_status_check,
+    DROP COLUMN IF EXISTS reason,
+    DROP COLUMN IF EXISTS status;
+
+COMMIT;

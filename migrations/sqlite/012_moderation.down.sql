@@ -1,0 +1,6 @@
+-- 012 down: the accounts lose their status. An older build knows none:
+-- a sign-up still pending becomes an account that signs in, so approve or
+-- reject the pending sign-ups before stepping down.
+DROP INDEX IF EXISTS root_users_status_created_idx;
+ALTER TABLE root_users DROP COLUMN reason;
+ALTER TABLE root_users DROP COLUMN status;
