@@ -51,7 +51,7 @@ func OpenStoresForCLI(ctx context.Context, cfg Config, log *slog.Logger) (*Store
 		db := client.Database(cfg.MongoDatabase)
 		jobs := mongo.NewJobStore(db)
 		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: mongo.NewNameRegistry(db), Instances: mongo.NewInstanceStore(db),
-			Pinger: mongo.NewPinger(client)}, closeClient, nil
+			Moderation: mongo.NewModerationStore(db), Reports: mongo.NewReportStore(db), Pinger: mongo.NewPinger(client)}, closeClient, nil
 	case StorePostgres:
 		pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
 		if err != nil {
@@ -65,7 +65,7 @@ func OpenStoresForCLI(ctx context.Context, cfg Config, log *slog.Logger) (*Store
 		}
 		jobs := postgres.NewJobStore(pool)
 		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: postgres.NewNameRegistry(pool), Instances: postgres.NewInstanceStore(pool),
-			Pinger: postgres.NewPinger(pool)}, pool.Close, nil
+			Moderation: postgres.NewModerationStore(pool), Reports: postgres.NewReportStore(pool), Pinger: postgres.NewPinger(pool)}, pool.Close, nil
 	}
 	return nil, nil, fmt.Errorf("unknown store %q", cfg.Store)
 }

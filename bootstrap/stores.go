@@ -26,6 +26,10 @@ type Stores struct {
 	Posts     ports.PostStore
 	// Tombstones remember deleted remote objects and actors (SPEC §10).
 	Tombstones ports.TombstoneStore
+	// Moderation keeps the domain blocks and allows, Reports the Flags
+	// other servers send (SPEC §11).
+	Moderation ports.ModerationStore
+	Reports    ports.ReportStore
 	Pinger     ports.Pinger
 	// Wakes carries enqueue notifications from other processes; nil when
 	// the store has none (memory: one process only).
@@ -74,6 +78,8 @@ func openMemory() *Stores {
 		Foreign:    content,
 		Posts:      content,
 		Tombstones: content,
+		Moderation: memory.NewModerationStore(),
+		Reports:    memory.NewReportStore(),
 		Pinger:     memory.Pinger{},
 		PurgeEvery: time.Hour,
 	}

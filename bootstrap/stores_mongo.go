@@ -62,6 +62,8 @@ func openMongo(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func
 		Foreign:    content,
 		Posts:      content,
 		Tombstones: content,
+		Moderation: mongo.NewModerationStore(db),
+		Reports:    mongo.NewReportStore(db),
 		Pinger:     mongo.NewPinger(client),
 		PurgeEvery: purge,
 		// Enqueues in other processes wake this one: a change stream where

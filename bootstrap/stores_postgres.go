@@ -48,6 +48,8 @@ func openPostgres(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, f
 		Foreign:    content,
 		Posts:      content,
 		Tombstones: content,
+		Moderation: postgres.NewModerationStore(pool),
+		Reports:    postgres.NewReportStore(pool),
 		Pinger:     postgres.NewPinger(pool),
 		Wakes:      postgres.NewWaker(pool, log),
 		PurgeEvery: time.Hour, // no TTL index: the engine purges

@@ -67,6 +67,8 @@ func sqliteStores(db *sqlite.DB) *Stores {
 		Foreign:    content,
 		Posts:      content,
 		Tombstones: content,
+		Moderation: sqlite.NewModerationStore(db),
+		Reports:    sqlite.NewReportStore(db),
 		Pinger:     sqlite.NewPinger(db),
 	}
 }

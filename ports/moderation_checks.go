@@ -48,3 +48,12 @@ func StoredStatus(s domain.UserStatus) (domain.UserStatus, error) {
 	}
 	return s, nil
 }
+
+// CheckReport is the validation every ReportStore.AddReport does: a
+// report has an id and the id of its Flag, which it is unique by.
+func CheckReport(r domain.Report) error {
+	if r.ID == "" || r.ActivityID == "" {
+		return fmt.Errorf("%w: a report needs an id and its Flag's id", domain.ErrInvalidInput)
+	}
+	return nil
+}

@@ -50,6 +50,11 @@
 //	                 migration 004 moved]
 //	bodies           _id (domain.BodyOf), body, gen, touchedAt
 //	tombstones       _id (the deleted object's or actor's URI), actorUri, deletedAt
+//	domain_blocks    _id (the normalized domain), severity, reason, publicComment,
+//	                 rejectMedia, rejectReports, obfuscate, createdAt
+//	domain_allows    _id (the normalized domain), createdAt
+//	reports          _id, activityId (the Flag's id; unique), reporterUri, targets, objects,
+//	                 comment, createdAt, resolvedAt and resolution (absent while open)
 //	job_signals      _id "enqueued", n: bumped by Enqueue, RetryDead and ResumeHost; what
 //	                 other processes' Wakers watch (change stream) or poll
 //	deliveries       legacy, read only by migration 004: _id, activity (embedded document,

@@ -10,10 +10,11 @@ import (
 )
 
 // Migration 021 gives every account a status: the accounts stored before
-// are active, a status that is not one is refused. Its down step drops the
-// columns and the index EnsureIndexes made: an account is then only an
-// account, and active again when 021 runs once more.
-func TestMigration021AccountStatuses(t *testing.T) {
+// are active, a status that is not one is refused. It makes the tables of
+// the domain blocks and allows and of the reports. Its down step drops the
+// columns and the index EnsureIndexes made, and the tables: an account is
+// then only an account, and active again when 021 runs once more.
+func TestMigration021Moderation(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
 	ctx := testCtx(t)
@@ -33,8 +34,19 @@ func TestMigration021AccountStatuses(t *testing.T) {
 	if err := s.CreateUser(ctx, domain.RootUser{ID: "u2", UserName: "new", PasswordHash: "$2a$h", CreatedAt: t0, Status: domain.UserPending, Reason: "hi"}); err != nil {
 		t.Fatal(err)
 	}
+	b, _ := domain.NewDomainBlock("spam.example", domain.SeveritySuspend, "spam", t0)
+	if err := postgres.NewModerationStore(p).AddDomainBlock(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := domain.NewReport("r1", "https://r.example/flags/1", "https://r.example/actor", []string{"https://h.example/users/a"}, nil, "", t0)
+	if _, err := postgres.NewReportStore(p).AddReport(ctx, r); err != nil {
+		t.Fatal(err)
+	}
 
 	downTo(t, p, 20)
+	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename IN ('domain_blocks', 'domain_allows', 'reports')`); n != 0 {
+		t.Fatalf("021 down left %d of its tables", n)
+	}
 	cols := column(t, p, `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'root_users' ORDER BY ordinal_position`)
 	if !slices.Equal(cols, []string{"id", "user_name", "password_hash", "created_at"}) {
 		t.Fatalf("root_users after 021 down: %v", cols)
@@ -45,6 +57,9 @@ func TestMigration021AccountStatuses(t *testing.T) {
 	mustMigrate(t, p)
 	if u, err := s.UserByID(ctx, "u2"); err != nil || u.Status != domain.UserActive || u.Reason != "" {
 		t.Fatalf("a pending sign-up after 021 down and up: %+v %v (down cannot keep what the older build does not know)", u, err)
+	}
+	if got, err := postgres.NewModerationStore(p).DomainBlocks(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("blocks after 021 down and up: %+v %v", got, err)
 	}
 	if _, err := s.UsersByStatus(ctx, "banned", 1); !errors.Is(err, domain.ErrInvalidInput) {
 		t.Fatalf("an unknown status listed: %v", err)

@@ -13,10 +13,12 @@ import (
 
 // Migration 012 gives every account a status: the accounts stored before
 // are active, a status that is not one is refused, and the sign-ups to
-// approve are listed from root_users_status_created_idx. Its down step
-// drops the columns (and the index EnsureIndexes made): an account is
-// then only an account, and active again when 012 runs once more.
-func TestMigration012AccountStatuses(t *testing.T) {
+// approve are listed from root_users_status_created_idx. It makes the
+// tables of the domain blocks and allows and of the reports. Its down
+// step drops the columns (and the index EnsureIndexes made) and the
+// tables: an account is then only an account, and active again when 012
+// runs once more.
+func TestMigration012Moderation(t *testing.T) {
 	t.Parallel()
 	db := migrated(t)
 	ctx := testCtx(t)
@@ -42,8 +44,26 @@ func TestMigration012AccountStatuses(t *testing.T) {
 	if err := s.CreateUser(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	b, _ := domain.NewDomainBlock("spam.example", domain.SeveritySuspend, "spam", base)
+	if err := sqlite.NewModerationStore(db).AddDomainBlock(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := domain.NewReport("r1", "https://r.example/flags/1", "https://r.example/actor", []string{"https://h.example/users/a"}, nil, "", base)
+	if _, err := sqlite.NewReportStore(db).AddReport(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`SELECT id FROM reports ORDER BY created_at DESC, id DESC LIMIT 10`,
+		`SELECT id FROM reports WHERE resolved_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 10`} {
+		plan, err := sqlite.Plan(ctx, db, q)
+		if all := strings.Join(plan, "\n"); err != nil || !strings.Contains(all, "reports_created_at_idx") || strings.Contains(all, "TEMP B-TREE") {
+			t.Fatalf("the reports' plan:\n%s (%v)", all, err)
+		}
+	}
 
 	downTo(t, db, 11)
+	if n, err := sqlite.QueryStrings(ctx, db, `SELECT name FROM sqlite_master WHERE name IN ('domain_blocks', 'domain_allows', 'reports')`); err != nil || len(n) != 0 {
+		t.Fatalf("tables left after 012 down: %v %v", n, err)
+	}
 	cols, err := sqlite.QueryStrings(ctx, db, `SELECT name FROM pragma_table_info('root_users') ORDER BY cid`)
 	if err != nil || !slices.Equal(cols, []string{"id", "user_name", "password_hash", "created_at"}) {
 		t.Fatalf("root_users after 012 down: %v %v", cols, err)
@@ -57,6 +77,9 @@ func TestMigration012AccountStatuses(t *testing.T) {
 	}
 	if err := s.SetUserStatus(ctx, "u2", domain.UserPending); err != nil {
 		t.Fatal(err)
+	}
+	if got, err := sqlite.NewModerationStore(db).DomainBlocks(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("blocks after 012 down and up: %+v %v", got, err)
 	}
 	if _, err := s.UsersByStatus(ctx, "banned", 1); !errors.Is(err, domain.ErrInvalidInput) {
 		t.Fatalf("an unknown status listed: %v", err)

@@ -583,7 +583,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatalf("after 006 again: plain index %v, unique index %v", plain, unique)
 			}
 		}},
-		{"007AccountsWithoutAStatusAreActive", func(t *testing.T) {
+		{"007AccountsWithoutAStatusAreActiveAndModeration", func(t *testing.T) {
 			db := migrationDB(t, client, o)
 			insert(t, db, "root_users", bson.D{{Key: "_id", Value: "u1"}, {Key: "userName", Value: "old"},
 				{Key: "passwordHash", Value: "$2a$h"}, {Key: "createdAt", Value: base}})
@@ -614,8 +614,16 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			if _, ok := indexDocs(t, db.Collection("root_users"))["root_users_status_created"]; !ok {
 				t.Fatal("007 made no root_users_status_created")
 			}
+			b, _ := domain.NewDomainBlock("spam.example", domain.SeveritySuspend, "spam", base)
+			if err := mongo.NewModerationStore(db).AddDomainBlock(Ctx(t), b); err != nil {
+				t.Fatal(err)
+			}
 
 			down(t, client, db, 1)
+			names, err := db.ListCollectionNames(Ctx(t), bson.D{{Key: "name", Value: bson.D{{Key: "$in", Value: bson.A{"domain_blocks", "domain_allows", "reports"}}}}})
+			if err != nil || len(names) != 0 {
+				t.Fatalf("collections left after 007 down: %v %v", names, err)
+			}
 			if _, ok := indexDocs(t, db.Collection("root_users"))["root_users_status_created"]; ok {
 				t.Fatal("root_users_status_created left after 007 down")
 			}
@@ -634,7 +642,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			db := migrationDB(t, client, o)
 			insert(t, db, "avatars", bson.D{{Key: "_id", Value: "av1"}, {Key: "rootUserId", Value: "u1"}, {Key: "name", Value: "alice"}})
 			up(t, client, db)
-			indexGone := map[uint][2]string{7: {"root_users", "root_users_status_created"}, 6: {"foreign_avatars", "foreign_avatars_public_key_id_key"},
+			indexGone := map[uint][2]string{7: {"reports", "reports_activity_id"}, 6: {"foreign_avatars", "foreign_avatars_public_key_id_key"},
 				3: {"jobs", "jobs_dedupe_key"}, 2: {"posts", "posts_object_uri"}}
 			for v := latest(t); v > 0; v-- {
 				down(t, client, db, 1)
