@@ -22,7 +22,7 @@ func TestEngineSendsNothingToARefusedDomain(t *testing.T) {
 		t.Run(string(tt.mode), func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, application.EngineConfig{}, status(202))
-			store := memory.NewTmpModeration()
+			store := memory.NewModerationStore()
 			mod := application.NewModeration(application.ModerationDeps{Store: store, JobAdmin: b.jobs, Foreign: memory.NewContentStore(),
 				Followers: memory.NewFollowerStore(), Mode: tt.mode, Clock: b.clock})
 			ctx := context.Background()

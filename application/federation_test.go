@@ -172,7 +172,7 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 		fetcher: &docFetcher{docs: map[string][]byte{}, errs: map[string]error{}, redirects: map[string]string{}, types: map[string]string{}}, keys: realKeys(t),
 	}
 	b.enqueue = &failingJobs{JobStore: b.jobs, ok: 1 << 30}
-	b.modStore, b.reports = memory.NewTmpModeration(), memory.NewTmpReports()
+	b.modStore, b.reports = memory.NewModerationStore(), memory.NewReportStore()
 	b.mod = application.NewModeration(application.ModerationDeps{Store: b.modStore, JobAdmin: b.jobs, Foreign: b.content,
 		Followers: b.follows, Mode: mode, Clock: b.clock})
 	names := memory.NewNameRegistry()

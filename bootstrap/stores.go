@@ -26,7 +26,7 @@ type Stores struct {
 	Posts     ports.PostStore
 	// Tombstones remember deleted remote objects and actors (SPEC §10).
 	Tombstones ports.TombstoneStore
-	// Moderation keeps the domain blocks and allows, Reports the reports
+	// Moderation keeps the domain blocks and allows, Reports the Flags
 	// other servers send (SPEC §11).
 	Moderation ports.ModerationStore
 	Reports    ports.ReportStore

@@ -29,6 +29,9 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	rsaKeys := _wireRSAKeysValue
 	htmlSanitizer := sanitizer.NewHTMLSanitizer()
 	clock := _wireClockValue
+	metrics := ProvideMetrics(stores, clock, log)
+	policyObserver := ProvidePolicyObserver(metrics)
+	moderation := ProvideModeration(cfg, stores, policyObserver, clock, log)
 	iDs := _wireIDsValue
 	namePolicy, err := ProvideNamePolicy(cfg)
 	if err != nil {
@@ -38,13 +41,11 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	urLs := ProvideURLs(cfg)
 	client, cleanup2 := ProvideDeliverer(cfg, urLs)
 	random := _wireRandomValue
-	metrics := ProvideMetrics(stores, clock, log)
 	engineObserver := ProvideObserver(metrics)
-	engine := ProvideEngine(cfg, stores, client, clock, random, iDs, engineObserver, log)
-	application := ProvideApplication(cfg, stores, bcrypt, rsaKeys, htmlSanitizer, clock, iDs, namePolicy, urLs, engine, log)
+	engine := ProvideEngine(cfg, stores, client, clock, random, iDs, engineObserver, moderation, log)
+	application := ProvideApplication(cfg, stores, bcrypt, rsaKeys, htmlSanitizer, moderation, clock, iDs, namePolicy, urLs, engine, log)
 	readiness := ProvideReadiness(stores)
 	operator := ProvideOperator(cfg, stores, namePolicy, clock, engine)
-	moderation := ProvideModeration(stores, clock, log)
 	moderator := ProvideModerator(cfg, stores, moderation, urLs, clock, log)
 	handler := ProvideAdmin(cfg, operator, moderator, log)
 	rateLimiter := ProvideRateLimiter(cfg)
@@ -55,7 +56,7 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 		return nil, nil, err
 	}
 	fetcher := ProvideFetcher(client)
-	federation := ProvideFederation(cfg, stores, fetcher, htmlSanitizer, clock, iDs, urLs, application, engine, log)
+	federation := ProvideFederation(cfg, stores, fetcher, htmlSanitizer, moderation, clock, iDs, urLs, application, engine, log)
 	federationRoutes := ProvideFederationRoutes(cfg, application, federation, clock, log)
 	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter, proxies, federationRoutes)
 	server := NewServerFrom(cfg, httpapiHandler, engine, application, readiness, stores, log)
@@ -89,6 +90,6 @@ var deliverySet = wire.NewSet(
 
 // appSet builds the core and the HTTP surface over the stores.
 var appSet = wire.NewSet(
-	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvideModeration, ProvideEngine, ProvideApplication,
+	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvidePolicyObserver, ProvideModeration, ProvideEngine, ProvideApplication,
 	ProvideReadiness, ProvideProxies, ProvideHTTP, NewServerFrom,
 )

@@ -48,6 +48,11 @@ func (s *AccountStore) CreateUser(ctx context.Context, u domain.RootUser) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	st, err := ports.StoredStatus(u.Status)
+	if err != nil {
+		return err
+	}
+	u.Status = st
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byName[u.UserName]; ok {
@@ -92,6 +97,45 @@ func (s *AccountStore) DeleteUser(ctx context.Context, id string) error {
 	delete(s.users, id)
 	delete(s.byName, u.UserName)
 	return nil
+}
+
+// SetUserStatus implements ports.UserStore.
+func (s *AccountStore) SetUserStatus(ctx context.Context, id string, st domain.UserStatus) error {
+	if !st.Valid() {
+		return fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.users[id]
+	if !ok {
+		return fmt.Errorf("user %q: %w", id, domain.ErrNotFound)
+	}
+	u.Status = st
+	s.users[id] = u
+	return nil
+}
+
+// UsersByStatus implements ports.UserStore: a walk of every user, sorted
+// (the memory store holds few).
+func (s *AccountStore) UsersByStatus(ctx context.Context, st domain.UserStatus, limit int) ([]domain.RootUser, error) {
+	if !st.Valid() {
+		return nil, fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
+	}
+	s.mu.Lock()
+	out := []domain.RootUser{}
+	for _, u := range s.users {
+		if u.Status == st {
+			out = append(out, u)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b domain.RootUser) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }
 
 // CreateToken implements ports.TokenStore.

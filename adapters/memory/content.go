@@ -117,6 +117,24 @@ func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.A
 	return out, nil
 }
 
+// OnDomain implements ports.ForeignActorStore: a walk of the cache under
+// the mutex, each host tested by domain.DomainCovers itself.
+func (s *ContentStore) OnDomain(ctx context.Context, d, afterURI string, limit int) ([]string, error) {
+	if err := ports.CheckDomain(d); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	out := []string{}
+	for uri, f := range s.foreign {
+		if uri > afterURI && domain.DomainCovers(d, f.Host) {
+			out = append(out, uri)
+		}
+	}
+	s.mu.Unlock()
+	slices.Sort(out)
+	return limitSlice(out, limit), nil
+}
+
 // Delete implements ports.ForeignActorStore.
 func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 	s.mu.Lock()

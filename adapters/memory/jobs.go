@@ -579,6 +579,42 @@ func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time
 	return n, nil
 }
 
+// EndDomainJobs implements ports.JobAdmin in one pass under the mutex: the
+// hosts the domain covers (domain.DomainCovers, one call per host, not per
+// job) give up their whole queue, which is exactly their queued jobs, and
+// leave the ready heap. Their leased jobs are not in the queue, so they
+// keep their leases and their hosts' counts of them; the host records
+// stay with the dead jobs (RetryDead pushes them back, Purge lets them
+// go).
+func (s *JobStore) EndDomainJobs(ctx context.Context, d, reason string, now time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := ports.CheckDomain(d); err != nil {
+		return 0, err
+	}
+	at := instantOf(now)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for host, hq := range s.hosts {
+		if hq.Len() == 0 || !domain.DomainCovers(d, host) {
+			continue
+		}
+		for _, e := range hq.items {
+			s.setState(e, domain.JobDead)
+			e.setLastError(reason)
+			e.finishedAt = at
+		}
+		n += hq.Len()
+		if hq.ridx >= 0 {
+			heap.Remove(&s.ready, hq.ridx)
+		}
+		hq.items = nil
+	}
+	return n, nil
+}
+
 func (s *JobStore) copyOut(e *entry) domain.Job {
 	j := e.toJob()
 	if b, ok := s.bodies[j.BodyID]; ok {

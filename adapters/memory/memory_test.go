@@ -51,3 +51,11 @@ func TestPostStore(t *testing.T) {
 func TestTombstoneStore(t *testing.T) {
 	contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return memory.NewContentStore() })
 }
+
+func TestModerationStore(t *testing.T) {
+	contract.ModerationStore(t, func(t *testing.T) ports.ModerationStore { return memory.NewModerationStore() })
+}
+
+func TestReportStore(t *testing.T) {
+	contract.ReportStore(t, func(t *testing.T) ports.ReportStore { return memory.NewReportStore() })
+}

@@ -36,11 +36,15 @@ func NewAccountStore(db *mongodrv.Database) *AccountStore {
 	}
 }
 
+// userDoc's status is absent on the accounts stored before statuses
+// existed, which are active.
 type userDoc struct {
 	ID           string    `bson:"_id"`
 	UserName     string    `bson:"userName"`
 	PasswordHash string    `bson:"passwordHash"`
 	CreatedAt    time.Time `bson:"createdAt,omitempty"`
+	Status       string    `bson:"status,omitempty"`
+	Reason       string    `bson:"reason,omitempty"`
 }
 
 type tokenDoc struct {
@@ -71,7 +75,12 @@ type groupDoc struct {
 }
 
 func (d userDoc) user() domain.RootUser {
-	return domain.RootUser{ID: d.ID, UserName: d.UserName, PasswordHash: d.PasswordHash, CreatedAt: d.CreatedAt}
+	u := domain.RootUser{ID: d.ID, UserName: d.UserName, PasswordHash: d.PasswordHash, CreatedAt: d.CreatedAt,
+		Status: domain.UserStatus(d.Status), Reason: d.Reason}
+	if u.Status == "" {
+		u.Status = domain.UserActive
+	}
+	return u
 }
 
 func (d avatarDoc) avatar() domain.Avatar {
@@ -116,7 +125,12 @@ func (s *AccountStore) CreateUser(ctx context.Context, u domain.RootUser) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := insertOne(ctx, s.users, userDoc{ID: u.ID, UserName: u.UserName, PasswordHash: u.PasswordHash, CreatedAt: utc(u.CreatedAt)})
+	st, err := ports.StoredStatus(u.Status)
+	if err != nil {
+		return err
+	}
+	err = insertOne(ctx, s.users, userDoc{ID: u.ID, UserName: u.UserName, PasswordHash: u.PasswordHash, CreatedAt: utc(u.CreatedAt),
+		Status: string(st), Reason: u.Reason})
 	if err == nil {
 		return nil
 	}
@@ -157,6 +171,39 @@ func deleteByID(ctx context.Context, c *mongodrv.Collection, what, id string) er
 		return fmt.Errorf("%s %q: %w", what, id, domain.ErrNotFound)
 	}
 	return nil
+}
+
+// SetUserStatus implements ports.UserStore.
+func (s *AccountStore) SetUserStatus(ctx context.Context, id string, st domain.UserStatus) error {
+	if !st.Valid() {
+		return fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
+	}
+	res, err := s.users.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: string(st)}}}})
+	if err != nil {
+		return fmt.Errorf("status of user %q: %w", id, interpretError(err, nil))
+	}
+	if res.MatchedCount == 0 {
+		return fmt.Errorf("user %q: %w", id, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// UsersByStatus implements ports.UserStore along root_users_status_created.
+// The active accounts are those whose status is "active" or absent (null
+// matches an absent field, and the index holds it as null).
+func (s *AccountStore) UsersByStatus(ctx context.Context, st domain.UserStatus, limit int) ([]domain.RootUser, error) {
+	if !st.Valid() {
+		return nil, fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
+	}
+	var status any = string(st)
+	if st == domain.UserActive {
+		status = bson.D{{Key: "$in", Value: bson.A{string(st), nil}}}
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "createdAt", Value: 1}, {Key: "_id", Value: 1}})
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	return findAll(ctx, s.users, bson.D{{Key: "status", Value: status}}, "users "+string(st), userDoc.user, opts)
 }
 
 // CreateToken implements ports.TokenStore.

@@ -33,6 +33,9 @@ const (
 	collRemoteInstances = "remote_instances"
 	collJobs            = "jobs"
 	collTombstones      = "tombstones"
+	collDomainBlocks    = "domain_blocks"
+	collDomainAllows    = "domain_allows"
+	collReports         = "reports"
 	collDeliveries      = "deliveries" // legacy, read by migration 004 only
 )
 
@@ -42,7 +45,7 @@ var entityCollections = [...]string{
 	collRootUsers, collTokens, collAvatars, collGroups, collReservedNames,
 	collForeignAvatars, collPosts, collDmPosts, collFollowers,
 	collRemoteInstances, collJobs, collBoosts, collFanOuts, collJobSignals,
-	collTombstones,
+	collTombstones, collDomainBlocks, collDomainAllows, collReports,
 }
 
 // collection returns a handle with the options SPEC §9 asks for, so callers

@@ -197,6 +197,25 @@ func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.A
 	return ports.InURIOrder(uris, found), nil
 }
 
+// OnDomain implements ports.ForeignActorStore: the cached actors after
+// afterURI along foreign_avatars_actor_uri, each host tested by
+// coversFilter. A suspension is rare, so the walk of the cache it costs is
+// paid then, not by an index every upsert keeps.
+func (s *ContentStore) OnDomain(ctx context.Context, d, afterURI string, limit int) ([]string, error) {
+	if err := ports.CheckDomain(d); err != nil {
+		return nil, err
+	}
+	filter := append(bson.D{{Key: "actorUri", Value: bson.D{{Key: "$gt", Value: afterURI}}}}, coversFilter("host", d)...)
+	opts := options.Find().SetSort(bson.D{{Key: "actorUri", Value: 1}}).SetProjection(bson.D{{Key: "actorUri", Value: 1}})
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	type uriDoc struct {
+		ActorURI string `bson:"actorUri"`
+	}
+	return findAll(ctx, s.foreign, filter, "foreign actors on "+d, func(u uriDoc) string { return u.ActorURI }, opts)
+}
+
 // Delete implements ports.ForeignActorStore.
 func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 	res, err := s.foreign.DeleteOne(ctx, bson.D{{Key: "actorUri", Value: uri}})

@@ -24,7 +24,8 @@
 // is the entity's string id unless noted. Times are BSON dates (UTC,
 // millisecond precision); a zero time is an absent field.
 //
-//	root_users       _id, userName, passwordHash, createdAt
+//	root_users       _id, userName, passwordHash, createdAt, status ("active" or "pending";
+//	                 absent: active), reason
 //	tokens           _id (the token's hash), userId, createdAt
 //	avatars          _id, rootUserId (absent for the instance actor), name, displayName,
 //	                 publicKeyPem, privateKeyPem, createdAt
@@ -49,6 +50,11 @@
 //	                 migration 004 moved]
 //	bodies           _id (domain.BodyOf), body, gen, touchedAt
 //	tombstones       _id (the deleted object's or actor's URI), actorUri, deletedAt
+//	domain_blocks    _id (the normalized domain), severity, reason, publicComment,
+//	                 rejectMedia, rejectReports, obfuscate, createdAt
+//	domain_allows    _id (the normalized domain), createdAt
+//	reports          _id, activityId (the Flag's id; unique), reporterUri, targets, objects,
+//	                 comment, createdAt, resolvedAt and resolution (absent while open)
 //	job_signals      _id "enqueued", n: bumped by Enqueue, RetryDead and ResumeHost; what
 //	                 other processes' Wakers watch (change stream) or poll
 //	deliveries       legacy, read only by migration 004: _id, activity (embedded document,

@@ -47,6 +47,9 @@ const (
 	idxPostsMentions       = "posts_mentions"
 	idxDmPostsAuthor       = "dm_posts_author"
 	idxPostsReactions      = "posts_reactions"
+	idxRootUsersStatus     = "root_users_status_created"
+	idxReportsActivityID   = "reports_activity_id"
+	idxReportsCreated      = "reports_created"
 	idxDeliveriesState     = "deliveries_state" // created by migration 003 for 004
 )
 
@@ -92,7 +95,11 @@ var indexSpecs = []indexSpec{
 	{coll: collJobs, name: idxJobsDedupeKey, keys: keys("dedupeKey", 1), unique: true},
 	{coll: collRemoteInstances, name: idxInstancesHost, keys: keys("host", 1), unique: true},
 	// A tombstone's URI (SPEC §10) is its _id: the _id index, which every
-	// collection has, keeps it unique.
+	// collection has, keeps it unique. So is a domain block's and a domain
+	// allow's domain (SPEC §11).
+	// unique, beyond SPEC §4: one report per Flag (SPEC §11; migration 007
+	// makes it, as this spec has it)
+	{coll: collReports, name: idxReportsActivityID, keys: keys("activityId", 1), unique: true},
 	// unique, as the memory adapter has it: one avatar, one group per name
 	{coll: collAvatars, name: idxAvatarsName, keys: keys("name", 1), unique: true},
 	{coll: collGroups, name: idxGroupsName, keys: keys("name", 1), unique: true},
@@ -123,6 +130,11 @@ var indexSpecs = []indexSpec{
 	// plain, for the stores' own queries
 	{coll: collFollowers, name: idxFollowersFollowed, keys: keys("followed", 1, "state", 1, "follower", 1)},
 	{coll: collTokens, name: idxTokensUser, keys: keys("userId", 1)},
+	// the reports newest first (Reports); migration 007 makes it
+	{coll: collReports, name: idxReportsCreated, keys: keys("createdAt", -1, "_id", -1)},
+	// the accounts of one status oldest first (UsersByStatus: the sign-ups
+	// awaiting approval); migration 007 makes it, as this spec has it
+	{coll: collRootUsers, name: idxRootUsersStatus, keys: keys("status", 1, "createdAt", 1, "_id", 1)},
 	// a booster's boosts newest first (BoostsBy), and a post's boosts,
 	// which DeletePost removes with it
 	{coll: collBoosts, name: idxBoostsActor, keys: keys("actorUri", 1, "createdAt", -1, "objectUri", 1)},

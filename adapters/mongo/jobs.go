@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -576,6 +577,32 @@ func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, e
 		err = s.fillBodies(ctx, out)
 	}
 	return out, err
+}
+
+// EndDomainJobs implements ports.JobAdmin in one UpdateMany: the queued
+// jobs whose host coversFilter covers end dead. The server checks the
+// filter again on each document as it updates it, so a job a lease took
+// meanwhile (its conditional update wrote state leased first) is passed
+// over, and a lease after finds the job dead and leaves it. A queued job
+// holds no host slot; unsetLease goes with the update all the same, so
+// that no dead job could ever keep one.
+func (s *JobStore) EndDomainJobs(ctx context.Context, d, reason string, now time.Time) (int, error) {
+	if err := ports.CheckDomain(d); err != nil {
+		return 0, err
+	}
+	set := bson.D{{Key: "state", Value: string(domain.JobDead)}, {Key: "finishedAt", Value: now.UTC()}}
+	unset := unsetLease
+	if reason != "" {
+		set = append(set, bson.E{Key: "lastError", Value: reason})
+	} else {
+		unset = append(slices.Clone(unsetLease), bson.E{Key: "lastError", Value: ""})
+	}
+	filter := append(bson.D{{Key: "state", Value: string(domain.JobQueued)}}, coversFilter("host", d)...)
+	res, err := s.jobs.UpdateMany(ctx, filter, bson.D{{Key: "$set", Value: set}, {Key: "$unset", Value: unset}})
+	if err != nil {
+		return 0, fmt.Errorf("end the jobs of %s: %w", d, interpretError(err, nil))
+	}
+	return int(res.ModifiedCount), nil
 }
 
 // RetryDead implements ports.JobAdmin.

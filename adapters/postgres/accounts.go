@@ -31,23 +31,72 @@ func NewAccountStore(pool *pgxpool.Pool) *AccountStore { return &AccountStore{po
 // root_users_user_name_key (domain.ErrNameTaken); a taken id the primary
 // key (domain.ErrAlreadyExists).
 func (s *AccountStore) CreateUser(ctx context.Context, u domain.RootUser) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO root_users (id, user_name, password_hash, created_at) VALUES ($1, $2, $3, $4)`,
-		u.ID, u.UserName, u.PasswordHash, u.CreatedAt)
+	st, err := ports.StoredStatus(u.Status)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO root_users (id, user_name, password_hash, created_at, status, reason) VALUES ($1, $2, $3, $4, $5, $6)`,
+		u.ID, u.UserName, u.PasswordHash, u.CreatedAt, string(st), u.Reason)
 	if err != nil {
 		return fmt.Errorf("user %q: %w", u.UserName, interpretError(err))
 	}
 	return nil
 }
 
-func (s *AccountStore) user(ctx context.Context, what, where string, arg string) (domain.RootUser, error) {
+const userColumns = `id, user_name, password_hash, created_at, status, reason`
+
+func scanUser(row pgx.Row) (domain.RootUser, error) {
 	var u domain.RootUser
-	err := s.pool.QueryRow(ctx, `SELECT id, user_name, password_hash, created_at FROM root_users WHERE `+where+` = $1`, arg).
-		Scan(&u.ID, &u.UserName, &u.PasswordHash, &u.CreatedAt)
+	var status string
+	if err := row.Scan(&u.ID, &u.UserName, &u.PasswordHash, &u.CreatedAt, &status, &u.Reason); err != nil {
+		return domain.RootUser{}, err
+	}
+	u.CreatedAt, u.Status = u.CreatedAt.UTC(), domain.UserStatus(status)
+	return u, nil
+}
+
+func (s *AccountStore) user(ctx context.Context, what, where string, arg string) (domain.RootUser, error) {
+	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM root_users WHERE `+where+` = $1`, arg))
 	if err != nil {
 		return domain.RootUser{}, fmt.Errorf("user %s %q: %w", what, arg, interpretError(err))
 	}
-	u.CreatedAt = u.CreatedAt.UTC()
 	return u, nil
+}
+
+// SetUserStatus implements ports.UserStore.
+func (s *AccountStore) SetUserStatus(ctx context.Context, id string, st domain.UserStatus) error {
+	if !st.Valid() {
+		return fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE root_users SET status = $2 WHERE id = $1`, id, string(st))
+	if err != nil {
+		return fmt.Errorf("status of user %q: %w", id, interpretError(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("user %q: %w", id, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// UsersByStatus implements ports.UserStore along
+// root_users_status_created_idx.
+func (s *AccountStore) UsersByStatus(ctx context.Context, st domain.UserStatus, limit int) ([]domain.RootUser, error) {
+	if !st.Valid() {
+		return nil, fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+userColumns+` FROM root_users WHERE status = $1 ORDER BY created_at, id COLLATE "C" LIMIT $2`,
+		string(st), limitArg(limit))
+	var out []domain.RootUser
+	if err == nil {
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.RootUser, error) { return scanUser(r) })
+	}
+	if err != nil {
+		return nil, fmt.Errorf("users %s: %w", st, interpretError(err))
+	}
+	if out == nil {
+		out = []domain.RootUser{}
+	}
+	return out, nil
 }
 
 // UserByName implements ports.UserStore.

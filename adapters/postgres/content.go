@@ -103,6 +103,32 @@ func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.A
 	return ports.InURIOrder(uris, found), nil
 }
 
+// OnDomain implements ports.ForeignActorStore: the cached actors after
+// afterURI in byte order, each host tested by coversSQL. A suspension is
+// rare, so the walk of the cache it costs is paid then, not by an index
+// every upsert keeps.
+func (s *ContentStore) OnDomain(ctx context.Context, d, afterURI string, limit int) ([]string, error) {
+	if err := ports.CheckDomain(d); err != nil {
+		return nil, err
+	}
+	covers, v1, v2 := coversSQL(d, "host", "$1::text", "$2::text")
+	rows, err := s.pool.Query(ctx, `
+SELECT actor_uri FROM foreign_avatars
+WHERE actor_uri COLLATE "C" > $3 AND `+covers+`
+ORDER BY actor_uri COLLATE "C" LIMIT $4`, v1, v2, afterURI, limitArg(limit))
+	var out []string
+	if err == nil {
+		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		return nil, fmt.Errorf("foreign actors on %s: %w", d, interpretError(err))
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out, nil
+}
+
 // Delete implements ports.ForeignActorStore.
 func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM foreign_avatars WHERE actor_uri = $1`, uri)

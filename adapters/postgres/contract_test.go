@@ -106,3 +106,13 @@ func TestTombstoneStore(t *testing.T) {
 	t.Parallel()
 	contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return postgres.NewContentStore(migrated(t)) })
 }
+
+func TestModerationStore(t *testing.T) {
+	t.Parallel()
+	contract.ModerationStore(t, func(t *testing.T) ports.ModerationStore { return postgres.NewModerationStore(migrated(t)) })
+}
+
+func TestReportStore(t *testing.T) {
+	t.Parallel()
+	contract.ReportStore(t, func(t *testing.T) ports.ReportStore { return postgres.NewReportStore(migrated(t)) })
+}

@@ -42,6 +42,11 @@ var indexes = []index{
 	{"remote_instances_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS remote_instances_pkey ON remote_instances (host)`},
 	// A tombstone's URI (SPEC §10; migration 020): the table's primary key.
 	{"tombstones_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS tombstones_pkey ON tombstones (uri)`},
+	// Unique, beyond SPEC §4 (SPEC §11; migration 021): one block and one
+	// allow per domain (the tables' primary keys), one report per Flag.
+	{"domain_blocks_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS domain_blocks_pkey ON domain_blocks (domain)`},
+	{"domain_allows_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS domain_allows_pkey ON domain_allows (domain)`},
+	{"reports_activity_id_key", `CREATE UNIQUE INDEX IF NOT EXISTS reports_activity_id_key ON reports (activity_id)`},
 	// Unique, beyond SPEC §4: the ActorStore refuses a second avatar or
 	// group of one name (domain.ErrNameTaken) even if a caller skipped the
 	// NameRegistry.
@@ -103,6 +108,11 @@ var indexes = []index{
 	// operators list the newest first.
 	{"fan_outs_unfinished_idx", `CREATE INDEX IF NOT EXISTS fan_outs_unfinished_idx ON fan_outs (created_at, id) WHERE NOT done`},
 	{"fan_outs_created_at_idx", `CREATE INDEX IF NOT EXISTS fan_outs_created_at_idx ON fan_outs (created_at DESC, id DESC)`},
+	// Plain, beyond SPEC §4: the reports newest first (Reports).
+	{"reports_created_at_idx", `CREATE INDEX IF NOT EXISTS reports_created_at_idx ON reports (created_at DESC, id DESC)`},
+	// Plain, beyond SPEC §4: the accounts of one status oldest first
+	// (UsersByStatus: the sign-ups awaiting approval).
+	{"root_users_status_created_idx", `CREATE INDEX IF NOT EXISTS root_users_status_created_idx ON root_users (status, created_at, id COLLATE "C")`},
 	// Plain, beyond SPEC §4: the followers collection, paged by follower URI
 	// in byte order.
 	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri COLLATE "C")`},

@@ -1084,6 +1084,47 @@ ORDER BY j.id LIMIT $4`, string(f.State), f.Host, after, limitArg(f.Limit))
 	return out, nil
 }
 
+// endDomainJobsSQL ends the queued jobs of the hosts domain $1 covers
+// (coversSQL). The jobs it ends were queued, so no host slot is theirs to
+// give back, and an empty reason is NULL, as migration 019 keeps it. A job
+// a lease took meanwhile is left to it: the UPDATE waits for the lease's
+// row lock, then checks state = 'queued' again on the newest version of
+// the row; and a lease passes over the rows this UPDATE holds (SKIP
+// LOCKED), finding them dead when it looks again.
+func endDomainJobsSQL(d string) (sql, v1, v2 string) {
+	covers, v1, v2 := coversSQL(d, "host", "$1::text", "$2::text")
+	return `
+UPDATE jobs SET state = 'dead', last_error = NULLIF($3, ''), finished_at = $4
+WHERE state = 'queued' AND ` + covers, v1, v2
+}
+
+// EndDomainJobs implements ports.JobAdmin in one statement
+// (endDomainJobsSQL). It is sent again if it met another statement's row
+// locks in a cycle (a DeferHost of one of the hosts, locking its rows in
+// another order) and PostgreSQL aborted it: an aborted statement changed
+// nothing.
+func (s *JobStore) EndDomainJobs(ctx context.Context, d, reason string, now time.Time) (int, error) {
+	if err := ports.CheckDomain(d); err != nil {
+		return 0, err
+	}
+	q, v1, v2 := endDomainJobsSQL(d)
+	var n int64
+	var err error
+	for attempt := 1; attempt <= settleAttempts; attempt++ {
+		var tag pgconn.CommandTag
+		tag, err = s.pool.Exec(ctx, q, v1, v2, reason, now)
+		n = tag.RowsAffected()
+		var pgErr *pgconn.PgError
+		if err == nil || !errors.As(err, &pgErr) || !pgerrcode.IsTransactionRollback(pgErr.Code) {
+			break
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("end the jobs of %s: %w", d, interpretError(err))
+	}
+	return int(n), nil
+}
+
 // RetryDead implements ports.JobAdmin. As in the memory adapter, the last
 // error is kept so the operator still sees why the job had died.
 func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time) (int, error) {

@@ -29,25 +29,68 @@ func NewAccountStore(db *DB) *AccountStore { return &AccountStore{db: db} }
 // root_users_user_name_key (domain.ErrNameTaken); a taken id the primary
 // key (domain.ErrAlreadyExists).
 func (s *AccountStore) CreateUser(ctx context.Context, u domain.RootUser) error {
-	_, err := s.db.w.ExecContext(ctx, `INSERT INTO root_users (id, user_name, password_hash, created_at) VALUES (?, ?, ?, ?)`,
-		u.ID, u.UserName, u.PasswordHash, nanos(u.CreatedAt))
+	st, err := ports.StoredStatus(u.Status)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.w.ExecContext(ctx, `INSERT INTO root_users (id, user_name, password_hash, created_at, status, reason) VALUES (?, ?, ?, ?, ?, ?)`,
+		u.ID, u.UserName, u.PasswordHash, nanos(u.CreatedAt), string(st), u.Reason)
 	if err != nil {
 		return fmt.Errorf("user %q: %w", u.UserName, interpretError(err))
 	}
 	return nil
 }
 
-// user reads one user; column is one of two constants, never input.
-func (s *AccountStore) user(ctx context.Context, what, column, arg string) (domain.RootUser, error) {
+const userColumns = `id, user_name, password_hash, created_at, status, reason`
+
+func scanUser(row scanner) (domain.RootUser, error) {
 	var u domain.RootUser
 	var created sql.NullInt64
-	err := s.db.r.QueryRowContext(ctx, `SELECT id, user_name, password_hash, created_at FROM root_users WHERE `+column+` = ?`, arg).
-		Scan(&u.ID, &u.UserName, &u.PasswordHash, &created)
+	var status string
+	if err := row.Scan(&u.ID, &u.UserName, &u.PasswordHash, &created, &status, &u.Reason); err != nil {
+		return domain.RootUser{}, err
+	}
+	u.CreatedAt, u.Status = fromNanos(created), domain.UserStatus(status)
+	return u, nil
+}
+
+// user reads one user; column is one of two constants, never input.
+func (s *AccountStore) user(ctx context.Context, what, column, arg string) (domain.RootUser, error) {
+	u, err := scanUser(s.db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM root_users WHERE `+column+` = ?`, arg))
 	if err != nil {
 		return domain.RootUser{}, fmt.Errorf("user %s %q: %w", what, arg, interpretError(err))
 	}
-	u.CreatedAt = fromNanos(created)
 	return u, nil
+}
+
+// SetUserStatus implements ports.UserStore.
+func (s *AccountStore) SetUserStatus(ctx context.Context, id string, st domain.UserStatus) error {
+	if !st.Valid() {
+		return fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
+	}
+	res, err := s.db.w.ExecContext(ctx, `UPDATE root_users SET status = ? WHERE id = ?`, string(st), id)
+	if err != nil {
+		return fmt.Errorf("status of user %q: %w", id, interpretError(err))
+	}
+	if affected(res) == 0 {
+		return fmt.Errorf("user %q: %w", id, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// UsersByStatus implements ports.UserStore along
+// root_users_status_created_idx (a NULL created_at, the zero time, sorts
+// first, as the oldest).
+func (s *AccountStore) UsersByStatus(ctx context.Context, st domain.UserStatus, limit int) ([]domain.RootUser, error) {
+	if !st.Valid() {
+		return nil, fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
+	}
+	out, err := query(ctx, s.db, scanUser, `SELECT `+userColumns+` FROM root_users WHERE status = ? ORDER BY created_at, id LIMIT ?`,
+		string(st), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("users %s: %w", st, interpretError(err))
+	}
+	return out, nil
 }
 
 // UserByName implements ports.UserStore.

@@ -103,6 +103,26 @@ SELECT actor_uri, inbox, shared_inbox FROM foreign_avatars WHERE actor_uri IN (S
 	return ports.InURIOrder(uris, found), nil
 }
 
+// OnDomain implements ports.ForeignActorStore: the cached actors after
+// afterURI along foreign_avatars_actor_uri_key, each host tested by
+// herald_domain_covers, domain.DomainCovers itself (registerFunctions).
+// A suspension is rare, so the walk of the cache it costs is paid then,
+// not by an index every upsert keeps.
+func (s *ContentStore) OnDomain(ctx context.Context, d, afterURI string, limit int) ([]string, error) {
+	if err := ports.CheckDomain(d); err != nil {
+		return nil, err
+	}
+	out, err := query(ctx, s.db, func(r scanner) (uri string, err error) {
+		return uri, r.Scan(&uri)
+	}, `
+SELECT actor_uri FROM foreign_avatars WHERE actor_uri > ?2 AND herald_domain_covers(?1, host)
+ORDER BY actor_uri LIMIT ?3`, d, afterURI, limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("foreign actors on %s: %w", d, interpretError(err))
+	}
+	return out, nil
+}
+
 // Delete implements ports.ForeignActorStore.
 func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 	res, err := s.db.w.ExecContext(ctx, `DELETE FROM foreign_avatars WHERE actor_uri = ?`, uri)

@@ -96,3 +96,13 @@ func TestTombstoneStore(t *testing.T) {
 	t.Parallel()
 	contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return sqlite.NewContentStore(migrated(t)) })
 }
+
+func TestModerationStore(t *testing.T) {
+	t.Parallel()
+	contract.ModerationStore(t, func(t *testing.T) ports.ModerationStore { return sqlite.NewModerationStore(migrated(t)) })
+}
+
+func TestReportStore(t *testing.T) {
+	t.Parallel()
+	contract.ReportStore(t, func(t *testing.T) ports.ReportStore { return sqlite.NewReportStore(migrated(t)) })
+}

@@ -9,7 +9,10 @@ import (
 // Hooks for the black-box tests in package sqlite_test.
 var InterpretError = interpretError
 
-const LeaseSQL = leaseSQL
+const (
+	LeaseSQL         = leaseSQL
+	EndDomainJobsSQL = endDomainJobsSQL
+)
 
 // Exec runs one statement on the writer, for a test's set-up.
 func Exec(ctx context.Context, db *DB, q string, args ...any) error {

@@ -31,6 +31,10 @@ var indexes = []index{
 	// primary key of a WITHOUT ROWID table (migration 011).
 	{"jobs_dedupe_key_key", `CREATE UNIQUE INDEX IF NOT EXISTS jobs_dedupe_key_key ON jobs (dedupe_key)`},
 	{"jobs_id_key", `CREATE UNIQUE INDEX IF NOT EXISTS jobs_id_key ON jobs (id)`},
+	// Unique, beyond SPEC §4 (SPEC §11; migration 012): one report per
+	// Flag. domain_blocks.domain and domain_allows.domain are their
+	// WITHOUT ROWID tables' primary keys, as tombstones.uri.
+	{"reports_activity_id_key", `CREATE UNIQUE INDEX IF NOT EXISTS reports_activity_id_key ON reports (activity_id)`},
 	// Unique, beyond SPEC §4: the ActorStore refuses a second avatar or
 	// group of one name (domain.ErrNameTaken) even if a caller skipped the
 	// NameRegistry.
@@ -70,6 +74,11 @@ var indexes = []index{
 	// operators list the newest first.
 	{"fan_outs_unfinished_idx", `CREATE INDEX IF NOT EXISTS fan_outs_unfinished_idx ON fan_outs (created_at, id) WHERE done = 0`},
 	{"fan_outs_created_at_idx", `CREATE INDEX IF NOT EXISTS fan_outs_created_at_idx ON fan_outs (created_at DESC, id DESC)`},
+	// Plain, beyond SPEC §4: the reports newest first (Reports).
+	{"reports_created_at_idx", `CREATE INDEX IF NOT EXISTS reports_created_at_idx ON reports (created_at DESC, id DESC)`},
+	// Plain, beyond SPEC §4: the accounts of one status oldest first
+	// (UsersByStatus: the sign-ups awaiting approval).
+	{"root_users_status_created_idx", `CREATE INDEX IF NOT EXISTS root_users_status_created_idx ON root_users (status, created_at, id)`},
 	// Plain, beyond SPEC §4: the followers collection, paged by follower URI.
 	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri)`},
 }

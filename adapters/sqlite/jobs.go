@@ -565,6 +565,29 @@ ORDER BY id LIMIT ?4`, string(f.State), f.Host, f.AfterID, limitArg(f.Limit))
 	return out, nil
 }
 
+// endDomainJobsSQL ends the queued jobs of the hosts domain ?1 covers.
+const endDomainJobsSQL = `
+UPDATE jobs SET state = 'dead', last_error = ?2, finished_at = ?3
+WHERE state = 'queued' AND herald_domain_covers(?1, host)`
+
+// EndDomainJobs implements ports.JobAdmin in one UPDATE over the queued
+// range of jobs_state_run_at_idx, each host tested by herald_domain_covers,
+// domain.DomainCovers itself (registerFunctions). The jobs it ends were
+// queued, not leased, so host_slots' triggers (migration 004) have
+// nothing to give back, and a lease that took one of them first is left
+// alone: the UPDATE runs under the one write lock, after or before the
+// lease, never between its read and its write.
+func (s *JobStore) EndDomainJobs(ctx context.Context, d, reason string, now time.Time) (int, error) {
+	if err := ports.CheckDomain(d); err != nil {
+		return 0, err
+	}
+	res, err := s.db.w.ExecContext(ctx, endDomainJobsSQL, d, reason, stamp(now))
+	if err != nil {
+		return 0, fmt.Errorf("end the jobs of %s: %w", d, interpretError(err))
+	}
+	return affected(res), nil
+}
+
 // RetryDead implements ports.JobAdmin. As on the other stores, the last
 // error is kept so the operator still sees why the job had died.
 func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time) (int, error) {

@@ -99,7 +99,7 @@ func runMigrate(ctx context.Context, db *DB, log *slog.Logger, run func(*migrate
 	if err != nil {
 		return fmt.Errorf("sqlite: read embedded migrations: %w", err)
 	}
-	if err := registerSHA256(); err != nil {
+	if err := registerFunctions(); err != nil {
 		_ = src.Close()
 		return fmt.Errorf("sqlite: register migration functions: %w", err)
 	}

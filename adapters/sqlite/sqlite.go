@@ -162,6 +162,9 @@ func readerParams() url.Values {
 }
 
 func open(ctx context.Context, path string, create bool) (*DB, error) {
+	if err := registerFunctions(); err != nil {
+		return nil, fmt.Errorf("sqlite: register Herald's SQL functions: %w", err)
+	}
 	wp := writerParams(create)
 	w, err := sql.Open("sqlite", dsn(path, wp))
 	if err != nil {

@@ -21,6 +21,15 @@
 //	                        index on publicKeyId in place of the plain one,
 //	                        after deleting the copies it refuses. Up and down
 //	                        are markers; the work is Go code, see below.
+//	007 moderation          moderation (SPEC §11): the index of the accounts by
+//	                        status (root_users_status_created; an account
+//	                        without a status field is active, so none is
+//	                        written) and the reports' indexes (one report per
+//	                        Flag, newest first). Down drops them, unsets status
+//	                        and reason, and drops reports, domain_allows and
+//	                        domain_blocks: a pending sign-up becomes an account
+//	                        that signs in, so approve or reject them first,
+//	                        and export the blocks to keep them.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

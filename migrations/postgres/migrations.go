@@ -59,6 +59,12 @@
 //     unique), and the tombstones of deleted remote objects and actors.
 //     Down puts the plain index back and drops the tombstones; the deleted
 //     copies are fetched again when needed.
+//   - 021_moderation: moderation (SPEC §11): an account's status (active
+//     or pending, the accounts stored before active) and the reason given
+//     with a sign-up; the domain blocks and allows, one per domain; the
+//     reports, one per Flag. Down drops them all: a pending sign-up
+//     becomes an account that signs in, so approve or reject the pending
+//     ones first, and export the blocks to keep them.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

@@ -30,6 +30,13 @@
 //     the key id unique), and the tombstones of deleted remote objects and
 //     actors. Down puts the plain index back and drops the tombstones; the
 //     deleted copies are fetched again when needed.
+//   - 012_moderation: PostgreSQL's 021, moderation (SPEC §11): an
+//     account's status (active or pending, the accounts stored before
+//     active) and the reason given with a sign-up; the domain blocks and
+//     allows, one per domain; the reports, one per Flag. Down drops them
+//     all: a pending sign-up becomes an account that signs in, so approve
+//     or reject the pending ones first, and export the blocks to keep
+//     them.
 //
 // 001 to 003 hold what PostgreSQL's 001 to 003 hold. PostgreSQL's and
 // Mongo's 004 (moving the old serial worker's deliveries into jobs) has no

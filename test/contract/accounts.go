@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -38,6 +39,77 @@ func UserStore(t *testing.T, newStore func(t *testing.T) ports.UserStore, opts .
 			mustIs(t, err, domain.ErrNotFound, "deleted")
 			mustIs(t, s.DeleteUser(ctx(t), "u1"), domain.ErrNotFound, "delete twice")
 			mustNil(t, s.CreateUser(ctx(t), domain.RootUser{ID: "u3", UserName: "alice", CreatedAt: base}), "name free after delete")
+		}},
+		{"StatusesStoredAndListedOldestFirst", func(t *testing.T, s ports.UserStore) {
+			for _, u := range []domain.RootUser{
+				{ID: "u1", UserName: "ann", CreatedAt: base.Add(2 * time.Hour)}, // no status: active
+				{ID: "u2", UserName: "bob", CreatedAt: base, Status: domain.UserPending, Reason: "I run a choir"},
+				{ID: "u3", UserName: "cat", CreatedAt: base.Add(time.Hour), Status: domain.UserActive},
+				{ID: "u4", UserName: "dan", CreatedAt: base.Add(-time.Hour), Status: domain.UserPending},
+				{ID: "u0", UserName: "eve", CreatedAt: base, Status: domain.UserPending}, // same time as bob: by id
+				{ID: "u5", UserName: "fay", Status: domain.UserPending},                  // no time: the oldest
+			} {
+				mustNil(t, s.CreateUser(ctx(t), u), "create "+u.UserName)
+			}
+			user := func(id string) domain.RootUser {
+				t.Helper()
+				u, err := s.UserByID(ctx(t), id)
+				mustNil(t, err, "user "+id)
+				return u
+			}
+			if u := user("u1"); u.Status != domain.UserActive || u.Reason != "" || !u.Active() {
+				t.Fatalf("a user created without a status: %+v, want active", u)
+			}
+			if u, err := s.UserByName(ctx(t), "bob"); err != nil || u.Status != domain.UserPending || u.Reason != "I run a choir" || u.Active() {
+				t.Fatalf("a pending sign-up read back as %+v (%v)", u, err)
+			}
+			list := func(st domain.UserStatus, limit int) string {
+				t.Helper()
+				us, err := s.UsersByStatus(ctx(t), st, limit)
+				mustNil(t, err, "users by status "+string(st))
+				ids := make([]string, len(us))
+				for i, u := range us {
+					if u.Status != st {
+						t.Fatalf("%s listed as %s: %+v", u.ID, st, u)
+					}
+					ids[i] = u.ID
+				}
+				return fmt.Sprint(ids)
+			}
+			if got := list(domain.UserPending, 0); got != "[u5 u4 u0 u2]" {
+				t.Fatalf("pending %s, want [u5 u4 u0 u2] (oldest first, then by id)", got)
+			}
+			if got := list(domain.UserPending, 2); got != "[u5 u4]" {
+				t.Fatalf("the first 2 pending: %s", got)
+			}
+			if got := list(domain.UserActive, 0); got != "[u3 u1]" {
+				t.Fatalf("active %s, want [u3 u1]", got)
+			}
+			// Approving bob: active, his reason kept, listed as active in
+			// his place.
+			mustNil(t, s.SetUserStatus(ctx(t), "u2", domain.UserActive), "approve")
+			if u := user("u2"); u.Status != domain.UserActive || u.Reason != "I run a choir" {
+				t.Fatalf("approved %+v", u)
+			}
+			if got := list(domain.UserActive, 0); got != "[u2 u3 u1]" {
+				t.Fatalf("active after approval %s, want [u2 u3 u1]", got)
+			}
+			mustNil(t, s.SetUserStatus(ctx(t), "u3", domain.UserPending), "back to pending")
+			mustNil(t, s.DeleteUser(ctx(t), "u4"), "reject dan")
+			if got := list(domain.UserPending, 0); got != "[u5 u0 u3]" {
+				t.Fatalf("pending after the changes %s, want [u5 u0 u3]", got)
+			}
+			mustIs(t, s.SetUserStatus(ctx(t), "nobody", domain.UserActive), domain.ErrNotFound, "status of no user")
+			mustIs(t, s.SetUserStatus(ctx(t), "u1", "banned"), domain.ErrInvalidInput, "an unknown status")
+			_, err := s.UsersByStatus(ctx(t), "", 0)
+			mustIs(t, err, domain.ErrInvalidInput, "list an empty status")
+			mustIs(t, s.CreateUser(ctx(t), domain.RootUser{ID: "u9", UserName: "gus", CreatedAt: base, Status: "banned"}),
+				domain.ErrInvalidInput, "create with an unknown status")
+			_, err = s.UserByName(ctx(t), "gus")
+			mustIs(t, err, domain.ErrNotFound, "a user refused for its status")
+			if u := user("u1"); u.Status != domain.UserActive {
+				t.Fatalf("a refused change moved u1 to %q", u.Status)
+			}
 		}},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -192,7 +193,120 @@ func ForeignActorStore(t *testing.T, newStore func(t *testing.T) ports.ForeignAc
 			mustIs(t, err, domain.ErrNotFound, "deleted")
 			mustIs(t, s.Delete(ctx(t), bob.ActorURI), domain.ErrNotFound, "delete twice")
 		}},
+		{"OnDomainListsItsActorsInURIOrder", func(t *testing.T, s ports.ForeignActorStore) {
+			for uri, host := range map[string]string{
+				"https://s.example/users/c":              "s.example",
+				"https://a.s.example/users/a":            "a.s.example",
+				"https://s.example:8443/users/b":         "s.example:8443",
+				"https://S.EXAMPLE/users/d":              "S.EXAMPLE",
+				"https://bads.example/users/e":           "bads.example",
+				"https://s.example.evil.org/users/f":     "s.example.evil.org",
+				"https://x.example/users/g":              "x.example",
+				"https://no-host.example/users/h":        "",
+				"https://a.s.example/users/Zed-is-first": "a.s.example", // byte order: 'Z' < 'a'
+			} {
+				f := bob
+				f.ActorURI, f.Host, f.PublicKeyID = uri, host, uri+"#main-key"
+				mustNil(t, s.Upsert(ctx(t), f), "upsert "+uri)
+			}
+			page := func(after string, limit int) string {
+				t.Helper()
+				uris, err := s.OnDomain(ctx(t), "s.example", after, limit)
+				mustNil(t, err, "on domain")
+				return fmt.Sprint(uris)
+			}
+			const all = "[https://S.EXAMPLE/users/d https://a.s.example/users/Zed-is-first https://a.s.example/users/a https://s.example/users/c https://s.example:8443/users/b]"
+			if got := page("", 0); got != all {
+				t.Fatalf("on s.example:\n got %s\nwant %s", got, all)
+			}
+			if got := page("", 2); got != "[https://S.EXAMPLE/users/d https://a.s.example/users/Zed-is-first]" {
+				t.Fatalf("first page of 2: %s", got)
+			}
+			if got := page("https://a.s.example/users/Zed-is-first", 2); got != "[https://a.s.example/users/a https://s.example/users/c]" {
+				t.Fatalf("second page of 2: %s", got)
+			}
+			if got := page("https://s.example/users/c", 2); got != "[https://s.example:8443/users/b]" {
+				t.Fatalf("last page: %s", got)
+			}
+			if got := page("https://s.example:8443/users/b", 2); got != "[]" {
+				t.Fatalf("after the last: %s", got)
+			}
+			mustNil(t, s.Delete(ctx(t), "https://s.example/users/c"), "delete")
+			if got := page("https://a.s.example/users/a", 0); got != "[https://s.example:8443/users/b]" {
+				t.Fatalf("after a delete: %s", got)
+			}
+			for _, d := range notDomains {
+				_, err := s.OnDomain(ctx(t), d, "", 0)
+				mustIs(t, err, domain.ErrInvalidInput, fmt.Sprintf("on domain %q", d))
+			}
+		}},
+		{"OnDomainCoversWhatDomainCoversCovers", func(t *testing.T, s ports.ForeignActorStore) {
+			checkPinned(t)
+			hosts := coverHosts()
+			uriOf := func(i int) string { return fmt.Sprintf("https://r.example/actors/%04d", i) }
+			upsertAll(t, s, len(hosts), func(i int) domain.ForeignAvatar {
+				return domain.ForeignAvatar{ActorURI: uriOf(i), Host: hosts[i], FetchedAt: base}
+			})
+			for _, cd := range coverDomains {
+				var want []string
+				for i, h := range hosts {
+					if domain.DomainCovers(cd.d, h) {
+						want = append(want, uriOf(i))
+					}
+				}
+				got, err := s.OnDomain(ctx(t), cd.d, "", 0)
+				mustNil(t, err, "on domain "+cd.d)
+				if !slices.Equal(got, want) {
+					t.Errorf("on %q the store lists %d actors, domain.DomainCovers %d:\n%s", cd.d, len(got), len(want), coverDiff(got, want, func(uri string) string {
+						var i int
+						_, _ = fmt.Sscanf(uri, "https://r.example/actors/%04d", &i)
+						return hosts[i]
+					}))
+				}
+			}
+		}},
 	})
+}
+
+// upsertAll upserts n cached actors, a few at once.
+func upsertAll(t *testing.T, s ports.ForeignActorStore, n int, actor func(i int) domain.ForeignAvatar) {
+	t.Helper()
+	const workers = 8
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n && errs[w] == nil; i += workers {
+				errs[w] = s.Upsert(ctx(t), actor(i))
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		mustNil(t, err, "upsert")
+	}
+}
+
+// coverDiff names, by host, what a store and domain.DomainCovers disagree
+// on.
+func coverDiff(got, want []string, host func(string) string) string {
+	var b strings.Builder
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			fmt.Fprintf(&b, "  covered by the store only: %q\n", host(g))
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			fmt.Fprintf(&b, "  covered by DomainCovers only: %q\n", host(w))
+		}
+	}
+	if b.Len() == 0 {
+		return "  the same actors, in another order"
+	}
+	return b.String()
 }
 
 func post(t *testing.T, n int, author, group string, published time.Time) domain.Post {

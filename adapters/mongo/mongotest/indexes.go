@@ -26,10 +26,11 @@ var specIndexes = map[string][]string{
 	"foreign_avatars":  {"foreign_avatars_actor_uri", "foreign_avatars_public_key_id_key"},
 	"followers":        {"followers_pair"},
 	"avatars":          {"avatars_root_to_avatar"},
-	"root_users":       {"root_users_user_name"},
+	"root_users":       {"root_users_user_name", "root_users_status_created"},
 	"reserved_names":   {"reserved_names_name"},
 	"jobs":             {"jobs_dedupe_key", "jobs_lease", "jobs_host_state", "jobs_finished_at", "jobs_slot"},
 	"remote_instances": {"remote_instances_host"},
+	"reports":          {"reports_activity_id", "reports_created"},
 }
 
 // indexDocs lists a collection's indexes by name.
@@ -67,7 +68,7 @@ func Indexes(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatal(err)
 			}
 			for _, want := range []string{"root_users", "tokens", "avatars", "groups", "reserved_names", "foreign_avatars",
-				"posts", "dm_posts", "followers", "remote_instances", "jobs", "tombstones"} {
+				"posts", "dm_posts", "followers", "remote_instances", "jobs", "tombstones", "domain_blocks", "domain_allows", "reports"} {
 				if !slices.Contains(names, want) {
 					t.Errorf("collection %s missing after Touch (have %v)", want, names)
 				}
@@ -92,7 +93,8 @@ func Indexes(t *testing.T, client *mongodrv.Client, opts ...Option) {
 					}
 				}
 			}
-			for coll, n := range map[string]string{"posts": "posts_object_uri", "jobs": "jobs_dedupe_key", "reserved_names": "reserved_names_name", "followers": "followers_pair"} {
+			for coll, n := range map[string]string{"posts": "posts_object_uri", "jobs": "jobs_dedupe_key", "reserved_names": "reserved_names_name", "followers": "followers_pair",
+				"reports": "reports_activity_id"} {
 				if u, _ := indexDocs(t, db.Collection(coll))[n]["unique"].(bool); !u {
 					t.Errorf("%s.%s is not unique", coll, n)
 				}

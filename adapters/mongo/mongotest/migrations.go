@@ -583,11 +583,67 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatalf("after 006 again: plain index %v, unique index %v", plain, unique)
 			}
 		}},
+		{"007AccountsWithoutAStatusAreActiveAndModeration", func(t *testing.T) {
+			db := migrationDB(t, client, o)
+			insert(t, db, "root_users", bson.D{{Key: "_id", Value: "u1"}, {Key: "userName", Value: "old"},
+				{Key: "passwordHash", Value: "$2a$h"}, {Key: "createdAt", Value: base}})
+			up(t, client, db)
+			if _, err := mongo.EnsureIndexes(Ctx(t), db, nil); err != nil {
+				t.Fatal(err)
+			}
+			users := mongo.NewAccountStore(db)
+			if u, err := users.UserByID(Ctx(t), "u1"); err != nil || u.Status != domain.UserActive {
+				t.Fatalf("an account stored before 007: %+v %v, want active", u, err)
+			}
+			if err := users.CreateUser(Ctx(t), domain.RootUser{ID: "u2", UserName: "new", CreatedAt: base.Add(time.Hour), Status: domain.UserPending, Reason: "hi"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := users.CreateUser(Ctx(t), domain.RootUser{ID: "u3", UserName: "newer", CreatedAt: base.Add(2 * time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+			for st, want := range map[domain.UserStatus]string{domain.UserActive: "[u1 u3]", domain.UserPending: "[u2]"} {
+				us, err := users.UsersByStatus(Ctx(t), st, 0)
+				var ids []string
+				for _, u := range us {
+					ids = append(ids, u.ID)
+				}
+				if err != nil || fmt.Sprint(ids) != want {
+					t.Fatalf("%s after 007: %v %v, want %s", st, ids, err, want)
+				}
+			}
+			if _, ok := indexDocs(t, db.Collection("root_users"))["root_users_status_created"]; !ok {
+				t.Fatal("007 made no root_users_status_created")
+			}
+			b, _ := domain.NewDomainBlock("spam.example", domain.SeveritySuspend, "spam", base)
+			if err := mongo.NewModerationStore(db).AddDomainBlock(Ctx(t), b); err != nil {
+				t.Fatal(err)
+			}
+
+			down(t, client, db, 1)
+			names, err := db.ListCollectionNames(Ctx(t), bson.D{{Key: "name", Value: bson.D{{Key: "$in", Value: bson.A{"domain_blocks", "domain_allows", "reports"}}}}})
+			if err != nil || len(names) != 0 {
+				t.Fatalf("collections left after 007 down: %v %v", names, err)
+			}
+			if _, ok := indexDocs(t, db.Collection("root_users"))["root_users_status_created"]; ok {
+				t.Fatal("root_users_status_created left after 007 down")
+			}
+			if n := count(t, db, "root_users", bson.D{{Key: "$or", Value: bson.A{
+				bson.D{{Key: "status", Value: bson.D{{Key: "$exists", Value: true}}}},
+				bson.D{{Key: "reason", Value: bson.D{{Key: "$exists", Value: true}}}},
+			}}}); n != 0 {
+				t.Fatalf("%d accounts keep a status or reason after 007 down", n)
+			}
+			up(t, client, db)
+			if u, err := users.UserByID(Ctx(t), "u2"); err != nil || u.Status != domain.UserActive || u.Reason != "" {
+				t.Fatalf("a pending sign-up after 007 down and up: %+v %v (down cannot keep what the older build does not know)", u, err)
+			}
+		}},
 		{"DownStepByStep", func(t *testing.T) {
 			db := migrationDB(t, client, o)
 			insert(t, db, "avatars", bson.D{{Key: "_id", Value: "av1"}, {Key: "rootUserId", Value: "u1"}, {Key: "name", Value: "alice"}})
 			up(t, client, db)
-			indexGone := map[uint][2]string{6: {"foreign_avatars", "foreign_avatars_public_key_id_key"}, 3: {"jobs", "jobs_dedupe_key"}, 2: {"posts", "posts_object_uri"}}
+			indexGone := map[uint][2]string{7: {"reports", "reports_activity_id"}, 6: {"foreign_avatars", "foreign_avatars_public_key_id_key"},
+				3: {"jobs", "jobs_dedupe_key"}, 2: {"posts", "posts_object_uri"}}
 			for v := latest(t); v > 0; v-- {
 				down(t, client, db, 1)
 				if got := version(t, client, db); got != v-1 {

@@ -149,4 +149,10 @@ func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.O
 	t.Run("TombstoneStore", func(t *testing.T) {
 		contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
 	})
+	t.Run("ModerationStore", func(t *testing.T) {
+		contract.ModerationStore(t, func(t *testing.T) ports.ModerationStore { return mongo.NewModerationStore(NewDB(t, client)) }, skip...)
+	})
+	t.Run("ReportStore", func(t *testing.T) {
+		contract.ReportStore(t, func(t *testing.T) ports.ReportStore { return mongo.NewReportStore(NewDB(t, client)) }, skip...)
+	})
 }
