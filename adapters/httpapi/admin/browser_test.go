@@ -285,7 +285,7 @@ func TestModerationPageInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range []string{"friends.example", long("a-partner-with-a-long-name-", 70) + ".example"} {
+	for _, d := range []string{"friends.example", long("a-partner-with-a-long-name-", 60) + "." + long("and-a-long-subdomain-", 60) + ".example"} {
 		if err := b.moderation.AddDomainAllow(ctx, domain.DomainAllow{Domain: d, CreatedAt: t0}); err != nil {
 			t.Fatal(err)
 		}
