@@ -61,13 +61,18 @@ func TestSuspendedDomainIsShutOut(t *testing.T) {
 			}
 		}
 
-		// alice's post reaches the other server only.
+		// alice's post reaches the other server only (e's follow is gone);
+		// a direct note to e is queued and ends without a request.
 		status, out = h.call(http.MethodPost, "/api/v1/posts", s.token, map[string]any{"as": "alice", "content": "after the block"})
 		if status != http.StatusCreated {
 			t.Fatalf("alice posts: %d %v", status, out)
 		}
+		status, out = h.call(http.MethodPost, "/api/v1/posts", s.token, map[string]any{"as": "alice", "content": "psst", "visibility": "direct", "to": []string{e.uri}})
+		if status != http.StatusCreated {
+			t.Fatalf("alice writes to e: %d %v", status, out)
+		}
 		eventually(t, "alice's Create at the other server", func() bool { return len(good.received("Create")) == 1 })
-		eventually(t, "the suspended server's job ended", func() bool {
+		eventually(t, "the job to the suspended server ended as suspended", func() bool {
 			_, jobs := h.raw(http.MethodGet, "/admin/api/jobs?state=dead", adminToken, nil, "")
 			return strings.Contains(string(jobs), "suspended")
 		})
