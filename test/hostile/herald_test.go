@@ -62,10 +62,22 @@ var running = map[string]chan struct{}{
 // the store. rule says what stays unverified on a store that cannot run.
 func eachStore(t *testing.T, rule string, attack func(t *testing.T, h *herald)) {
 	t.Helper()
+	eachStoreWith(t, rule, nil, attack)
+}
+
+// eachStoreWith is eachStore with more settings for the Herald.
+func eachStoreWith(t *testing.T, rule string, settings map[string]string, attack func(t *testing.T, h *herald)) {
+	t.Helper()
 	for _, store := range selectedStores() {
 		t.Run(store, func(t *testing.T) {
 			t.Parallel()
 			env := storeEnv(t, store, rule)
+			if env == nil {
+				env = map[string]string{}
+			}
+			for k, v := range settings {
+				env[k] = v
+			}
 			sem := running[store]
 			sem <- struct{}{}
 			t.Cleanup(func() { <-sem })

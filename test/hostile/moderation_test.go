@@ -101,3 +101,69 @@ func TestSuspendedDomainIsShutOut(t *testing.T) {
 		}
 	})
 }
+
+// Allowlist mode on every store: a domain not allowed is refused (first
+// contact included), an allowed one federates.
+func TestAllowlistModeFederatesOnlyWithAllowed(t *testing.T) {
+	t.Parallel()
+	eachStoreWith(t, "allowlist mode refuses a domain not allowed", map[string]string{"HERALD_FEDERATION_MODE": "allowlist"}, func(t *testing.T, h *herald) {
+		s := newScene(t, h)
+		friend, stranger := s.peer(), s.peer()
+		f, x := friend.actor("f"), stranger.actor("x")
+		if status, out := h.call(http.MethodPost, "/admin/api/domain-allows", adminToken, map[string]string{"domain": friend.host()}); status != http.StatusCreated {
+			t.Fatalf("allow %s: %d %v", friend.host(), status, out)
+		}
+		id, act := s.noteToAlice(x, "not allowed")
+		if ans := x.send(inboxOf(s.alice), act); ans.status != http.StatusForbidden || h.stored(id) {
+			t.Fatalf("a domain not allowed: %s, stored %v; want 403 and nothing", ans, h.stored(id))
+		}
+		if stranger.allRequests() != 0 {
+			t.Fatalf("Herald sent %d requests to a domain not allowed", stranger.allRequests())
+		}
+		s.stillVerified(f)
+	})
+}
+
+// A Flag from another server is kept for the operator, on every store.
+func TestFlagReachesTheOperator(t *testing.T) {
+	t.Parallel()
+	eachStore(t, "a Flag is kept as a report", func(t *testing.T, h *herald) {
+		s := newScene(t, h)
+		r := s.peer().actor("reporter")
+		flag := activity("Flag", r, []string{s.alice})
+		flag["content"] = "spam from alice"
+		mustAccept(t, "the Flag", r.send(inboxOf(s.alice), flag))
+		_, body := h.raw(http.MethodGet, "/admin/api/reports?state=open", adminToken, nil, "")
+		if !strings.Contains(string(body), "spam from alice") || !strings.Contains(string(body), r.uri) {
+			t.Fatalf("the operator's reports: %s", body)
+		}
+	})
+}
+
+// Registrations needing approval, on every store: no token until the
+// operator approves.
+func TestRegistrationsNeedApproval(t *testing.T) {
+	t.Parallel()
+	eachStoreWith(t, "a sign-up waits for the operator's approval", map[string]string{"HERALD_REGISTRATIONS": "approval"}, func(t *testing.T, h *herald) {
+		creds := map[string]string{"username": "newcomer", "password": "correct horse", "reason": "I like queues"}
+		if status, out := h.call(http.MethodPost, "/api/v1/accounts", "", creds); status != http.StatusAccepted || out["token"] != nil {
+			t.Fatalf("sign-up: %d %v, want 202 without a token", status, out)
+		}
+		login := map[string]string{"username": "newcomer", "password": "correct horse"}
+		if status, _ := h.call(http.MethodPost, "/api/v1/sessions", "", login); status != http.StatusForbidden {
+			t.Fatalf("login before approval: %d, want 403", status)
+		}
+		_, list := h.call(http.MethodGet, "/admin/api/registrations", adminToken, nil)
+		regs, _ := list["registrations"].([]any)
+		if len(regs) != 1 {
+			t.Fatalf("pending: %v", list)
+		}
+		id := regs[0].(map[string]any)["id"].(string)
+		if status, out := h.call(http.MethodPost, "/admin/api/registrations/"+id+"/approve", adminToken, nil); status != http.StatusOK {
+			t.Fatalf("approve: %d %v", status, out)
+		}
+		if status, out := h.call(http.MethodPost, "/api/v1/sessions", "", login); status != http.StatusCreated || out["token"] == nil {
+			t.Fatalf("login after approval: %d %v", status, out)
+		}
+	})
+}
