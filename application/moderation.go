@@ -27,6 +27,9 @@ type Moderation struct {
 	mu     sync.Mutex
 	policy domain.Policy
 	loaded time.Time // zero: never loaded, or invalidated
+	// gen counts invalidations: a read of the rules that began before
+	// one is not kept (it may predate the change).
+	gen uint64
 }
 
 // ModerationDeps are Moderation's collaborators.
@@ -77,7 +80,7 @@ func (m *Moderation) Policy(ctx context.Context) (domain.Policy, error) {
 	}
 	now := m.deps.Clock.Now()
 	m.mu.Lock()
-	p, loaded := m.policy, m.loaded
+	p, loaded, gen := m.policy, m.loaded, m.gen
 	m.mu.Unlock()
 	if !loaded.IsZero() && now.Sub(loaded) < policyTTL {
 		return p, nil
@@ -91,7 +94,9 @@ func (m *Moderation) Policy(ctx context.Context) (domain.Policy, error) {
 		return domain.Policy{}, err
 	}
 	m.mu.Lock()
-	m.policy, m.loaded = fresh, now
+	if m.gen == gen {
+		m.policy, m.loaded = fresh, now
+	}
 	m.mu.Unlock()
 	return fresh, nil
 }
@@ -114,6 +119,7 @@ func (m *Moderation) load(ctx context.Context) (domain.Policy, error) {
 func (m *Moderation) invalidate() {
 	m.mu.Lock()
 	m.loaded = time.Time{}
+	m.gen++
 	m.mu.Unlock()
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
 )
 
 func (b *fedBundle) block(d string, s domain.Severity) application.Blocked {
@@ -212,5 +213,53 @@ func TestFlagIsKeptAsAReport(t *testing.T) {
 	}
 	if rs, _ := b.reports.Reports(ctx, false, 10); len(rs) != 1 {
 		t.Fatalf("%d reports kept, want 1", len(rs))
+	}
+}
+
+// slowBlocks holds a read of the blocks until release is closed, having
+// read them already: a read that began before a change.
+type slowBlocks struct {
+	ports.ModerationStore
+	reading chan struct{}
+	release chan struct{}
+}
+
+func (s slowBlocks) DomainBlocks(ctx context.Context) ([]domain.DomainBlock, error) {
+	bs, err := s.ModerationStore.DomainBlocks(ctx)
+	select {
+	case s.reading <- struct{}{}:
+		<-s.release
+	default:
+	}
+	return bs, err
+}
+
+// TestModerationKeepsNoReadOlderThanAChange: a read of the rules that
+// began before a block was lifted must not be kept as the current copy,
+// or the lifted domain would stay refused for policyTTL (a sender's
+// Follow refused with a 403 is lost for good).
+func TestModerationKeepsNoReadOlderThanAChange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupFed(t)
+	store := slowBlocks{ModerationStore: b.modStore, reading: make(chan struct{}), release: make(chan struct{})}
+	mod := application.NewModeration(application.ModerationDeps{Store: store, JobAdmin: b.jobs, Foreign: b.content, Followers: b.follows, Clock: b.clock})
+	bl, _ := domain.NewDomainBlock("remote.example", domain.SeveritySilence, "", b.clock.Now())
+	if _, err := mod.Block(ctx, bl); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = mod.Verdict(ctx, "remote.example") // reads the block, then waits
+	}()
+	<-store.reading
+	if err := mod.Unblock(ctx, "remote.example"); err != nil {
+		t.Fatal(err)
+	}
+	close(store.release)
+	<-done
+	if v, err := mod.Verdict(ctx, "remote.example"); err != nil || v.Silenced() {
+		t.Fatalf("after the lift: %+v %v, want no block", v, err)
 	}
 }
