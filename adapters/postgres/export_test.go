@@ -13,6 +13,10 @@ var (
 	ResumeHostSQL = resumeHostSQL
 )
 
+// EndDomainJobsSQL is the statement EndDomainJobs sends for domain d,
+// with the values of its two cover parameters.
+func EndDomainJobsSQL(d string) (sql, v1, v2 string) { return endDomainJobsSQL(d) }
+
 var BodySQL = bodySQL
 
 var ByKeyIDSQL = byKeyIDSQL

@@ -214,6 +214,7 @@ SELECT `+sqlJobID(`'j' || lpad(g::text, 8, '0')`)+`, encode(substr(sha256(g::tex
 FROM generate_series(1, 100000) g`)
 	mustExec(t, p, `ANALYZE jobs`)
 	at := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	endSQL, end1, end2 := postgres.EndDomainJobsSQL("h7.example")
 	cases := []struct {
 		name, sql string
 		args      []any
@@ -223,6 +224,9 @@ FROM generate_series(1, 100000) g`)
 		{"defer host", postgres.DeferHostSQL, []any{"h7.example", at}, "jobs_queued_host_idx"},
 		{"resume host", postgres.ResumeHostSQL, []any{"h7.example", at.Add(time.Hour), at}, "jobs_queued_host_idx"},
 		{"purge", postgres.PurgeSQL, []any{at, 5000}, "jobs_finished_idx"},
+		// A suspension reads the queued jobs (the host's test is no index
+		// condition), never the finished ones.
+		{"end domain jobs", endSQL, []any{end1, end2, "suspended", at}, "jobs_queue_idx"},
 		{"settle", postgres.SettleSQL, []any{[]int32{0}, []string{contract.JobID("j00000002")}, []string{"tok2"}, []string{"succeeded"}, []int32{1},
 			[]*time.Time{nil}, []string{""}, []time.Time{at}}, "jobs_pkey"},
 	}

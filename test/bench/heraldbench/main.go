@@ -20,6 +20,10 @@
 //	followers          one post to 10k/100k/1M followers on PostgreSQL:
 //	                   enqueue jobs/s against River's InsertManyFast, the
 //	                   publisher's peak RSS, bytes on disk per queued job
+//	suspend            the queued jobs of one host (100,000, beside 100,000
+//	                   of other hosts) ended dead in one store operation
+//	                   (JobAdmin.EndDomainJobs), per store, against ending
+//	                   them one committed write at a time
 //	inbox              verified inbox POSTs per second and server CPU per
 //	                   POST of the working tree against a baseline
 //	                   revision, two herald serve processes on SQLite in
@@ -54,8 +58,8 @@ func main() {
 	}
 	out := flag.String("out", "docs/benchmarks.md", "report to write")
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
-	only := flag.String("only", "sign,memory,enqueue,lease,engine,engine-sqlite,engine-mongo,fanout,followers,inbox", "which measurements, comma-separated")
-	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue and lease rows measure, comma-separated")
+	only := flag.String("only", "sign,memory,enqueue,lease,suspend,engine,engine-sqlite,engine-mongo,fanout,followers,inbox", "which measurements, comma-separated")
+	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue, lease and suspend rows measure, comma-separated")
 	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither,clean-no-ahead; empty: all)")
 	engineSystems := flag.String("engine-systems", "herald,river", "which systems the engine rows measure (herald, herald-no-ahead: Herald with EngineConfig.LeaseAhead off, river)")
 	engineJobsFlag := flag.Int("engine-jobs", 0, "jobs per engine drain (0: 20,000, or 5,000 with -quick)")
@@ -98,6 +102,7 @@ func main() {
 		{"memory", benchMemory},
 		{"enqueue", func(ctx context.Context, r *report) error { return benchEnqueue(ctx, r, stores) }},
 		{"lease", func(ctx context.Context, r *report) error { return benchLease(ctx, r, stores) }},
+		{"suspend", func(ctx context.Context, r *report) error { return benchSuspend(ctx, r, stores, *mongoURI) }},
 		{"engine", func(ctx context.Context, r *report) error {
 			return benchEngine(ctx, r, *dbURL, engineOpts{systems: rowSet(*engineSystems), jobs: *engineJobsFlag, rounds: *engineRounds})
 		}},

@@ -13,9 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/event"
 	mongodrv "go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
+	"go.mongodb.org/mongo-driver/mongo/writeconcern"
 
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/adapters/mongo"
@@ -59,6 +61,7 @@ func storesFor(dbURL, mongoURI string) []storeKind {
 	if mongoURI != "" {
 		m.skip = ""
 		m.open = func(ctx context.Context) (jobStore, func(), error) { return openMongo(ctx, mongoURI) }
+		m.roundTrips = func(ctx context.Context, workers int) (float64, error) { return mongoWrites(ctx, mongoURI, workers) }
 	}
 	return append(kinds, m)
 }
@@ -266,6 +269,52 @@ func fill(ctx context.Context, s jobStore, prefix string, n, hosts int, runAt ti
 		}
 	}
 	return nil
+}
+
+// mongoServer names the server at uri as its buildInfo does (FerretDB
+// says it is one), for a table's note.
+func mongoServer(ctx context.Context, uri string) string {
+	client, err := mongo.Connect(ctx, uri)
+	if err != nil {
+		return "the server at MONGODB_URI (" + err.Error() + ")"
+	}
+	defer client.Disconnect(context.Background())
+	var info struct {
+		Version  string `bson:"version"`
+		FerretDB *struct {
+			Version string `bson:"version"`
+		} `bson:"ferretdb"`
+	}
+	if err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
+		return "the server at MONGODB_URI (buildInfo: " + err.Error() + ")"
+	}
+	if info.FerretDB != nil {
+		return fmt.Sprintf("FerretDB %s (MongoDB %s wire protocol) at MONGODB_URI", info.FerretDB.Version, info.Version)
+	}
+	return "MongoDB " + info.Version + " at MONGODB_URI"
+}
+
+// mongoWrites is the floor of the Mongo store on its server: acknowledged
+// single-document updates ($inc, majority write concern, as the stores
+// write) per second, each worker on its own document, for three seconds.
+func mongoWrites(ctx context.Context, uri string, workers int) (float64, error) {
+	db, cleanup, err := openMongoDB(ctx, uri, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	c := db.Collection("floor", options.Collection().SetWriteConcern(writeconcern.Majority()))
+	docs := make([]any, 64)
+	for i := range docs {
+		docs[i] = bson.D{{Key: "_id", Value: i}, {Key: "n", Value: 0}}
+	}
+	if _, err := c.InsertMany(ctx, docs); err != nil {
+		return 0, err
+	}
+	return countFor(3*time.Second, workers, func(w int) error {
+		_, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: w % 64}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}})
+		return err
+	})
 }
 
 // postgresWrites is the floor of any PostgreSQL queue on this machine: one
