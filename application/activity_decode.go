@@ -326,13 +326,14 @@ func httpURL(s string) bool {
 	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.Hostname() != ""
 }
 
-// hostOf is the lower-cased host[:port] of an http(s) URI, "" otherwise.
+// hostOf is the host[:port] of an http(s) URI as Herald keeps hosts
+// (domain.CanonicalHost), "" otherwise.
 func hostOf(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return ""
 	}
-	return strings.ToLower(u.Host)
+	return domain.CanonicalHost(u.Host)
 }
 
 // clip shortens untrusted text for error messages.

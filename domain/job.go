@@ -135,7 +135,7 @@ func InboxHost(inbox string) (string, error) {
 	if u.Host == "" || u.Hostname() == "" {
 		return "", fmt.Errorf("%w: inbox %q has no host", ErrInvalidInput, inbox)
 	}
-	return strings.ToLower(u.Host), nil
+	return CanonicalHost(u.Host), nil
 }
 
 // DedupeKey identifies "this activity to this inbox". It is a hash so that the

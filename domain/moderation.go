@@ -150,18 +150,32 @@ func NormalizeDomain(d string) (string, error) {
 	return host, nil
 }
 
-// DomainCovers reports whether a rule about domain d applies to host (a
-// URL's host[:port], in any case): d itself or a subdomain of it, on any
-// port, or exactly d when d names a port.
-func DomainCovers(d, host string) bool {
+// CanonicalHost is the form in which Herald keeps a URL's host[:port]:
+// lower-cased, and without the trailing dot a fully qualified name may
+// carry ("example.com.:443" is "example.com:443"), so that one server has
+// one host however its URLs spell it (the job queue's per-host cap and
+// breaker, the domain blocks).
+func CanonicalHost(host string) string {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if h, p, err := net.SplitHostPort(host); err == nil && strings.HasSuffix(h, ".") {
+		return net.JoinHostPort(strings.TrimSuffix(h, "."), p)
+	}
+	return host
+}
+
+// DomainCovers reports whether a rule about domain d applies to host (a
+// URL's host[:port], in any case, with or without a trailing dot): d
+// itself or a subdomain of it, on any port, or exactly d when d names a
+// port.
+func DomainCovers(d, host string) bool {
+	host = CanonicalHost(host)
 	if strings.Contains(d, ":") && net.ParseIP(d) == nil {
 		return host == d
 	}
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	host = strings.Trim(host, "[]")
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
 	return host == d || strings.HasSuffix(host, "."+d)
 }
 

@@ -57,6 +57,11 @@ func coverHosts() []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(h string) {
+		// Every writer drops a name's trailing dot before its port
+		// (domain.CanonicalHost), so a store holds no such form.
+		if strings.ToLower(h) != domain.CanonicalHost(h) && strings.Contains(h, ".:") {
+			return
+		}
 		if h != "" && !seen[h] {
 			seen[h] = true
 			out = append(out, h)

@@ -101,7 +101,7 @@ func hostOf(uri string) string {
 	if err != nil {
 		return ""
 	}
-	return u.Host
+	return domain.CanonicalHost(u.Host)
 }
 
 // errGoneActor: a Delete of an actor whose server says it is gone; the
