@@ -63,7 +63,8 @@ func newBreakerCache() breakerCache {
 }
 
 // answeredFor is how long an answer counts as recent: a host that answered
-// within it is taken to answer again, and its deliveries keep their slots.
+// promptly (within ParkAfter) within it is taken to answer again, and its
+// deliveries keep their slots.
 const answeredFor = 10 * time.Minute
 
 // maxSkipHeld bounds how many held hosts a lease names to skip; the jobs of
@@ -80,6 +81,10 @@ func (c *breakerCache) answered(host string, at time.Time) {
 	}
 	c.answers[host] = at
 }
+
+// answeredSlowly forgets that host answered lately: it answered, but
+// took longer than ParkAfter, and is not taken to answer promptly.
+func (c *breakerCache) answeredSlowly(host string) { delete(c.answers, host) }
 
 func (c *breakerCache) answeredSince(host string, since time.Time) bool {
 	t, ok := c.answers[host]

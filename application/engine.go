@@ -525,7 +525,16 @@ func (e *Engine) work(ctx context.Context, job domain.Job, f *flight) {
 	r := e.deliver(ctx, job)
 	e.mu.Lock()
 	if r.outcome != nil && r.outcome.Answered() {
-		e.breakers.answered(job.Host, r.at)
+		if r.took <= e.cfg.ParkAfter {
+			e.breakers.answered(job.Host, r.at)
+		} else {
+			// It answers, but slowly: its next deliveries give their slots
+			// back after ParkAfter as a silent host's do, so that however
+			// many servers are slow, the ones that answer promptly keep the
+			// slots and the slow ones go on in the Waits budget, within
+			// their per-host cap.
+			e.breakers.answeredSlowly(job.Host)
+		}
 	}
 	e.mu.Unlock()
 	e.completer.add(r)

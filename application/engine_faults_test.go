@@ -135,6 +135,43 @@ func TestEngineHostThatAnsweredKeepsItsSlot(t *testing.T) {
 	}
 }
 
+// A host that answers, but slowly, is not trusted with a slot: its next
+// delivery gives its slot back after ParkAfter and waits in the Waits
+// budget, so a prompt host's job runs meanwhile (issue 36: five slow
+// servers held every slot under sustained load).
+func TestEngineSlowHostGivesItsSlotBack(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{}, 4)
+	b := setup(t, application.EngineConfig{Workers: 1, Waits: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		if strings.Contains(d.Inbox, "slow") {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return domain.Classify(202, "", time.Time{})
+	})
+	b.start()
+	// First contact: it answers after 3 s.
+	b.enqueue(b.job("slow-1", "slow.example"))
+	b.eventually("the first slow delivery started", func() bool { return b.deliverer.InFlight() == 1 })
+	b.advance(3 * time.Second)
+	release <- struct{}{}
+	b.waitState("slow-1", domain.JobSucceeded)
+	// Its next delivery parks after ParkAfter, and a prompt host's job
+	// takes the slot while it waits.
+	b.enqueue(b.job("slow-2", "slow.example"))
+	b.eventually("the second slow delivery started", func() bool { return b.deliverer.InFlight() == 1 })
+	b.enqueue(b.job("prompt", "prompt.example"))
+	b.advance(time.Second)
+	b.waitState("prompt", domain.JobSucceeded)
+	if st := b.get("slow-2").State; st == domain.JobSucceeded {
+		t.Fatal("the slow delivery finished early: the test did not hold it")
+	}
+	release <- struct{}{}
+	b.waitState("slow-2", domain.JobSucceeded)
+}
+
 // After a host failure the host's other jobs are held, unattempted, until
 // the first step of the curve; then they run. A 429's Retry-After holds
 // them as long.
