@@ -36,6 +36,7 @@ var Common = Table{
 	{domain.ErrUnauthorized, http.StatusUnauthorized, false},
 	{domain.ErrForbidden, http.StatusForbidden, true},
 	{domain.ErrNotFound, http.StatusNotFound, false},
+	{domain.ErrGone, http.StatusGone, false},
 	{domain.ErrUnavailable, http.StatusServiceUnavailable, false},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, false},
 }
