@@ -10,7 +10,10 @@ import (
 // GoneActor is the error of a local actor that was deleted: what its
 // actor URL answers instead of its document (410 with an ActivityStreams
 // Tombstone, as Mastodon answers for a deleted account). It wraps
-// domain.ErrGone.
+// domain.ErrGone, and domain.ErrNotFound too: a use case that passes over
+// a missing actor (a note addressed to it among others) passes over a
+// deleted one alike, while the HTTP edge, which tries ErrGone first,
+// answers 410.
 type GoneActor struct {
 	Kind      domain.NameKind // what it was: a persona
 	Name      string
@@ -20,8 +23,8 @@ type GoneActor struct {
 
 func (e *GoneActor) Error() string { return string(e.Kind) + " " + e.Name + " was deleted" }
 
-// Unwrap makes errors.Is(err, domain.ErrGone) hold.
-func (e *GoneActor) Unwrap() error { return domain.ErrGone }
+// Unwrap makes errors.Is hold for domain.ErrGone and domain.ErrNotFound.
+func (e *GoneActor) Unwrap() []error { return []error{domain.ErrGone, domain.ErrNotFound} }
 
 // gone returns a *GoneActor when the name's reservation says its actor of
 // that kind was deleted, nil otherwise (also when the registry cannot

@@ -53,6 +53,14 @@ func TestDeletedPersona(t *testing.T) {
 			t.Errorf("Follow of dora at %s: %d, want 410", inbox, resp.StatusCode)
 		}
 	}
+	// A note that mentions the deleted persona (and no one else here) is
+	// accepted and dropped, as one that concerns no one.
+	note := []byte(fmt.Sprintf(`{"id":"%[1]s/activities/d1","type":"Create","actor":"%[1]s","to":["%[2]s"],`+
+		`"object":{"id":"%[1]s/notes/d1","type":"Note","attributedTo":"%[1]s","content":"hi dora","to":["%[2]s"],`+
+		`"tag":[{"type":"Mention","href":"%[2]s"}]}}`, bob, dora))
+	if resp := b.post("/inbox", note, sign{}); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("a note to dora at the shared inbox: %d, want 202", resp.StatusCode)
+	}
 	if n, _ := b.follows.CountFollowers(ctx, dora, "pending"); n != 0 {
 		t.Fatal("a follow of a deleted persona was kept")
 	}
