@@ -24,7 +24,11 @@ type Deps struct {
 	Jobs       ports.JobStore
 	// FanOuts keeps the durable fan-out records; nil streams fan-outs
 	// without them (nothing resumes one a crash interrupted).
-	FanOuts   ports.FanOutStore
+	FanOuts ports.FanOutStore
+	// JobAdmin counts a deleted persona's Delete deliveries still to run:
+	// its key goes when none is left. nil keeps the keys of deleted
+	// personas (their posts and follows still go).
+	JobAdmin  ports.JobAdmin
 	Passwords ports.PasswordHasher
 	Keys      ports.KeyGenerator
 	Clock     ports.Clock
@@ -50,7 +54,11 @@ type Application struct {
 	// FanOuts resumes the fan-outs a crash interrupted (bootstrap runs its
 	// resumer next to the engine).
 	FanOuts FanOutHandler
-	URLs    URLs
+	// DeletePersona begins a persona's deletion; PersonaDeletions finishes
+	// it (bootstrap runs it next to the engine, in every process).
+	DeletePersona    DeletePersonaHandler
+	PersonaDeletions PersonaDeletionsHandler
+	URLs             URLs
 }
 
 // New builds every use case over deps.
@@ -62,6 +70,7 @@ func New(deps Deps, policy domain.NamePolicy, instanceActorName string, urls URL
 	id := identity{deps: deps, policy: policy}
 	enq := EnqueueHandler{jobs: deps.Jobs, waker: waker}
 	pub := newPublishHandler(deps, urls, enq)
+	deletions := PersonaDeletionsHandler{deps: deps, urls: urls, fanOut: pub.fanOut, enqueue: enq, local: pub.local, wake: make(chan struct{}, 1)}
 	return &Application{
 		SignUp:        SignUpHandler{identity: id},
 		Login:         LoginHandler{deps: deps},
@@ -73,5 +82,8 @@ func New(deps Deps, policy domain.NamePolicy, instanceActorName string, urls URL
 		FanOuts:       pub.fanOut,
 		Enqueue:       enq,
 		URLs:          urls,
+
+		DeletePersona:    NewDeletePersonaHandler(deps.Actors, deps.Names, urls, deps.Clock, deps.Log, deletions),
+		PersonaDeletions: deletions,
 	}
 }

@@ -194,6 +194,11 @@ func (h LocalActorsHandler) ByName(ctx context.Context, kind domain.NameKind, na
 	switch kind {
 	case domain.NameKindPersona, domain.NameKindInstance:
 		a, err := d.Actors.AvatarByName(ctx, n)
+		if notFound(err) && kind == domain.NameKindPersona {
+			if g := h.gone(ctx, kind, n); g != nil {
+				return LocalActor{}, g
+			}
+		}
 		if err != nil {
 			return LocalActor{}, err
 		}
@@ -237,6 +242,9 @@ func (h LocalActorsHandler) ByAccount(ctx context.Context, name string) (LocalAc
 	}
 	if rn.Kind == domain.NameKindSystem {
 		return LocalActor{}, fmt.Errorf("%w: %q is a reserved name", domain.ErrNotFound, n)
+	}
+	if rn.Deleted() {
+		return LocalActor{}, h.goneOf(rn)
 	}
 	return h.ByName(ctx, rn.Kind, n)
 }
@@ -365,8 +373,14 @@ func (c *fedCore) deleted(ctx context.Context, uri, by string) error {
 }
 
 // Count is the number of local actors of one kind (NodeInfo's users are
-// the personas).
+// the personas), the deleted ones left out.
 func (h LocalActorsHandler) Count(ctx context.Context, kind domain.NameKind) (int, error) {
 	names, err := h.core.deps.Names.List(ctx, kind)
-	return len(names), err
+	n := 0
+	for _, rn := range names {
+		if !rn.Deleted() { // a deleted persona's name stays, its user does not
+			n++
+		}
+	}
+	return n, err
 }

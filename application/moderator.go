@@ -28,6 +28,8 @@ type Moderator struct {
 	Approve       ApproveRegistrationHandler
 	Reject        RejectRegistrationHandler
 	ResolveReport ResolveReportHandler
+	// DeletePersona deletes anyone's persona (DeletePersona.ByOperator).
+	DeletePersona DeletePersonaHandler
 
 	deps ModeratorDeps
 }
@@ -45,6 +47,10 @@ type ModeratorDeps struct {
 	URLs          URLs
 	Clock         ports.Clock
 	Log           *slog.Logger
+	// Deletions is told when a persona deletion begins (the server's
+	// PersonaDeletionsHandler); nil (the CLI): the servers find it at
+	// their next pass.
+	Deletions Waker
 }
 
 // NewModerator builds the moderation use cases.
@@ -67,6 +73,7 @@ func NewModerator(d ModeratorDeps) *Moderator {
 		Approve:       ApproveRegistrationHandler{deps: d},
 		Reject:        RejectRegistrationHandler{deps: d},
 		ResolveReport: ResolveReportHandler{reports: d.Reports, clock: d.Clock, log: d.Log},
+		DeletePersona: NewDeletePersonaHandler(d.Actors, d.Names, d.URLs, d.Clock, d.Log, d.Deletions),
 		deps:          d,
 	}
 }

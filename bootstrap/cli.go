@@ -97,7 +97,7 @@ func OpenModerator(ctx context.Context, cfg Config, log *slog.Logger) (*applicat
 		return nil, nil, err
 	}
 	mod := ProvideModeration(cfg, s, nil, system.Clock{}, log)
-	return ProvideModerator(cfg, s, mod, ProvideURLs(cfg), system.Clock{}, log), cleanup, nil
+	return ProvideModerator(cfg, s, mod, ProvideURLs(cfg), system.Clock{}, log, nil), cleanup, nil
 }
 
 // ImportDomainBlocks imports a Mastodon domain-block list from r into the
@@ -110,6 +110,19 @@ func ImportDomainBlocks(ctx context.Context, cfg Config, log *slog.Logger, r io.
 	}
 	defer cleanup()
 	return mod.ImportBlocks.Handle(ctx, application.ImportDomainBlocks{CSV: r, DryRun: dryRun})
+}
+
+// DeletePersona begins the deletion of the persona name, whoever owns
+// it, in the configured store, as `herald personas delete` does. The
+// servers' deletions' pass (within application.PersonaDeletionEvery) sends
+// its Delete and removes its data and key.
+func DeletePersona(ctx context.Context, cfg Config, log *slog.Logger, name string) (application.DeletedPersona, error) {
+	mod, cleanup, err := OpenModerator(ctx, cfg, log)
+	if err != nil {
+		return application.DeletedPersona{}, err
+	}
+	defer cleanup()
+	return mod.DeletePersona.Handle(ctx, application.DeletePersona{Name: name, ByOperator: true})
 }
 
 // SchemaStatus is what `herald migrate version` reports.

@@ -33,12 +33,20 @@ func ProvideOperator(cfg Config, s *Stores, policy domain.NamePolicy, clock port
 }
 
 // ProvideModerator builds the moderation use cases (domain blocks and
-// allows, registrations, reports) over the store and the policy.
-func ProvideModerator(cfg Config, s *Stores, mod *application.Moderation, urls application.URLs, clock ports.Clock, log *slog.Logger) *application.Moderator {
-	return application.NewModerator(application.ModeratorDeps{
+// allows, registrations, reports, persona deletions) over the store and
+// the policy. app may be nil (the CLI runs no deletions' pass: the
+// servers' find a deletion it begins within a minute); otherwise its
+// deletions' pass is woken when the operator deletes a persona.
+func ProvideModerator(cfg Config, s *Stores, mod *application.Moderation, urls application.URLs, clock ports.Clock, log *slog.Logger,
+	app *application.Application) *application.Moderator {
+	d := application.ModeratorDeps{
 		Moderation: mod, Users: s.Users, Actors: s.Actors, Names: s.Names, Followers: s.Followers, Reports: s.Reports,
 		Registrations: domain.RegistrationMode(cfg.Registrations), URLs: urls, Clock: clock, Log: log,
-	})
+	}
+	if app != nil {
+		d.Deletions = app.PersonaDeletions
+	}
+	return application.NewModerator(d)
 }
 
 // ProvideAdmin is the operator API and page, off without HERALD_ADMIN_TOKEN.

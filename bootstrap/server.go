@@ -90,6 +90,14 @@ func (s *Server) Run(ctx context.Context) error {
 		defer close(resumerDone)
 		s.app.FanOuts.RunResumer(engineCtx)
 	}()
+	// Persona deletions begun here, by the CLI or by a process that died:
+	// their Delete goes out, then their data and, once it is delivered,
+	// their key.
+	deletionsDone := make(chan struct{})
+	go func() {
+		defer close(deletionsDone)
+		s.app.PersonaDeletions.Run(engineCtx)
+	}()
 
 	srv := &http.Server{
 		Handler:           s.http,
@@ -123,6 +131,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	<-engineDone
 	<-resumerDone
+	<-deletionsDone
 	s.log.Info("stopped")
 	return runErr
 }

@@ -46,7 +46,7 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	application := ProvideApplication(cfg, stores, bcrypt, rsaKeys, htmlSanitizer, moderation, clock, iDs, namePolicy, urLs, engine, log)
 	readiness := ProvideReadiness(stores)
 	operator := ProvideOperator(cfg, stores, namePolicy, clock, engine)
-	moderator := ProvideModerator(cfg, stores, moderation, urLs, clock, log)
+	moderator := ProvideModerator(cfg, stores, moderation, urLs, clock, log, application)
 	handler := ProvideAdmin(cfg, operator, moderator, log)
 	rateLimiter := ProvideRateLimiter(cfg)
 	proxies, err := ProvideProxies(cfg)

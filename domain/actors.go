@@ -46,6 +46,11 @@ type Avatar struct {
 	DisplayName string
 	Keys        KeyPair
 	CreatedAt   time.Time
+	// DeletedAt is set once the persona is deleted (ports.ActorStore
+	// RetireAvatar): it is then gone for every lookup but AvatarByID, which
+	// still hands its key to the deliveries of its Delete until they are
+	// settled and the avatar is removed.
+	DeletedAt time.Time
 }
 
 // Group is a local group actor: posts addressed to it are announced to its

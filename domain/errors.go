@@ -28,4 +28,7 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrUnavailable: a dependency (the store) cannot be reached. Retryable.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrGone: the entity existed and was deleted for good (a deleted
+	// persona): unlike ErrNotFound, it will never come back.
+	ErrGone = errors.New("gone")
 )

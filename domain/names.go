@@ -37,7 +37,15 @@ type ReservedName struct {
 	Kind      NameKind
 	OwnerID   string // avatar, group or instance actor id; empty for system names
 	CreatedAt time.Time
+	// DeletedAt is when the actor holding the name was deleted (zero while
+	// it lives). The reservation outlives its actor for good (SPEC §3, §11):
+	// no one can sign up with a deleted persona's name and take over the
+	// identity that other servers remember.
+	DeletedAt time.Time
 }
+
+// Deleted reports whether the actor that held the name was deleted.
+func (n ReservedName) Deleted() bool { return !n.DeletedAt.IsZero() }
 
 // NewReservedName normalizes name and checks kind.
 func NewReservedName(name string, kind NameKind, ownerID string, now time.Time) (ReservedName, error) {

@@ -19,8 +19,15 @@ type NameRegistry interface {
 	// Get returns the reservation or domain.ErrNotFound.
 	Get(ctx context.Context, name string) (domain.ReservedName, error)
 	// List returns the reservations of one kind (every kind when empty), by
-	// name.
+	// name, those of deleted actors included (DeletedAt set).
 	List(ctx context.Context, kind domain.NameKind) ([]domain.ReservedName, error)
+
+	// MarkDeleted records that the actor holding the name was deleted at
+	// `at`: the reservation stays for good (Reserve of the name is
+	// domain.ErrNameTaken, Release of it domain.ErrNotFound, whoever asks)
+	// and Get and List return it with DeletedAt. domain.ErrNotFound unless
+	// ownerID holds the name; marking it again keeps the first DeletedAt.
+	MarkDeleted(ctx context.Context, name, ownerID string, at time.Time) error
 }
 
 // InstanceStore keeps the circuit breaker state of remote hosts.
@@ -70,6 +77,11 @@ type FollowerStore interface {
 	FollowerURIs(ctx context.Context, followedURI string, s domain.FollowState, afterURI string, limit int) ([]string, error)
 	// CountFollowers counts who follows followedURI in state s.
 	CountFollowers(ctx context.Context, followedURI string, s domain.FollowState) (int, error)
+
+	// FollowedURIs lists whom followerURI follows or asked to follow (any
+	// state), ordered by followed URI, after afterURI, at most limit: the
+	// actors whose servers a deleted persona's Delete also goes to.
+	FollowedURIs(ctx context.Context, followerURI, afterURI string, limit int) ([]string, error)
 }
 
 // UserStore keeps login accounts.
@@ -120,6 +132,19 @@ type ActorStore interface {
 	GroupByName(ctx context.Context, name string) (domain.Group, error)
 	GroupByID(ctx context.Context, id string) (domain.Group, error)
 	DeleteGroup(ctx context.Context, id string) error
+
+	// RetireAvatar marks a persona deleted at `at` (its Delete is about to
+	// go out): from then on AvatarByName, AvatarsOf and CountPersonas pass
+	// it over and TouchAvatars leaves it alone, while AvatarByID still
+	// returns it, with DeletedAt, so the deliveries of its Delete can be
+	// signed with its key until DeleteAvatar removes it. Retiring it again
+	// keeps the first DeletedAt; domain.ErrNotFound if there is no such
+	// avatar.
+	RetireAvatar(ctx context.Context, id string, at time.Time) error
+	// RetiredAvatars lists the retired avatars not yet removed, oldest
+	// DeletedAt first (then by id), at most limit: the deletions still to
+	// finish.
+	RetiredAvatars(ctx context.Context, limit int) ([]domain.Avatar, error)
 }
 
 // ForeignActorStore caches remote actors.

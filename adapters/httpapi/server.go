@@ -50,6 +50,7 @@ func New(app *application.Application, ready Readiness, log *slog.Logger, extra 
 	r.Handle("/api/v1/sessions", limit.Wrap(http.HandlerFunc(h.login))).Methods(http.MethodPost)
 	r.Handle("/api/v1/sessions", h.authed(h.logout)).Methods(http.MethodDelete)
 	r.Handle("/api/v1/personas", h.authed(h.createPersona)).Methods(http.MethodPost)
+	r.Handle("/api/v1/personas/{name}", h.authed(h.deletePersona)).Methods(http.MethodDelete)
 	r.Handle("/api/v1/groups", h.authed(h.createGroup)).Methods(http.MethodPost)
 	r.Handle("/api/v1/posts", h.authed(h.publish)).Methods(http.MethodPost)
 

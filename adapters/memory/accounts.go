@@ -197,7 +197,7 @@ func (s *AccountStore) AvatarByName(ctx context.Context, name string) (domain.Av
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, a := range s.avatars {
-		if a.Name == name {
+		if a.Name == name && a.DeletedAt.IsZero() {
 			return a, nil
 		}
 	}
@@ -220,7 +220,7 @@ func (s *AccountStore) AvatarsOf(ctx context.Context, rootUserID string) ([]doma
 	defer s.mu.Unlock()
 	var out []domain.Avatar
 	for _, a := range s.avatars {
-		if a.RootUserID == rootUserID && rootUserID != "" {
+		if a.RootUserID == rootUserID && rootUserID != "" && a.DeletedAt.IsZero() {
 			out = append(out, a)
 		}
 	}
@@ -248,7 +248,7 @@ func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.T
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
-		if _, ok := s.avatars[id]; ok && at.After(s.active[id]) {
+		if a, ok := s.avatars[id]; ok && a.DeletedAt.IsZero() && at.After(s.active[id]) {
 			s.active[id] = at.UTC()
 		}
 	}
@@ -264,11 +264,51 @@ func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time)
 	defer s.mu.Unlock()
 	n := 0
 	for id, a := range s.avatars {
-		if last, ok := s.active[id]; a.RootUserID != "" && (activeSince.IsZero() || ok && !last.Before(activeSince)) {
+		if last, ok := s.active[id]; a.RootUserID != "" && a.DeletedAt.IsZero() && (activeSince.IsZero() || ok && !last.Before(activeSince)) {
 			n++
 		}
 	}
 	return n, nil
+}
+
+// RetireAvatar implements ports.ActorStore.
+func (s *AccountStore) RetireAvatar(ctx context.Context, id string, at time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.avatars[id]
+	if !ok {
+		return fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
+	}
+	if a.DeletedAt.IsZero() {
+		a.DeletedAt = at.UTC()
+		s.avatars[id] = a
+	}
+	return nil
+}
+
+// RetiredAvatars implements ports.ActorStore.
+func (s *AccountStore) RetiredAvatars(ctx context.Context, limit int) ([]domain.Avatar, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Avatar
+	for _, a := range s.avatars {
+		if !a.DeletedAt.IsZero() {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Avatar) int {
+		return cmp.Or(a.DeletedAt.Compare(b.DeletedAt), cmp.Compare(a.ID, b.ID))
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }
 
 // CreateGroup implements ports.ActorStore.

@@ -135,3 +135,23 @@ func (s *FollowerStore) CountFollowers(ctx context.Context, followed string, st 
 	}
 	return n, nil
 }
+
+// FollowedURIs implements ports.FollowerStore.
+func (s *FollowerStore) FollowedURIs(ctx context.Context, follower, after string, limit int) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k := range s.follows {
+		if k.follower == follower && k.followed > after {
+			out = append(out, k.followed)
+		}
+	}
+	slices.Sort(out)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}

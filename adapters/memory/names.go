@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -43,10 +44,28 @@ func (r *NameRegistry) Release(ctx context.Context, name, ownerID string) error 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n, ok := r.names[name]
-	if !ok || n.OwnerID != ownerID {
+	if !ok || n.OwnerID != ownerID || n.Deleted() {
 		return fmt.Errorf("reservation %q of %q: %w", name, ownerID, domain.ErrNotFound)
 	}
 	delete(r.names, name)
+	return nil
+}
+
+// MarkDeleted implements ports.NameRegistry.
+func (r *NameRegistry) MarkDeleted(ctx context.Context, name, ownerID string, at time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, ok := r.names[name]
+	if !ok || n.OwnerID != ownerID {
+		return fmt.Errorf("reservation %q of %q: %w", name, ownerID, domain.ErrNotFound)
+	}
+	if !n.Deleted() {
+		n.DeletedAt = at.UTC()
+		r.names[name] = n
+	}
 	return nil
 }
 

@@ -62,6 +62,9 @@ type avatarDoc struct {
 	PublicKeyPEM  string    `bson:"publicKeyPem"`
 	PrivateKeyPEM string    `bson:"privateKeyPem"`
 	CreatedAt     time.Time `bson:"createdAt,omitempty"`
+	// DeletedAt is absent while the persona lives (avatars_retired is
+	// sparse on it).
+	DeletedAt time.Time `bson:"deletedAt,omitempty"`
 }
 
 type groupDoc struct {
@@ -85,8 +88,11 @@ func (d userDoc) user() domain.RootUser {
 
 func (d avatarDoc) avatar() domain.Avatar {
 	return domain.Avatar{ID: d.ID, RootUserID: d.RootUserID, Name: d.Name, DisplayName: d.DisplayName,
-		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt}
+		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt, DeletedAt: d.DeletedAt}
 }
+
+// live matches the avatars that are not retired.
+var live = bson.E{Key: "deletedAt", Value: bson.D{{Key: "$exists", Value: false}}}
 
 func (d groupDoc) group() domain.Group {
 	return domain.Group{ID: d.ID, OwnerID: d.OwnerID, Name: d.Name, DisplayName: d.DisplayName,
@@ -256,7 +262,7 @@ func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error 
 
 // AvatarByName implements ports.ActorStore.
 func (s *AccountStore) AvatarByName(ctx context.Context, name string) (domain.Avatar, error) {
-	return s.findAvatar(ctx, bson.D{{Key: "name", Value: name}}, name)
+	return s.findAvatar(ctx, bson.D{{Key: "name", Value: name}, live}, name)
 }
 
 // AvatarByID implements ports.ActorStore.
@@ -277,7 +283,7 @@ func (s *AccountStore) AvatarsOf(ctx context.Context, rootUserID string) ([]doma
 	if rootUserID == "" {
 		return nil, nil // the instance actor is nobody's
 	}
-	return findAll(ctx, s.avatars, bson.D{{Key: "rootUserId", Value: rootUserID}}, fmt.Sprintf("avatars of %q", rootUserID), avatarDoc.avatar, options.Find().SetSort(bson.D{{Key: "name", Value: 1}}))
+	return findAll(ctx, s.avatars, bson.D{{Key: "rootUserId", Value: rootUserID}, live}, fmt.Sprintf("avatars of %q", rootUserID), avatarDoc.avatar, options.Find().SetSort(bson.D{{Key: "name", Value: 1}}))
 }
 
 // DeleteAvatar implements ports.ActorStore.
@@ -291,7 +297,7 @@ func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.T
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := s.avatars.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+	_, err := s.avatars.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, live},
 		bson.D{{Key: "$max", Value: bson.D{{Key: "lastActiveAt", Value: utc(at)}}}})
 	if err != nil {
 		return fmt.Errorf("touch %d avatars: %w", len(ids), interpretError(err, nil))
@@ -303,7 +309,7 @@ func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.T
 // (the instance actor has none): $gt "" matches strings only, so a missing
 // field is not counted.
 func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time) (int, error) {
-	filter := bson.D{{Key: "rootUserId", Value: bson.D{{Key: "$gt", Value: ""}}}}
+	filter := bson.D{{Key: "rootUserId", Value: bson.D{{Key: "$gt", Value: ""}}}, live}
 	if !activeSince.IsZero() {
 		filter = append(filter, bson.E{Key: "lastActiveAt", Value: bson.D{{Key: "$gte", Value: utc(activeSince)}}})
 	}
@@ -312,6 +318,37 @@ func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time)
 		return 0, fmt.Errorf("count personas: %w", interpretError(err, nil))
 	}
 	return int(n), nil
+}
+
+// RetireAvatar implements ports.ActorStore. The first retirement stands:
+// the update matches only an avatar without deletedAt, and when it matches
+// none, a look-up tells a retired avatar from a missing one.
+func (s *AccountStore) RetireAvatar(ctx context.Context, id string, at time.Time) error {
+	res, err := s.avatars.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, live},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "deletedAt", Value: utc(at)}}}})
+	if err != nil {
+		return fmt.Errorf("retire avatar %q: %w", id, interpretError(err, nil))
+	}
+	if res.MatchedCount > 0 {
+		return nil
+	}
+	n, err := s.avatars.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}})
+	if err != nil {
+		return fmt.Errorf("retire avatar %q: %w", id, interpretError(err, nil))
+	}
+	if n == 0 {
+		return fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// RetiredAvatars implements ports.ActorStore, along avatars_retired.
+func (s *AccountStore) RetiredAvatars(ctx context.Context, limit int) ([]domain.Avatar, error) {
+	opts := options.Find().SetSort(bson.D{{Key: "deletedAt", Value: 1}, {Key: "_id", Value: 1}})
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	return findAll(ctx, s.avatars, bson.D{{Key: "deletedAt", Value: bson.D{{Key: "$exists", Value: true}}}}, "retired avatars", avatarDoc.avatar, opts)
 }
 
 // CreateGroup implements ports.ActorStore.

@@ -147,3 +147,17 @@ func (s *FollowerStore) CountFollowers(ctx context.Context, followed string, st 
 	}
 	return int(n), nil
 }
+
+// FollowedURIs implements ports.FollowerStore along followers_pair
+// (follower, then followed).
+func (s *FollowerStore) FollowedURIs(ctx context.Context, follower, after string, limit int) ([]string, error) {
+	filter := bson.D{{Key: "follower", Value: follower}}
+	if after != "" {
+		filter = append(filter, bson.E{Key: "followed", Value: bson.D{{Key: "$gt", Value: after}}})
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "followed", Value: 1}}).SetProjection(bson.D{{Key: "followed", Value: 1}, {Key: "_id", Value: 0}})
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	return findAll(ctx, s.follows, filter, fmt.Sprintf("followed by %s", follower), func(d followerDoc) string { return d.Followed }, opts)
+}

@@ -50,6 +50,7 @@ const (
 	idxRootUsersStatus     = "root_users_status_created"
 	idxReportsActivityID   = "reports_activity_id"
 	idxReportsCreated      = "reports_created"
+	idxAvatarsRetired      = "avatars_retired"
 	idxDeliveriesState     = "deliveries_state" // created by migration 003 for 004
 )
 
@@ -148,6 +149,10 @@ var indexSpecs = []indexSpec{
 	// strings
 	{coll: collDmPosts, name: idxDmPostsAuthor, keys: keys("authorUri", 1)},
 	{coll: collPosts, name: idxPostsReactions, keys: keys("reactions", 1)},
+	// the deleted personas whose deletion is still to finish
+	// (RetiredAvatars): sparse, so the live ones (no deletedAt) are not in
+	// it; migration 008 makes it, as this spec has it
+	{coll: collAvatars, name: idxAvatarsRetired, keys: keys("deletedAt", 1), sparse: true},
 }
 
 // retiredIndexes are indexes an earlier version made that indexSpecs

@@ -34,11 +34,16 @@ type reservedDoc struct {
 	Kind      string    `bson:"kind"`
 	OwnerID   string    `bson:"ownerId"` // "" for system names, never absent: Release matches on it
 	CreatedAt time.Time `bson:"createdAt,omitempty"`
+	// DeletedAt is absent while the actor holding the name lives.
+	DeletedAt time.Time `bson:"deletedAt,omitempty"`
 }
 
 func (d reservedDoc) name() domain.ReservedName {
-	return domain.ReservedName{Name: d.Name, Kind: domain.NameKind(d.Kind), OwnerID: d.OwnerID, CreatedAt: d.CreatedAt}
+	return domain.ReservedName{Name: d.Name, Kind: domain.NameKind(d.Kind), OwnerID: d.OwnerID, CreatedAt: d.CreatedAt, DeletedAt: d.DeletedAt}
 }
+
+// notDeleted matches the reservations of living actors.
+var notDeleted = bson.E{Key: "deletedAt", Value: bson.D{{Key: "$exists", Value: false}}}
 
 // nameDups: any duplicate in reserved_names means the name is taken.
 var nameDups = &dupRules{other: domain.ErrNameTaken}
@@ -59,7 +64,7 @@ func (r *NameRegistry) Reserve(ctx context.Context, n domain.ReservedName) error
 
 // Release implements ports.NameRegistry.
 func (r *NameRegistry) Release(ctx context.Context, name, ownerID string) error {
-	res, err := r.names.DeleteOne(ctx, bson.D{{Key: "_id", Value: name}, {Key: "ownerId", Value: ownerID}})
+	res, err := r.names.DeleteOne(ctx, bson.D{{Key: "_id", Value: name}, {Key: "ownerId", Value: ownerID}, notDeleted})
 	if err != nil {
 		return fmt.Errorf("release %q: %w", name, interpretError(err, nil))
 	}
@@ -85,4 +90,26 @@ func (r *NameRegistry) List(ctx context.Context, kind domain.NameKind) ([]domain
 		filter = append(filter, bson.E{Key: "kind", Value: string(kind)})
 	}
 	return findAll(ctx, r.names, filter, "list names", reservedDoc.name, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+}
+
+// MarkDeleted implements ports.NameRegistry. The first mark stands: the
+// update matches only a reservation without deletedAt, and when it matches
+// none, a look-up tells a marked reservation from another owner's or none.
+func (r *NameRegistry) MarkDeleted(ctx context.Context, name, ownerID string, at time.Time) error {
+	held := bson.D{{Key: "_id", Value: name}, {Key: "ownerId", Value: ownerID}}
+	res, err := r.names.UpdateOne(ctx, append(held, notDeleted), bson.D{{Key: "$set", Value: bson.D{{Key: "deletedAt", Value: utc(at)}}}})
+	if err != nil {
+		return fmt.Errorf("mark %q deleted: %w", name, interpretError(err, nil))
+	}
+	if res.MatchedCount > 0 {
+		return nil
+	}
+	n, err := r.names.CountDocuments(ctx, held)
+	if err != nil {
+		return fmt.Errorf("mark %q deleted: %w", name, interpretError(err, nil))
+	}
+	if n == 0 {
+		return fmt.Errorf("reservation %q of %q: %w", name, ownerID, domain.ErrNotFound)
+	}
+	return nil
 }

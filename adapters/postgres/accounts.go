@@ -164,14 +164,21 @@ func (s *AccountStore) RevokeToken(ctx context.Context, hash string) error {
 
 const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at`
 
+// avatarRead is what the reads select: avatarColumns and the retirement.
+const avatarRead = avatarColumns + `, deleted_at`
+
 func scanAvatar(row pgx.Row) (domain.Avatar, error) {
 	var a domain.Avatar
 	var root pgtype.Text
-	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &a.CreatedAt); err != nil {
+	var deleted pgtype.Timestamptz
+	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &a.CreatedAt, &deleted); err != nil {
 		return domain.Avatar{}, err
 	}
 	a.RootUserID = root.String // NULL (the instance actor) reads as ""
 	a.CreatedAt = a.CreatedAt.UTC()
+	if deleted.Valid {
+		a.DeletedAt = deleted.Time.UTC()
+	}
 	return a, nil
 }
 
@@ -188,8 +195,10 @@ func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error 
 	return nil
 }
 
+// avatar reads one avatar where the condition holds for $1 (where is one
+// of this file's constants, never input).
 func (s *AccountStore) avatar(ctx context.Context, what, where, arg string) (domain.Avatar, error) {
-	a, err := scanAvatar(s.pool.QueryRow(ctx, `SELECT `+avatarColumns+` FROM avatars WHERE `+where+` = $1`, arg))
+	a, err := scanAvatar(s.pool.QueryRow(ctx, `SELECT `+avatarRead+` FROM avatars WHERE `+where, arg))
 	if err != nil {
 		return domain.Avatar{}, fmt.Errorf("avatar %s %q: %w", what, arg, interpretError(err))
 	}
@@ -198,18 +207,18 @@ func (s *AccountStore) avatar(ctx context.Context, what, where, arg string) (dom
 
 // AvatarByName implements ports.ActorStore.
 func (s *AccountStore) AvatarByName(ctx context.Context, name string) (domain.Avatar, error) {
-	return s.avatar(ctx, "name", "name", name)
+	return s.avatar(ctx, "name", `name = $1 AND deleted_at IS NULL`, name)
 }
 
 // AvatarByID implements ports.ActorStore.
 func (s *AccountStore) AvatarByID(ctx context.Context, id string) (domain.Avatar, error) {
-	return s.avatar(ctx, "id", "id", id)
+	return s.avatar(ctx, "id", `id = $1`, id)
 }
 
 // AvatarsOf implements ports.ActorStore. An empty rootUserID matches
 // nothing: the instance actor is nobody's persona.
 func (s *AccountStore) AvatarsOf(ctx context.Context, rootUserID string) ([]domain.Avatar, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+avatarColumns+` FROM avatars WHERE root_user_id = $1 ORDER BY name COLLATE "C"`, rootUserID)
+	rows, err := s.pool.Query(ctx, `SELECT `+avatarRead+` FROM avatars WHERE root_user_id = $1 AND deleted_at IS NULL ORDER BY name COLLATE "C"`, rootUserID)
 	if err != nil {
 		return nil, fmt.Errorf("avatars of %q: %w", rootUserID, interpretError(err))
 	}
@@ -231,7 +240,7 @@ func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.T
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE avatars SET last_active_at = GREATEST(last_active_at, $2) WHERE id = ANY($1)`, ids, at.UTC())
+	_, err := s.pool.Exec(ctx, `UPDATE avatars SET last_active_at = GREATEST(last_active_at, $2) WHERE id = ANY($1) AND deleted_at IS NULL`, ids, at.UTC())
 	if err != nil {
 		return fmt.Errorf("touch %d avatars: %w", len(ids), interpretError(err))
 	}
@@ -240,7 +249,7 @@ func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.T
 
 // CountPersonas implements ports.ActorStore.
 func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time) (int, error) {
-	q, args := `SELECT count(*) FROM avatars WHERE root_user_id IS NOT NULL`, []any{}
+	q, args := `SELECT count(*) FROM avatars WHERE root_user_id IS NOT NULL AND deleted_at IS NULL`, []any{}
 	if !activeSince.IsZero() {
 		q, args = q+` AND last_active_at >= $1`, append(args, activeSince.UTC())
 	}
@@ -249,6 +258,31 @@ func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time)
 		return 0, fmt.Errorf("count personas: %w", interpretError(err))
 	}
 	return n, nil
+}
+
+// RetireAvatar implements ports.ActorStore.
+func (s *AccountStore) RetireAvatar(ctx context.Context, id string, at time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE avatars SET deleted_at = coalesce(deleted_at, $2) WHERE id = $1`, id, at.UTC())
+	if err != nil {
+		return fmt.Errorf("retire avatar %q: %w", id, interpretError(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// RetiredAvatars implements ports.ActorStore, from avatars_retired_idx.
+func (s *AccountStore) RetiredAvatars(ctx context.Context, limit int) ([]domain.Avatar, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+avatarRead+` FROM avatars WHERE deleted_at IS NOT NULL ORDER BY deleted_at, id LIMIT $1`, limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("retired avatars: %w", interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Avatar, error) { return scanAvatar(row) })
+	if err != nil {
+		return nil, fmt.Errorf("retired avatars: %w", interpretError(err))
+	}
+	return out, nil
 }
 
 const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at`

@@ -143,3 +143,21 @@ func (s *FollowerStore) CountFollowers(ctx context.Context, followed string, st 
 	}
 	return n, nil
 }
+
+// FollowedURIs implements ports.FollowerStore, from followers_pair_key (a
+// persona follows few: the sort is of its own rows).
+func (s *FollowerStore) FollowedURIs(ctx context.Context, follower, after string, limit int) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT followed_uri FROM followers
+WHERE follower_uri = $1 AND followed_uri COLLATE "C" > $2
+ORDER BY followed_uri COLLATE "C"
+LIMIT $3`, follower, after, limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("followed by %s: %w", follower, interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("followed by %s: %w", follower, interpretError(err))
+	}
+	return out, nil
+}

@@ -116,6 +116,10 @@ var indexes = []index{
 	// Plain, beyond SPEC §4: the followers collection, paged by follower URI
 	// in byte order.
 	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri COLLATE "C")`},
+	// Partial, beyond SPEC §4 (migration 022): the deleted personas whose
+	// deletion is still to finish (RetiredAvatars), without reading every
+	// avatar and its key.
+	{"avatars_retired_idx", `CREATE INDEX IF NOT EXISTS avatars_retired_idx ON avatars (deleted_at, id) WHERE deleted_at IS NOT NULL`},
 }
 
 // retired are indexes an earlier version made that the ones above replace

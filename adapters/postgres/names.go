@@ -3,8 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	pgx "github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/heraldfed/herald/domain"
@@ -34,7 +36,7 @@ func (r *NameRegistry) Reserve(ctx context.Context, n domain.ReservedName) error
 
 // Release implements ports.NameRegistry.
 func (r *NameRegistry) Release(ctx context.Context, name, ownerID string) error {
-	tag, err := r.pool.Exec(ctx, `DELETE FROM reserved_names WHERE name = $1 AND owner_id = $2`, name, ownerID)
+	tag, err := r.pool.Exec(ctx, `DELETE FROM reserved_names WHERE name = $1 AND owner_id = $2 AND deleted_at IS NULL`, name, ownerID)
 	if err != nil {
 		return fmt.Errorf("release %q: %w", name, interpretError(err))
 	}
@@ -44,16 +46,20 @@ func (r *NameRegistry) Release(ctx context.Context, name, ownerID string) error 
 	return nil
 }
 
-const nameColumns = `name, kind, owner_id, created_at`
+const nameColumns = `name, kind, owner_id, created_at, deleted_at`
 
 func scanName(row pgx.Row) (domain.ReservedName, error) {
 	var n domain.ReservedName
 	var kind string
-	if err := row.Scan(&n.Name, &kind, &n.OwnerID, &n.CreatedAt); err != nil {
+	var deleted pgtype.Timestamptz
+	if err := row.Scan(&n.Name, &kind, &n.OwnerID, &n.CreatedAt, &deleted); err != nil {
 		return domain.ReservedName{}, err
 	}
 	n.Kind = domain.NameKind(kind)
 	n.CreatedAt = n.CreatedAt.UTC()
+	if deleted.Valid {
+		n.DeletedAt = deleted.Time.UTC()
+	}
 	return n, nil
 }
 
@@ -80,4 +86,17 @@ func (r *NameRegistry) List(ctx context.Context, kind domain.NameKind) ([]domain
 		out = []domain.ReservedName{}
 	}
 	return out, nil
+}
+
+// MarkDeleted implements ports.NameRegistry.
+func (r *NameRegistry) MarkDeleted(ctx context.Context, name, ownerID string, at time.Time) error {
+	tag, err := r.pool.Exec(ctx, `UPDATE reserved_names SET deleted_at = coalesce(deleted_at, $3) WHERE name = $1 AND owner_id = $2`,
+		name, ownerID, at.UTC())
+	if err != nil {
+		return fmt.Errorf("mark %q deleted: %w", name, interpretError(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("reservation %q of %q: %w", name, ownerID, domain.ErrNotFound)
+	}
+	return nil
 }

@@ -159,15 +159,18 @@ func (s *AccountStore) RevokeToken(ctx context.Context, hash string) error {
 
 const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at`
 
+// avatarRead is what the reads select: avatarColumns and the retirement.
+const avatarRead = avatarColumns + `, deleted_at`
+
 func scanAvatar(row scanner) (domain.Avatar, error) {
 	var a domain.Avatar
 	var root sql.NullString
-	var created sql.NullInt64
-	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &created); err != nil {
+	var created, deleted sql.NullInt64
+	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &created, &deleted); err != nil {
 		return domain.Avatar{}, err
 	}
 	a.RootUserID = root.String // NULL (the instance actor) reads as ""
-	a.CreatedAt = fromNanos(created)
+	a.CreatedAt, a.DeletedAt = fromNanos(created), fromNanos(deleted)
 	return a, nil
 }
 
@@ -184,8 +187,10 @@ func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error 
 	return nil
 }
 
-func (s *AccountStore) avatar(ctx context.Context, what, column, arg string) (domain.Avatar, error) {
-	a, err := scanAvatar(s.db.r.QueryRowContext(ctx, `SELECT `+avatarColumns+` FROM avatars WHERE `+column+` = ?`, arg))
+// avatar reads one avatar where column = arg (and, from AvatarByName, a
+// condition more: where is one of this file's constants, never input).
+func (s *AccountStore) avatar(ctx context.Context, what, where, arg string) (domain.Avatar, error) {
+	a, err := scanAvatar(s.db.r.QueryRowContext(ctx, `SELECT `+avatarRead+` FROM avatars WHERE `+where, arg))
 	if err != nil {
 		return domain.Avatar{}, fmt.Errorf("avatar %s %q: %w", what, arg, interpretError(err))
 	}
@@ -194,18 +199,18 @@ func (s *AccountStore) avatar(ctx context.Context, what, column, arg string) (do
 
 // AvatarByName implements ports.ActorStore.
 func (s *AccountStore) AvatarByName(ctx context.Context, name string) (domain.Avatar, error) {
-	return s.avatar(ctx, "name", "name", name)
+	return s.avatar(ctx, "name", `name = ? AND deleted_at IS NULL`, name)
 }
 
 // AvatarByID implements ports.ActorStore.
 func (s *AccountStore) AvatarByID(ctx context.Context, id string) (domain.Avatar, error) {
-	return s.avatar(ctx, "id", "id", id)
+	return s.avatar(ctx, "id", `id = ?`, id)
 }
 
 // AvatarsOf implements ports.ActorStore. An empty rootUserID matches
 // nothing: the instance actor is nobody's persona.
 func (s *AccountStore) AvatarsOf(ctx context.Context, rootUserID string) ([]domain.Avatar, error) {
-	out, err := query(ctx, s.db, scanAvatar, `SELECT `+avatarColumns+` FROM avatars WHERE root_user_id = ? ORDER BY name`, rootUserID)
+	out, err := query(ctx, s.db, scanAvatar, `SELECT `+avatarRead+` FROM avatars WHERE root_user_id = ? AND deleted_at IS NULL ORDER BY name`, rootUserID)
 	if err != nil {
 		return nil, fmt.Errorf("avatars of %q: %w", rootUserID, interpretError(err))
 	}
@@ -228,7 +233,7 @@ func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.T
 		args = append(args, id)
 	}
 	// SQLite's two-argument max() is NULL if either is: hence coalesce.
-	q := `UPDATE avatars SET last_active_at = max(coalesce(last_active_at, ?), ?) WHERE id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
+	q := `UPDATE avatars SET last_active_at = max(coalesce(last_active_at, ?), ?) WHERE deleted_at IS NULL AND id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
 	if _, err := s.db.w.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("touch %d avatars: %w", len(ids), interpretError(err))
 	}
@@ -237,7 +242,7 @@ func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.T
 
 // CountPersonas implements ports.ActorStore.
 func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time) (int, error) {
-	q, args := `SELECT count(*) FROM avatars WHERE root_user_id IS NOT NULL`, []any{}
+	q, args := `SELECT count(*) FROM avatars WHERE root_user_id IS NOT NULL AND deleted_at IS NULL`, []any{}
 	if !activeSince.IsZero() {
 		q, args = q+` AND last_active_at >= ?`, append(args, stamp(activeSince))
 	}
@@ -246,6 +251,31 @@ func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time)
 		return 0, fmt.Errorf("count personas: %w", interpretError(err))
 	}
 	return n, nil
+}
+
+// RetireAvatar implements ports.ActorStore.
+func (s *AccountStore) RetireAvatar(ctx context.Context, id string, at time.Time) error {
+	res, err := s.db.w.ExecContext(ctx, `UPDATE avatars SET deleted_at = coalesce(deleted_at, ?) WHERE id = ?`, stamp(at), id)
+	if err != nil {
+		return fmt.Errorf("retire avatar %q: %w", id, interpretError(err))
+	}
+	if affected(res) == 0 {
+		return fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// RetiredAvatars implements ports.ActorStore, from avatars_retired_idx.
+func (s *AccountStore) RetiredAvatars(ctx context.Context, limit int) ([]domain.Avatar, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	out, err := query(ctx, s.db, scanAvatar,
+		`SELECT `+avatarRead+` FROM avatars WHERE deleted_at IS NOT NULL ORDER BY deleted_at, id LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("retired avatars: %w", interpretError(err))
+	}
+	return out, nil
 }
 
 const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at`

@@ -132,3 +132,18 @@ func (s *FollowerStore) CountFollowers(ctx context.Context, followed string, st 
 	}
 	return n, nil
 }
+
+// FollowedURIs implements ports.FollowerStore, from followers_pair_key.
+func (s *FollowerStore) FollowedURIs(ctx context.Context, follower, after string, limit int) ([]string, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	out, err := query(ctx, s.db, func(row scanner) (string, error) {
+		var uri string
+		return uri, row.Scan(&uri)
+	}, `SELECT followed_uri FROM followers WHERE follower_uri = ? AND followed_uri > ? ORDER BY followed_uri LIMIT ?`, follower, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("followed by %s: %w", follower, interpretError(err))
+	}
+	return out, nil
+}

@@ -81,6 +81,10 @@ var indexes = []index{
 	{"root_users_status_created_idx", `CREATE INDEX IF NOT EXISTS root_users_status_created_idx ON root_users (status, created_at, id)`},
 	// Plain, beyond SPEC §4: the followers collection, paged by follower URI.
 	{"followers_followed_state_idx", `CREATE INDEX IF NOT EXISTS followers_followed_state_idx ON followers (followed_uri, state, follower_uri)`},
+	// Partial, beyond SPEC §4 (migration 013): the deleted personas whose
+	// deletion is still to finish (RetiredAvatars), without reading every
+	// avatar and its key.
+	{"avatars_retired_idx", `CREATE INDEX IF NOT EXISTS avatars_retired_idx ON avatars (deleted_at, id) WHERE deleted_at IS NOT NULL`},
 }
 
 // retired are indexes an earlier version made that the ones above

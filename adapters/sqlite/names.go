@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -34,7 +35,7 @@ func (r *NameRegistry) Reserve(ctx context.Context, n domain.ReservedName) error
 
 // Release implements ports.NameRegistry.
 func (r *NameRegistry) Release(ctx context.Context, name, ownerID string) error {
-	res, err := r.db.w.ExecContext(ctx, `DELETE FROM reserved_names WHERE name = ? AND owner_id = ?`, name, ownerID)
+	res, err := r.db.w.ExecContext(ctx, `DELETE FROM reserved_names WHERE name = ? AND owner_id = ? AND deleted_at IS NULL`, name, ownerID)
 	if err != nil {
 		return fmt.Errorf("release %q: %w", name, interpretError(err))
 	}
@@ -44,17 +45,17 @@ func (r *NameRegistry) Release(ctx context.Context, name, ownerID string) error 
 	return nil
 }
 
-const reservedColumns = `name, kind, owner_id, created_at`
+const reservedColumns = `name, kind, owner_id, created_at, deleted_at`
 
 func scanName(row scanner) (domain.ReservedName, error) {
 	var n domain.ReservedName
 	var kind string
-	var created sql.NullInt64
-	if err := row.Scan(&n.Name, &kind, &n.OwnerID, &created); err != nil {
+	var created, deleted sql.NullInt64
+	if err := row.Scan(&n.Name, &kind, &n.OwnerID, &created, &deleted); err != nil {
 		return domain.ReservedName{}, err
 	}
 	n.Kind = domain.NameKind(kind)
-	n.CreatedAt = fromNanos(created)
+	n.CreatedAt, n.DeletedAt = fromNanos(created), fromNanos(deleted)
 	return n, nil
 }
 
@@ -75,4 +76,17 @@ func (r *NameRegistry) List(ctx context.Context, kind domain.NameKind) ([]domain
 		return nil, fmt.Errorf("list reservations: %w", interpretError(err))
 	}
 	return out, nil
+}
+
+// MarkDeleted implements ports.NameRegistry.
+func (r *NameRegistry) MarkDeleted(ctx context.Context, name, ownerID string, at time.Time) error {
+	res, err := r.db.w.ExecContext(ctx, `UPDATE reserved_names SET deleted_at = coalesce(deleted_at, ?) WHERE name = ? AND owner_id = ?`,
+		stamp(at), name, ownerID)
+	if err != nil {
+		return fmt.Errorf("mark %q deleted: %w", name, interpretError(err))
+	}
+	if affected(res) == 0 {
+		return fmt.Errorf("reservation %q of %q: %w", name, ownerID, domain.ErrNotFound)
+	}
+	return nil
 }

@@ -82,6 +82,7 @@ var commands = []command{
 	{words: []string{"instances", "lift"}, arg: "HOST", help: "lift the quarantine of HOST: its waiting jobs are due at once", run: instancesLift},
 	{words: []string{"names", "reserve"}, arg: "NAME", help: "reserve NAME as a system name, so no persona or group can take it", run: namesReserve},
 	{words: []string{"names", "release"}, arg: "NAME", help: "release a system name an operator had reserved (never the fixed list or the instance actor's)", run: namesRelease},
+	{words: []string{"personas", "delete"}, arg: "NAME", help: "delete the persona NAME, whoever owns it: its actor answers 410 at once, its Delete goes to every follower (the servers send it within a minute), then its posts, follows and key go; the name stays reserved for good", run: personasDelete},
 	{words: []string{"domain-blocks", "list"}, help: "list the domain blocks: domain, severity, since, public comment, reason", run: domainBlocksList},
 	{words: []string{"domain-blocks", "import"}, arg: "FILE", help: "import a domain-block list in Mastodon's CSV format (#domain,#severity,...): blocks new domains, changes blocked ones where the list differs, and prints every line's fate; a suspension ends the domain's queued deliveries and follows",
 		flags: []cmdFlag{{name: "dry-run", usage: "print what the import would change and change nothing", boolean: true, def: "false"}}, run: domainBlocksImport},
@@ -474,6 +475,15 @@ func namesRelease(c *call) int {
 		return fail(c, fmt.Errorf("release %q: %w", c.arg, err))
 	}
 	fmt.Fprintf(c.stdout, "released %s\n", strings.ToLower(c.arg))
+	return exitOK
+}
+
+func personasDelete(c *call) int {
+	d, err := bootstrap.DeletePersona(c.ctx, c.cfg, c.log, c.arg)
+	if err != nil {
+		return fail(c, fmt.Errorf("delete persona %q: %w", c.arg, err))
+	}
+	fmt.Fprintf(c.stdout, "%s is deleted: %s answers 410; the servers send its Delete to its followers within a minute, then remove its posts, follows and key; the name stays reserved\n", d.Name, d.URI)
 	return exitOK
 }
 

@@ -633,3 +633,46 @@ func TestDomainBlocksCommands(t *testing.T) {
 	_ = os.WriteFile(bad, []byte("spam.example,suspend\n"), 0o644)
 	expect(1, "#domain column", "domain-blocks", "import", bad)
 }
+
+// herald personas delete: the operator deletes a persona in the store;
+// the servers' deletions' pass does the rest. Unknown names exit 1.
+func TestPersonasDeleteCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := map[string]string{"HERALD_DATA_DIR": filepath.Join(dir, "data"), "HERALD_LOG_LEVEL": "warn"}
+	expect := func(want int, says string, args ...string) {
+		t.Helper()
+		r := herald(t, env, args...)
+		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
+			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
+		}
+	}
+	expect(0, "up to date", "migrate", "up")
+	ctx := context.Background()
+	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores, closeStores, err := bootstrap.OpenStoresForCLI(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeStores()
+	rn, _ := domain.NewReservedName("dora", domain.NameKindPersona, "a1", time.Now())
+	if err := stores.Names.Reserve(ctx, rn); err != nil {
+		t.Fatal(err)
+	}
+	if err := stores.Actors.CreateAvatar(ctx, domain.Avatar{ID: "a1", RootUserID: "u1", Name: "dora", Keys: contract.Keys, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	expect(2, "missing NAME", "personas", "delete")
+	expect(1, "not found", "personas", "delete", "nobody")
+	expect(0, "dora is deleted", "personas", "delete", "dora")
+	if got, err := stores.Names.Get(ctx, "dora"); err != nil || !got.Deleted() {
+		t.Fatalf("dora's name after the command: %+v %v", got, err)
+	}
+	if _, err := stores.Actors.AvatarByName(ctx, "dora"); err == nil {
+		t.Fatal("dora still a persona")
+	}
+	expect(1, "gone", "personas", "delete", "dora")
+}

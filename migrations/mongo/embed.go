@@ -30,6 +30,13 @@
 //	                        domain_blocks: a pending sign-up becomes an account
 //	                        that signs in, so approve or reject them first,
 //	                        and export the blocks to keep them.
+//	008 deleted_personas    deleted personas (SPEC §3, §11): the sparse index
+//	                        avatars_retired on the avatars' deletedAt (the
+//	                        deletions still to finish); the marks themselves
+//	                        are fields (avatars and reserved_names deletedAt)
+//	                        written by the stores. Down drops the index and
+//	                        unsets both fields: a persona still retired comes
+//	                        back live, so let deletions finish first.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

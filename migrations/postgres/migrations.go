@@ -65,6 +65,11 @@
 //     reports, one per Flag. Down drops them all: a pending sign-up
 //     becomes an account that signs in, so approve or reject the pending
 //     ones first, and export the blocks to keep them.
+//   - 022_deleted_personas: deleted personas (SPEC §3, §11): when an
+//     avatar was retired (its Delete going out, its key kept) and when the
+//     actor holding a reserved name was deleted (the name stays taken for
+//     good). Down drops both marks: a persona still retired comes back
+//     live, so let deletions finish first.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

@@ -37,6 +37,11 @@
 //     all: a pending sign-up becomes an account that signs in, so approve
 //     or reject the pending ones first, and export the blocks to keep
 //     them.
+//   - 013_deleted_personas: PostgreSQL's 022, deleted personas (SPEC §3,
+//     §11): when an avatar was retired (its Delete going out, its key
+//     kept) and when the actor holding a reserved name was deleted (the
+//     name stays taken for good). Down drops both marks: a persona still
+//     retired comes back live, so let deletions finish first.
 //
 // 001 to 003 hold what PostgreSQL's 001 to 003 hold. PostgreSQL's and
 // Mongo's 004 (moving the old serial worker's deliveries into jobs) has no

@@ -136,7 +136,7 @@ func TokenStore(t *testing.T, newStore func(t *testing.T) ports.TokenStore, opts
 
 // ActorStore runs the contract of ports.ActorStore.
 func ActorStore(t *testing.T, newStore func(t *testing.T) ports.ActorStore, opts ...Option) {
-	runCases(t, newStore, opts, []testCase[ports.ActorStore]{
+	runCases(t, newStore, opts, append([]testCase[ports.ActorStore]{
 		{"Avatars", func(t *testing.T, s ports.ActorStore) {
 			for _, a := range []domain.Avatar{
 				{ID: "a2", RootUserID: "u1", Name: "zed", Keys: Keys, CreatedAt: base},
@@ -234,5 +234,5 @@ func ActorStore(t *testing.T, newStore func(t *testing.T) ports.ActorStore, opts
 			_, err = s.GroupByID(ctx(t), "g1")
 			mustIs(t, err, domain.ErrNotFound, "deleted")
 		}},
-	})
+	}, retiredAvatarCases()...))
 }

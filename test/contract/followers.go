@@ -21,7 +21,7 @@ func follow(t *testing.T, follower, followed string, st domain.FollowState) doma
 // FollowerStore runs the contract of ports.FollowerStore.
 func FollowerStore(t *testing.T, newStore func(t *testing.T) ports.FollowerStore, opts ...Option) {
 	const alice = "https://local.example/users/alice"
-	runCases(t, newStore, opts, []testCase[ports.FollowerStore]{
+	runCases(t, newStore, opts, append([]testCase[ports.FollowerStore]{
 		{"AddIsUniquePerPair", func(t *testing.T, s ports.FollowerStore) {
 			created, err := s.Add(ctx(t), follow(t, "https://r.example/u/bob", alice, domain.FollowAccepted))
 			mustNil(t, err, "add")
@@ -157,5 +157,5 @@ func FollowerStore(t *testing.T, newStore func(t *testing.T) ports.FollowerStore
 				t.Fatalf("left %d", c)
 			}
 		}},
-	})
+	}, followedCases()...))
 }

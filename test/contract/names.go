@@ -19,7 +19,7 @@ func reserved(t *testing.T, name string, kind domain.NameKind, owner string) dom
 
 // NameRegistry runs the contract of ports.NameRegistry.
 func NameRegistry(t *testing.T, newStore func(t *testing.T) ports.NameRegistry, opts ...Option) {
-	runCases(t, newStore, opts, []testCase[ports.NameRegistry]{
+	runCases(t, newStore, opts, append([]testCase[ports.NameRegistry]{
 		{"ReserveThenGet", func(t *testing.T, r ports.NameRegistry) {
 			mustNil(t, r.Reserve(ctx(t), reserved(t, "alice", domain.NameKindPersona, "av1")), "reserve")
 			got, err := r.Get(ctx(t), "alice")
@@ -103,5 +103,5 @@ func NameRegistry(t *testing.T, newStore func(t *testing.T) ports.NameRegistry, 
 				t.Fatalf("all %+v", all)
 			}
 		}},
-	})
+	}, deletedNameCases()...))
 }

@@ -426,6 +426,7 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 	step("no 5xx from Herald and no panic in either log", func(t *testing.T) {
 		checkLogs(t, h, g)
 	})
+	personaDeletionScenarios(t, store, g, h)
 }
 
 // hasMention reports whether a mention notification holds a status with

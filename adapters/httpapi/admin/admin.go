@@ -60,6 +60,7 @@ func (h *Handler) Register(r *mux.Router) {
 	api("/admin/api/names", h.listNames, http.MethodGet)
 	api("/admin/api/names", h.reserveName, http.MethodPost)
 	api("/admin/api/names/{name}", h.releaseName, http.MethodDelete)
+	api("/admin/api/personas/{name}", h.deletePersona, http.MethodDelete)
 	// Moderation (SPEC §11). The import and export paths come before the
 	// {domain} ones they would otherwise match.
 	api("/admin/api/domain-blocks/import", h.importBlocks, http.MethodPost)

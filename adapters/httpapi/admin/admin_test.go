@@ -153,6 +153,7 @@ var endpoints = []struct{ method, path, body string }{
 	{"GET", "/admin/api/fanouts", ""},
 	{"POST", "/admin/api/names", `{"name":"ops"}`},
 	{"DELETE", "/admin/api/names/ops", ""},
+	{"DELETE", "/admin/api/personas/dora", ""},
 	{"GET", "/admin/api/domain-blocks", ""},
 	{"POST", "/admin/api/domain-blocks", `{"domain":"spam.example","severity":"suspend"}`},
 	{"PUT", "/admin/api/domain-blocks/spam.example", `{"severity":"suspend"}`},

@@ -35,6 +35,9 @@ var Common = Table{
 	{domain.ErrInvalidInput, http.StatusUnprocessableEntity, true},
 	{domain.ErrUnauthorized, http.StatusUnauthorized, false},
 	{domain.ErrForbidden, http.StatusForbidden, true},
+	// Before ErrNotFound: a deleted actor's error is both (it is missing
+	// for the use cases), and the client must learn it is gone for good.
+	{domain.ErrGone, http.StatusGone, false},
 	{domain.ErrNotFound, http.StatusNotFound, false},
 	{domain.ErrUnavailable, http.StatusServiceUnavailable, false},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, false},

@@ -21,6 +21,8 @@ func TestCommon(t *testing.T) {
 		{domain.ErrUnauthorized, 401, "unauthorized"},
 		{fmt.Errorf("%w: not yours", domain.ErrForbidden), 403, "forbidden: not yours"},
 		{fmt.Errorf("row: %w", domain.ErrNotFound), 404, "not found"},
+		{fmt.Errorf("persona carol: %w", domain.ErrGone), 410, "gone"},
+		{fmt.Errorf("deleted and missing: %w", errors.Join(domain.ErrNotFound, domain.ErrGone)), 410, "gone"},
 		{fmt.Errorf("%w: dial tcp 10.0.0.5:5432", domain.ErrUnavailable), 503, "unavailable"},
 		{errors.New("boom"), 500, "Internal Server Error"},
 	}

@@ -619,7 +619,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatal(err)
 			}
 
-			down(t, client, db, 1)
+			down(t, client, db, int(latest(t))-6) // to 006, below 007
 			names, err := db.ListCollectionNames(Ctx(t), bson.D{{Key: "name", Value: bson.D{{Key: "$in", Value: bson.A{"domain_blocks", "domain_allows", "reports"}}}}})
 			if err != nil || len(names) != 0 {
 				t.Fatalf("collections left after 007 down: %v %v", names, err)
@@ -638,11 +638,53 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatalf("a pending sign-up after 007 down and up: %+v %v (down cannot keep what the older build does not know)", u, err)
 			}
 		}},
+		{"008DeletedPersonasMarkedAndUnmarked", func(t *testing.T) {
+			db := migrationDB(t, client, o)
+			up(t, client, db)
+			if _, err := mongo.EnsureIndexes(Ctx(t), db, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := indexDocs(t, db.Collection("avatars"))["avatars_retired"]; !ok {
+				t.Fatal("008 made no avatars_retired")
+			}
+			actors, names := mongo.NewAccountStore(db), mongo.NewNameRegistry(db)
+			keys := domain.KeyPair{PublicPEM: "-----BEGIN PUBLIC KEY-----", PrivatePEM: "-----BEGIN PRIVATE KEY-----"}
+			if err := actors.CreateAvatar(Ctx(t), domain.Avatar{ID: "av1", RootUserID: "u1", Name: "dora", Keys: keys, CreatedAt: base}); err != nil {
+				t.Fatal(err)
+			}
+			rn, _ := domain.NewReservedName("dora", domain.NameKindPersona, "av1", base)
+			if err := names.Reserve(Ctx(t), rn); err != nil {
+				t.Fatal(err)
+			}
+			if err := actors.RetireAvatar(Ctx(t), "av1", base.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if err := names.MarkDeleted(Ctx(t), "dora", "av1", base.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+
+			down(t, client, db, int(latest(t))-7) // to 007, below 008
+			if _, ok := indexDocs(t, db.Collection("avatars"))["avatars_retired"]; ok {
+				t.Fatal("avatars_retired left after 008 down")
+			}
+			if n := count(t, db, "avatars", bson.D{{Key: "deletedAt", Value: bson.D{{Key: "$exists", Value: true}}}}) +
+				count(t, db, "reserved_names", bson.D{{Key: "deletedAt", Value: bson.D{{Key: "$exists", Value: true}}}}); n != 0 {
+				t.Fatalf("%d deletion marks left after 008 down", n)
+			}
+			up(t, client, db)
+			// An older build knew no deletion: the persona came back live.
+			if a, err := actors.AvatarByName(Ctx(t), "dora"); err != nil || !a.DeletedAt.IsZero() {
+				t.Fatalf("dora after 008 down and up: %+v %v", a, err)
+			}
+			if r, err := names.Get(Ctx(t), "dora"); err != nil || r.Deleted() {
+				t.Fatalf("dora's name after 008 down and up: %+v %v", r, err)
+			}
+		}},
 		{"DownStepByStep", func(t *testing.T) {
 			db := migrationDB(t, client, o)
 			insert(t, db, "avatars", bson.D{{Key: "_id", Value: "av1"}, {Key: "rootUserId", Value: "u1"}, {Key: "name", Value: "alice"}})
 			up(t, client, db)
-			indexGone := map[uint][2]string{7: {"reports", "reports_activity_id"}, 6: {"foreign_avatars", "foreign_avatars_public_key_id_key"},
+			indexGone := map[uint][2]string{8: {"avatars", "avatars_retired"}, 7: {"reports", "reports_activity_id"}, 6: {"foreign_avatars", "foreign_avatars_public_key_id_key"},
 				3: {"jobs", "jobs_dedupe_key"}, 2: {"posts", "posts_object_uri"}}
 			for v := latest(t); v > 0; v-- {
 				down(t, client, db, 1)

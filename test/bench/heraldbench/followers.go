@@ -111,26 +111,7 @@ func followersRow(ctx context.Context, u string, n int, riverBin string, riverEr
 	if err := postgres.EnsureIndexes(ctx, pool); err != nil {
 		return nil, 0, err
 	}
-	if _, err := pool.Exec(ctx, `
-INSERT INTO foreign_avatars (actor_uri, public_key_id, public_key_pem, inbox, preferred_username, host, fetched_at)
-SELECT a, a || '#main-key', pem, a || '/inbox', 'u' || i, h, now()
-FROM (SELECT i, 'https://h' || lpad((i % 1000)::text, 4, '0') || '.example/users/u' || i AS a,
-             'h' || lpad((i % 1000)::text, 4, '0') || '.example' AS h,
-             -- as long as a 2048-bit RSA key's PEM (about 450 bytes), as a
-             -- cached actor carries one
-             E'-----BEGIN PUBLIC KEY-----\n' || repeat(md5(i::text) || md5((i + 1)::text), 6) || E'\n-----END PUBLIC KEY-----\n' AS pem
-      FROM generate_series(1, $1::int) i) s`, n); err != nil {
-		return nil, 0, fmt.Errorf("seed actors: %w", err)
-	}
-	if _, err := pool.Exec(ctx, `
-INSERT INTO followers (follower_uri, followed_uri, state, activity_id, created_at, updated_at)
-SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM foreign_avatars`, fanActor); err != nil {
-		return nil, 0, fmt.Errorf("seed followers: %w", err)
-	}
-	if _, err := pool.Exec(ctx, `VACUUM ANALYZE followers`); err != nil {
-		return nil, 0, err
-	}
-	if _, err := pool.Exec(ctx, `VACUUM ANALYZE foreign_avatars`); err != nil {
+	if err := seedFanFollowers(ctx, pool, n); err != nil {
 		return nil, 0, err
 	}
 	self, err := os.Executable()
@@ -177,6 +158,34 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 	return []string{fmt.Sprint(n), fmt.Sprintf("%.0f", p.rate()), riverRate, vs, mib(p.HWMKiB) + " (" + ratio(float64(p.HWMKiB)/1024, 150) + " of 150 MiB)",
 		fmt.Sprintf("%.0f B (%s of 250 B)", per, ratio(per, 250)), fmt.Sprintf("%d kB", bodiesBytes/1024),
 		cpuCell(p.CPUMicros, n) + " / " + riverCPU}, p.HWMKiB, nil
+}
+
+// seedFanFollowers makes n cached remote actors with personal inboxes on
+// 1,000 hosts, each an accepted follower of fanActor.
+func seedFanFollowers(ctx context.Context, pool *pgxpool.Pool, n int) error {
+	if _, err := pool.Exec(ctx, `
+INSERT INTO foreign_avatars (actor_uri, public_key_id, public_key_pem, inbox, preferred_username, host, fetched_at)
+SELECT a, a || '#main-key', pem, a || '/inbox', 'u' || i, h, now()
+FROM (SELECT i, 'https://h' || lpad((i % 1000)::text, 4, '0') || '.example/users/u' || i AS a,
+             'h' || lpad((i % 1000)::text, 4, '0') || '.example' AS h,
+             -- as long as a 2048-bit RSA key's PEM (about 450 bytes), as a
+             -- cached actor carries one
+             E'-----BEGIN PUBLIC KEY-----\n' || repeat(md5(i::text) || md5((i + 1)::text), 6) || E'\n-----END PUBLIC KEY-----\n' AS pem
+      FROM generate_series(1, $1::int) i) s`, n); err != nil {
+		return fmt.Errorf("seed actors: %w", err)
+	}
+	if _, err := pool.Exec(ctx, `
+INSERT INTO followers (follower_uri, followed_uri, state, activity_id, created_at, updated_at)
+SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM foreign_avatars`, fanActor); err != nil {
+		return fmt.Errorf("seed followers: %w", err)
+	}
+	if _, err := pool.Exec(ctx, `VACUUM ANALYZE followers`); err != nil {
+		return err
+	}
+	if _, err := pool.Exec(ctx, `VACUUM ANALYZE foreign_avatars`); err != nil {
+		return err
+	}
+	return nil
 }
 
 // runRiverInsert inserts n no-payload jobs with River and returns jobs/s

@@ -20,6 +20,10 @@
 //	followers          one post to 10k/100k/1M followers on PostgreSQL:
 //	                   enqueue jobs/s against River's InsertManyFast, the
 //	                   publisher's peak RSS, bytes on disk per queued job
+//	delete             a persona with 100,000 followers deleted on
+//	                   PostgreSQL: its Delete{Person} through the post's
+//	                   fan-out (jobs/s), then its follows removed, and the
+//	                   deleting process's peak RSS
 //	suspend            the queued jobs of one host (100,000, beside 100,000
 //	                   of other hosts) ended dead in one store operation
 //	                   (JobAdmin.EndDomainJobs), per store, against ending
@@ -53,18 +57,22 @@ func main() {
 	if len(os.Args) > 2 && os.Args[1] == "publish" {
 		os.Exit(publishMain(os.Args[2:]))
 	}
+	if len(os.Args) > 2 && os.Args[1] == "delete-persona" {
+		os.Exit(deletePersonaMain(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "hold" {
 		os.Exit(holdMain(os.Args[2:]))
 	}
 	out := flag.String("out", "docs/benchmarks.md", "report to write")
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
-	only := flag.String("only", "sign,memory,enqueue,lease,suspend,engine,engine-sqlite,engine-mongo,fanout,followers,inbox", "which measurements, comma-separated")
+	only := flag.String("only", "sign,memory,enqueue,lease,suspend,engine,engine-sqlite,engine-mongo,fanout,followers,delete,inbox", "which measurements, comma-separated")
 	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue, lease and suspend rows measure, comma-separated")
 	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither,clean-no-ahead; empty: all)")
 	engineSystems := flag.String("engine-systems", "herald,river", "which systems the engine rows measure (herald, herald-no-ahead: Herald with EngineConfig.LeaseAhead off, river)")
 	engineJobsFlag := flag.Int("engine-jobs", 0, "jobs per engine drain (0: 20,000, or 5,000 with -quick)")
 	engineRounds := flag.Int("engine-rounds", 0, "interleaved rounds of the engine rows (0: 3, or 1 with -quick)")
 	followerSizes := flag.String("followers", "10000,100000,1000000", "follower counts of the followers rows, comma-separated")
+	deleteSizes := flag.String("delete-followers", "100000", "follower counts of the delete rows (a persona deleted), comma-separated")
 	inboxBaseline := flag.String("inbox-baseline", defaultInboxBaseline, "git revision the inbox rows compare against (default: the last commit before the trust rules)")
 	inboxCurrent := flag.String("inbox-current", "", "git revision of the inbox rows' current build (empty: the working tree)")
 	inboxRounds := flag.Int("inbox-rounds", 0, "alternating rounds of the inbox rows, each build once a round (0: 5)")
@@ -110,6 +118,7 @@ func main() {
 		{"engine-mongo", func(ctx context.Context, r *report) error { return benchEngineMongo(ctx, r, *mongoURI) }},
 		{"fanout", func(ctx context.Context, r *report) error { return benchFanout(ctx, r, *dbURL, rowSet(*fanoutRows)) }},
 		{"followers", func(ctx context.Context, r *report) error { return benchFollowers(ctx, r, *dbURL, *followerSizes) }},
+		{"delete", func(ctx context.Context, r *report) error { return benchDelete(ctx, r, *dbURL, *deleteSizes) }},
 		{"inbox", func(ctx context.Context, r *report) error {
 			return benchInbox(ctx, r, inboxOpts{baseline: *inboxBaseline, current: *inboxCurrent, rounds: *inboxRounds, requests: *inboxRequests})
 		}},
