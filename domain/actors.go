@@ -46,6 +46,9 @@ type Avatar struct {
 	DisplayName string
 	Keys        KeyPair
 	CreatedAt   time.Time
+	// Locked: follows wait for the owner's approval
+	// (manuallyApprovesFollowers).
+	Locked bool
 }
 
 // Group is a local group actor: posts addressed to it are announced to its
@@ -57,6 +60,10 @@ type Group struct {
 	DisplayName string
 	Keys        KeyPair
 	CreatedAt   time.Time
+	// Locked: follows (members) wait for the owner's approval
+	// (manuallyApprovesFollowers). New groups are locked unless asked
+	// otherwise: a group announces its members' posts to every member.
+	Locked bool
 }
 
 // NewAvatar validates a persona. name must already be normalized.

@@ -120,6 +120,20 @@ type ActorStore interface {
 	GroupByName(ctx context.Context, name string) (domain.Group, error)
 	GroupByID(ctx context.Context, id string) (domain.Group, error)
 	DeleteGroup(ctx context.Context, id string) error
+
+	// The settings of a persona or group its owner changes after
+	// creation. Each returns domain.ErrNotFound when there is no avatar
+	// (group) with that id.
+
+	// SetAvatarLocked sets whether the avatar approves its followers by
+	// hand (domain.Avatar.Locked).
+	SetAvatarLocked(ctx context.Context, id string, locked bool) error
+	// SetGroupLocked is SetAvatarLocked for a group.
+	SetGroupLocked(ctx context.Context, id string, locked bool) error
+	// SetAvatarKeys replaces the avatar's key pair (a key rotation).
+	SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair) error
+	// SetGroupKeys is SetAvatarKeys for a group.
+	SetGroupKeys(ctx context.Context, id string, keys domain.KeyPair) error
 }
 
 // ForeignActorStore caches remote actors.

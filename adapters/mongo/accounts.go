@@ -62,6 +62,7 @@ type avatarDoc struct {
 	PublicKeyPEM  string    `bson:"publicKeyPem"`
 	PrivateKeyPEM string    `bson:"privateKeyPem"`
 	CreatedAt     time.Time `bson:"createdAt,omitempty"`
+	Locked        bool      `bson:"locked,omitempty"`
 }
 
 type groupDoc struct {
@@ -72,6 +73,7 @@ type groupDoc struct {
 	PublicKeyPEM  string    `bson:"publicKeyPem"`
 	PrivateKeyPEM string    `bson:"privateKeyPem"`
 	CreatedAt     time.Time `bson:"createdAt,omitempty"`
+	Locked        bool      `bson:"locked,omitempty"`
 }
 
 func (d userDoc) user() domain.RootUser {
@@ -85,12 +87,12 @@ func (d userDoc) user() domain.RootUser {
 
 func (d avatarDoc) avatar() domain.Avatar {
 	return domain.Avatar{ID: d.ID, RootUserID: d.RootUserID, Name: d.Name, DisplayName: d.DisplayName,
-		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt}
+		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt, Locked: d.Locked}
 }
 
 func (d groupDoc) group() domain.Group {
 	return domain.Group{ID: d.ID, OwnerID: d.OwnerID, Name: d.Name, DisplayName: d.DisplayName,
-		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt}
+		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt, Locked: d.Locked}
 }
 
 // What a duplicate key means in each collection. A duplicate user name is
@@ -245,7 +247,7 @@ func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error 
 		return err
 	}
 	err := insertOne(ctx, s.avatars, avatarDoc{ID: a.ID, RootUserID: a.RootUserID, Name: a.Name, DisplayName: a.DisplayName,
-		PublicKeyPEM: a.Keys.PublicPEM, PrivateKeyPEM: a.Keys.PrivatePEM, CreatedAt: utc(a.CreatedAt)})
+		PublicKeyPEM: a.Keys.PublicPEM, PrivateKeyPEM: a.Keys.PrivatePEM, CreatedAt: utc(a.CreatedAt), Locked: a.Locked})
 	if err == nil {
 		return nil
 	}
@@ -320,7 +322,7 @@ func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
 		return err
 	}
 	err := insertOne(ctx, s.groups, groupDoc{ID: g.ID, OwnerID: g.OwnerID, Name: g.Name, DisplayName: g.DisplayName,
-		PublicKeyPEM: g.Keys.PublicPEM, PrivateKeyPEM: g.Keys.PrivatePEM, CreatedAt: utc(g.CreatedAt)})
+		PublicKeyPEM: g.Keys.PublicPEM, PrivateKeyPEM: g.Keys.PrivatePEM, CreatedAt: utc(g.CreatedAt), Locked: g.Locked})
 	if err == nil {
 		return nil
 	}

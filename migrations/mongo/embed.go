@@ -30,6 +30,10 @@
 //	                        domain_blocks: a pending sign-up becomes an account
 //	                        that signs in, so approve or reject them first,
 //	                        and export the blocks to keep them.
+//	010 locked_actors       a persona or group may approve its followers by
+//	                        hand: the field locked of avatars and groups. A
+//	                        missing field reads as false, so up is a marker;
+//	                        down unsets the field.
 //
 // The field names are those of adapters/mongo's package documentation.
 //
