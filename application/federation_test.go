@@ -198,7 +198,9 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 		t.Fatal(err)
 	}
 	b.userID = s.User.ID
-	if _, err := b.app.CreateGroup.Handle(ctx, application.CreateGroup{UserID: s.User.ID, Name: "club"}); err != nil {
+	// An open group (Locked false): these tests follow it and expect the
+	// follow accepted at once.
+	if _, err := b.app.CreateGroup.Handle(ctx, application.CreateGroup{UserID: s.User.ID, Name: "club", Locked: new(bool)}); err != nil {
 		t.Fatal(err)
 	}
 	for i, uri := range []string{bob, carol} {

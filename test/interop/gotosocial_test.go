@@ -318,7 +318,7 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 	})
 
 	step("group follow and announce", func(t *testing.T) {
-		if s := h.api("POST", "/api/v1/groups", carolTok, map[string]string{"name": "club"}, nil); s != 201 {
+		if s := h.api("POST", "/api/v1/groups", carolTok, map[string]any{"name": "club", "locked": false}, nil); s != 201 {
 			t.Fatalf("create group: %d", s)
 		}
 		clubAcct := "club@" + h.host
