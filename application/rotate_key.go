@@ -66,7 +66,8 @@ func (h RotateKeyHandler) Handle(ctx context.Context, cmd RotateKey) (KeyRotated
 // and returns what it rotated with the failures joined.
 func (h RotateKeyHandler) Named(ctx context.Context, names []string) ([]KeyRotated, error) {
 	d := h.core.deps
-	if len(names) == 0 {
+	every := len(names) == 0
+	if every {
 		for _, k := range []domain.NameKind{domain.NameKindPersona, domain.NameKindGroup, domain.NameKindInstance} {
 			rns, err := d.Names.List(ctx, k)
 			if err != nil {
@@ -84,6 +85,9 @@ func (h RotateKeyHandler) Named(ctx context.Context, names []string) ([]KeyRotat
 			return out, errors.Join(append(errs, err)...)
 		}
 		a, err := (LocalActorsHandler{core: h.core}).ByAccount(ctx, n)
+		if every && notFound(err) {
+			continue // a name reserved for an actor not (or no longer) there
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", clip(n), err))
 			continue

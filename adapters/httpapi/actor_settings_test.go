@@ -32,11 +32,15 @@ func TestActorSettingsEndpoints(t *testing.T) {
 		check                           func(map[string]any) bool
 	}{
 		{"lock a persona", http.MethodPatch, "/api/v1/personas/alice", s.token, `{"locked":true}`, http.StatusOK,
-			func(o map[string]any) bool { return o["locked"] == true && o["changed"] == true && o["kind"] == "persona" }},
+			func(o map[string]any) bool {
+				return o["locked"] == true && o["changed"] == true && o["kind"] == "persona"
+			}},
 		{"lock it again", http.MethodPatch, "/api/v1/personas/alice", s.token, `{"locked":true}`, http.StatusOK,
 			func(o map[string]any) bool { return o["locked"] == true && o["changed"] == false }},
 		{"open a group", http.MethodPatch, "/api/v1/groups/club", s.token, `{"locked":false}`, http.StatusOK,
-			func(o map[string]any) bool { return o["locked"] == false && o["changed"] == true && o["kind"] == "group" }},
+			func(o map[string]any) bool {
+				return o["locked"] == false && o["changed"] == true && o["kind"] == "group"
+			}},
 		{"no locked field", http.MethodPatch, "/api/v1/personas/alice", s.token, `{}`, http.StatusUnprocessableEntity, nil},
 		{"someone else's persona", http.MethodPatch, "/api/v1/personas/alice", s.other, `{"locked":false}`, http.StatusForbidden, nil},
 		{"an unknown persona", http.MethodPatch, "/api/v1/personas/nobody", s.token, `{"locked":false}`, http.StatusNotFound, nil},
