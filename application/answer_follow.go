@@ -7,11 +7,12 @@ import (
 	"github.com/heraldfed/herald/domain"
 )
 
-// AnswerFollowRequest asks that a persona accept or reject a follow that
-// waits for its approval (a follow from a silenced domain, SPEC §11).
+// AnswerFollowRequest asks that a persona or group accept or reject a
+// follow that waits for its approval (the actor is locked, or the follow
+// comes from a silenced domain, SPEC §11).
 type AnswerFollowRequest struct {
 	UserID   string
-	As       string // persona name; must be the user's
+	As       string // persona or group name; must be the user's
 	Follower string // the follower's actor URI
 	Accept   bool
 }
@@ -34,7 +35,7 @@ type AnswerFollowRequestHandler struct{ core *fedCore }
 // "remove follower") but not accepted again.
 func (h AnswerFollowRequestHandler) Handle(ctx context.Context, cmd AnswerFollowRequest) (FollowAnswered, error) {
 	d := h.core.deps
-	me, err := h.core.ownPersona(ctx, cmd.UserID, cmd.As)
+	me, err := h.core.ownFollowed(ctx, cmd.UserID, cmd.As)
 	if err != nil {
 		return FollowAnswered{}, err
 	}

@@ -11,6 +11,12 @@ import (
 type CreateGroup struct {
 	UserID string
 	Name   string
+	// Locked says whether members' follows wait for the owner's approval;
+	// nil is locked. A group announces whatever its members address to
+	// it to every member, so an open group lets anyone anywhere join and
+	// have their posts boosted to all: approval is the safe default, and
+	// an owner opens the group on purpose ("locked": false).
+	Locked *bool
 }
 
 // CreateGroupHandler creates groups in the same username space as personas.
@@ -34,6 +40,7 @@ func (h CreateGroupHandler) Handle(ctx context.Context, cmd CreateGroup) (domain
 	if err != nil {
 		return domain.Group{}, err
 	}
+	g.Locked = cmd.Locked == nil || *cmd.Locked
 	err = h.identity.claim(ctx, name, domain.NameKindGroup, g.ID, func() error { return d.Actors.CreateGroup(ctx, g) })
 	if err != nil {
 		return domain.Group{}, err

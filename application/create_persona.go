@@ -10,6 +10,9 @@ import (
 type CreatePersona struct {
 	UserID string
 	Name   string
+	// Locked: its follows wait for approval (manuallyApprovesFollowers).
+	// A persona is open by default, as on Mastodon.
+	Locked bool
 }
 
 // CreatePersonaHandler creates personas, reserving the name first.
@@ -23,11 +26,17 @@ func (h CreatePersonaHandler) Handle(ctx context.Context, cmd CreatePersona) (do
 		return domain.Avatar{}, err
 	}
 	// A signed-in account made it: active from the start.
-	return h.identity.newAvatar(ctx, cmd.UserID, cmd.Name, domain.NameKindPersona, func(a domain.Avatar) error {
+	a, err := h.identity.newAvatar(ctx, cmd.UserID, cmd.Name, domain.NameKindPersona, func(a domain.Avatar) error {
+		a.Locked = cmd.Locked
 		if err := d.Actors.CreateAvatar(ctx, a); err != nil {
 			return err
 		}
 		touch(ctx, d, a.ID)
 		return nil
 	})
+	if err != nil {
+		return domain.Avatar{}, err
+	}
+	a.Locked = cmd.Locked
+	return a, nil
 }

@@ -51,8 +51,8 @@ func newDeletionBundle(t *testing.T, mutate ...func(*application.Deps)) *deletio
 	return b
 }
 
-// jobsOf lists the queued jobs of one activity, by inbox.
-func jobsOf(t *testing.T, b *deletionBundle, activityID string) map[string]domain.Job {
+// activityJobs lists the queued jobs of one activity, by inbox.
+func activityJobs(t *testing.T, b *deletionBundle, activityID string) map[string]domain.Job {
 	t.Helper()
 	all, err := b.jobs.List(context.Background(), ports.JobFilter{})
 	if err != nil {
@@ -189,7 +189,7 @@ func TestDeletePersona(t *testing.T) {
 	if n, err := b.app.PersonaDeletions.Finish(ctx); err != nil || n != 0 {
 		t.Fatalf("first pass: %d finished, %v; want 0 (deliveries queued)", n, err)
 	}
-	jobs := jobsOf(t, b, b.carol+"#delete")
+	jobs := activityJobs(t, b, b.carol+"#delete")
 	if len(jobs) != len(want) {
 		t.Fatalf("%d Delete jobs, want %d (each follower's and followed actor's inbox once)", len(jobs), len(want))
 	}
@@ -229,7 +229,7 @@ func TestDeletePersona(t *testing.T) {
 	if n, err := b.app.PersonaDeletions.Finish(ctx); err != nil || n != 0 {
 		t.Fatalf("pass while queued: %d, %v", n, err)
 	}
-	if again := jobsOf(t, b, b.carol+"#delete"); len(again) != len(want) {
+	if again := activityJobs(t, b, b.carol+"#delete"); len(again) != len(want) {
 		t.Fatalf("a second pass queued %d jobs, want the same %d", len(again), len(want))
 	}
 
@@ -289,7 +289,7 @@ func TestPersonaDeletionResumesAfterACrash(t *testing.T) {
 	if n, err := b.app.PersonaDeletions.Finish(ctx); err != nil || n != 0 {
 		t.Fatalf("pass after the resume: %d, %v", n, err)
 	}
-	got := jobsOf(t, b, b.carol+"#delete")
+	got := activityJobs(t, b, b.carol+"#delete")
 	if len(got) != len(want) {
 		t.Fatalf("%d inboxes have the Delete, want %d", len(got), len(want))
 	}

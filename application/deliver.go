@@ -3,6 +3,7 @@ package application
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -55,6 +56,14 @@ func (e *Engine) deliver(ctx context.Context, job domain.Job) result {
 		return e.release(job, e.clock.Now(), "shutdown cut the attempt off")
 	}
 	now := e.clock.Now()
+	if stale := e.staleKey(ctx, job, outcome, key); stale {
+		// Signed with a key the actor no longer publishes: its key was
+		// rotated by another process within KeyCacheTTL. The server was
+		// right to refuse; the job goes again at once with the current
+		// key, spending no attempt (see RotateKeyHandler).
+		e.jobLog(job).Info("signature refused with a replaced key; job sent again with the new one", "status", outcome.Status)
+		return e.release(job, now, "signed with a replaced key")
+	}
 	d := domain.Decide(job.Attempts, outcome, now, e.rnd.Float64())
 	return e.decided(job, outcome, d, now, now.Sub(started))
 }
@@ -75,4 +84,20 @@ func missingBody(job domain.Job) string {
 		return "activity body missing: the job has no payload"
 	}
 	return "activity body " + job.BodyID + " missing from the store"
+}
+
+// staleKey reports whether a refused delivery (401 or 403: how servers
+// answer a signature they cannot verify) was signed with a key the
+// sender no longer has: the key read afresh from the store differs from
+// the one used. It costs a store read only for such refusals.
+func (e *Engine) staleKey(ctx context.Context, job domain.Job, o domain.Outcome, used string) bool {
+	if o.Status != http.StatusUnauthorized && o.Status != http.StatusForbidden {
+		return false
+	}
+	r, ok := e.keys.(keyRefresher)
+	if !ok {
+		return false
+	}
+	fresh, err := r.Refresh(ctx, job.SenderID)
+	return err == nil && fresh != used
 }

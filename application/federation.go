@@ -83,6 +83,11 @@ type FederationDeps struct {
 	URLs    URLs
 	// InstanceActor is the instance actor's name; it signs fetches.
 	InstanceActor string
+	// Keys makes the key pairs of key rotations; nil refuses them.
+	Keys ports.KeyGenerator
+	// KeyRotations is told of each rotation (the engine, which drops its
+	// cached key); nil: nothing to tell.
+	KeyRotations KeyRotations
 }
 
 // Federation gathers the ActivityPub use cases: what the inboxes do with
@@ -102,9 +107,13 @@ type Federation struct {
 	Direct       DirectThreadHandler
 	Mentions     MentionsHandler
 	Report       ReportRemoteHandler
-	Resolver     *ActorResolver
-	URLs         URLs
-	moderation   *Moderation
+	// SetLocked and RotateKey change a persona's or group's settings
+	// (manuallyApprovesFollowers, its key pair) and tell its followers.
+	SetLocked  SetLockedHandler
+	RotateKey  RotateKeyHandler
+	Resolver   *ActorResolver
+	URLs       URLs
+	moderation *Moderation
 }
 
 // fedCore is what the federation use cases share.
@@ -141,6 +150,8 @@ func NewFederation(deps FederationDeps) *Federation {
 		Direct:       DirectThreadHandler{core: core},
 		Mentions:     MentionsHandler{core: core},
 		Report:       ReportRemoteHandler{core: core, resolver: resolver},
+		SetLocked:    SetLockedHandler{core: core},
+		RotateKey:    RotateKeyHandler{core: core},
 		Resolver:     resolver,
 		URLs:         deps.URLs,
 		moderation:   deps.Moderation,
@@ -174,6 +185,9 @@ type LocalActor struct {
 	URI          string
 	PublicKeyPEM string
 	OwnerID      string // the RootUser of a persona or group; empty for the instance actor
+	// Locked: its follows wait for the owner's approval
+	// (manuallyApprovesFollowers).
+	Locked bool
 }
 
 // KeyID is the actor's public key id.
@@ -212,14 +226,14 @@ func (h LocalActorsHandler) ByName(ctx context.Context, kind domain.NameKind, na
 			uri = d.URLs.InstanceActor()
 		}
 		return LocalActor{Kind: kind, ID: a.ID, Name: a.Name, DisplayName: a.DisplayName, URI: uri,
-			PublicKeyPEM: a.Keys.PublicPEM, OwnerID: a.RootUserID}, nil
+			PublicKeyPEM: a.Keys.PublicPEM, OwnerID: a.RootUserID, Locked: a.Locked}, nil
 	case domain.NameKindGroup:
 		g, err := d.Actors.GroupByName(ctx, n)
 		if err != nil {
 			return LocalActor{}, err
 		}
 		return LocalActor{Kind: kind, ID: g.ID, Name: g.Name, DisplayName: g.DisplayName, URI: d.URLs.Group(g.Name),
-			PublicKeyPEM: g.Keys.PublicPEM, OwnerID: g.OwnerID}, nil
+			PublicKeyPEM: g.Keys.PublicPEM, OwnerID: g.OwnerID, Locked: g.Locked}, nil
 	}
 	return LocalActor{}, fmt.Errorf("%w: no actor of kind %q", domain.ErrNotFound, kind)
 }

@@ -156,6 +156,10 @@ type fedBundle struct {
 	mod      *application.Moderation
 	modStore ports.ModerationStore
 	reports  ports.ReportStore
+	// newKeys makes the key pairs of rotations; rotated records what the
+	// engine was told of them.
+	newKeys *seqKeys
+	rotated *rotations
 }
 
 func setupFed(t *testing.T) *fedBundle {
@@ -170,6 +174,7 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 		t: t, clock: fake.NewClock(t0), accounts: memory.NewAccountStore(), follows: memory.NewFollowerStore(),
 		content: memory.NewContentStore(), jobs: memory.NewJobStore(),
 		fetcher: &docFetcher{docs: map[string][]byte{}, errs: map[string]error{}, redirects: map[string]string{}, types: map[string]string{}}, keys: realKeys(t),
+		newKeys: &seqKeys{}, rotated: &rotations{},
 	}
 	b.enqueue = &failingJobs{JobStore: b.jobs, ok: 1 << 30}
 	b.modStore, b.reports = memory.NewModerationStore(), memory.NewReportStore()
@@ -188,6 +193,7 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 	b.fed = application.NewFederation(application.FederationDeps{
 		Actors: b.accounts, Names: names, Followers: b.follows, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.enqueue,
 		Moderation: b.mod, Reports: b.reports, Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
+		Keys: b.newKeys, KeyRotations: b.rotated,
 	})
 	b.app.Publish.Resolver = b.fed.Resolver
 	if _, err := b.app.InstanceActor.Handle(ctx); err != nil {
@@ -198,7 +204,9 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 		t.Fatal(err)
 	}
 	b.userID = s.User.ID
-	if _, err := b.app.CreateGroup.Handle(ctx, application.CreateGroup{UserID: s.User.ID, Name: "club"}); err != nil {
+	// An open group (Locked false): these tests follow it and expect the
+	// follow accepted at once.
+	if _, err := b.app.CreateGroup.Handle(ctx, application.CreateGroup{UserID: s.User.ID, Name: "club", Locked: new(bool)}); err != nil {
 		t.Fatal(err)
 	}
 	for i, uri := range []string{bob, carol} {

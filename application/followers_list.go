@@ -8,7 +8,7 @@ import (
 )
 
 // ListFollowers asks for a page of the followers of one of the account's
-// personas.
+// personas or groups.
 type ListFollowers struct {
 	UserID  string
 	Persona string
@@ -38,11 +38,15 @@ type ListFollowersHandler struct{ core *fedCore }
 func (h ListFollowersHandler) Handle(ctx context.Context, q ListFollowers) (FollowerPage, error) {
 	d := h.core.deps
 	a, err := (LocalActorsHandler{core: h.core}).ByName(ctx, domain.NameKindPersona, q.Persona)
+	if notFound(err) {
+		// A group's owner lists its members and requests the same way.
+		a, err = (LocalActorsHandler{core: h.core}).ByName(ctx, domain.NameKindGroup, q.Persona)
+	}
 	if err != nil {
 		return FollowerPage{}, err
 	}
 	if a.OwnerID != q.UserID {
-		return FollowerPage{}, fmt.Errorf("%w: persona %q is not yours", domain.ErrForbidden, a.Name)
+		return FollowerPage{}, fmt.Errorf("%w: %s %q is not yours", domain.ErrForbidden, a.Kind, a.Name)
 	}
 	if q.State == "" {
 		q.State = domain.FollowAccepted

@@ -75,8 +75,9 @@ func (h InboxHandler) Handle(ctx context.Context, req InboxRequest) (InboxResult
 	return h.core.ignore(ctx, act, "unsupported activity type"), nil
 }
 
-// follow stores the follower, accepts at once (Herald's actors do not
-// approve followers by hand) and sends the Accept to the follower's inbox.
+// follow stores the follower and, unless the actor is locked or the
+// follower's domain silenced (the follow then waits, pending), accepts at
+// once and sends the Accept to the follower's inbox.
 func (h InboxHandler) follow(ctx context.Context, req InboxRequest) (InboxResult, error) {
 	d, act, signer := h.core.deps, req.Activity, req.Signer.ActorURI
 	if !httpURL(act.ID) {
@@ -121,6 +122,13 @@ func (h InboxHandler) follow(ctx context.Context, req InboxRequest) (InboxResult
 			d.Log.ErrorContext(ctx, "could not undo a follow that failed half way", "follower", signer, "followed", target.URI, "err", uerr)
 		}
 		return cause
+	}
+	if prev != domain.FollowAccepted && target.Locked {
+		// A locked persona or group approves its followers by hand
+		// (manuallyApprovesFollowers, SPEC §11): the request waits for
+		// its owner's Accept or Reject (AnswerFollowRequestHandler).
+		d.Log.InfoContext(ctx, "follow kept pending the owner's approval", "follower", signer, "followed", target.URI)
+		return InboxResult{Reason: "pending approval: the actor approves its followers"}, nil
 	}
 	if prev != domain.FollowAccepted && d.Moderation.Silenced(ctx, hostOf(signer)) {
 		// A silenced domain's follows need approval (SPEC §11): the

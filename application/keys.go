@@ -85,3 +85,36 @@ func (c *CachedKeys) SigningKey(ctx context.Context, actorID string) (string, er
 	c.mu.Unlock()
 	return pem, nil
 }
+
+// Forget drops the cached key of actorID: the actor's key was rotated in
+// this process, which signs with the new one from now on.
+func (c *CachedKeys) Forget(actorID string) {
+	c.mu.Lock()
+	delete(c.keys, actorID)
+	c.mu.Unlock()
+}
+
+// Refresh reads the key of actorID from the store, past the cache, and
+// caches it.
+func (c *CachedKeys) Refresh(ctx context.Context, actorID string) (string, error) {
+	c.Forget(actorID)
+	return c.SigningKey(ctx, actorID)
+}
+
+// Refresh is SigningKey: ActorKeys caches nothing.
+func (k ActorKeys) Refresh(ctx context.Context, actorID string) (string, error) {
+	return k.SigningKey(ctx, actorID)
+}
+
+// keyRefresher is a SigningKeys that can read a key afresh (both above).
+type keyRefresher interface {
+	Refresh(ctx context.Context, actorID string) (string, error)
+}
+
+// KeyRotated implements KeyRotations: the engine's cached key of actorID
+// goes, so this process signs its next delivery with the new key.
+func (e *Engine) KeyRotated(actorID string) {
+	if f, ok := e.keys.(interface{ Forget(string) }); ok {
+		f.Forget(actorID)
+	}
+}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/adapters/sanitizer"
+	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
@@ -52,7 +54,8 @@ func OpenStoresForCLI(ctx context.Context, cfg Config, log *slog.Logger) (*Store
 		jobs, accounts, content := mongo.NewJobStore(db), mongo.NewAccountStore(db), mongo.NewContentStore(db)
 		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: mongo.NewNameRegistry(db), Instances: mongo.NewInstanceStore(db),
 			Users: accounts, Actors: accounts, Foreign: content, Followers: mongo.NewFollowerStore(db),
-			Moderation: mongo.NewModerationStore(db), Reports: mongo.NewReportStore(db), Pinger: mongo.NewPinger(client)}, closeClient, nil
+			Moderation: mongo.NewModerationStore(db), Reports: mongo.NewReportStore(db), Pinger: mongo.NewPinger(client),
+			FanOuts: mongo.NewFanOutStore(db), Posts: content, Tombstones: content}, closeClient, nil
 	case StorePostgres:
 		pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
 		if err != nil {
@@ -67,7 +70,8 @@ func OpenStoresForCLI(ctx context.Context, cfg Config, log *slog.Logger) (*Store
 		jobs, accounts, content := postgres.NewJobStore(pool), postgres.NewAccountStore(pool), postgres.NewContentStore(pool)
 		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: postgres.NewNameRegistry(pool), Instances: postgres.NewInstanceStore(pool),
 			Users: accounts, Actors: accounts, Foreign: content, Followers: postgres.NewFollowerStore(pool),
-			Moderation: postgres.NewModerationStore(pool), Reports: postgres.NewReportStore(pool), Pinger: postgres.NewPinger(pool)}, pool.Close, nil
+			Moderation: postgres.NewModerationStore(pool), Reports: postgres.NewReportStore(pool), Pinger: postgres.NewPinger(pool),
+			FanOuts: postgres.NewFanOutStore(pool), Posts: content, Tombstones: content}, pool.Close, nil
 	}
 	return nil, nil, fmt.Errorf("unknown store %q", cfg.Store)
 }
@@ -98,6 +102,30 @@ func OpenModerator(ctx context.Context, cfg Config, log *slog.Logger) (*applicat
 	}
 	mod := ProvideModeration(cfg, s, nil, system.Clock{}, log)
 	return ProvideModerator(cfg, s, mod, ProvideURLs(cfg), system.Clock{}, log, nil), cleanup, nil
+}
+
+// RotateKeys gives the actors named (every persona, group and the
+// instance actor when names is empty) a new key pair, as `herald keys
+// rotate` does after a leak, and queues each one's Update{Person} (or
+// Update{Group}) with the new key to its followers. The servers' engines
+// deliver them at their next poll (5 s at most; at once on PostgreSQL)
+// and read the new keys from the store: a server that signed with an old
+// key it had cached sends that delivery again with the new one when the
+// remote refuses it (application.RotateKeyHandler).
+func RotateKeys(ctx context.Context, cfg Config, log *slog.Logger, names []string) ([]application.KeyRotated, error) {
+	s, cleanup, err := OpenStoresForCLI(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	clock := system.Clock{}
+	mod := ProvideModeration(cfg, s, nil, clock, log)
+	fed := application.NewFederation(application.FederationDeps{
+		Actors: s.Actors, Names: s.Names, Followers: s.Followers, Foreign: s.Foreign, Posts: s.Posts, HTML: sanitizer.NewHTMLSanitizer(),
+		Tombstones: s.Tombstones, Moderation: mod, Reports: s.Reports, Jobs: s.Jobs, FanOuts: s.FanOuts,
+		Clock: clock, IDs: system.IDs{}, Log: log, URLs: ProvideURLs(cfg), InstanceActor: cfg.InstanceActor, Keys: security.RSAKeys{},
+	})
+	return fed.RotateKey.Named(ctx, names)
 }
 
 // ImportDomainBlocks imports a Mastodon domain-block list from r into the

@@ -56,7 +56,7 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 		return nil, nil, err
 	}
 	fetcher := ProvideFetcher(client)
-	federation := ProvideFederation(cfg, stores, fetcher, htmlSanitizer, moderation, clock, iDs, urLs, application, engine, log)
+	federation := ProvideFederation(cfg, stores, fetcher, htmlSanitizer, moderation, clock, iDs, urLs, application, engine, rsaKeys, log)
 	federationRoutes := ProvideFederationRoutes(cfg, application, federation, clock, log)
 	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter, proxies, federationRoutes)
 	server := NewServerFrom(cfg, httpapiHandler, engine, application, readiness, stores, log)

@@ -51,6 +51,9 @@ type Avatar struct {
 	// still hands its key to the deliveries of its Delete until they are
 	// settled and the avatar is removed.
 	DeletedAt time.Time
+	// Locked: follows wait for the owner's approval
+	// (manuallyApprovesFollowers).
+	Locked bool
 }
 
 // Group is a local group actor: posts addressed to it are announced to its
@@ -62,6 +65,10 @@ type Group struct {
 	DisplayName string
 	Keys        KeyPair
 	CreatedAt   time.Time
+	// Locked: follows (members) wait for the owner's approval
+	// (manuallyApprovesFollowers). New groups are locked unless asked
+	// otherwise: a group announces its members' posts to every member.
+	Locked bool
 }
 
 // NewAvatar validates a persona. name must already be normalized.

@@ -145,6 +145,20 @@ type ActorStore interface {
 	// DeletedAt first (then by id), at most limit: the deletions still to
 	// finish.
 	RetiredAvatars(ctx context.Context, limit int) ([]domain.Avatar, error)
+
+	// The settings of a persona or group its owner changes after
+	// creation. Each returns domain.ErrNotFound when there is no avatar
+	// (group) with that id.
+
+	// SetAvatarLocked sets whether the avatar approves its followers by
+	// hand (domain.Avatar.Locked).
+	SetAvatarLocked(ctx context.Context, id string, locked bool) error
+	// SetGroupLocked is SetAvatarLocked for a group.
+	SetGroupLocked(ctx context.Context, id string, locked bool) error
+	// SetAvatarKeys replaces the avatar's key pair (a key rotation).
+	SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair) error
+	// SetGroupKeys is SetAvatarKeys for a group.
+	SetGroupKeys(ctx context.Context, id string, keys domain.KeyPair) error
 }
 
 // ForeignActorStore caches remote actors.

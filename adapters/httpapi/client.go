@@ -34,6 +34,8 @@ type actorJSON struct {
 	URI       string    `json:"uri"`
 	Kind      string    `json:"kind"`
 	CreatedAt time.Time `json:"created_at"`
+	// Locked: follows wait for approval (manuallyApprovesFollowers).
+	Locked bool `json:"locked"`
 }
 
 type sessionJSON struct {
@@ -44,7 +46,7 @@ type sessionJSON struct {
 }
 
 func (h *Handler) persona(a domain.Avatar) *actorJSON {
-	return &actorJSON{ID: a.ID, Name: a.Name, URI: h.app.URLs.Persona(a.Name), Kind: string(domain.NameKindPersona), CreatedAt: a.CreatedAt}
+	return &actorJSON{ID: a.ID, Name: a.Name, URI: h.app.URLs.Persona(a.Name), Kind: string(domain.NameKindPersona), CreatedAt: a.CreatedAt, Locked: a.Locked}
 }
 
 func (h *Handler) signUp(w http.ResponseWriter, r *http.Request) {
@@ -100,6 +102,9 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request, _ domain.RootUs
 
 type nameJSON struct {
 	Name string `json:"name"`
+	// Locked asks that the new persona or group approve its followers by
+	// hand; absent: a persona is open, a group locked.
+	Locked *bool `json:"locked"`
 }
 
 func (h *Handler) createPersona(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
@@ -108,7 +113,7 @@ func (h *Handler) createPersona(w http.ResponseWriter, r *http.Request, u domain
 		writeError(w, r, h.log, err)
 		return
 	}
-	a, err := h.app.CreatePersona.Handle(r.Context(), application.CreatePersona{UserID: u.ID, Name: in.Name})
+	a, err := h.app.CreatePersona.Handle(r.Context(), application.CreatePersona{UserID: u.ID, Name: in.Name, Locked: in.Locked != nil && *in.Locked})
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
@@ -122,12 +127,12 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request, u domain.R
 		writeError(w, r, h.log, err)
 		return
 	}
-	g, err := h.app.CreateGroup.Handle(r.Context(), application.CreateGroup{UserID: u.ID, Name: in.Name})
+	g, err := h.app.CreateGroup.Handle(r.Context(), application.CreateGroup{UserID: u.ID, Name: in.Name, Locked: in.Locked})
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, actorJSON{ID: g.ID, Name: g.Name, URI: h.app.URLs.Group(g.Name), Kind: string(domain.NameKindGroup), CreatedAt: g.CreatedAt})
+	writeJSON(w, http.StatusCreated, actorJSON{ID: g.ID, Name: g.Name, URI: h.app.URLs.Group(g.Name), Kind: string(domain.NameKindGroup), CreatedAt: g.CreatedAt, Locked: g.Locked})
 }
 
 type postJSON struct {

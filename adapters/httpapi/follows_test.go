@@ -68,7 +68,7 @@ func setupFollows(t *testing.T) *followServer {
 	}, policy, "instance", urls, nil)
 	fed := application.NewFederation(application.FederationDeps{
 		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Jobs: s.jobs,
-		Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance",
+		Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
 	})
 	s.app.Publish.Resolver = fed.Resolver // as bootstrap wires it: recipients resolved on first use
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {

@@ -38,6 +38,7 @@ func TestTokenStore(t *testing.T) {
 
 func TestActorStore(t *testing.T) {
 	contract.ActorStore(t, func(t *testing.T) ports.ActorStore { return memory.NewAccountStore() })
+	contract.ActorSettings(t, func(t *testing.T) ports.ActorStore { return memory.NewAccountStore() })
 }
 
 func TestForeignActorStore(t *testing.T) {

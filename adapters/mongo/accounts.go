@@ -65,6 +65,7 @@ type avatarDoc struct {
 	// DeletedAt is absent while the persona lives (avatars_retired is
 	// sparse on it).
 	DeletedAt time.Time `bson:"deletedAt,omitempty"`
+	Locked    bool      `bson:"locked,omitempty"`
 }
 
 type groupDoc struct {
@@ -75,6 +76,7 @@ type groupDoc struct {
 	PublicKeyPEM  string    `bson:"publicKeyPem"`
 	PrivateKeyPEM string    `bson:"privateKeyPem"`
 	CreatedAt     time.Time `bson:"createdAt,omitempty"`
+	Locked        bool      `bson:"locked,omitempty"`
 }
 
 func (d userDoc) user() domain.RootUser {
@@ -88,7 +90,7 @@ func (d userDoc) user() domain.RootUser {
 
 func (d avatarDoc) avatar() domain.Avatar {
 	return domain.Avatar{ID: d.ID, RootUserID: d.RootUserID, Name: d.Name, DisplayName: d.DisplayName,
-		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt, DeletedAt: d.DeletedAt}
+		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt, DeletedAt: d.DeletedAt, Locked: d.Locked}
 }
 
 // live matches the avatars that are not retired.
@@ -96,7 +98,7 @@ var live = bson.E{Key: "deletedAt", Value: bson.D{{Key: "$exists", Value: false}
 
 func (d groupDoc) group() domain.Group {
 	return domain.Group{ID: d.ID, OwnerID: d.OwnerID, Name: d.Name, DisplayName: d.DisplayName,
-		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt}
+		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt, Locked: d.Locked}
 }
 
 // What a duplicate key means in each collection. A duplicate user name is
@@ -251,7 +253,7 @@ func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error 
 		return err
 	}
 	err := insertOne(ctx, s.avatars, avatarDoc{ID: a.ID, RootUserID: a.RootUserID, Name: a.Name, DisplayName: a.DisplayName,
-		PublicKeyPEM: a.Keys.PublicPEM, PrivateKeyPEM: a.Keys.PrivatePEM, CreatedAt: utc(a.CreatedAt)})
+		PublicKeyPEM: a.Keys.PublicPEM, PrivateKeyPEM: a.Keys.PrivatePEM, CreatedAt: utc(a.CreatedAt), Locked: a.Locked})
 	if err == nil {
 		return nil
 	}
@@ -357,7 +359,7 @@ func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
 		return err
 	}
 	err := insertOne(ctx, s.groups, groupDoc{ID: g.ID, OwnerID: g.OwnerID, Name: g.Name, DisplayName: g.DisplayName,
-		PublicKeyPEM: g.Keys.PublicPEM, PrivateKeyPEM: g.Keys.PrivatePEM, CreatedAt: utc(g.CreatedAt)})
+		PublicKeyPEM: g.Keys.PublicPEM, PrivateKeyPEM: g.Keys.PrivatePEM, CreatedAt: utc(g.CreatedAt), Locked: g.Locked})
 	if err == nil {
 		return nil
 	}

@@ -162,7 +162,7 @@ func (s *AccountStore) RevokeToken(ctx context.Context, hash string) error {
 	return nil
 }
 
-const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at`
+const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at, locked`
 
 // avatarRead is what the reads select: avatarColumns and the retirement.
 const avatarRead = avatarColumns + `, deleted_at`
@@ -171,7 +171,7 @@ func scanAvatar(row pgx.Row) (domain.Avatar, error) {
 	var a domain.Avatar
 	var root pgtype.Text
 	var deleted pgtype.Timestamptz
-	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &a.CreatedAt, &deleted); err != nil {
+	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &a.CreatedAt, &a.Locked, &deleted); err != nil {
 		return domain.Avatar{}, err
 	}
 	a.RootUserID = root.String // NULL (the instance actor) reads as ""
@@ -187,8 +187,8 @@ func scanAvatar(row pgx.Row) (domain.Avatar, error) {
 // (domain.ErrNameTaken), a taken id the primary key (domain.ErrAlreadyExists).
 func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error {
 	root := pgtype.Text{String: a.RootUserID, Valid: a.RootUserID != ""}
-	_, err := s.pool.Exec(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, a.CreatedAt)
+	_, err := s.pool.Exec(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, a.CreatedAt, a.Locked)
 	if err != nil {
 		return fmt.Errorf("avatar %q: %w", a.Name, interpretError(err))
 	}
@@ -285,13 +285,13 @@ func (s *AccountStore) RetiredAvatars(ctx context.Context, limit int) ([]domain.
 	return out, nil
 }
 
-const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at`
+const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at, locked`
 
 // CreateGroup implements ports.ActorStore; errors as CreateAvatar's, with
 // groups_name_key.
 func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO groups (`+groupColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		g.ID, g.OwnerID, g.Name, g.DisplayName, g.Keys.PublicPEM, g.Keys.PrivatePEM, g.CreatedAt)
+	_, err := s.pool.Exec(ctx, `INSERT INTO groups (`+groupColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		g.ID, g.OwnerID, g.Name, g.DisplayName, g.Keys.PublicPEM, g.Keys.PrivatePEM, g.CreatedAt, g.Locked)
 	if err != nil {
 		return fmt.Errorf("group %q: %w", g.Name, interpretError(err))
 	}
@@ -301,7 +301,7 @@ func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
 func (s *AccountStore) group(ctx context.Context, what, where, arg string) (domain.Group, error) {
 	var g domain.Group
 	err := s.pool.QueryRow(ctx, `SELECT `+groupColumns+` FROM groups WHERE `+where+` = $1`, arg).
-		Scan(&g.ID, &g.OwnerID, &g.Name, &g.DisplayName, &g.Keys.PublicPEM, &g.Keys.PrivatePEM, &g.CreatedAt)
+		Scan(&g.ID, &g.OwnerID, &g.Name, &g.DisplayName, &g.Keys.PublicPEM, &g.Keys.PrivatePEM, &g.CreatedAt, &g.Locked)
 	if err != nil {
 		return domain.Group{}, fmt.Errorf("group %s %q: %w", what, arg, interpretError(err))
 	}

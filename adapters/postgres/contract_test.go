@@ -90,6 +90,7 @@ func TestTokenStore(t *testing.T) {
 func TestActorStore(t *testing.T) {
 	t.Parallel()
 	contract.ActorStore(t, func(t *testing.T) ports.ActorStore { return postgres.NewAccountStore(migrated(t)) })
+	contract.ActorSettings(t, func(t *testing.T) ports.ActorStore { return postgres.NewAccountStore(migrated(t)) })
 }
 
 func TestForeignActorStore(t *testing.T) {

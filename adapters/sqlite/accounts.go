@@ -157,7 +157,7 @@ func (s *AccountStore) RevokeToken(ctx context.Context, hash string) error {
 	return nil
 }
 
-const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at`
+const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at, locked`
 
 // avatarRead is what the reads select: avatarColumns and the retirement.
 const avatarRead = avatarColumns + `, deleted_at`
@@ -166,7 +166,7 @@ func scanAvatar(row scanner) (domain.Avatar, error) {
 	var a domain.Avatar
 	var root sql.NullString
 	var created, deleted sql.NullInt64
-	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &created, &deleted); err != nil {
+	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &created, &a.Locked, &deleted); err != nil {
 		return domain.Avatar{}, err
 	}
 	a.RootUserID = root.String // NULL (the instance actor) reads as ""
@@ -179,8 +179,8 @@ func scanAvatar(row scanner) (domain.Avatar, error) {
 // (domain.ErrNameTaken), a taken id the primary key (domain.ErrAlreadyExists).
 func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error {
 	root := sql.NullString{String: a.RootUserID, Valid: a.RootUserID != ""}
-	_, err := s.db.w.ExecContext(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, nanos(a.CreatedAt))
+	_, err := s.db.w.ExecContext(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, nanos(a.CreatedAt), a.Locked)
 	if err != nil {
 		return fmt.Errorf("avatar %q: %w", a.Name, interpretError(err))
 	}
@@ -278,13 +278,13 @@ func (s *AccountStore) RetiredAvatars(ctx context.Context, limit int) ([]domain.
 	return out, nil
 }
 
-const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at`
+const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at, locked`
 
 // CreateGroup implements ports.ActorStore; errors as CreateAvatar's, with
 // groups_name_key.
 func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
-	_, err := s.db.w.ExecContext(ctx, `INSERT INTO groups (`+groupColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		g.ID, g.OwnerID, g.Name, g.DisplayName, g.Keys.PublicPEM, g.Keys.PrivatePEM, nanos(g.CreatedAt))
+	_, err := s.db.w.ExecContext(ctx, `INSERT INTO groups (`+groupColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		g.ID, g.OwnerID, g.Name, g.DisplayName, g.Keys.PublicPEM, g.Keys.PrivatePEM, nanos(g.CreatedAt), g.Locked)
 	if err != nil {
 		return fmt.Errorf("group %q: %w", g.Name, interpretError(err))
 	}
@@ -295,7 +295,7 @@ func (s *AccountStore) group(ctx context.Context, what, column, arg string) (dom
 	var g domain.Group
 	var created sql.NullInt64
 	err := s.db.r.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE `+column+` = ?`, arg).
-		Scan(&g.ID, &g.OwnerID, &g.Name, &g.DisplayName, &g.Keys.PublicPEM, &g.Keys.PrivatePEM, &created)
+		Scan(&g.ID, &g.OwnerID, &g.Name, &g.DisplayName, &g.Keys.PublicPEM, &g.Keys.PrivatePEM, &created, &g.Locked)
 	if err != nil {
 		return domain.Group{}, fmt.Errorf("group %s %q: %w", what, arg, interpretError(err))
 	}

@@ -80,6 +80,7 @@ func TestTokenStore(t *testing.T) {
 func TestActorStore(t *testing.T) {
 	t.Parallel()
 	contract.ActorStore(t, func(t *testing.T) ports.ActorStore { return sqlite.NewAccountStore(migrated(t)) })
+	contract.ActorSettings(t, func(t *testing.T) ports.ActorStore { return sqlite.NewAccountStore(migrated(t)) })
 }
 
 func TestForeignActorStore(t *testing.T) {

@@ -86,6 +86,8 @@ var commands = []command{
 	{words: []string{"domain-blocks", "list"}, help: "list the domain blocks: domain, severity, since, public comment, reason", run: domainBlocksList},
 	{words: []string{"domain-blocks", "import"}, arg: "FILE", help: "import a domain-block list in Mastodon's CSV format (#domain,#severity,...): blocks new domains, changes blocked ones where the list differs, and prints every line's fate; a suspension ends the domain's queued deliveries and follows",
 		flags: []cmdFlag{{name: "dry-run", usage: "print what the import would change and change nothing", boolean: true, def: "false"}}, run: domainBlocksImport},
+	{words: []string{"keys", "rotate"}, arg: "NAME", argOptional: true, help: "give the persona, group or instance actor NAME a new key pair, or every one of them with --all (after a leak), and queue each one's Update{Person} with the new key to its followers; the key id stays <actor>#main-key",
+		flags: []cmdFlag{{name: "all", usage: "rotate every persona's, group's and the instance actor's key", boolean: true, def: "false"}}, run: keysRotate},
 	{words: []string{"domain-blocks", "export"}, arg: "FILE", argOptional: true, help: "write the domain blocks in Mastodon's CSV format to FILE, or to stdout without one, for other operators to import", run: domainBlocksExport},
 }
 
@@ -595,5 +597,30 @@ func domainBlocksExport(c *call) int {
 		return fail(c, err)
 	}
 	fmt.Fprintf(c.stdout, "wrote %d blocks to %s\n", n, c.arg)
+	return exitOK
+}
+
+func keysRotate(c *call) int {
+	all, err := strconv.ParseBool(c.flags["all"])
+	if err != nil {
+		fmt.Fprintf(c.stderr, "herald keys rotate: --all=%q: want true or false\n", c.flags["all"])
+		return exitUsage
+	}
+	if all == (c.arg != "") {
+		fmt.Fprintln(c.stderr, "herald keys rotate: name one actor, or pass --all (not both)")
+		return exitUsage
+	}
+	var names []string
+	if !all {
+		names = []string{c.arg}
+	}
+	done, err := bootstrap.RotateKeys(c.ctx, c.cfg, c.log, names)
+	for _, r := range done {
+		fmt.Fprintf(c.stdout, "%s: new key under %s; Update queued to its followers (%d jobs)\n", r.Actor, r.KeyID, r.Queued)
+	}
+	if err != nil {
+		return fail(c, fmt.Errorf("rotate keys: %w", err))
+	}
+	fmt.Fprintf(c.stdout, "%d keys rotated\n", len(done))
 	return exitOK
 }

@@ -37,6 +37,10 @@
 //	                        written by the stores. Down drops the index and
 //	                        unsets both fields: a persona still retired comes
 //	                        back live, so let deletions finish first.
+//	010 locked_actors       a persona or group may approve its followers by
+//	                        hand: the field locked of avatars and groups. A
+//	                        missing field reads as false, so up is a marker;
+//	                        down unsets the field.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

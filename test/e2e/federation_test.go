@@ -20,7 +20,7 @@ func TestFakeFediverseDelivery(t *testing.T) {
 	h := startHerald(t, "herald", nil)
 	alice := h.persona("alice")
 	token := h.signUp("alice")
-	if status, out := h.call(http.MethodPost, "/api/v1/groups", token, map[string]string{"name": "club"}); status != http.StatusCreated {
+	if status, out := h.call(http.MethodPost, "/api/v1/groups", token, map[string]any{"name": "club", "locked": false}); status != http.StatusCreated {
 		t.Fatalf("group: %d %v", status, out)
 	}
 	club := h.base + "/groups/club"

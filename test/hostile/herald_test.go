@@ -262,7 +262,7 @@ func (h *herald) signUp(name string) string {
 
 func (h *herald) group(token, name string) string {
 	h.t.Helper()
-	if status, out := h.call(http.MethodPost, "/api/v1/groups", token, map[string]string{"name": name}); status != http.StatusCreated {
+	if status, out := h.call(http.MethodPost, "/api/v1/groups", token, map[string]any{"name": name, "locked": false}); status != http.StatusCreated {
 		h.t.Fatalf("group %s: %d %v", name, status, out)
 	}
 	return h.base + "/groups/" + name

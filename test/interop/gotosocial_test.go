@@ -318,7 +318,7 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 	})
 
 	step("group follow and announce", func(t *testing.T) {
-		if s := h.api("POST", "/api/v1/groups", carolTok, map[string]string{"name": "club"}, nil); s != 201 {
+		if s := h.api("POST", "/api/v1/groups", carolTok, map[string]any{"name": "club", "locked": false}, nil); s != 201 {
 			t.Fatalf("create group: %d", s)
 		}
 		clubAcct := "club@" + h.host
@@ -426,6 +426,8 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 	step("no 5xx from Herald and no panic in either log", func(t *testing.T) {
 		checkLogs(t, h, g)
 	})
+
+	lockAndKeyScenarios(t, store, g, h, step)
 	personaDeletionScenarios(t, store, g, h)
 }
 
@@ -438,4 +440,97 @@ func hasMention(ns []gtsNotification, text, visibility string) bool {
 		}
 	}
 	return false
+}
+
+// lockAndKeyScenarios: a locked Herald persona (manuallyApprovesFollowers)
+// and a key rotation, with fresh accounts on both sides so that the
+// scenarios before are not disturbed. GoToSocial's follow of the locked
+// persona stays requested until Herald accepts it; another account's
+// follow, rejected, is gone. After a rotation of the persona's key a post
+// still reaches GoToSocial, which logs no signature failure.
+func lockAndKeyScenarios(t *testing.T, store string, g *gts, h *herald, step func(string, func(*testing.T))) {
+	cy := g.account(store + "_cy")
+	di := g.account(store + "_di")
+	lenaTok := h.signUp("lena")
+	lenaAcct := "lena@" + h.host
+	var lenaID string
+
+	step("locked persona: GoToSocial's follow waits for Herald's approval", func(t *testing.T) {
+		var set struct {
+			Locked bool `json:"locked"`
+		}
+		if s := h.api("PATCH", "/api/v1/personas/lena", lenaTok, map[string]bool{"locked": true}, &set); s != 200 || !set.Locked {
+			t.Fatalf("lock lena: %d %+v", s, set)
+		}
+		eventually(t, "GoToSocial to resolve "+lenaAcct, func() bool {
+			lenaID = cy.resolveAccount(lenaAcct)
+			return lenaID != ""
+		})
+		var acct struct {
+			Locked bool `json:"locked"`
+		}
+		if s := cy.call("GET", "/api/v1/accounts/"+lenaID, nil, &acct); s != 200 || !acct.Locked {
+			t.Fatalf("GoToSocial shows lena unlocked (manuallyApprovesFollowers not read): %d %+v", s, acct)
+		}
+		for _, u := range []*gtsUser{cy, di} {
+			if s := u.call("POST", "/api/v1/accounts/"+lenaID+"/follow", url.Values{}, nil); s != 200 {
+				t.Fatalf("%s follows lena: %d", u.name, s)
+			}
+			eventually(t, "Herald to list "+u.name+"'s request as pending", func() bool { return h.requests(lenaTok, "lena")[u.uri] == "pending" })
+			if r := u.relationship(lenaID); !r.Requested || r.Following {
+				t.Fatalf("%s's relationship before the answer: %+v, want requested", u.name, r)
+			}
+		}
+	})
+
+	step("locked persona: Herald accepts one request and rejects the other", func(t *testing.T) {
+		if s := h.api("POST", "/api/v1/follow_requests/authorize", lenaTok, map[string]string{"as": "lena", "follower": cy.uri}, nil); s != 200 {
+			t.Fatalf("authorize: %d", s)
+		}
+		eventually(t, "GoToSocial to see cy's follow accepted", func() bool { return cy.relationship(lenaID).Following })
+		if s := h.api("POST", "/api/v1/follow_requests/reject", lenaTok, map[string]string{"as": "lena", "follower": di.uri}, nil); s != 200 {
+			t.Fatalf("reject: %d", s)
+		}
+		eventually(t, "GoToSocial to drop di's request", func() bool { r := di.relationship(lenaID); return !r.Requested && !r.Following })
+		if st := h.followers(lenaTok, "lena"); st[cy.uri] != "accepted" || st[di.uri] != "" {
+			t.Fatalf("lena's followers on Herald: %v", st)
+		}
+		h.publish(lenaTok, map[string]any{"as": "lena", "content": "to my approved followers on " + store})
+		eventually(t, "lena's post in cy's home timeline", func() bool { return cy.inHome("to my approved followers on "+store) != nil })
+	})
+
+	step("key rotation: Herald's posts still verify on GoToSocial", func(t *testing.T) {
+		logFrom := len(g.log())
+		var rot struct {
+			KeyID string `json:"key_id"`
+		}
+		if s := h.api("POST", "/api/v1/personas/lena/rotate-key", lenaTok, nil, &rot); s != 200 || rot.KeyID != h.base+"/users/lena#main-key" {
+			t.Fatalf("rotate-key: %d %+v", s, rot)
+		}
+		// The Update{Person} carrying the new key, delivered (GoToSocial
+		// answered 2xx to a request signed with the new key).
+		eventually(t, "the Update{Person} delivered to GoToSocial", func() bool {
+			var done struct {
+				Jobs []struct {
+					ActivityID string `json:"activity_id"`
+				} `json:"jobs"`
+			}
+			h.api("GET", "/admin/api/jobs?state=succeeded&limit=200&host="+url.QueryEscape(g.host), adminToken, nil, &done)
+			for _, j := range done.Jobs {
+				if strings.HasPrefix(j.ActivityID, h.base+"/users/lena/activities/update-") {
+					return true
+				}
+			}
+			return false
+		})
+		h.publish(lenaTok, map[string]any{"as": "lena", "content": "after the key rotation on " + store})
+		eventually(t, "the post after the rotation in cy's home timeline", func() bool { return cy.inHome("after the key rotation on "+store) != nil })
+		for _, line := range strings.Split(g.log()[logFrom:], "\n") {
+			low := strings.ToLower(line)
+			if strings.Contains(line, h.host) && (strings.Contains(low, "signature") || strings.Contains(low, "verif")) &&
+				(strings.Contains(line, "level=ERROR") || strings.Contains(line, "level=WARN")) {
+				t.Errorf("gotosocial log after the rotation: %s", line)
+			}
+		}
+	})
 }

@@ -731,3 +731,19 @@ func postgresDatabase(t *testing.T) string {
 	u.Path = "/" + name
 	return u.String()
 }
+
+// requests lists the follow requests waiting for a persona's approval.
+func (h *herald) requests(token, persona string) map[string]string {
+	var out struct {
+		Followers []struct {
+			URI   string `json:"uri"`
+			State string `json:"state"`
+		} `json:"followers"`
+	}
+	h.api("GET", "/api/v1/personas/"+persona+"/followers?state=pending&limit=200", token, nil, &out)
+	m := map[string]string{}
+	for _, f := range out.Followers {
+		m[f.URI] = f.State
+	}
+	return m
+}

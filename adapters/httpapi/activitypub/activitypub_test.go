@@ -150,7 +150,7 @@ func setupConfig(t *testing.T, cfg activitypub.Config) *bundle {
 		t.Fatal(err)
 	}
 	b.userID = s.User.ID
-	if _, err := b.app.CreateGroup.Handle(ctx, application.CreateGroup{UserID: s.User.ID, Name: "club"}); err != nil {
+	if _, err := b.app.CreateGroup.Handle(ctx, application.CreateGroup{UserID: s.User.ID, Name: "club", Locked: new(bool)}); err != nil {
 		t.Fatal(err)
 	}
 	b.fetcher.set(bob, actorDoc(bob, keys[0].PublicPEM))

@@ -140,6 +140,9 @@ func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.O
 	t.Run("ActorStore", func(t *testing.T) {
 		contract.ActorStore(t, func(t *testing.T) ports.ActorStore { return mongo.NewAccountStore(NewDB(t, client)) }, skip...)
 	})
+	t.Run("ActorSettings", func(t *testing.T) {
+		contract.ActorSettings(t, func(t *testing.T) ports.ActorStore { return mongo.NewAccountStore(NewDB(t, client)) }, skip...)
+	})
 	t.Run("ForeignActorStore", func(t *testing.T) {
 		contract.ForeignActorStore(t, func(t *testing.T) ports.ForeignActorStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
 	})

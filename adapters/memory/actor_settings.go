@@ -1,0 +1,58 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heraldfed/herald/domain"
+)
+
+// SetAvatarLocked implements ports.ActorStore.
+func (s *AccountStore) SetAvatarLocked(ctx context.Context, id string, locked bool) error {
+	return s.changeAvatar(ctx, id, func(a *domain.Avatar) { a.Locked = locked })
+}
+
+// SetGroupLocked implements ports.ActorStore.
+func (s *AccountStore) SetGroupLocked(ctx context.Context, id string, locked bool) error {
+	return s.changeGroup(ctx, id, func(g *domain.Group) { g.Locked = locked })
+}
+
+// SetAvatarKeys implements ports.ActorStore.
+func (s *AccountStore) SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair) error {
+	return s.changeAvatar(ctx, id, func(a *domain.Avatar) { a.Keys = keys })
+}
+
+// SetGroupKeys implements ports.ActorStore.
+func (s *AccountStore) SetGroupKeys(ctx context.Context, id string, keys domain.KeyPair) error {
+	return s.changeGroup(ctx, id, func(g *domain.Group) { g.Keys = keys })
+}
+
+func (s *AccountStore) changeAvatar(ctx context.Context, id string, fn func(*domain.Avatar)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.avatars[id]
+	if !ok {
+		return fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
+	}
+	fn(&a)
+	s.avatars[id] = a
+	return nil
+}
+
+func (s *AccountStore) changeGroup(ctx context.Context, id string, fn func(*domain.Group)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.groups[id]
+	if !ok {
+		return fmt.Errorf("group %q: %w", id, domain.ErrNotFound)
+	}
+	fn(&g)
+	s.groups[id] = g
+	return nil
+}

@@ -1,0 +1,41 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heraldfed/herald/domain"
+)
+
+// SetAvatarLocked implements ports.ActorStore.
+func (s *AccountStore) SetAvatarLocked(ctx context.Context, id string, locked bool) error {
+	return s.setActor(ctx, "avatar", `UPDATE avatars SET locked = $2 WHERE id = $1`, id, locked)
+}
+
+// SetGroupLocked implements ports.ActorStore.
+func (s *AccountStore) SetGroupLocked(ctx context.Context, id string, locked bool) error {
+	return s.setActor(ctx, "group", `UPDATE groups SET locked = $2 WHERE id = $1`, id, locked)
+}
+
+// SetAvatarKeys implements ports.ActorStore.
+func (s *AccountStore) SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair) error {
+	return s.setActor(ctx, "avatar", `UPDATE avatars SET public_key_pem = $2, private_key_pem = $3 WHERE id = $1`, id, keys.PublicPEM, keys.PrivatePEM)
+}
+
+// SetGroupKeys implements ports.ActorStore.
+func (s *AccountStore) SetGroupKeys(ctx context.Context, id string, keys domain.KeyPair) error {
+	return s.setActor(ctx, "group", `UPDATE groups SET public_key_pem = $2, private_key_pem = $3 WHERE id = $1`, id, keys.PublicPEM, keys.PrivatePEM)
+}
+
+// setActor runs one UPDATE of an actor row by id ($1); domain.ErrNotFound
+// when no row has that id.
+func (s *AccountStore) setActor(ctx context.Context, what, q, id string, args ...any) error {
+	tag, err := s.pool.Exec(ctx, q, append([]any{id}, args...)...)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", what, id, interpretError(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%s %q: %w", what, id, domain.ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,41 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/heraldfed/herald/domain"
+)
+
+// SetAvatarLocked implements ports.ActorStore.
+func (s *AccountStore) SetAvatarLocked(ctx context.Context, id string, locked bool) error {
+	return s.setActor(ctx, "avatar", `UPDATE avatars SET locked = ? WHERE id = ?`, id, locked)
+}
+
+// SetGroupLocked implements ports.ActorStore.
+func (s *AccountStore) SetGroupLocked(ctx context.Context, id string, locked bool) error {
+	return s.setActor(ctx, "group", `UPDATE groups SET locked = ? WHERE id = ?`, id, locked)
+}
+
+// SetAvatarKeys implements ports.ActorStore.
+func (s *AccountStore) SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair) error {
+	return s.setActor(ctx, "avatar", `UPDATE avatars SET public_key_pem = ?, private_key_pem = ? WHERE id = ?`, id, keys.PublicPEM, keys.PrivatePEM)
+}
+
+// SetGroupKeys implements ports.ActorStore.
+func (s *AccountStore) SetGroupKeys(ctx context.Context, id string, keys domain.KeyPair) error {
+	return s.setActor(ctx, "group", `UPDATE groups SET public_key_pem = ?, private_key_pem = ? WHERE id = ?`, id, keys.PublicPEM, keys.PrivatePEM)
+}
+
+// setActor runs one UPDATE of an actor row by id (the last argument);
+// domain.ErrNotFound when no row has that id.
+func (s *AccountStore) setActor(ctx context.Context, what, q, id string, args ...any) error {
+	res, err := s.db.w.ExecContext(ctx, q, append(args, id)...)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w", what, id, interpretError(err))
+	}
+	if affected(res) == 0 {
+		return fmt.Errorf("%s %q: %w", what, id, domain.ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,4 @@
+BEGIN;
+ALTER TABLE groups DROP COLUMN locked;
+ALTER TABLE avatars DROP COLUMN locked;
+COMMIT;

@@ -1,0 +1,2 @@
+ALTER TABLE groups DROP COLUMN locked;
+ALTER TABLE avatars DROP COLUMN locked;
