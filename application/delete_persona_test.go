@@ -395,3 +395,27 @@ func TestPersonaDeletionPassPages(t *testing.T) {
 		}
 	}
 }
+
+// A persona stored without a reservation (before names were reserved)
+// gets one when it is deleted, marked: its name is taken for good too.
+func TestPersonaDeletionReservesAnUnreservedName(t *testing.T) {
+	t.Parallel()
+	b := newDeletionBundle(t)
+	ctx := context.Background()
+	old := domain.Avatar{ID: "old-1", RootUserID: b.bob, Name: "olden", Keys: domain.KeyPair{PublicPEM: "PUBLIC KEY", PrivatePEM: "PRIVATE KEY"}, CreatedAt: t0}
+	if err := b.accounts.CreateAvatar(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.app.DeletePersona.Handle(ctx, application.DeletePersona{UserID: b.bob, Name: "olden"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.app.PersonaDeletions.Finish(ctx); err != nil || n != 1 {
+		t.Fatalf("pass: %d, %v", n, err)
+	}
+	if rn, err := b.names.Get(ctx, "olden"); err != nil || !rn.Deleted() || rn.OwnerID != "old-1" || rn.Kind != domain.NameKindPersona {
+		t.Fatalf("olden's name %+v %v", rn, err)
+	}
+	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.alice, Name: "olden"}); !errors.Is(err, domain.ErrNameTaken) {
+		t.Fatalf("olden again: %v, want taken", err)
+	}
+}

@@ -171,11 +171,14 @@ func (h PersonaDeletionsHandler) markName(ctx context.Context, a domain.Avatar) 
 	if !errors.Is(err, domain.ErrNotFound) {
 		return err
 	}
-	if _, gerr := d.Names.Get(ctx, a.Name); gerr == nil {
+	switch _, gerr := d.Names.Get(ctx, a.Name); {
+	case gerr == nil:
 		// Held by another owner: nothing of ours to mark (and nothing to
 		// take from it).
 		d.Log.WarnContext(ctx, "a deleted persona's name is held by another owner", "name", a.Name)
 		return nil
+	case !errors.Is(gerr, domain.ErrNotFound):
+		return gerr
 	}
 	rn, err := domain.NewReservedName(a.Name, domain.NameKindPersona, a.ID, a.CreatedAt)
 	if err != nil {
