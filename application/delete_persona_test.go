@@ -240,7 +240,7 @@ func TestDeletePersona(t *testing.T) {
 	if _, err := keys.SigningKey(ctx, b.carolID); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("carol's key after her deletion: %v", err)
 	}
-	if left, _ := b.accounts.RetiredAvatars(ctx, 10); len(left) != 0 {
+	if left, _ := b.accounts.RetiredAvatars(ctx, "", 10); len(left) != 0 {
 		t.Fatalf("retired left %+v", left)
 	}
 	if rn, err := b.names.Get(ctx, "carol"); err != nil || !rn.Deleted() {
@@ -353,5 +353,69 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Deletions waiting for their last deliveries, more than a page of them,
+// never hide one that can finish after them.
+func TestPersonaDeletionPassPages(t *testing.T) {
+	t.Parallel()
+	b := newDeletionBundle(t)
+	ctx := context.Background()
+	for i := range 101 {
+		name := fmt.Sprintf("p%03d", i)
+		a, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.bob, Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 100 { // a follower: a Delete to deliver, the key kept
+			uri := fmt.Sprintf("https://r.example/users/f%03d", i)
+			if err := b.content.Upsert(ctx, domain.ForeignAvatar{ActorURI: uri, Inbox: uri + "/inbox", Host: "r.example"}); err != nil {
+				t.Fatal(err)
+			}
+			f, _ := domain.NewFollower(uri, b.app.URLs.Persona(name), uri+"#f", domain.FollowAccepted, t0)
+			if _, err := b.follows.Add(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := b.app.DeletePersona.Handle(ctx, application.DeletePersona{UserID: b.bob, Name: a.Name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := b.app.PersonaDeletions.Finish(ctx); err != nil || n != 1 {
+		t.Fatalf("pass: %d finished, %v; want p100 alone", n, err)
+	}
+	left, _ := b.accounts.RetiredAvatars(ctx, "", 0)
+	if len(left) != 100 {
+		t.Fatalf("%d deletions left, want the 100 waiting for their deliveries", len(left))
+	}
+	for _, a := range left {
+		if a.Name == "p100" {
+			t.Fatal("p100, with nothing to deliver, was not finished")
+		}
+	}
+}
+
+// A persona stored without a reservation (before names were reserved)
+// gets one when it is deleted, marked: its name is taken for good too.
+func TestPersonaDeletionReservesAnUnreservedName(t *testing.T) {
+	t.Parallel()
+	b := newDeletionBundle(t)
+	ctx := context.Background()
+	old := domain.Avatar{ID: "old-1", RootUserID: b.bob, Name: "olden", Keys: domain.KeyPair{PublicPEM: "PUBLIC KEY", PrivatePEM: "PRIVATE KEY"}, CreatedAt: t0}
+	if err := b.accounts.CreateAvatar(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.app.DeletePersona.Handle(ctx, application.DeletePersona{UserID: b.bob, Name: "olden"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.app.PersonaDeletions.Finish(ctx); err != nil || n != 1 {
+		t.Fatalf("pass: %d, %v", n, err)
+	}
+	if rn, err := b.names.Get(ctx, "olden"); err != nil || !rn.Deleted() || rn.OwnerID != "old-1" || rn.Kind != domain.NameKindPersona {
+		t.Fatalf("olden's name %+v %v", rn, err)
+	}
+	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.alice, Name: "olden"}); !errors.Is(err, domain.ErrNameTaken) {
+		t.Fatalf("olden again: %v, want taken", err)
 	}
 }

@@ -84,27 +84,35 @@ func (h PersonaDeletionsHandler) Run(ctx context.Context) {
 	}
 }
 
-// Finish takes every begun deletion a step as far as it can go now and
-// returns how many finished (their avatar and key removed).
+// Finish takes every begun deletion a step as far as it can go now, a
+// page of them at a time (deletions that wait for their last deliveries
+// never hide the ones after them), and returns how many finished (their
+// avatar and key removed).
 func (h PersonaDeletionsHandler) Finish(ctx context.Context) (int, error) {
-	retired, err := h.deps.Actors.RetiredAvatars(ctx, personaDeletionBatch)
-	if err != nil {
-		return 0, fmt.Errorf("retired personas: %w", err)
-	}
-	n := 0
+	n, after := 0, ""
 	var errs []error
-	for _, a := range retired {
-		if ctx.Err() != nil {
+	for ctx.Err() == nil {
+		retired, err := h.deps.Actors.RetiredAvatars(ctx, after, personaDeletionBatch)
+		if err != nil {
+			return n, errors.Join(append(errs, fmt.Errorf("retired personas: %w", err))...)
+		}
+		for _, a := range retired {
+			if ctx.Err() != nil {
+				break
+			}
+			done, err := h.advance(ctx, a)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("deletion of %s: %w", a.Name, err))
+				continue
+			}
+			if done {
+				n++
+			}
+		}
+		if len(retired) < personaDeletionBatch {
 			break
 		}
-		done, err := h.advance(ctx, a)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("deletion of %s: %w", a.Name, err))
-			continue
-		}
-		if done {
-			n++
-		}
+		after = retired[len(retired)-1].ID
 	}
 	return n, errors.Join(errs...)
 }
@@ -163,11 +171,14 @@ func (h PersonaDeletionsHandler) markName(ctx context.Context, a domain.Avatar) 
 	if !errors.Is(err, domain.ErrNotFound) {
 		return err
 	}
-	if _, gerr := d.Names.Get(ctx, a.Name); gerr == nil {
+	switch _, gerr := d.Names.Get(ctx, a.Name); {
+	case gerr == nil:
 		// Held by another owner: nothing of ours to mark (and nothing to
 		// take from it).
 		d.Log.WarnContext(ctx, "a deleted persona's name is held by another owner", "name", a.Name)
 		return nil
+	case !errors.Is(gerr, domain.ErrNotFound):
+		return gerr
 	}
 	rn, err := domain.NewReservedName(a.Name, domain.NameKindPersona, a.ID, a.CreatedAt)
 	if err != nil {

@@ -141,10 +141,10 @@ type ActorStore interface {
 	// keeps the first DeletedAt; domain.ErrNotFound if there is no such
 	// avatar.
 	RetireAvatar(ctx context.Context, id string, at time.Time) error
-	// RetiredAvatars lists the retired avatars not yet removed, oldest
-	// DeletedAt first (then by id), at most limit: the deletions still to
+	// RetiredAvatars lists the retired avatars not yet removed, by id,
+	// after afterID (for paging), at most limit: the deletions still to
 	// finish.
-	RetiredAvatars(ctx context.Context, limit int) ([]domain.Avatar, error)
+	RetiredAvatars(ctx context.Context, afterID string, limit int) ([]domain.Avatar, error)
 
 	// The settings of a persona or group its owner changes after
 	// creation. Each returns domain.ErrNotFound when there is no avatar

@@ -290,7 +290,7 @@ func (s *AccountStore) RetireAvatar(ctx context.Context, id string, at time.Time
 }
 
 // RetiredAvatars implements ports.ActorStore.
-func (s *AccountStore) RetiredAvatars(ctx context.Context, limit int) ([]domain.Avatar, error) {
+func (s *AccountStore) RetiredAvatars(ctx context.Context, afterID string, limit int) ([]domain.Avatar, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -298,13 +298,11 @@ func (s *AccountStore) RetiredAvatars(ctx context.Context, limit int) ([]domain.
 	defer s.mu.Unlock()
 	var out []domain.Avatar
 	for _, a := range s.avatars {
-		if !a.DeletedAt.IsZero() {
+		if !a.DeletedAt.IsZero() && a.ID > afterID {
 			out = append(out, a)
 		}
 	}
-	slices.SortFunc(out, func(a, b domain.Avatar) int {
-		return cmp.Or(a.DeletedAt.Compare(b.DeletedAt), cmp.Compare(a.ID, b.ID))
-	})
+	slices.SortFunc(out, func(a, b domain.Avatar) int { return cmp.Compare(a.ID, b.ID) })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}

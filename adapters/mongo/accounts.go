@@ -344,13 +344,18 @@ func (s *AccountStore) RetireAvatar(ctx context.Context, id string, at time.Time
 	return nil
 }
 
-// RetiredAvatars implements ports.ActorStore, along avatars_retired.
-func (s *AccountStore) RetiredAvatars(ctx context.Context, limit int) ([]domain.Avatar, error) {
-	opts := options.Find().SetSort(bson.D{{Key: "deletedAt", Value: 1}, {Key: "_id", Value: 1}})
+// RetiredAvatars implements ports.ActorStore: the sparse avatars_retired
+// holds the retired ones alone (few), sorted by id after it is read.
+func (s *AccountStore) RetiredAvatars(ctx context.Context, afterID string, limit int) ([]domain.Avatar, error) {
+	opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})
 	if limit > 0 {
 		opts.SetLimit(int64(limit))
 	}
-	return findAll(ctx, s.avatars, bson.D{{Key: "deletedAt", Value: bson.D{{Key: "$exists", Value: true}}}}, "retired avatars", avatarDoc.avatar, opts)
+	filter := bson.D{{Key: "deletedAt", Value: bson.D{{Key: "$exists", Value: true}}}}
+	if afterID != "" {
+		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: afterID}}})
+	}
+	return findAll(ctx, s.avatars, filter, "retired avatars", avatarDoc.avatar, opts)
 }
 
 // CreateGroup implements ports.ActorStore.

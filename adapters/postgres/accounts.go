@@ -273,8 +273,9 @@ func (s *AccountStore) RetireAvatar(ctx context.Context, id string, at time.Time
 }
 
 // RetiredAvatars implements ports.ActorStore, from avatars_retired_idx.
-func (s *AccountStore) RetiredAvatars(ctx context.Context, limit int) ([]domain.Avatar, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+avatarRead+` FROM avatars WHERE deleted_at IS NOT NULL ORDER BY deleted_at, id LIMIT $1`, limitArg(limit))
+func (s *AccountStore) RetiredAvatars(ctx context.Context, afterID string, limit int) ([]domain.Avatar, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+avatarRead+` FROM avatars WHERE deleted_at IS NOT NULL AND id COLLATE "C" > $1 ORDER BY id COLLATE "C" LIMIT $2`,
+		afterID, limitArg(limit))
 	if err != nil {
 		return nil, fmt.Errorf("retired avatars: %w", interpretError(err))
 	}

@@ -266,12 +266,12 @@ func (s *AccountStore) RetireAvatar(ctx context.Context, id string, at time.Time
 }
 
 // RetiredAvatars implements ports.ActorStore, from avatars_retired_idx.
-func (s *AccountStore) RetiredAvatars(ctx context.Context, limit int) ([]domain.Avatar, error) {
+func (s *AccountStore) RetiredAvatars(ctx context.Context, afterID string, limit int) ([]domain.Avatar, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
 	out, err := query(ctx, s.db, scanAvatar,
-		`SELECT `+avatarRead+` FROM avatars WHERE deleted_at IS NOT NULL ORDER BY deleted_at, id LIMIT ?`, limit)
+		`SELECT `+avatarRead+` FROM avatars WHERE deleted_at IS NOT NULL AND id > ? ORDER BY id LIMIT ?`, afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("retired avatars: %w", interpretError(err))
 	}

@@ -84,7 +84,7 @@ var indexes = []index{
 	// Partial, beyond SPEC §4 (migration 013): the deleted personas whose
 	// deletion is still to finish (RetiredAvatars), without reading every
 	// avatar and its key.
-	{"avatars_retired_idx", `CREATE INDEX IF NOT EXISTS avatars_retired_idx ON avatars (deleted_at, id) WHERE deleted_at IS NOT NULL`},
+	{"avatars_retired_idx", `CREATE INDEX IF NOT EXISTS avatars_retired_idx ON avatars (id) WHERE deleted_at IS NOT NULL`},
 }
 
 // retired are indexes an earlier version made that the ones above

@@ -8,6 +8,6 @@ BEGIN;
 
 ALTER TABLE avatars ADD COLUMN IF NOT EXISTS deleted_at timestamptz;
 ALTER TABLE reserved_names ADD COLUMN IF NOT EXISTS deleted_at timestamptz;
-CREATE INDEX IF NOT EXISTS avatars_retired_idx ON avatars (deleted_at, id) WHERE deleted_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS avatars_retired_idx ON avatars (id COLLATE "C") WHERE deleted_at IS NOT NULL;
 
 COMMIT;

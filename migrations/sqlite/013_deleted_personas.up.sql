@@ -4,4 +4,4 @@
 -- no one can take over the identity other servers remember.
 ALTER TABLE avatars ADD COLUMN deleted_at INTEGER;
 ALTER TABLE reserved_names ADD COLUMN deleted_at INTEGER;
-CREATE INDEX avatars_retired_idx ON avatars (deleted_at, id) WHERE deleted_at IS NOT NULL;
+CREATE INDEX avatars_retired_idx ON avatars (id) WHERE deleted_at IS NOT NULL;

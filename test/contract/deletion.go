@@ -94,22 +94,25 @@ func retiredAvatarCases() []testCase[ports.ActorStore] {
 				t.Fatalf("a live avatar reads as deleted: %+v", live)
 			}
 
-			mustNil(t, s.RetireAvatar(ctx(t), "a3", base.Add(30*time.Minute)), "retire dan earlier")
-			retired, err := s.RetiredAvatars(ctx(t), 10)
+			mustNil(t, s.RetireAvatar(ctx(t), "a3", base.Add(30*time.Minute)), "retire dan")
+			retired, err := s.RetiredAvatars(ctx(t), "", 10)
 			mustNil(t, err, "retired")
-			if names := avatarNames(retired); !slices.Equal(names, []string{"dan", "carol"}) {
-				t.Fatalf("retired %v, want [dan carol] (oldest deletion first)", names)
+			if names := avatarNames(retired); !slices.Equal(names, []string{"carol", "dan"}) {
+				t.Fatalf("retired %v, want [carol dan] (by id)", names)
 			}
-			if retired[1].Keys != Keys {
-				t.Fatalf("retired avatar listed without its key: %+v", retired[1])
+			if retired[0].Keys != Keys || !retired[0].DeletedAt.Equal(at) {
+				t.Fatalf("retired avatar listed without its key or deletion: %+v", retired[0])
 			}
-			if one, _ := s.RetiredAvatars(ctx(t), 1); len(one) != 1 || one[0].Name != "dan" {
+			if one, _ := s.RetiredAvatars(ctx(t), "", 1); len(one) != 1 || one[0].Name != "carol" {
 				t.Fatalf("limit 1: %v", avatarNames(one))
+			}
+			if next, _ := s.RetiredAvatars(ctx(t), "a2", 10); !slices.Equal(avatarNames(next), []string{"dan"}) {
+				t.Fatalf("after a2: %v, want [dan]", avatarNames(next))
 			}
 			mustNil(t, s.DeleteAvatar(ctx(t), "a2"), "remove")
 			_, err = s.AvatarByID(ctx(t), "a2")
 			mustIs(t, err, domain.ErrNotFound, "removed")
-			if left, _ := s.RetiredAvatars(ctx(t), 10); !slices.Equal(avatarNames(left), []string{"dan"}) {
+			if left, _ := s.RetiredAvatars(ctx(t), "", 10); !slices.Equal(avatarNames(left), []string{"dan"}) {
 				t.Fatalf("retired after removal %v", avatarNames(left))
 			}
 		}},
