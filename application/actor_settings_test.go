@@ -255,6 +255,14 @@ func TestRotateKey(t *testing.T) {
 	if got := b.rotated.list(); len(got) != 1 || got[0] != now.ID {
 		t.Fatalf("engine told of %v, want alice's id", got)
 	}
+	if now.PreviousKeys != old.Keys || !now.KeysRotatedAt.Equal(b.clock.Now()) {
+		t.Fatal("the key before the rotation is not kept as the previous one")
+	}
+	for _, j := range b.allJobs() {
+		if payload(t, j)["type"] == "Update" && j.SenderID != domain.PreviousKeySigner(now.ID) {
+			t.Fatalf("the Update of the rotation is signed by %q, want the previous key %q", j.SenderID, domain.PreviousKeySigner(now.ID))
+		}
+	}
 	up := jobsOf(t, b, "Update")[shared]
 	obj, _ := up["object"].(map[string]any)
 	key, _ := obj["publicKey"].(map[string]any)

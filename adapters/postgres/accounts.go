@@ -162,16 +162,20 @@ func (s *AccountStore) RevokeToken(ctx context.Context, hash string) error {
 	return nil
 }
 
-const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at, locked`
+const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at, locked,
+	previous_public_key_pem, previous_private_key_pem, keys_rotated_at`
 
 func scanAvatar(row pgx.Row) (domain.Avatar, error) {
 	var a domain.Avatar
 	var root pgtype.Text
-	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &a.CreatedAt, &a.Locked); err != nil {
+	var rotated pgtype.Timestamptz
+	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &a.CreatedAt, &a.Locked,
+		&a.PreviousKeys.PublicPEM, &a.PreviousKeys.PrivatePEM, &rotated); err != nil {
 		return domain.Avatar{}, err
 	}
 	a.RootUserID = root.String // NULL (the instance actor) reads as ""
 	a.CreatedAt = a.CreatedAt.UTC()
+	a.KeysRotatedAt = fromOpt(rotated)
 	return a, nil
 }
 
@@ -180,8 +184,9 @@ func scanAvatar(row pgx.Row) (domain.Avatar, error) {
 // (domain.ErrNameTaken), a taken id the primary key (domain.ErrAlreadyExists).
 func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error {
 	root := pgtype.Text{String: a.RootUserID, Valid: a.RootUserID != ""}
-	_, err := s.pool.Exec(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, a.CreatedAt, a.Locked)
+	_, err := s.pool.Exec(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, a.CreatedAt, a.Locked,
+		a.PreviousKeys.PublicPEM, a.PreviousKeys.PrivatePEM, optTime(a.KeysRotatedAt))
 	if err != nil {
 		return fmt.Errorf("avatar %q: %w", a.Name, interpretError(err))
 	}
@@ -251,13 +256,15 @@ func (s *AccountStore) CountPersonas(ctx context.Context, activeSince time.Time)
 	return n, nil
 }
 
-const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at, locked`
+const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at, locked,
+	previous_public_key_pem, previous_private_key_pem, keys_rotated_at`
 
 // CreateGroup implements ports.ActorStore; errors as CreateAvatar's, with
 // groups_name_key.
 func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO groups (`+groupColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		g.ID, g.OwnerID, g.Name, g.DisplayName, g.Keys.PublicPEM, g.Keys.PrivatePEM, g.CreatedAt, g.Locked)
+	_, err := s.pool.Exec(ctx, `INSERT INTO groups (`+groupColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		g.ID, g.OwnerID, g.Name, g.DisplayName, g.Keys.PublicPEM, g.Keys.PrivatePEM, g.CreatedAt, g.Locked,
+		g.PreviousKeys.PublicPEM, g.PreviousKeys.PrivatePEM, optTime(g.KeysRotatedAt))
 	if err != nil {
 		return fmt.Errorf("group %q: %w", g.Name, interpretError(err))
 	}
@@ -266,12 +273,15 @@ func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
 
 func (s *AccountStore) group(ctx context.Context, what, where, arg string) (domain.Group, error) {
 	var g domain.Group
+	var rotated pgtype.Timestamptz
 	err := s.pool.QueryRow(ctx, `SELECT `+groupColumns+` FROM groups WHERE `+where+` = $1`, arg).
-		Scan(&g.ID, &g.OwnerID, &g.Name, &g.DisplayName, &g.Keys.PublicPEM, &g.Keys.PrivatePEM, &g.CreatedAt, &g.Locked)
+		Scan(&g.ID, &g.OwnerID, &g.Name, &g.DisplayName, &g.Keys.PublicPEM, &g.Keys.PrivatePEM, &g.CreatedAt, &g.Locked,
+			&g.PreviousKeys.PublicPEM, &g.PreviousKeys.PrivatePEM, &rotated)
 	if err != nil {
 		return domain.Group{}, fmt.Errorf("group %s %q: %w", what, arg, interpretError(err))
 	}
 	g.CreatedAt = g.CreatedAt.UTC()
+	g.KeysRotatedAt = fromOpt(rotated)
 	return g, nil
 }
 

@@ -31,9 +31,11 @@
 //	                        that signs in, so approve or reject them first,
 //	                        and export the blocks to keep them.
 //	010 locked_actors       a persona or group may approve its followers by
-//	                        hand: the field locked of avatars and groups. A
-//	                        missing field reads as false, so up is a marker;
-//	                        down unsets the field.
+//	                        hand (locked), and keeps its key pair before the
+//	                        last rotation (previousPublicKeyPem,
+//	                        previousPrivateKeyPem, keysRotatedAt) in avatars
+//	                        and groups. Missing fields read as false or empty,
+//	                        so up is a marker; down unsets them.
 //
 // The field names are those of adapters/mongo's package documentation.
 //
