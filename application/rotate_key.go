@@ -68,13 +68,16 @@ func (h RotateKeyHandler) Handle(ctx context.Context, cmd RotateKey) (KeyRotated
 
 // Named rotates the keys of the actors named (personas, groups or the
 // instance actor), as the operator asks after a leak; empty names: every
-// persona, every group and the instance actor. It goes on past a failure
-// and returns what it rotated with the failures joined.
+// persona and every group. The instance actor is rotated only when named:
+// it has no followers to send an Update to, so a server that never
+// refetches a key (GoToSocial) refuses its signed fetches until its
+// operator expires our keys. It goes on past a failure and returns what
+// it rotated with the failures joined.
 func (h RotateKeyHandler) Named(ctx context.Context, names []string) ([]KeyRotated, error) {
 	d := h.core.deps
 	every := len(names) == 0
 	if every {
-		for _, k := range []domain.NameKind{domain.NameKindPersona, domain.NameKindGroup, domain.NameKindInstance} {
+		for _, k := range []domain.NameKind{domain.NameKindPersona, domain.NameKindGroup} {
 			rns, err := d.Names.List(ctx, k)
 			if err != nil {
 				return nil, err
