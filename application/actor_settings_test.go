@@ -235,7 +235,8 @@ func TestSetLockedTellsFollowersAndUnlockAcceptsRequests(t *testing.T) {
 // TestRotateKey: the actor's key pair is replaced in the store, the engine
 // is told (it drops its cached key), and an Update{Person} carrying the
 // new public key under the same key id goes to the followers; the
-// operator's rotation covers every persona, group and the instance actor.
+// operator's rotation covers every persona and group, and the instance
+// actor when named.
 func TestRotateKey(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
@@ -254,6 +255,14 @@ func TestRotateKey(t *testing.T) {
 	}
 	if got := b.rotated.list(); len(got) != 1 || got[0] != now.ID {
 		t.Fatalf("engine told of %v, want alice's id", got)
+	}
+	if now.PreviousKeys != old.Keys || !now.KeysRotatedAt.Equal(b.clock.Now()) {
+		t.Fatal("the key before the rotation is not kept as the previous one")
+	}
+	for _, j := range b.allJobs() {
+		if payload(t, j)["type"] == "Update" && j.SenderID != domain.PreviousKeySigner(now.ID) {
+			t.Fatalf("the Update of the rotation is signed by %q, want the previous key %q", j.SenderID, domain.PreviousKeySigner(now.ID))
+		}
 	}
 	up := jobsOf(t, b, "Update")[shared]
 	obj, _ := up["object"].(map[string]any)
@@ -276,16 +285,24 @@ func TestRotateKey(t *testing.T) {
 	g, _ := b.accounts.GroupByName(ctx, "club")
 	before["club"] = g.Keys
 	all, err := b.fed.RotateKey.Named(ctx, nil)
-	if err != nil || len(all) != 3 {
+	if err != nil || len(all) != 2 {
 		t.Fatalf("rotate all: %+v %v", all, err)
 	}
-	for _, n := range []string{"alice", "instance"} {
-		if a, _ := b.accounts.AvatarByName(ctx, n); a.Keys == before[n] {
-			t.Fatalf("%s's key not rotated", n)
-		}
+	if a, _ := b.accounts.AvatarByName(ctx, "alice"); a.Keys == before["alice"] {
+		t.Fatal("alice's key not rotated")
 	}
 	if g, _ := b.accounts.GroupByName(ctx, "club"); g.Keys == before["club"] {
 		t.Fatal("the group's key not rotated")
+	}
+	// The instance actor only when named: no Update can announce its key.
+	if a, _ := b.accounts.AvatarByName(ctx, "instance"); a.Keys != before["instance"] {
+		t.Fatal("rotating every persona and group rotated the instance actor's key")
+	}
+	if one, err := b.fed.RotateKey.Named(ctx, []string{"instance"}); err != nil || len(one) != 1 || one[0].Queued != 0 {
+		t.Fatalf("rotate the instance actor: %+v %v", one, err)
+	}
+	if a, _ := b.accounts.AvatarByName(ctx, "instance"); a.Keys == before["instance"] {
+		t.Fatal("the instance actor's key not rotated when named")
 	}
 	if _, err := b.fed.RotateKey.Named(ctx, []string{"nobody"}); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("an unknown name: %v", err)

@@ -3,6 +3,7 @@ package application
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -64,6 +65,13 @@ func (e *Engine) deliver(ctx context.Context, job domain.Job) result {
 		e.jobLog(job).Info("signature refused with a replaced key; job sent again with the new one", "status", outcome.Status)
 		return e.release(job, now, "signed with a replaced key")
 	}
+	if e.justRotated(ctx, job, outcome, now) {
+		// Refused right after a rotation: the server may not have read
+		// the Update with the new key yet. Retry on the curve (its first
+		// step, 16 s, leaves time for the Update) instead of ending.
+		outcome.Kind = domain.OutcomeRetryable
+		outcome.Reason = fmt.Sprintf("refused (%d) within %s of the sender's key rotation", outcome.Status, KeyRotationGrace)
+	}
 	d := domain.Decide(job.Attempts, outcome, now, e.rnd.Float64())
 	return e.decided(job, outcome, d, now, now.Sub(started))
 }
@@ -100,4 +108,24 @@ func (e *Engine) staleKey(ctx context.Context, job domain.Job, o domain.Outcome,
 	}
 	fresh, err := r.Refresh(ctx, job.SenderID)
 	return err == nil && fresh != used
+}
+
+// KeyRotationGrace is how long after a sender's key rotation a refused
+// delivery (401, 403) is retried rather than final: the time its
+// followers' servers take to read the Update{Person} with the new key,
+// which the retry curve gives about five attempts.
+const KeyRotationGrace = 10 * time.Minute
+
+// justRotated reports whether a refused delivery's sender rotated its key
+// within KeyRotationGrace. It costs a store read only for such refusals.
+func (e *Engine) justRotated(ctx context.Context, job domain.Job, o domain.Outcome, now time.Time) bool {
+	if o.Status != http.StatusUnauthorized && o.Status != http.StatusForbidden {
+		return false
+	}
+	r, ok := e.keys.(rotationTimes)
+	if !ok {
+		return false
+	}
+	at, err := r.RotatedAt(ctx, job.SenderID)
+	return err == nil && !at.IsZero() && now.Sub(at) < KeyRotationGrace
 }

@@ -3,6 +3,7 @@ package application_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 	"github.com/heraldfed/herald/test/fake"
 )
 
@@ -34,6 +36,9 @@ func TestEngineSignsWithTheRotatedKey(t *testing.T) {
 	// refetches the actor when a signature fails, as GoToSocial and
 	// Mastodon do); refuses.example refuses everything.
 	respond := func(_ context.Context, d ports.Delivery) domain.Outcome {
+		if d.Inbox == "https://any.example/inbox" {
+			return domain.Classify(http.StatusAccepted, "", time.Time{})
+		}
 		a, err := actors.AvatarByID(ctx, "sender-1")
 		if err != nil || d.PrivateKeyPEM != a.Keys.PrivatePEM || d.Inbox == "https://refuses.example/inbox" {
 			return domain.Classify(http.StatusUnauthorized, "", time.Time{})
@@ -79,9 +84,11 @@ func TestEngineSignsWithTheRotatedKey(t *testing.T) {
 		t.Fatalf("j1: %+v", j)
 	}
 
-	// Another process rotates: the store has k2, this cache still k1.
+	// Another process rotates: the store has k2, this cache still k1. (An
+	// hour ago, as far as the rotation grace goes: the refusals below are
+	// judged on their keys alone.)
 	k2, _ := seq.GenerateKeyPair()
-	if err := actors.SetAvatarKeys(ctx, "sender-1", k2); err != nil {
+	if err := actors.SetAvatarKeys(ctx, "sender-1", k2, t0.Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	b.enqueue(b.job("j2", "b.example"))
@@ -96,7 +103,7 @@ func TestEngineSignsWithTheRotatedKey(t *testing.T) {
 
 	// A rotation in this process: the next delivery signs with k3 at once.
 	k3, _ := seq.GenerateKeyPair()
-	if err := actors.SetAvatarKeys(ctx, "sender-1", k3); err != nil {
+	if err := actors.SetAvatarKeys(ctx, "sender-1", k3, t0.Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	b.engine.KeyRotated("sender-1")
@@ -115,5 +122,34 @@ func TestEngineSignsWithTheRotatedKey(t *testing.T) {
 	}
 	if sent := keysSent("https://refuses.example/inbox"); len(sent) != 1 {
 		t.Fatalf("j4 sent %d times, want once", len(sent))
+	}
+
+	// The Update announcing a rotation is signed with the key before it
+	// (domain.PreviousKeySigner): the one the followers' servers know.
+	j, err := domain.NewJob(contract.JobID("j5"), "https://local.example/activities/j5", "https://any.example/inbox",
+		domain.PreviousKeySigner("sender-1"), "https://local.example/users/alice#main-key", []byte(`{"type":"Update"}`), b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.enqueue(j)
+	if j := done("j5"); j.State != domain.JobSucceeded {
+		t.Fatalf("j5: %+v", j)
+	}
+	if sent := keysSent("https://any.example/inbox"); len(sent) != 1 || sent[0] != k2.PrivatePEM {
+		t.Fatal("the Update of the rotation to k3 was not signed with k2")
+	}
+
+	// Within KeyRotationGrace of a rotation a refusal is retried on the
+	// curve (the server may not have read the Update yet), not final.
+	k4, _ := seq.GenerateKeyPair()
+	if err := actors.SetAvatarKeys(ctx, "sender-1", k4, b.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.engine.KeyRotated("sender-1")
+	b.enqueue(b.job("j6", "refuses.example"))
+	var j6 domain.Job
+	b.eventually("j6 attempted", func() bool { j6 = b.get("j6"); return j6.Attempts == 1 })
+	if j6.State != domain.JobQueued || !strings.Contains(j6.LastError, "key rotation") || !j6.RunAt.After(b.clock.Now()) {
+		t.Fatalf("j6 refused right after a rotation: %s, %q, due %v; want queued for a retry", j6.State, j6.LastError, j6.RunAt)
 	}
 }

@@ -24,20 +24,42 @@ type ActorKeys struct {
 	Actors ports.ActorStore
 }
 
-// SigningKey implements SigningKeys.
-func (k ActorKeys) SigningKey(ctx context.Context, actorID string) (string, error) {
+// SigningKey implements SigningKeys. A sender named by
+// domain.PreviousKeySigner signs with the actor's key pair before its last
+// rotation (its current one if it was never rotated).
+func (k ActorKeys) SigningKey(ctx context.Context, senderID string) (string, error) {
+	cur, prev, _, err := k.keys(ctx, senderID)
+	if err != nil {
+		return "", err
+	}
+	if _, previous := domain.SignerOf(senderID); previous && prev.Valid() {
+		return prev.PrivatePEM, nil
+	}
+	return cur.PrivatePEM, nil
+}
+
+// RotatedAt is when the sender's key was last rotated (zero: never).
+func (k ActorKeys) RotatedAt(ctx context.Context, senderID string) (time.Time, error) {
+	_, _, at, err := k.keys(ctx, senderID)
+	return at, err
+}
+
+// keys reads the actor's key pairs: personas (and the instance actor)
+// first, then groups.
+func (k ActorKeys) keys(ctx context.Context, senderID string) (cur, prev domain.KeyPair, rotated time.Time, err error) {
+	actorID, _ := domain.SignerOf(senderID)
 	a, err := k.Actors.AvatarByID(ctx, actorID)
 	if err == nil {
-		return a.Keys.PrivatePEM, nil
+		return a.Keys, a.PreviousKeys, a.KeysRotatedAt, nil
 	}
 	if !errors.Is(err, domain.ErrNotFound) {
-		return "", err
+		return domain.KeyPair{}, domain.KeyPair{}, time.Time{}, err
 	}
 	g, err := k.Actors.GroupByID(ctx, actorID)
 	if err != nil {
-		return "", fmt.Errorf("signing key of %s: %w", actorID, err)
+		return domain.KeyPair{}, domain.KeyPair{}, time.Time{}, fmt.Errorf("signing key of %s: %w", actorID, err)
 	}
-	return g.Keys.PrivatePEM, nil
+	return g.Keys, g.PreviousKeys, g.KeysRotatedAt, nil
 }
 
 // KeyCacheTTL is how long CachedKeys trusts a key it read: long enough
@@ -86,12 +108,28 @@ func (c *CachedKeys) SigningKey(ctx context.Context, actorID string) (string, er
 	return pem, nil
 }
 
-// Forget drops the cached key of actorID: the actor's key was rotated in
-// this process, which signs with the new one from now on.
+// Forget drops the cached keys of actorID (its current and its previous
+// pair): the actor's key was rotated in this process, which signs with the
+// new one from now on.
 func (c *CachedKeys) Forget(actorID string) {
 	c.mu.Lock()
 	delete(c.keys, actorID)
+	delete(c.keys, domain.PreviousKeySigner(actorID))
 	c.mu.Unlock()
+}
+
+// RotatedAt asks the store, past the cache (only refused deliveries ask).
+func (c *CachedKeys) RotatedAt(ctx context.Context, senderID string) (time.Time, error) {
+	if r, ok := c.next.(rotationTimes); ok {
+		return r.RotatedAt(ctx, senderID)
+	}
+	return time.Time{}, nil
+}
+
+// rotationTimes says when a sender's key was last rotated (ActorKeys and
+// CachedKeys).
+type rotationTimes interface {
+	RotatedAt(ctx context.Context, senderID string) (time.Time, error)
 }
 
 // Refresh reads the key of actorID from the store, past the cache, and

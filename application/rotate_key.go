@@ -33,21 +33,27 @@ type KeyRotated struct {
 
 // RotateKeyHandler replaces an actor's key pair and sends an Update{Person}
 // (Update{Group}) carrying the new public key to its followers through the
-// streamed fan-out.
+// streamed fan-out, signed with the old key.
 //
-// The key id stays "<actor>#main-key": Mastodon and GoToSocial refetch an
-// actor whose signature fails under a key id they know, and the Update
-// makes them take the new key at once. Every delivery reads its key when
-// it is sent (SigningKeys), never when it was queued, so the jobs still
-// queued go out signed with the new key. This process forgets its cached
-// key at once (KeyRotations); another process sharing the store may sign
-// with the old key until its cache expires (KeyCacheTTL): a delivery that
-// a server then refuses (401, 403) is sent again, signed with the key read
-// afresh, without spending an attempt (Engine.deliver). So a rotation
-// costs no delivery and needs no store read per delivery; a versioned key
-// id would not spare that window (the other process's cache would hold
-// the old id with the old key), and reading the key for every delivery
-// would undo the cache that lets a fan-out read it once.
+// The key id stays "<actor>#main-key", and the new key is published and
+// signs every other delivery at once. Followers' servers learn it from the
+// Update, which they can verify only with the key they hold, the old one:
+// GoToSocial never refetches a key whose signature fails, and refuses a
+// changed key it finds on a plain refetch; it takes one from an Update
+// its sender signed, as Mastodon does. A delivery signed with the new key
+// that a server refuses (401, 403) before its Update arrived is retried on
+// the curve for KeyRotationGrace rather than ended (Engine.deliver).
+//
+// Every delivery reads its key when it is sent, never when it was queued,
+// so the jobs still queued go out signed with the new key. This process
+// forgets its cached key at once (KeyRotations); another process sharing
+// the store may sign with the old key until its cache expires
+// (KeyCacheTTL): a delivery a server then refuses is sent again at once,
+// signed with the key read afresh, without spending an attempt. So a
+// rotation costs no delivery and needs no store read per delivery; a
+// versioned key id would not spare that window (the other process's cache
+// would hold the old id with the old key), and reading the key for every
+// delivery would undo the cache that lets a fan-out read it once.
 type RotateKeyHandler struct{ core *fedCore }
 
 // Handle rotates one persona or group of the user. An unknown name is
@@ -62,13 +68,16 @@ func (h RotateKeyHandler) Handle(ctx context.Context, cmd RotateKey) (KeyRotated
 
 // Named rotates the keys of the actors named (personas, groups or the
 // instance actor), as the operator asks after a leak; empty names: every
-// persona, every group and the instance actor. It goes on past a failure
-// and returns what it rotated with the failures joined.
+// persona and every group. The instance actor is rotated only when named:
+// it has no followers to send an Update to, so a server that never
+// refetches a key (GoToSocial) refuses its signed fetches until its
+// operator expires our keys. It goes on past a failure and returns what
+// it rotated with the failures joined.
 func (h RotateKeyHandler) Named(ctx context.Context, names []string) ([]KeyRotated, error) {
 	d := h.core.deps
 	every := len(names) == 0
 	if every {
-		for _, k := range []domain.NameKind{domain.NameKindPersona, domain.NameKindGroup, domain.NameKindInstance} {
+		for _, k := range []domain.NameKind{domain.NameKindPersona, domain.NameKindGroup} {
 			rns, err := d.Names.List(ctx, k)
 			if err != nil {
 				return nil, err
@@ -112,9 +121,9 @@ func (h RotateKeyHandler) rotate(ctx context.Context, a LocalActor) (KeyRotated,
 		return KeyRotated{}, fmt.Errorf("key pair: %w", err)
 	}
 	if a.Kind == domain.NameKindGroup {
-		err = d.Actors.SetGroupKeys(ctx, a.ID, keys)
+		err = d.Actors.SetGroupKeys(ctx, a.ID, keys, d.Clock.Now())
 	} else {
-		err = d.Actors.SetAvatarKeys(ctx, a.ID, keys)
+		err = d.Actors.SetAvatarKeys(ctx, a.ID, keys, d.Clock.Now())
 	}
 	if err != nil {
 		return KeyRotated{}, err
@@ -125,7 +134,11 @@ func (h RotateKeyHandler) rotate(ctx context.Context, a LocalActor) (KeyRotated,
 	a.PublicKeyPEM = keys.PublicPEM
 	out := KeyRotated{Actor: a.URI, KeyID: a.KeyID(d.URLs)}
 	d.Log.InfoContext(ctx, "actor key rotated", "actor", a.URI)
-	res, err := h.core.sendUpdate(ctx, a)
+	// The Update carries the new key and is signed with the old one: the
+	// followers' servers know only the old key until they read it.
+	announce := a
+	announce.ID = domain.PreviousKeySigner(a.ID)
+	res, err := h.core.sendUpdate(ctx, announce)
 	out.Queued = res.Queued
 	if err != nil {
 		return out, fmt.Errorf("update of %s to its followers: %w", a.URI, err)

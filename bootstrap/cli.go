@@ -104,8 +104,8 @@ func OpenModerator(ctx context.Context, cfg Config, log *slog.Logger) (*applicat
 	return ProvideModerator(cfg, s, mod, ProvideURLs(cfg), system.Clock{}, log, nil), cleanup, nil
 }
 
-// RotateKeys gives the actors named (every persona, group and the
-// instance actor when names is empty) a new key pair, as `herald keys
+// RotateKeys gives the actors named (every persona and group when names
+// is empty) a new key pair, as `herald keys
 // rotate` does after a leak, and queues each one's Update{Person} (or
 // Update{Group}) with the new key to its followers. The servers' engines
 // deliver them at their next poll (5 s at most; at once on PostgreSQL)

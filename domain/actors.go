@@ -54,6 +54,11 @@ type Avatar struct {
 	// Locked: follows wait for the owner's approval
 	// (manuallyApprovesFollowers).
 	Locked bool
+	// PreviousKeys is the key pair before the last rotation (at
+	// KeysRotatedAt), kept to sign the Update{Person} that announces the
+	// new one.
+	PreviousKeys  KeyPair
+	KeysRotatedAt time.Time
 }
 
 // Group is a local group actor: posts addressed to it are announced to its
@@ -69,6 +74,9 @@ type Group struct {
 	// (manuallyApprovesFollowers). New groups are locked unless asked
 	// otherwise: a group announces its members' posts to every member.
 	Locked bool
+	// PreviousKeys and KeysRotatedAt are as Avatar's.
+	PreviousKeys  KeyPair
+	KeysRotatedAt time.Time
 }
 
 // NewAvatar validates a persona. name must already be normalized.

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // EncodeKeyPair PEM-encodes an RSA key as a PKIX public and a PKCS#8
@@ -64,4 +65,23 @@ func ParsePublicKey(pemText string) (*rsa.PublicKey, error) {
 		return nil, fmt.Errorf("%w: public key: %v", ErrInvalidInput, errors.Unwrap(err))
 	}
 	return k, nil
+}
+
+// previousSigner marks a job's sender as the actor's previous key pair.
+const previousSigner = "#previous-key"
+
+// PreviousKeySigner names, as the sender of a job, the key pair actorID
+// had before its last rotation. The Update{Person} announcing a new key
+// is signed with it: the followers' servers know only the old key until
+// they read that Update (GoToSocial never refetches a key whose signature
+// fails, and refuses a changed key on a plain refetch).
+func PreviousKeySigner(actorID string) string { return actorID + previousSigner }
+
+// SignerOf splits a job's sender into the actor and whether the job is
+// signed with the actor's previous key pair.
+func SignerOf(senderID string) (actorID string, previous bool) {
+	if a, ok := strings.CutSuffix(senderID, previousSigner); ok {
+		return a, true
+	}
+	return senderID, false
 }

@@ -36,3 +36,20 @@ func TestKeyPairRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestSignerOf(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		sender, actor string
+		previous      bool
+	}{
+		{"a1", "a1", false},
+		{domain.PreviousKeySigner("a1"), "a1", true},
+		{"", "", false},
+	} {
+		actor, previous := domain.SignerOf(tt.sender)
+		if actor != tt.actor || previous != tt.previous {
+			t.Errorf("SignerOf(%q) = %q, %v; want %q, %v", tt.sender, actor, previous, tt.actor, tt.previous)
+		}
+	}
+}

@@ -155,10 +155,12 @@ type ActorStore interface {
 	SetAvatarLocked(ctx context.Context, id string, locked bool) error
 	// SetGroupLocked is SetAvatarLocked for a group.
 	SetGroupLocked(ctx context.Context, id string, locked bool) error
-	// SetAvatarKeys replaces the avatar's key pair (a key rotation).
-	SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair) error
+	// SetAvatarKeys replaces the avatar's key pair (a key rotation at
+	// at): in one atomic write the pair it had becomes its PreviousKeys,
+	// keys its Keys, and at its KeysRotatedAt.
+	SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair, at time.Time) error
 	// SetGroupKeys is SetAvatarKeys for a group.
-	SetGroupKeys(ctx context.Context, id string, keys domain.KeyPair) error
+	SetGroupKeys(ctx context.Context, id string, keys domain.KeyPair, at time.Time) error
 }
 
 // ForeignActorStore caches remote actors.

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
 )
@@ -18,13 +19,13 @@ func (s *AccountStore) SetGroupLocked(ctx context.Context, id string, locked boo
 }
 
 // SetAvatarKeys implements ports.ActorStore.
-func (s *AccountStore) SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair) error {
-	return s.changeAvatar(ctx, id, func(a *domain.Avatar) { a.Keys = keys })
+func (s *AccountStore) SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair, at time.Time) error {
+	return s.changeAvatar(ctx, id, func(a *domain.Avatar) { a.PreviousKeys, a.Keys, a.KeysRotatedAt = a.Keys, keys, at.UTC() })
 }
 
 // SetGroupKeys implements ports.ActorStore.
-func (s *AccountStore) SetGroupKeys(ctx context.Context, id string, keys domain.KeyPair) error {
-	return s.changeGroup(ctx, id, func(g *domain.Group) { g.Keys = keys })
+func (s *AccountStore) SetGroupKeys(ctx context.Context, id string, keys domain.KeyPair, at time.Time) error {
+	return s.changeGroup(ctx, id, func(g *domain.Group) { g.PreviousKeys, g.Keys, g.KeysRotatedAt = g.Keys, keys, at.UTC() })
 }
 
 func (s *AccountStore) changeAvatar(ctx context.Context, id string, fn func(*domain.Avatar)) error {

@@ -66,6 +66,10 @@ type avatarDoc struct {
 	// sparse on it).
 	DeletedAt time.Time `bson:"deletedAt,omitempty"`
 	Locked    bool      `bson:"locked,omitempty"`
+	// The key pair before the last rotation, and when it was rotated.
+	PreviousPublicKeyPEM  string    `bson:"previousPublicKeyPem,omitempty"`
+	PreviousPrivateKeyPEM string    `bson:"previousPrivateKeyPem,omitempty"`
+	KeysRotatedAt         time.Time `bson:"keysRotatedAt,omitempty"`
 }
 
 type groupDoc struct {
@@ -77,6 +81,10 @@ type groupDoc struct {
 	PrivateKeyPEM string    `bson:"privateKeyPem"`
 	CreatedAt     time.Time `bson:"createdAt,omitempty"`
 	Locked        bool      `bson:"locked,omitempty"`
+	// The key pair before the last rotation, and when it was rotated.
+	PreviousPublicKeyPEM  string    `bson:"previousPublicKeyPem,omitempty"`
+	PreviousPrivateKeyPEM string    `bson:"previousPrivateKeyPem,omitempty"`
+	KeysRotatedAt         time.Time `bson:"keysRotatedAt,omitempty"`
 }
 
 func (d userDoc) user() domain.RootUser {
@@ -90,7 +98,8 @@ func (d userDoc) user() domain.RootUser {
 
 func (d avatarDoc) avatar() domain.Avatar {
 	return domain.Avatar{ID: d.ID, RootUserID: d.RootUserID, Name: d.Name, DisplayName: d.DisplayName,
-		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt, DeletedAt: d.DeletedAt, Locked: d.Locked}
+		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt, DeletedAt: d.DeletedAt, Locked: d.Locked,
+		PreviousKeys: domain.KeyPair{PublicPEM: d.PreviousPublicKeyPEM, PrivatePEM: d.PreviousPrivateKeyPEM}, KeysRotatedAt: utc(d.KeysRotatedAt)}
 }
 
 // live matches the avatars that are not retired.
@@ -98,7 +107,8 @@ var live = bson.E{Key: "deletedAt", Value: bson.D{{Key: "$exists", Value: false}
 
 func (d groupDoc) group() domain.Group {
 	return domain.Group{ID: d.ID, OwnerID: d.OwnerID, Name: d.Name, DisplayName: d.DisplayName,
-		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt, Locked: d.Locked}
+		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt, Locked: d.Locked,
+		PreviousKeys: domain.KeyPair{PublicPEM: d.PreviousPublicKeyPEM, PrivatePEM: d.PreviousPrivateKeyPEM}, KeysRotatedAt: utc(d.KeysRotatedAt)}
 }
 
 // What a duplicate key means in each collection. A duplicate user name is
@@ -253,7 +263,8 @@ func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error 
 		return err
 	}
 	err := insertOne(ctx, s.avatars, avatarDoc{ID: a.ID, RootUserID: a.RootUserID, Name: a.Name, DisplayName: a.DisplayName,
-		PublicKeyPEM: a.Keys.PublicPEM, PrivateKeyPEM: a.Keys.PrivatePEM, CreatedAt: utc(a.CreatedAt), Locked: a.Locked})
+		PublicKeyPEM: a.Keys.PublicPEM, PrivateKeyPEM: a.Keys.PrivatePEM, CreatedAt: utc(a.CreatedAt), Locked: a.Locked,
+		PreviousPublicKeyPEM: a.PreviousKeys.PublicPEM, PreviousPrivateKeyPEM: a.PreviousKeys.PrivatePEM, KeysRotatedAt: utc(a.KeysRotatedAt)})
 	if err == nil {
 		return nil
 	}
@@ -364,7 +375,8 @@ func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
 		return err
 	}
 	err := insertOne(ctx, s.groups, groupDoc{ID: g.ID, OwnerID: g.OwnerID, Name: g.Name, DisplayName: g.DisplayName,
-		PublicKeyPEM: g.Keys.PublicPEM, PrivateKeyPEM: g.Keys.PrivatePEM, CreatedAt: utc(g.CreatedAt), Locked: g.Locked})
+		PublicKeyPEM: g.Keys.PublicPEM, PrivateKeyPEM: g.Keys.PrivatePEM, CreatedAt: utc(g.CreatedAt), Locked: g.Locked,
+		PreviousPublicKeyPEM: g.PreviousKeys.PublicPEM, PreviousPrivateKeyPEM: g.PreviousKeys.PrivatePEM, KeysRotatedAt: utc(g.KeysRotatedAt)})
 	if err == nil {
 		return nil
 	}

@@ -162,7 +162,8 @@ func (s *AccountStore) RevokeToken(ctx context.Context, hash string) error {
 	return nil
 }
 
-const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at, locked`
+const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at, locked,
+	previous_public_key_pem, previous_private_key_pem, keys_rotated_at`
 
 // avatarRead is what the reads select: avatarColumns and the retirement.
 const avatarRead = avatarColumns + `, deleted_at`
@@ -170,8 +171,9 @@ const avatarRead = avatarColumns + `, deleted_at`
 func scanAvatar(row pgx.Row) (domain.Avatar, error) {
 	var a domain.Avatar
 	var root pgtype.Text
-	var deleted pgtype.Timestamptz
-	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &a.CreatedAt, &a.Locked, &deleted); err != nil {
+	var rotated, deleted pgtype.Timestamptz
+	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &a.CreatedAt, &a.Locked,
+		&a.PreviousKeys.PublicPEM, &a.PreviousKeys.PrivatePEM, &rotated, &deleted); err != nil {
 		return domain.Avatar{}, err
 	}
 	a.RootUserID = root.String // NULL (the instance actor) reads as ""
@@ -179,6 +181,7 @@ func scanAvatar(row pgx.Row) (domain.Avatar, error) {
 	if deleted.Valid {
 		a.DeletedAt = deleted.Time.UTC()
 	}
+	a.KeysRotatedAt = fromOpt(rotated)
 	return a, nil
 }
 
@@ -187,8 +190,9 @@ func scanAvatar(row pgx.Row) (domain.Avatar, error) {
 // (domain.ErrNameTaken), a taken id the primary key (domain.ErrAlreadyExists).
 func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error {
 	root := pgtype.Text{String: a.RootUserID, Valid: a.RootUserID != ""}
-	_, err := s.pool.Exec(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, a.CreatedAt, a.Locked)
+	_, err := s.pool.Exec(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, a.CreatedAt, a.Locked,
+		a.PreviousKeys.PublicPEM, a.PreviousKeys.PrivatePEM, optTime(a.KeysRotatedAt))
 	if err != nil {
 		return fmt.Errorf("avatar %q: %w", a.Name, interpretError(err))
 	}
@@ -286,13 +290,15 @@ func (s *AccountStore) RetiredAvatars(ctx context.Context, afterID string, limit
 	return out, nil
 }
 
-const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at, locked`
+const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at, locked,
+	previous_public_key_pem, previous_private_key_pem, keys_rotated_at`
 
 // CreateGroup implements ports.ActorStore; errors as CreateAvatar's, with
 // groups_name_key.
 func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO groups (`+groupColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		g.ID, g.OwnerID, g.Name, g.DisplayName, g.Keys.PublicPEM, g.Keys.PrivatePEM, g.CreatedAt, g.Locked)
+	_, err := s.pool.Exec(ctx, `INSERT INTO groups (`+groupColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		g.ID, g.OwnerID, g.Name, g.DisplayName, g.Keys.PublicPEM, g.Keys.PrivatePEM, g.CreatedAt, g.Locked,
+		g.PreviousKeys.PublicPEM, g.PreviousKeys.PrivatePEM, optTime(g.KeysRotatedAt))
 	if err != nil {
 		return fmt.Errorf("group %q: %w", g.Name, interpretError(err))
 	}
@@ -301,12 +307,15 @@ func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
 
 func (s *AccountStore) group(ctx context.Context, what, where, arg string) (domain.Group, error) {
 	var g domain.Group
+	var rotated pgtype.Timestamptz
 	err := s.pool.QueryRow(ctx, `SELECT `+groupColumns+` FROM groups WHERE `+where+` = $1`, arg).
-		Scan(&g.ID, &g.OwnerID, &g.Name, &g.DisplayName, &g.Keys.PublicPEM, &g.Keys.PrivatePEM, &g.CreatedAt, &g.Locked)
+		Scan(&g.ID, &g.OwnerID, &g.Name, &g.DisplayName, &g.Keys.PublicPEM, &g.Keys.PrivatePEM, &g.CreatedAt, &g.Locked,
+			&g.PreviousKeys.PublicPEM, &g.PreviousKeys.PrivatePEM, &rotated)
 	if err != nil {
 		return domain.Group{}, fmt.Errorf("group %s %q: %w", what, arg, interpretError(err))
 	}
 	g.CreatedAt = g.CreatedAt.UTC()
+	g.KeysRotatedAt = fromOpt(rotated)
 	return g, nil
 }
 

@@ -157,7 +157,8 @@ func (s *AccountStore) RevokeToken(ctx context.Context, hash string) error {
 	return nil
 }
 
-const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at, locked`
+const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at, locked,
+	previous_public_key_pem, previous_private_key_pem, keys_rotated_at`
 
 // avatarRead is what the reads select: avatarColumns and the retirement.
 const avatarRead = avatarColumns + `, deleted_at`
@@ -165,10 +166,12 @@ const avatarRead = avatarColumns + `, deleted_at`
 func scanAvatar(row scanner) (domain.Avatar, error) {
 	var a domain.Avatar
 	var root sql.NullString
-	var created, deleted sql.NullInt64
-	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &created, &a.Locked, &deleted); err != nil {
+	var created, rotated, deleted sql.NullInt64
+	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &created, &a.Locked,
+		&a.PreviousKeys.PublicPEM, &a.PreviousKeys.PrivatePEM, &rotated, &deleted); err != nil {
 		return domain.Avatar{}, err
 	}
+	a.KeysRotatedAt = fromNanos(rotated)
 	a.RootUserID = root.String // NULL (the instance actor) reads as ""
 	a.CreatedAt, a.DeletedAt = fromNanos(created), fromNanos(deleted)
 	return a, nil
@@ -179,8 +182,9 @@ func scanAvatar(row scanner) (domain.Avatar, error) {
 // (domain.ErrNameTaken), a taken id the primary key (domain.ErrAlreadyExists).
 func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error {
 	root := sql.NullString{String: a.RootUserID, Valid: a.RootUserID != ""}
-	_, err := s.db.w.ExecContext(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, nanos(a.CreatedAt), a.Locked)
+	_, err := s.db.w.ExecContext(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, nanos(a.CreatedAt), a.Locked,
+		a.PreviousKeys.PublicPEM, a.PreviousKeys.PrivatePEM, nanos(a.KeysRotatedAt))
 	if err != nil {
 		return fmt.Errorf("avatar %q: %w", a.Name, interpretError(err))
 	}
@@ -278,13 +282,15 @@ func (s *AccountStore) RetiredAvatars(ctx context.Context, afterID string, limit
 	return out, nil
 }
 
-const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at, locked`
+const groupColumns = `id, owner_id, name, display_name, public_key_pem, private_key_pem, created_at, locked,
+	previous_public_key_pem, previous_private_key_pem, keys_rotated_at`
 
 // CreateGroup implements ports.ActorStore; errors as CreateAvatar's, with
 // groups_name_key.
 func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
-	_, err := s.db.w.ExecContext(ctx, `INSERT INTO groups (`+groupColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		g.ID, g.OwnerID, g.Name, g.DisplayName, g.Keys.PublicPEM, g.Keys.PrivatePEM, nanos(g.CreatedAt), g.Locked)
+	_, err := s.db.w.ExecContext(ctx, `INSERT INTO groups (`+groupColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		g.ID, g.OwnerID, g.Name, g.DisplayName, g.Keys.PublicPEM, g.Keys.PrivatePEM, nanos(g.CreatedAt), g.Locked,
+		g.PreviousKeys.PublicPEM, g.PreviousKeys.PrivatePEM, nanos(g.KeysRotatedAt))
 	if err != nil {
 		return fmt.Errorf("group %q: %w", g.Name, interpretError(err))
 	}
@@ -293,12 +299,14 @@ func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
 
 func (s *AccountStore) group(ctx context.Context, what, column, arg string) (domain.Group, error) {
 	var g domain.Group
-	var created sql.NullInt64
+	var created, rotated sql.NullInt64
 	err := s.db.r.QueryRowContext(ctx, `SELECT `+groupColumns+` FROM groups WHERE `+column+` = ?`, arg).
-		Scan(&g.ID, &g.OwnerID, &g.Name, &g.DisplayName, &g.Keys.PublicPEM, &g.Keys.PrivatePEM, &created, &g.Locked)
+		Scan(&g.ID, &g.OwnerID, &g.Name, &g.DisplayName, &g.Keys.PublicPEM, &g.Keys.PrivatePEM, &created, &g.Locked,
+			&g.PreviousKeys.PublicPEM, &g.PreviousKeys.PrivatePEM, &rotated)
 	if err != nil {
 		return domain.Group{}, fmt.Errorf("group %s %q: %w", what, arg, interpretError(err))
 	}
+	g.KeysRotatedAt = fromNanos(rotated)
 	g.CreatedAt = fromNanos(created)
 	return g, nil
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
 )
@@ -18,14 +19,19 @@ func (s *AccountStore) SetGroupLocked(ctx context.Context, id string, locked boo
 }
 
 // SetAvatarKeys implements ports.ActorStore.
-func (s *AccountStore) SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair) error {
-	return s.setActor(ctx, "avatar", `UPDATE avatars SET public_key_pem = ?, private_key_pem = ? WHERE id = ?`, id, keys.PublicPEM, keys.PrivatePEM)
+// The right-hand sides read the row as it was, so the pair it had
+// becomes the previous one in the same write.
+func (s *AccountStore) SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair, at time.Time) error {
+	return s.setActor(ctx, "avatar", `UPDATE avatars SET `+rotateKeys+` WHERE id = ?`, id, keys.PublicPEM, keys.PrivatePEM, nanos(at))
 }
 
 // SetGroupKeys implements ports.ActorStore.
-func (s *AccountStore) SetGroupKeys(ctx context.Context, id string, keys domain.KeyPair) error {
-	return s.setActor(ctx, "group", `UPDATE groups SET public_key_pem = ?, private_key_pem = ? WHERE id = ?`, id, keys.PublicPEM, keys.PrivatePEM)
+func (s *AccountStore) SetGroupKeys(ctx context.Context, id string, keys domain.KeyPair, at time.Time) error {
+	return s.setActor(ctx, "group", `UPDATE groups SET `+rotateKeys+` WHERE id = ?`, id, keys.PublicPEM, keys.PrivatePEM, nanos(at))
 }
+
+const rotateKeys = `previous_public_key_pem = public_key_pem, previous_private_key_pem = private_key_pem,
+	public_key_pem = ?, private_key_pem = ?, keys_rotated_at = ?`
 
 // setActor runs one UPDATE of an actor row by id (the last argument);
 // domain.ErrNotFound when no row has that id.

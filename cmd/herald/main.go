@@ -86,8 +86,8 @@ var commands = []command{
 	{words: []string{"domain-blocks", "list"}, help: "list the domain blocks: domain, severity, since, public comment, reason", run: domainBlocksList},
 	{words: []string{"domain-blocks", "import"}, arg: "FILE", help: "import a domain-block list in Mastodon's CSV format (#domain,#severity,...): blocks new domains, changes blocked ones where the list differs, and prints every line's fate; a suspension ends the domain's queued deliveries and follows",
 		flags: []cmdFlag{{name: "dry-run", usage: "print what the import would change and change nothing", boolean: true, def: "false"}}, run: domainBlocksImport},
-	{words: []string{"keys", "rotate"}, arg: "NAME", argOptional: true, help: "give the persona, group or instance actor NAME a new key pair, or every one of them with --all (after a leak), and queue each one's Update{Person} with the new key to its followers; the key id stays <actor>#main-key",
-		flags: []cmdFlag{{name: "all", usage: "rotate every persona's, group's and the instance actor's key", boolean: true, def: "false"}}, run: keysRotate},
+	{words: []string{"keys", "rotate"}, arg: "NAME", argOptional: true, help: "give the persona, group or instance actor NAME a new key pair, or every persona and group with --all (after a leak), and queue each one's Update{Person} with the new key, signed with the old, to its followers; the key id stays <actor>#main-key. The instance actor has no followers to tell: GoToSocial then refuses its signed fetches until its operator expires this domain's keys",
+		flags: []cmdFlag{{name: "all", usage: "rotate every persona's and group's key", boolean: true, def: "false"}}, run: keysRotate},
 	{words: []string{"domain-blocks", "export"}, arg: "FILE", argOptional: true, help: "write the domain blocks in Mastodon's CSV format to FILE, or to stdout without one, for other operators to import", run: domainBlocksExport},
 }
 

@@ -38,9 +38,11 @@
 //	                        unsets both fields: a persona still retired comes
 //	                        back live, so let deletions finish first.
 //	010 locked_actors       a persona or group may approve its followers by
-//	                        hand: the field locked of avatars and groups. A
-//	                        missing field reads as false, so up is a marker;
-//	                        down unsets the field.
+//	                        hand (locked), and keeps its key pair before the
+//	                        last rotation (previousPublicKeyPem,
+//	                        previousPrivateKeyPem, keysRotatedAt) in avatars
+//	                        and groups. Missing fields read as false or empty,
+//	                        so up is a marker; down unsets them.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

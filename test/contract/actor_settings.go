@@ -2,6 +2,7 @@ package contract
 
 import (
 	"testing"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -80,23 +81,39 @@ func ActorSettings(t *testing.T, newStore func(t *testing.T) ports.ActorStore, o
 			mustNil(t, s.CreateAvatar(ctx(t), domain.Avatar{ID: "a1", RootUserID: "u1", Name: "alice", Keys: Keys, CreatedAt: base, Locked: true}), "avatar")
 			mustNil(t, s.CreateAvatar(ctx(t), domain.Avatar{ID: "a2", RootUserID: "u1", Name: "bob", Keys: Keys, CreatedAt: base}), "avatar")
 			mustNil(t, s.CreateGroup(ctx(t), domain.Group{ID: "g1", OwnerID: "u1", Name: "club", Keys: Keys, CreatedAt: base}), "group")
-			mustNil(t, s.SetAvatarKeys(ctx(t), "a1", otherKeys), "rotate alice")
-			mustNil(t, s.SetGroupKeys(ctx(t), "g1", otherKeys), "rotate club")
+			if a, _ := s.AvatarByID(ctx(t), "a1"); a.PreviousKeys != (domain.KeyPair{}) || !a.KeysRotatedAt.IsZero() {
+				t.Fatalf("a fresh avatar has a previous key: %+v at %v", a.PreviousKeys, a.KeysRotatedAt)
+			}
+			at := base.Add(time.Hour)
+			mustNil(t, s.SetAvatarKeys(ctx(t), "a1", otherKeys, at), "rotate alice")
+			mustNil(t, s.SetGroupKeys(ctx(t), "g1", otherKeys, at), "rotate club")
 			a, _ := s.AvatarByID(ctx(t), "a1")
 			byName, _ := s.AvatarByName(ctx(t), "alice")
 			b, _ := s.AvatarByID(ctx(t), "a2")
 			g, _ := s.GroupByName(ctx(t), "club")
-			if a.Keys != otherKeys || byName.Keys != otherKeys || g.Keys != otherKeys {
-				t.Fatalf("rotated keys not read back: alice %v, club %v", a.Keys == otherKeys, g.Keys == otherKeys)
+			for what, got := range map[string]struct {
+				keys, prev domain.KeyPair
+				at         time.Time
+			}{"alice": {a.Keys, a.PreviousKeys, a.KeysRotatedAt}, "alice by name": {byName.Keys, byName.PreviousKeys, byName.KeysRotatedAt},
+				"club": {g.Keys, g.PreviousKeys, g.KeysRotatedAt}} {
+				if got.keys != otherKeys || got.prev != Keys || !got.at.Equal(at) {
+					t.Fatalf("%s after a rotation: new %v, previous %v, at %v (want %v)", what, got.keys == otherKeys, got.prev == Keys, got.at, at)
+				}
 			}
-			if b.Keys != Keys {
+			if b.Keys != Keys || b.PreviousKeys != (domain.KeyPair{}) {
 				t.Fatal("bob's keys changed with alice's")
 			}
 			if !a.Locked || a.Name != "alice" {
 				t.Fatalf("a rotation changed more: %+v", a)
 			}
-			mustIs(t, s.SetAvatarKeys(ctx(t), "nobody", otherKeys), domain.ErrNotFound, "unknown avatar")
-			mustIs(t, s.SetGroupKeys(ctx(t), "nobody", otherKeys), domain.ErrNotFound, "unknown group")
+			// A second rotation: the pair of the first becomes the previous.
+			third := domain.KeyPair{PublicPEM: "-----BEGIN PUBLIC KEY-----\nMIID\n-----END PUBLIC KEY-----\n", PrivatePEM: "-----BEGIN PRIVATE KEY-----\nMIIG\n-----END PRIVATE KEY-----\n"}
+			mustNil(t, s.SetAvatarKeys(ctx(t), "a1", third, at.Add(time.Hour)), "rotate alice again")
+			if a, _ := s.AvatarByID(ctx(t), "a1"); a.Keys != third || a.PreviousKeys != otherKeys || !a.KeysRotatedAt.Equal(at.Add(time.Hour)) {
+				t.Fatalf("alice after a second rotation: %+v", a)
+			}
+			mustIs(t, s.SetAvatarKeys(ctx(t), "nobody", otherKeys, at), domain.ErrNotFound, "unknown avatar")
+			mustIs(t, s.SetGroupKeys(ctx(t), "nobody", otherKeys, at), domain.ErrNotFound, "unknown group")
 		}},
 	})
 }

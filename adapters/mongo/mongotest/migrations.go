@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +20,7 @@ import (
 	"github.com/heraldfed/herald/adapters/mongo"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/migrations/migrationtest"
+	mongomigrations "github.com/heraldfed/herald/migrations/mongo"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
 )
@@ -122,6 +126,41 @@ func latest(t *testing.T) uint {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// versions are the embedded migrations' versions, ascending. Their
+// numbers may leave gaps (branches are given numbers ahead of their
+// merge), so a test steps down by them, not by subtraction.
+func versions(t *testing.T) []uint {
+	t.Helper()
+	names, err := fs.Glob(mongomigrations.FS, "*.up.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []uint
+	for _, name := range names {
+		num, _, _ := strings.Cut(name, "_")
+		v, err := strconv.ParseUint(num, 10, 32)
+		if err != nil {
+			t.Fatalf("migration file %s: %v", name, err)
+		}
+		out = append(out, uint(v))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// stepsDownTo is how many down steps take the schema from the latest
+// version to v: the embedded migrations above v.
+func stepsDownTo(t *testing.T, v uint) int {
+	t.Helper()
+	n := 0
+	for _, w := range versions(t) {
+		if w > v {
+			n++
+		}
+	}
+	return n
 }
 
 func version(t *testing.T, client *mongodrv.Client, db *mongodrv.Database) uint {
@@ -424,7 +463,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			if err != nil || leased.ActivityID != act2 {
 				t.Fatalf("lease dl2's job: %+v %v", leased, err)
 			}
-			down(t, client, db, int(latest(t))-3)
+			down(t, client, db, stepsDownTo(t, 3))
 			if v := version(t, client, db); v != 3 {
 				t.Fatalf("version %d after stepping down past 004, want 3", v)
 			}
@@ -479,7 +518,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			if n := count(t, db, "bodies", bson.D{}); n != 2 {
 				t.Fatalf("%d bodies before down, want 2", n)
 			}
-			down(t, client, db, int(latest(t))-4)
+			down(t, client, db, stepsDownTo(t, 4))
 			if v := version(t, client, db); v != 4 {
 				t.Fatalf("version %d after 005 down, want 4", v)
 			}
@@ -569,7 +608,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatalf("a second claim after 006: %v, want ErrAlreadyExists", err)
 			}
 
-			down(t, client, db, int(latest(t))-5)
+			down(t, client, db, stepsDownTo(t, 5))
 			if plain, unique := keyIndexes(); !plain || unique {
 				t.Fatalf("after 006 down: plain index %v, unique index %v", plain, unique)
 			}
@@ -619,7 +658,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatal(err)
 			}
 
-			down(t, client, db, int(latest(t))-6) // to 006, below 007
+			down(t, client, db, stepsDownTo(t, 6))
 			names, err := db.ListCollectionNames(Ctx(t), bson.D{{Key: "name", Value: bson.D{{Key: "$in", Value: bson.A{"domain_blocks", "domain_allows", "reports"}}}}})
 			if err != nil || len(names) != 0 {
 				t.Fatalf("collections left after 007 down: %v %v", names, err)
@@ -686,10 +725,15 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			up(t, client, db)
 			indexGone := map[uint][2]string{8: {"avatars", "avatars_retired"}, 7: {"reports", "reports_activity_id"}, 6: {"foreign_avatars", "foreign_avatars_public_key_id_key"},
 				3: {"jobs", "jobs_dedupe_key"}, 2: {"posts", "posts_object_uri"}}
-			for v := latest(t); v > 0; v-- {
+			vs := versions(t)
+			for i := len(vs) - 1; i >= 0; i-- {
+				v, below := vs[i], uint(0)
+				if i > 0 {
+					below = vs[i-1]
+				}
 				down(t, client, db, 1)
-				if got := version(t, client, db); got != v-1 {
-					t.Fatalf("after a step down from %d: version %d", v, got)
+				if got := version(t, client, db); got != below {
+					t.Fatalf("after a step down from %d: version %d, want %d", v, got, below)
 				}
 				if ix, ok := indexGone[v]; ok {
 					if _, present := indexDocs(t, db.Collection(ix[0]))[ix[1]]; present {
