@@ -30,6 +30,10 @@
 //	                        domain_blocks: a pending sign-up becomes an account
 //	                        that signs in, so approve or reject them first,
 //	                        and export the blocks to keep them.
+//	009 actor_blocks        blocks and mutes of actors by actors (SPEC §11
+//	                        "Personas"): the unique (actor, target, kind)
+//	                        index of actor_blocks, which serves every read.
+//	                        Down drops the collection.
 //
 // The field names are those of adapters/mongo's package documentation.
 //
