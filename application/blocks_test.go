@@ -133,8 +133,8 @@ func TestABlockedActorIsRefusedAndGetsNothing(t *testing.T) {
 	// Notes mentioning or replying to alice, Likes and Announces of her
 	// post are accepted and dropped.
 	for name, act := range map[string]string{
-		"mention": note("https://remote.example/n/1", bob, "hi", alice),
-		"reply":   `{"id":"https://remote.example/c/2","type":"Create","actor":"` + bob + `","object":{"id":"https://remote.example/n/2","type":"Note","attributedTo":"` + bob + `","content":"re","to":["https://www.w3.org/ns/activitystreams#Public"],"inReplyTo":"` + post.ObjectURI + `"}}`,
+		"mention":  note("https://remote.example/n/1", bob, "hi", alice),
+		"reply":    `{"id":"https://remote.example/c/2","type":"Create","actor":"` + bob + `","object":{"id":"https://remote.example/n/2","type":"Note","attributedTo":"` + bob + `","content":"re","to":["https://www.w3.org/ns/activitystreams#Public"],"inReplyTo":"` + post.ObjectURI + `"}}`,
 		"like":     `{"id":"https://remote.example/l/1","type":"Like","actor":"` + bob + `","object":"` + post.ObjectURI + `"}`,
 		"announce": `{"id":"https://remote.example/a/1","type":"Announce","actor":"` + bob + `","object":"` + post.ObjectURI + `"}`,
 	} {
