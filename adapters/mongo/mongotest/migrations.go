@@ -434,7 +434,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			if err != nil || leased.ActivityID != act2 {
 				t.Fatalf("lease dl2's job: %+v %v", leased, err)
 			}
-			down(t, client, db, int(latest(t))-3)
+			downTo(t, client, db, 3)
 			if v := version(t, client, db); v != 3 {
 				t.Fatalf("version %d after stepping down past 004, want 3", v)
 			}
@@ -489,7 +489,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			if n := count(t, db, "bodies", bson.D{}); n != 2 {
 				t.Fatalf("%d bodies before down, want 2", n)
 			}
-			down(t, client, db, int(latest(t))-4)
+			downTo(t, client, db, 4)
 			if v := version(t, client, db); v != 4 {
 				t.Fatalf("version %d after 005 down, want 4", v)
 			}
@@ -579,7 +579,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatalf("a second claim after 006: %v, want ErrAlreadyExists", err)
 			}
 
-			down(t, client, db, int(latest(t))-5)
+			downTo(t, client, db, 5)
 			if plain, unique := keyIndexes(); !plain || unique {
 				t.Fatalf("after 006 down: plain index %v, unique index %v", plain, unique)
 			}
