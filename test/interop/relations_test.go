@@ -115,15 +115,15 @@ func personaRelationScenarios(t *testing.T, store string, g *gts, h *herald) {
 		// GoToSocial takes a Reject only of a follow request, not of an
 		// accepted follow (its rejectFollowIRI: "TODO: Handle Reject
 		// Follow to remove an already-accepted follow relationship"), so
-		// fay still shows as following there; Herald sends her nothing.
+		// fay still shows as following there. Herald sends her nothing:
+		// erin's next post goes to one inbox, gus's (GoToSocial has no
+		// shared inbox). fay's home timeline cannot tell: GoToSocial puts
+		// the status gus received there too, as fay follows erin for it.
 		text := "after removing fay on " + store
 		id, _ := h.publishID(erinTok, map[string]any{"as": "erin", "content": text})
 		eventually(t, "the post in gus's home timeline", func() bool { return gus.inHome(text) != nil })
 		if !h.logged(`"msg":"post published"`, "/users/erin/statuses/"+id, `"inboxes":1,`) {
 			t.Fatalf("the post after the removal went to more than gus's inbox:\n%s", lastLines(h.output(), 20))
-		}
-		if fay.inHome(text) != nil {
-			t.Fatal("fay got erin's post after her removal")
 		}
 		t.Logf("GoToSocial shows fay following erin after the Reject: %v", fay.relationship(erinByFay).Following)
 	})
