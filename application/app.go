@@ -21,7 +21,11 @@ type Deps struct {
 	// Moderation hides what the federation policy refuses from every read
 	// of posts (SPEC §11); nil hides nothing.
 	Moderation *Moderation
-	Jobs       ports.JobStore
+	// Blocks keeps the personas' blocks and mutes (SPEC §11 "Personas"):
+	// no post is delivered to an actor blocked either way; nil blocks
+	// no one.
+	Blocks ports.BlockStore
+	Jobs   ports.JobStore
 	// FanOuts keeps the durable fan-out records; nil streams fan-outs
 	// without them (nothing resumes one a crash interrupted).
 	FanOuts ports.FanOutStore

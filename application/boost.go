@@ -290,7 +290,12 @@ func (h BoostHandler) send(ctx context.Context, me LocalActor, p domain.Post, ac
 			return EnqueueResult{}, err
 		}
 		if err == nil {
-			inboxes = append(inboxes, fa.DeliveryInbox())
+			// Not to an author blocked either way (SPEC §11 "Personas").
+			if blocked, err := h.core.blocked(ctx, me.URI, fa.ActorURI); err != nil {
+				return EnqueueResult{}, err
+			} else if !blocked {
+				inboxes = append(inboxes, fa.DeliveryInbox())
+			}
 		}
 	}
 	return h.core.broadcast(ctx, me, act, inboxes)

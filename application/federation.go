@@ -73,6 +73,9 @@ type FederationDeps struct {
 	Moderation *Moderation
 	// Reports keeps the Flags other servers send (SPEC §11).
 	Reports ports.ReportStore
+	// Blocks keeps the blocks and mutes of actors, ours and theirs (SPEC
+	// §11 "Personas"); nil blocks no one.
+	Blocks  ports.BlockStore
 	Jobs    ports.JobStore
 	FanOuts ports.FanOutStore // nil: fan-outs are not recorded (not resumable)
 	Fetcher Fetcher
@@ -114,6 +117,15 @@ type Federation struct {
 	Resolver   *ActorResolver
 	URLs       URLs
 	moderation *Moderation
+
+	// A persona's blocks, mutes, unfollows and removals of followers
+	// (SPEC §11 "Personas").
+	Block          BlockActorHandler
+	Unblock        UnblockActorHandler
+	Blocks         ListBlocksHandler
+	Mute           MuteActorHandler
+	Unfollow       UnfollowHandler
+	RemoveFollower RemoveFollowerHandler
 }
 
 // fedCore is what the federation use cases share.
@@ -134,7 +146,7 @@ func NewFederation(deps FederationDeps) *Federation {
 	deps.Posts = moderatePosts(sanitizePosts(deps.Posts, deps.HTML), deps.Moderation)
 	enq := EnqueueHandler{jobs: deps.Jobs, waker: deps.Waker}
 	core := &fedCore{deps: deps, pub: newPublishHandler(Deps{Actors: deps.Actors, Followers: deps.Followers, Foreign: deps.Foreign,
-		Posts: deps.Posts, HTML: deps.HTML, Jobs: deps.Jobs, FanOuts: deps.FanOuts, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log}, deps.URLs, enq)}
+		Blocks: deps.Blocks, Posts: deps.Posts, HTML: deps.HTML, Jobs: deps.Jobs, FanOuts: deps.FanOuts, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log}, deps.URLs, enq)}
 	actors := LocalActorsHandler{core: core}
 	resolver := &ActorResolver{core: core, deref: Dereferencer{core: core}, failing: newFailingHosts(deps.Clock)}
 	core.pub.Resolver = resolver
@@ -155,6 +167,13 @@ func NewFederation(deps FederationDeps) *Federation {
 		Resolver:     resolver,
 		URLs:         deps.URLs,
 		moderation:   deps.Moderation,
+
+		Block:          BlockActorHandler{core: core, resolver: resolver},
+		Unblock:        UnblockActorHandler{core: core, resolver: resolver},
+		Blocks:         ListBlocksHandler{core: core},
+		Mute:           MuteActorHandler{core: core, resolver: resolver},
+		Unfollow:       UnfollowHandler{core: core, resolver: resolver},
+		RemoveFollower: RemoveFollowerHandler{core: core, resolver: resolver},
 	}
 }
 

@@ -160,6 +160,7 @@ type fedBundle struct {
 	// engine was told of them.
 	newKeys *seqKeys
 	rotated *rotations
+	blocks  *memory.BlockStore
 }
 
 func setupFed(t *testing.T) *fedBundle {
@@ -177,7 +178,7 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 		newKeys: &seqKeys{}, rotated: &rotations{},
 	}
 	b.enqueue = &failingJobs{JobStore: b.jobs, ok: 1 << 30}
-	b.modStore, b.reports = memory.NewModerationStore(), memory.NewReportStore()
+	b.modStore, b.reports, b.blocks = memory.NewModerationStore(), memory.NewReportStore(), memory.NewBlockStore()
 	b.mod = application.NewModeration(application.ModerationDeps{Store: b.modStore, JobAdmin: b.jobs, Foreign: b.content,
 		Followers: b.follows, Mode: mode, Clock: b.clock})
 	names := memory.NewNameRegistry()
@@ -185,14 +186,14 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 	ids := fake.NewIDs("id")
 	deps := application.Deps{
 		Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: names, Followers: b.follows,
-		Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Moderation: b.mod, Jobs: b.enqueue, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
+		Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Moderation: b.mod, Blocks: b.blocks, Jobs: b.enqueue, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
 		Clock: b.clock, IDs: ids,
 	}
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	b.app = application.New(deps, policy, "instance", urls, nil)
 	b.fed = application.NewFederation(application.FederationDeps{
 		Actors: b.accounts, Names: names, Followers: b.follows, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.enqueue,
-		Moderation: b.mod, Reports: b.reports, Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
+		Moderation: b.mod, Reports: b.reports, Blocks: b.blocks, Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 		Keys: b.newKeys, KeyRotations: b.rotated,
 	})
 	b.app.Publish.Resolver = b.fed.Resolver

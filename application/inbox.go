@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +72,8 @@ func (h InboxHandler) Handle(ctx context.Context, req InboxRequest) (InboxResult
 		return h.react(ctx, req, domain.ReactionAnnounce)
 	case "Flag":
 		return h.flag(ctx, req)
+	case "Block":
+		return h.block(ctx, req)
 	}
 	return h.core.ignore(ctx, act, "unsupported activity type"), nil
 }
@@ -92,6 +95,9 @@ func (h InboxHandler) follow(ctx context.Context, req InboxRequest) (InboxResult
 	}
 	if target.Kind == domain.NameKindInstance {
 		return h.core.ignore(ctx, act, "the instance actor takes no followers"), nil
+	}
+	if res, refused, err := h.refuseBlockedFollow(ctx, req, target); refused || err != nil {
+		return res, err
 	}
 	now := d.Clock.Now()
 	f, err := domain.NewFollower(signer, target.URI, act.ID, domain.FollowPending, now)
@@ -189,6 +195,8 @@ func (h InboxHandler) undo(ctx context.Context, req InboxRequest) (InboxResult, 
 		followed = req.Recipient
 	case o.Type == "Like" || o.Type == "Announce":
 		return h.undoReaction(ctx, req)
+	case o.Type == "Block":
+		return h.undoBlock(ctx, req)
 	case o.Type == "" && o.ID != "":
 		return h.undoBoost(ctx, req)
 	default:
@@ -370,7 +378,10 @@ func (h InboxHandler) concerns(ctx context.Context, author string, o IncomingObj
 	for _, uris := range [][]string{aud, o.Mentions} {
 		for _, u := range uris {
 			if _, _, ok := h.core.parseLocal(u); ok {
-				return true, nil
+				// One of ours that blocks the author is not concerned.
+				if blocked, err := h.core.blocks(ctx, u, author); err != nil || !blocked {
+					return err == nil, err
+				}
 			}
 		}
 	}
@@ -379,6 +390,11 @@ func (h InboxHandler) concerns(ctx context.Context, author string, o IncomingObj
 	}
 	if o.Reply == "" || !h.core.local(o.Reply) {
 		return false, nil
+	}
+	if owner, ok := h.core.localNoteAuthor(o.Reply); ok {
+		if blocked, err := h.core.blocks(ctx, owner, author); err != nil || blocked {
+			return false, err
+		}
 	}
 	if _, err := h.core.deps.Posts.PostByObjectURI(ctx, o.Reply); err == nil || !notFound(err) {
 		return err == nil, err
@@ -453,6 +469,14 @@ func (h InboxHandler) createDm(ctx context.Context, req InboxRequest, id string,
 		if h.core.local(m) {
 			to = append(to, m)
 		}
+	}
+	// Our actors that block the author are not in it.
+	to, err := h.core.notBlocking(ctx, signer, to)
+	if err != nil {
+		return InboxResult{}, err
+	}
+	if !slices.ContainsFunc(to, h.core.local) {
+		return h.core.ignore(ctx, req.Activity, "a direct note to actors that block its author"), nil
 	}
 	dm, err := domain.NewRemoteDmPost(id, o.ID, signer, o.Content, to, published)
 	if err != nil {
@@ -660,6 +684,13 @@ func (h InboxHandler) react(ctx context.Context, req InboxRequest, kind domain.R
 			return h.boost(ctx, req)
 		}
 		return h.core.ignore(ctx, act, string(kind)+" of a note that is not ours"), nil
+	}
+	if owner, ok := h.core.localNoteAuthor(target); ok {
+		if blocked, err := h.core.blocks(ctx, owner, signer); err != nil {
+			return InboxResult{}, err
+		} else if blocked {
+			return h.core.ignore(ctx, act, string(kind)+" by an actor the author blocks"), nil
+		}
 	}
 	r, err := domain.NewReaction(target, signer, kind, d.Clock.Now())
 	if err != nil {

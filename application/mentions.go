@@ -33,5 +33,51 @@ func (h MentionsHandler) Handle(ctx context.Context, q Mentions) ([]domain.Post,
 	if err != nil {
 		return nil, err
 	}
-	return h.core.deps.Posts.PostsMentioning(ctx, me.URI, q.Before, q.Limit)
+	return h.core.unmuted(ctx, me.URI, q.Before, q.Limit, func(before time.Time, limit int) ([]domain.Post, error) {
+		return h.core.deps.Posts.PostsMentioning(ctx, me.URI, before, limit)
+	})
+}
+
+// mutedPages bounds how many pages a read fetches to make up for the
+// posts of blocked and muted authors it leaves out; a page after it may
+// come back short.
+const mutedPages = 4
+
+// unmuted reads a list of posts for the actor me a page at a time (read,
+// newest first, before a time), leaving out the posts of the authors me
+// blocks or mutes: one BlockStore lookup per page read, for the page's
+// authors at once.
+func (c *fedCore) unmuted(ctx context.Context, me string, before time.Time, limit int, read func(before time.Time, limit int) ([]domain.Post, error)) ([]domain.Post, error) {
+	if c.deps.Blocks == nil {
+		return read(before, limit)
+	}
+	var out []domain.Post
+	for range mutedPages {
+		page, err := read(before, limit)
+		if err != nil {
+			return nil, err
+		}
+		authors := make([]string, 0, len(page))
+		for _, p := range page {
+			authors = append(authors, p.AuthorURI)
+		}
+		bs, err := c.deps.Blocks.OfTargets(ctx, me, distinct(authors))
+		if err != nil {
+			return nil, err
+		}
+		hidden := make(map[string]bool, len(bs))
+		for _, b := range bs {
+			hidden[b.TargetURI] = true
+		}
+		for _, p := range page {
+			if !hidden[p.AuthorURI] && len(out) < limit {
+				out = append(out, p)
+			}
+		}
+		if len(page) < limit || len(out) == limit {
+			break
+		}
+		before = page[len(page)-1].Published
+	}
+	return out, nil
 }

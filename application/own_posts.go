@@ -215,7 +215,7 @@ func (h OwnPostsHandler) audience(ctx context.Context, o ownPost) (Note, []strin
 				to = append(to, p)
 			}
 		}
-		inboxes, tags, err := pub.recipientInboxes(ctx, to)
+		inboxes, tags, err := pub.recipientInboxes(ctx, o.me.URI, to)
 		if err != nil {
 			return Note{}, nil, false, err
 		}
@@ -245,7 +245,7 @@ func (h OwnPostsHandler) audience(ctx context.Context, o ownPost) (Note, []strin
 		if pub.local(m) {
 			continue
 		}
-		extra, mention, err := pub.recipientInboxes(ctx, []string{m})
+		extra, mention, err := pub.recipientInboxes(ctx, o.me.URI, []string{m})
 		if err != nil {
 			// Best effort, as at publishing: one that is gone or cannot
 			// be resolved now must not stop the edit reaching the others.

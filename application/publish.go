@@ -115,7 +115,7 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 		if err != nil {
 			return Published{}, err
 		}
-		if inboxes, tags, err = h.recipientInboxes(ctx, cmd.To); err != nil {
+		if inboxes, tags, err = h.recipientInboxes(ctx, actor, cmd.To); err != nil {
 			return Published{}, err
 		}
 		content = domain.RenderText(cmd.Content, h.mentionLinks(tags, cmd.To))
@@ -137,7 +137,7 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 		if author, ok := h.replyAuthor(ctx, cmd.InReplyTo); ok && !slices.Contains(cmd.To, author) {
 			// Best effort: a reply whose author cannot be resolved now still
 			// goes to the followers.
-			if extra, mentions, err := h.recipientInboxes(ctx, []string{author}); err == nil {
+			if extra, mentions, err := h.recipientInboxes(ctx, actor, []string{author}); err == nil {
 				tags = mentions
 				inboxes = distinct(append(inboxes, extra...))
 				cc = append(cc, author)
@@ -146,7 +146,7 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 			}
 		}
 		if len(cmd.To) > 0 {
-			extra, mentions, err := h.recipientInboxes(ctx, cmd.To)
+			extra, mentions, err := h.recipientInboxes(ctx, actor, cmd.To)
 			if err != nil {
 				return Published{}, err
 			}
@@ -211,9 +211,11 @@ func (h PublishHandler) fanOutTo(ctx context.Context, activityID string, payload
 	return h.enqueue.Handle(ctx, jobs)
 }
 
-// recipientInboxes resolves addressed actors to their inboxes, and gives
-// the Mention of each remote one.
-func (h PublishHandler) recipientInboxes(ctx context.Context, uris []string) ([]string, []Tag, error) {
+// recipientInboxes resolves the actors from addresses to their inboxes,
+// and gives the Mention of each remote one. An actor blocked either way
+// (SPEC §11 "Personas") keeps its Mention but gets no delivery: nothing
+// of from reaches its inbox.
+func (h PublishHandler) recipientInboxes(ctx context.Context, from string, uris []string) ([]string, []Tag, error) {
 	r := h.Resolver
 	if r == nil {
 		r = CacheResolver{Foreign: h.deps.Foreign}
@@ -231,7 +233,11 @@ func (h PublishHandler) recipientInboxes(ctx context.Context, uris []string) ([]
 		if err != nil {
 			return nil, nil, fmt.Errorf("recipient %q: %w", u, err)
 		}
-		inboxes = append(inboxes, fa.DeliveryInbox())
+		if blocked, err := blockedBetween(ctx, h.deps.Blocks, from, fa.ActorURI); err != nil {
+			return nil, nil, fmt.Errorf("recipient %q: %w", u, err)
+		} else if !blocked {
+			inboxes = append(inboxes, fa.DeliveryInbox())
+		}
 		if !slices.ContainsFunc(tags, func(t Tag) bool { return t.Href == fa.ActorURI }) {
 			tags = append(tags, mentionOf(fa))
 		}

@@ -29,6 +29,7 @@ func ProvideFederation(cfg Config, s *Stores, fetcher application.Fetcher, html 
 	urls application.URLs, app *application.Application, engine *application.Engine, keys ports.KeyGenerator, log *slog.Logger) *application.Federation {
 	fed := application.NewFederation(application.FederationDeps{
 		Actors: s.Actors, Names: s.Names, Followers: s.Followers, Foreign: s.Foreign, Posts: s.Posts, HTML: html, Tombstones: s.Tombstones, Moderation: mod, Reports: s.Reports, Jobs: s.Jobs, FanOuts: s.FanOuts,
+		Blocks:  s.Blocks,
 		Fetcher: fetcher, Clock: clock, IDs: ids, Waker: engine, Log: log, URLs: urls, InstanceActor: cfg.InstanceActor,
 		Keys: keys, KeyRotations: engine,
 	})

@@ -74,7 +74,7 @@ func ProvideApplication(cfg Config, s *Stores, passwords ports.PasswordHasher, k
 	log *slog.Logger) *application.Application {
 	return application.New(application.Deps{
 		Users: s.Users, Tokens: s.Tokens, Actors: s.Actors, Names: s.Names, Followers: s.Followers, FanOuts: s.FanOuts,
-		Foreign: s.Foreign, Posts: s.Posts, HTML: html, Moderation: mod, Jobs: s.Jobs, JobAdmin: s.JobAdmin, Passwords: passwords, Keys: keys,
+		Foreign: s.Foreign, Posts: s.Posts, HTML: html, Moderation: mod, Blocks: s.Blocks, Jobs: s.Jobs, JobAdmin: s.JobAdmin, Passwords: passwords, Keys: keys,
 		Clock: clock, IDs: ids, Log: log, Registrations: domain.RegistrationMode(cfg.Registrations),
 	}, policy, cfg.InstanceActor, urls, engine)
 }

@@ -30,7 +30,10 @@ type Stores struct {
 	// other servers send (SPEC §11).
 	Moderation ports.ModerationStore
 	Reports    ports.ReportStore
-	Pinger     ports.Pinger
+	// Blocks keeps the personas' blocks and mutes, and remote actors'
+	// blocks of them (SPEC §11 "Personas").
+	Blocks ports.BlockStore
+	Pinger ports.Pinger
 	// Wakes carries enqueue notifications from other processes; nil when
 	// the store has none (memory: one process only).
 	Wakes ports.WakeSource
@@ -80,6 +83,7 @@ func openMemory() *Stores {
 		Tombstones: content,
 		Moderation: memory.NewModerationStore(),
 		Reports:    memory.NewReportStore(),
+		Blocks:     memory.NewBlockStore(),
 		Pinger:     memory.Pinger{},
 		PurgeEvery: time.Hour,
 	}

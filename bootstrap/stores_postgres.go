@@ -50,6 +50,7 @@ func openPostgres(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, f
 		Tombstones: content,
 		Moderation: postgres.NewModerationStore(pool),
 		Reports:    postgres.NewReportStore(pool),
+		Blocks:     postgres.NewBlockStore(pool),
 		Pinger:     postgres.NewPinger(pool),
 		Wakes:      postgres.NewWaker(pool, log),
 		PurgeEvery: time.Hour, // no TTL index: the engine purges

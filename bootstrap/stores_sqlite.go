@@ -69,6 +69,7 @@ func sqliteStores(db *sqlite.DB) *Stores {
 		Tombstones: content,
 		Moderation: sqlite.NewModerationStore(db),
 		Reports:    sqlite.NewReportStore(db),
+		Blocks:     sqlite.NewBlockStore(db),
 		Pinger:     sqlite.NewPinger(db),
 	}
 }

@@ -261,3 +261,27 @@ type TombstoneStore interface {
 type Pinger interface {
 	Ping(ctx context.Context) error
 }
+
+// BlockStore keeps actors' blocks and mutes of other actors (SPEC §11
+// "Personas"), unique by (actor, target, kind). Every read is an indexed
+// lookup by the actor (and target): the inbox asks one question per
+// activity that concerns a persona, never one per follower (a blocked
+// actor has no follow relation with its blocker, so a fan-out, which
+// reads the followers, skips it already).
+type BlockStore interface {
+	// AddBlock inserts b; if the actor already blocks (or mutes) the
+	// target, the stored one is kept and created is false.
+	AddBlock(ctx context.Context, b domain.ActorBlock) (created bool, err error)
+	// RemoveBlock deletes the actor's block or mute of target and returns
+	// it; domain.ErrNotFound if there was none.
+	RemoveBlock(ctx context.Context, actorURI, targetURI string, kind domain.BlockKind) (domain.ActorBlock, error)
+	// Between returns the blocks and mutes of b by a and of a by b (at
+	// most four), in one round trip.
+	Between(ctx context.Context, a, b string) ([]domain.ActorBlock, error)
+	// BlocksBy lists the actor's blocks (or mutes) ordered by target URI,
+	// after afterURI (for paging), at most limit.
+	BlocksBy(ctx context.Context, actorURI string, kind domain.BlockKind, afterURI string, limit int) ([]domain.ActorBlock, error)
+	// OfTargets returns the actor's blocks and mutes of any of targets,
+	// in one round trip (what a read filters a page of posts with).
+	OfTargets(ctx context.Context, actorURI string, targets []string) ([]domain.ActorBlock, error)
+}

@@ -45,6 +45,7 @@ func (f *FollowRoutes) Register(r *mux.Router) {
 	r.Handle("/api/v1/mentions", f.authed(f.mentions)).Methods(http.MethodGet)
 	r.Handle("/api/v1/reports", f.authed(f.report)).Methods(http.MethodPost)
 	f.registerActorSettings(r)
+	f.registerRelations(r)
 }
 
 func (f *FollowRoutes) authed(next func(http.ResponseWriter, *http.Request, domain.RootUser)) http.Handler {

@@ -39,6 +39,7 @@ type followServer struct {
 	follows *memory.FollowerStore
 	content *memory.ContentStore
 	jobs    *memory.JobStore
+	blocks  *memory.BlockStore
 	token   string
 	other   string // token of another account
 }
@@ -59,16 +60,16 @@ func setupFollows(t *testing.T) *followServer {
 		"https://remote.example/.well-known/webfinger?resource=acct%3Abob%40remote.example": []byte(`{"links":[{"rel":"self","type":"application/activity+json","href":"` + remoteBob + `"}]}`),
 	}
 	accounts, names := memory.NewAccountStore(), memory.NewNameRegistry()
-	s := &followServer{follows: memory.NewFollowerStore(), content: memory.NewContentStore(), jobs: memory.NewJobStore()}
+	s := &followServer{follows: memory.NewFollowerStore(), content: memory.NewContentStore(), jobs: memory.NewJobStore(), blocks: memory.NewBlockStore()}
 	clock, ids, urls := fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), fake.NewIDs("id"), application.NewURLs("local.example")
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	s.app = application.New(application.Deps{
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content,
-		Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
+		Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Blocks: s.blocks, Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
 	}, policy, "instance", urls, nil)
 	fed := application.NewFederation(application.FederationDeps{
 		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Jobs: s.jobs,
-		Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
+		Blocks: s.blocks, Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
 	})
 	s.app.Publish.Resolver = fed.Resolver // as bootstrap wires it: recipients resolved on first use
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {

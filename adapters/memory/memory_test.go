@@ -60,3 +60,7 @@ func TestModerationStore(t *testing.T) {
 func TestReportStore(t *testing.T) {
 	contract.ReportStore(t, func(t *testing.T) ports.ReportStore { return memory.NewReportStore() })
 }
+
+func TestBlockStore(t *testing.T) {
+	contract.BlockStore(t, func(t *testing.T) ports.BlockStore { return memory.NewBlockStore() })
+}

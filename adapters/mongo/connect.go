@@ -36,6 +36,7 @@ const (
 	collDomainBlocks    = "domain_blocks"
 	collDomainAllows    = "domain_allows"
 	collReports         = "reports"
+	collActorBlocks     = "actor_blocks"
 	collDeliveries      = "deliveries" // legacy, read by migration 004 only
 )
 
@@ -46,6 +47,7 @@ var entityCollections = [...]string{
 	collForeignAvatars, collPosts, collDmPosts, collFollowers,
 	collRemoteInstances, collJobs, collBoosts, collFanOuts, collJobSignals,
 	collTombstones, collDomainBlocks, collDomainAllows, collReports,
+	collActorBlocks,
 }
 
 // collection returns a handle with the options SPEC §9 asks for, so callers

@@ -51,6 +51,7 @@ const (
 	idxReportsActivityID   = "reports_activity_id"
 	idxReportsCreated      = "reports_created"
 	idxAvatarsRetired      = "avatars_retired"
+	idxActorBlocksPair     = "actor_blocks_pair"
 	idxDeliveriesState     = "deliveries_state" // created by migration 003 for 004
 )
 
@@ -101,6 +102,10 @@ var indexSpecs = []indexSpec{
 	// unique, beyond SPEC §4: one report per Flag (SPEC §11; migration 007
 	// makes it, as this spec has it)
 	{coll: collReports, name: idxReportsActivityID, keys: keys("activityId", 1), unique: true},
+	// unique, beyond SPEC §4: one block and one mute per (actor, target)
+	// (SPEC §11 "Personas"; migration 009 makes it, as this spec has it);
+	// it serves every read of the BlockStore
+	{coll: collActorBlocks, name: idxActorBlocksPair, keys: keys("actor", 1, "target", 1, "kind", 1), unique: true},
 	// unique, as the memory adapter has it: one avatar, one group per name
 	{coll: collAvatars, name: idxAvatarsName, keys: keys("name", 1), unique: true},
 	{coll: collGroups, name: idxGroupsName, keys: keys("name", 1), unique: true},

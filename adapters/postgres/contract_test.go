@@ -117,3 +117,8 @@ func TestReportStore(t *testing.T) {
 	t.Parallel()
 	contract.ReportStore(t, func(t *testing.T) ports.ReportStore { return postgres.NewReportStore(migrated(t)) })
 }
+
+func TestBlockStore(t *testing.T) {
+	t.Parallel()
+	contract.BlockStore(t, func(t *testing.T) ports.BlockStore { return postgres.NewBlockStore(migrated(t)) })
+}

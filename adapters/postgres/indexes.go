@@ -47,6 +47,9 @@ var indexes = []index{
 	{"domain_blocks_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS domain_blocks_pkey ON domain_blocks (domain)`},
 	{"domain_allows_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS domain_allows_pkey ON domain_allows (domain)`},
 	{"reports_activity_id_key", `CREATE UNIQUE INDEX IF NOT EXISTS reports_activity_id_key ON reports (activity_id)`},
+	// Unique, beyond SPEC §4 (SPEC §11 "Personas"; migration 023): one
+	// block and one mute per (actor, target), the table's primary key.
+	{"actor_blocks_pkey", `CREATE UNIQUE INDEX IF NOT EXISTS actor_blocks_pkey ON actor_blocks (actor_uri, target_uri, kind)`},
 	// Unique, beyond SPEC §4: the ActorStore refuses a second avatar or
 	// group of one name (domain.ErrNameTaken) even if a caller skipped the
 	// NameRegistry.

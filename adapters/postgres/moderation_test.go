@@ -65,3 +65,27 @@ func TestMigration021Moderation(t *testing.T) {
 		t.Fatalf("an unknown status listed: %v", err)
 	}
 }
+
+// Migration 023 makes actor_blocks, unique by (actor, target, kind); its
+// down step drops it, and an up again makes it empty.
+func TestMigration023ActorBlocks(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	s := postgres.NewBlockStore(p)
+	b, _ := domain.NewActorBlock("https://h.example/users/a", "https://r.example/u/b", domain.BlockKindBlock, "https://h.example/users/a/activities/1", t0)
+	if _, err := s.AddBlock(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, `INSERT INTO actor_blocks (actor_uri, target_uri, kind, created_at) VALUES ('a', 'b', 'ignore', now())`); err == nil {
+		t.Fatal("a kind that is not one was stored")
+	}
+	downTo(t, p, 22)
+	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'actor_blocks'`); n != 0 {
+		t.Fatal("023 down left actor_blocks")
+	}
+	mustMigrate(t, p)
+	if got, err := s.Between(ctx, b.ActorURI, b.TargetURI); err != nil || len(got) != 0 {
+		t.Fatalf("blocks after 023 down and up: %+v %v", got, err)
+	}
+}

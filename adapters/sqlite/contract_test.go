@@ -107,3 +107,8 @@ func TestReportStore(t *testing.T) {
 	t.Parallel()
 	contract.ReportStore(t, func(t *testing.T) ports.ReportStore { return sqlite.NewReportStore(migrated(t)) })
 }
+
+func TestBlockStore(t *testing.T) {
+	t.Parallel()
+	contract.BlockStore(t, func(t *testing.T) ports.BlockStore { return sqlite.NewBlockStore(migrated(t)) })
+}

@@ -37,6 +37,10 @@
 //	                        written by the stores. Down drops the index and
 //	                        unsets both fields: a persona still retired comes
 //	                        back live, so let deletions finish first.
+//	009 actor_blocks        blocks and mutes of actors by actors (SPEC §11
+//	                        "Personas"): the unique (actor, target, kind)
+//	                        index of actor_blocks, which serves every read.
+//	                        Down drops the collection.
 //	010 locked_actors       a persona or group may approve its followers by
 //	                        hand (locked), and keeps its key pair before the
 //	                        last rotation (previousPublicKeyPem,

@@ -423,6 +423,8 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 		eventually(t, "ann's post on the restarted Herald", func() bool { return h.postBy(carolTok, ann.uri, "still here on "+store) != nil })
 	})
 
+	personaRelationScenarios(t, store, g, h)
+
 	step("no 5xx from Herald and no panic in either log", func(t *testing.T) {
 		checkLogs(t, h, g)
 	})

@@ -283,6 +283,7 @@ type relationship struct {
 	Following  bool `json:"following"`
 	FollowedBy bool `json:"followed_by"`
 	Requested  bool `json:"requested"`
+	BlockedBy  bool `json:"blocked_by"`
 }
 
 func (u *gtsUser) relationship(id string) relationship {

@@ -158,4 +158,7 @@ func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.O
 	t.Run("ReportStore", func(t *testing.T) {
 		contract.ReportStore(t, func(t *testing.T) ports.ReportStore { return mongo.NewReportStore(NewDB(t, client)) }, skip...)
 	})
+	t.Run("BlockStore", func(t *testing.T) {
+		contract.BlockStore(t, func(t *testing.T) ports.BlockStore { return mongo.NewBlockStore(NewDB(t, client)) }, skip...)
+	})
 }

@@ -1,0 +1,139 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// What the block and follow use cases share: finding the actor a client
+// names, and the one question every path asks of the BlockStore.
+
+// namedActor is an actor a client named as a target: a remote one (Remote
+// set) or one of ours (only URI set).
+type namedActor struct {
+	URI    string
+	Remote *domain.ForeignAvatar
+}
+
+// actorNamed finds the actor a client names by URI or as user@host, as
+// FollowRemote does: a remote one from the cache, fetched (by WebFinger for
+// user@host) when it is not cached; one of ours by its URI alone.
+func (c *fedCore) actorNamed(ctx context.Context, r *ActorResolver, target string) (namedActor, error) {
+	target = strings.TrimSpace(target)
+	switch {
+	case target == "":
+		return namedActor{}, fmt.Errorf("%w: no target", domain.ErrInvalidInput)
+	case strings.Contains(target, "://"):
+		if !httpURL(target) {
+			return namedActor{}, fmt.Errorf("%w: target %q is not an http(s) URI", domain.ErrInvalidInput, clip(target))
+		}
+		if c.local(target) {
+			return namedActor{URI: target}, nil
+		}
+		fa, err := r.Resolve(ctx, target)
+		if err != nil {
+			return namedActor{}, targetError(target, err)
+		}
+		return namedActor{URI: fa.ActorURI, Remote: &fa}, nil
+	}
+	user, host, ok := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(target, "acct:"), "@"), "@")
+	if !ok || user == "" || host == "" || strings.Contains(host, "@") {
+		return namedActor{}, fmt.Errorf("%w: target %q is neither a URI nor user@host", domain.ErrInvalidInput, clip(target))
+	}
+	if strings.EqualFold(host, c.deps.URLs.Domain) {
+		la, err := (LocalActorsHandler{core: c}).ByAccount(ctx, user)
+		if err != nil {
+			return namedActor{}, err
+		}
+		return namedActor{URI: la.URI}, nil
+	}
+	fa, err := r.Account(ctx, user, strings.ToLower(host))
+	if err != nil {
+		return namedActor{}, targetError(target, err)
+	}
+	return namedActor{URI: fa.ActorURI, Remote: &fa}, nil
+}
+
+// remoteNamed is actorNamed for the use cases that act on remote actors
+// only (a block goes to another server).
+func (c *fedCore) remoteNamed(ctx context.Context, r *ActorResolver, target, what string) (domain.ForeignAvatar, error) {
+	a, err := c.actorNamed(ctx, r, target)
+	if err != nil {
+		return domain.ForeignAvatar{}, err
+	}
+	if a.Remote == nil {
+		return domain.ForeignAvatar{}, fmt.Errorf("%w: %s is on this server: only a remote actor can be %s", domain.ErrInvalidInput, clip(a.URI), what)
+	}
+	return *a.Remote, nil
+}
+
+// blocked reports whether a and b block each other either way (a block,
+// not a mute): one lookup of the BlockStore's primary key. Without a
+// BlockStore nothing is blocked.
+func (c *fedCore) blocked(ctx context.Context, a, b string) (bool, error) {
+	return blockedBetween(ctx, c.deps.Blocks, a, b)
+}
+
+func blockedBetween(ctx context.Context, store ports.BlockStore, a, b string) (bool, error) {
+	if store == nil {
+		return false, nil
+	}
+	bs, err := store.Between(ctx, a, b)
+	if err != nil {
+		return false, err
+	}
+	for _, bl := range bs {
+		if bl.Kind == domain.BlockKindBlock {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// blocks reports whether local blocks remote (one way: what refuses the
+// remote's activities to local).
+func (c *fedCore) blocks(ctx context.Context, local, remote string) (bool, error) {
+	if c.deps.Blocks == nil {
+		return false, nil
+	}
+	bs, err := c.deps.Blocks.Between(ctx, local, remote)
+	if err != nil {
+		return false, err
+	}
+	for _, bl := range bs {
+		if bl.Kind == domain.BlockKindBlock && bl.ActorURI == local {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// undoFollowOf queues the Undo of a follow of ours (object: the Follow we
+// sent, whose id the relation keeps) to the followed actor's inbox.
+func (c *fedCore) undoFollowOf(ctx context.Context, me LocalActor, f domain.Follower, fa domain.ForeignAvatar) (string, EnqueueResult, error) {
+	followID := f.ActivityID
+	if followID == "" {
+		// A follow stored before ids were kept: Mastodon and GoToSocial
+		// match an Undo by its Follow's actor and object too.
+		followID = c.deps.URLs.Activity(me.URI, "follow-"+shortHash(fa.ActorURI))
+	}
+	undo := Activity{
+		ID: c.deps.URLs.Activity(me.URI, c.deps.IDs.NewID()), Type: "Undo", Actor: me.URI,
+		To: []string{fa.ActorURI}, Object: FollowObject{ID: followID, Type: "Follow", Actor: me.URI, Object: fa.ActorURI},
+	}
+	res, err := c.send(ctx, me, undo, []string{personalInbox(fa)})
+	return undo.ID, res, err
+}
+
+// personalInbox is the actor's own inbox (a Block, an Undo and the answer
+// to a Follow name one actor), its shared one if it has no other.
+func personalInbox(fa domain.ForeignAvatar) string {
+	if fa.Inbox != "" {
+		return fa.Inbox
+	}
+	return fa.DeliveryInbox()
+}
