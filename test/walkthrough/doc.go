@@ -5,7 +5,8 @@
 // by one in one bash session, so a doc and its test cannot drift apart.
 //
 // A comment line right under a command is the output the doc promises:
-// the command's output must match it, … standing for any text. A command
-// with a promised output is asked again, for up to a minute, until it
-// matches (the doc's "within a moment"); one without must exit 0.
+// the command's output must match it, … standing for any text, and the
+// command must exit 0. A promise that ends "(ask again until it does)" may
+// take a moment (a delivery to another server): the command is run again,
+// for up to a minute, until it holds.
 package walkthrough

@@ -28,9 +28,15 @@ type block struct {
 // command is one shell command (continuation lines joined) and the output
 // the doc promises under it, if any.
 type command struct {
-	text string
-	want string // "" for none
+	text  string
+	want  string // "" for none
+	again bool   // the promise ends with againNote: ask until it holds
 }
+
+// againNote ends a promise that holds only after a moment (a delivery to
+// the other server): the reader, and the test, ask again until it does.
+// Only read-only or idempotent commands carry it.
+const againNote = " (ask again until it does)"
 
 // blocks reads the ```sh blocks of the section of doc (a path from the
 // repository's root) titled heading, in order.
@@ -86,7 +92,8 @@ func (b *block) add(l string) {
 		b.cmds[n-1].text += "\n" + l
 	case strings.HasPrefix(l, "# "):
 		if n > 0 { // an output promised under a command; a comment before the first is prose
-			b.cmds[n-1].want = strings.TrimSpace(strings.TrimPrefix(l, "# "))
+			want := strings.TrimSpace(strings.TrimPrefix(l, "# "))
+			b.cmds[n-1].want, b.cmds[n-1].again = strings.CutSuffix(want, againNote)
 		}
 	default:
 		b.cmds = append(b.cmds, command{text: l})
@@ -146,12 +153,13 @@ func exclusive(t *testing.T, addrs ...string) {
 	}
 }
 
-// environ is this process's environment without Herald's settings, so a
-// walkthrough sees what a newcomer's shell has, plus extra.
+// environ is this process's environment without Herald's settings and
+// without those of a make that runs the tests, so a walkthrough sees what
+// a newcomer's shell has, plus extra.
 func environ(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HERALD_") {
+		if !strings.HasPrefix(kv, "HERALD_") && !strings.HasPrefix(kv, "MAKE") && !strings.HasPrefix(kv, "MFLAGS=") {
 			env = append(env, kv)
 		}
 	}
@@ -310,8 +318,8 @@ func (s *session) run(text string) (string, int) {
 }
 
 // walk runs every command of the blocks in order: each must exit 0 and
-// print what the doc promises under it (asked again, for up to a minute,
-// until it does).
+// print what the doc promises under it, at once or, for a promise ending
+// with againNote, within a minute of asking again.
 func (s *session) walk(bs ...block) {
 	s.t.Helper()
 	for _, b := range bs {
@@ -324,7 +332,7 @@ func (s *session) walk(bs ...block) {
 				if ok {
 					break
 				}
-				if c.want == "" || time.Now().After(deadline) {
+				if !c.again || time.Now().After(deadline) {
 					s.t.Fatalf("doc line %d: %s\nexit %d, output:\n%s\nwant: %q", b.line, c.text, status, out, c.want)
 				}
 				time.Sleep(time.Second)
