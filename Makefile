@@ -69,7 +69,7 @@ ferret-run:
 testreport:
 	@$(GO) build -o $(TESTREPORT) ./test/testreport
 
-## interop: federate with a real GoToSocial (HERALD_GOTOSOCIAL, default ../shared/peers/gotosocial) on the
+## interop: federate with a real GoToSocial (HERALD_GOTOSOCIAL; by default the CI machine's, beside the checkout) on the
 ## memory, SQLite and PostgreSQL stores; lists every scenario by name (a few minutes; needs curl and jq)
 interop:
 	HERALD_INTEROP=1 $(GO) test -count=1 -v -timeout 20m ./test/interop/
