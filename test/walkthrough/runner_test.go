@@ -258,7 +258,9 @@ type session struct {
 func newSession(t *testing.T, env []string) *session {
 	t.Helper()
 	cmd := exec.Command("bash", "--noprofile", "--norc")
-	cmd.Dir, cmd.Env = root(t), env
+	// The other terminal may be anywhere: a file a walkthrough writes
+	// lands in a temporary directory, not in the checkout.
+	cmd.Dir, cmd.Env = t.TempDir(), env
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
