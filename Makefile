@@ -5,19 +5,31 @@ PKGS        := ./...
 FERRET_DIR  := test/ferret
 DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export DATABASE_URL
+# pipefail: a test run piped into testreport keeps go test's exit status.
+SHELL       := /bin/bash
+TESTREPORT  := bin/testreport
 
-.PHONY: run test check fmt-check vet wire-check unit ferret interop generate lint bench bench-go build clean
+.PHONY: run test check fmt-check vet wire-check unit unit-run ferret ferret-run testreport interop generate lint bench bench-go build clean
 
 ## run: start Herald at http://127.0.0.1:8080 on the embedded SQLite store (data kept in ./herald-data)
 run:
-	$(GO) run ./cmd/herald serve
+	@echo "make run: building Herald first (the first build compiles every dependency: a few minutes; later builds take seconds)"
+	@$(GO) build -o bin/herald ./cmd/herald
+	@echo "make run: starting bin/herald serve; it logs \"herald listening\" with its address when ready (http://127.0.0.1:8080 unless HERALD_ADDR says otherwise); Ctrl-C stops it"
+	@exec bin/herald serve
 
 ## build: build the binary into bin/herald
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/herald ./cmd/herald
 
-## test: formatting, vet, generated code, and every test with the race detector
-test: fmt-check vet wire-check unit ferret
+## test: formatting, vet, generated code, and every test with the race detector; ends with every
+## failed and skipped test and what each skip leaves unverified (full events in bin/test-*.json)
+test: fmt-check vet wire-check testreport
+	@status=0; \
+	$(MAKE) --no-print-directory unit-run || status=1; \
+	$(MAKE) --no-print-directory ferret-run || status=1; \
+	$(TESTREPORT) -summary bin/test-unit.json bin/test-ferret.json; \
+	exit $$status
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^$(FERRET_DIR)/' ) $$(ls $(FERRET_DIR)/*.go 2>/dev/null)); \
@@ -33,15 +45,31 @@ wire-check:
 # 30 minutes a package, not go test's 10: the Mongo suite on the
 # MongoDB-compatible server .ci/run starts (FerretDB v2 on DocumentDB) takes
 # 5 to 10 minutes on a loaded 2-core machine.
-unit:
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+# go test -json goes through testreport, which prints what go test prints
+# without -v and keeps the events for the summary of skips.
+unit: testreport
+	@status=0; $(MAKE) --no-print-directory unit-run || status=1; $(TESTREPORT) -summary bin/test-unit.json; exit $$status
+
+unit-run:
+	@rm -f bin/test-unit.json
+	@set -o pipefail; $(GO) test -json -race -count=1 -timeout 30m $(PKGS) 2>&1 | $(TESTREPORT) -save bin/test-unit.json
 
 # The Mongo adapter against embedded FerretDB, in its own module so the
 # production binary never links FerretDB.
-ferret:
-	@if [ -f $(FERRET_DIR)/go.mod ]; then cd $(FERRET_DIR) && $(GO) vet ./... && $(GO) test -race -count=1 ./...; fi
+ferret: testreport
+	@status=0; $(MAKE) --no-print-directory ferret-run || status=1; $(TESTREPORT) -summary bin/test-ferret.json; exit $$status
 
-## interop: federate with a real GoToSocial (HERALD_GOTOSOCIAL, default ../shared/peers/gotosocial) on the
+ferret-run:
+	@rm -f bin/test-ferret.json
+	@if [ -f $(FERRET_DIR)/go.mod ]; then cd $(FERRET_DIR) && $(GO) vet ./... && \
+	  set -o pipefail && $(GO) test -json -race -count=1 ./... 2>&1 | $(CURDIR)/$(TESTREPORT) -save $(CURDIR)/bin/test-ferret.json; fi
+
+# testreport (test/testreport) reads go test -json: progress while the
+# tests run, the failed and skipped tests at the end.
+testreport:
+	@$(GO) build -o $(TESTREPORT) ./test/testreport
+
+## interop: federate with a real GoToSocial (HERALD_GOTOSOCIAL; by default the CI machine's, beside the checkout) on the
 ## memory, SQLite and PostgreSQL stores; lists every scenario by name (a few minutes; needs curl and jq)
 interop:
 	HERALD_INTEROP=1 $(GO) test -count=1 -v -timeout 20m ./test/interop/

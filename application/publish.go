@@ -14,7 +14,7 @@ import (
 // Publish asks to post a note as one of the account's personas.
 type Publish struct {
 	UserID     string
-	As         string // persona name
+	As         string // persona name; "" for the account's only persona
 	Content    string
 	Visibility domain.Visibility
 	To         []string // direct recipients (actor URIs), or extra addressees
@@ -73,6 +73,11 @@ func newPublishHandler(deps Deps, urls URLs, enq EnqueueHandler) PublishHandler 
 // @-mentions of the addressed actors linked.
 func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, error) {
 	d := h.deps
+	as, err := personaOrOnly(ctx, d, cmd.UserID, cmd.As)
+	if err != nil {
+		return Published{}, err
+	}
+	cmd.As = as
 	a, err := d.Actors.AvatarByName(ctx, strings.ToLower(strings.TrimSpace(cmd.As)))
 	if errors.Is(err, domain.ErrNotFound) {
 		return Published{}, fmt.Errorf("%w: no persona %q", domain.ErrInvalidInput, cmd.As)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/heraldfed/herald/adapters/httpapi"
@@ -69,6 +70,10 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("instance actor: %w", err)
 	}
 	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// Most often a second `make run` beside the first.
+		return fmt.Errorf("listen on %s: %w: another server (another Herald?) listens there: stop it, or give this one another HERALD_ADDR", s.cfg.Addr, err)
+	}
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
 	}

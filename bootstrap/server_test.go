@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +56,31 @@ func TestServerStartsAndStops(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("server did not stop")
+	}
+}
+
+// A second server on a taken address says what to do: stop the other
+// one, or set HERALD_ADDR.
+func TestServerOnATakenAddressSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg, err := bootstrap.LoadConfig([]string{"--herald-addr=" + ln.Addr().String(), "--herald-store=memory", "--herald-bcrypt-cost=4"},
+		func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	srv, cleanup, err := bootstrap.InitializeServer(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	err = srv.Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "HERALD_ADDR") {
+		t.Fatalf("run on a taken address: %v, want an error naming HERALD_ADDR", err)
 	}
 }

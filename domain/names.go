@@ -96,7 +96,7 @@ var fixedReservedNames = []string{
 
 // FixedReservedNames returns a copy of the names that are never available.
 // "no-reply" is on the list although it cannot be a valid name; it stays so
-// the list reads as SPEC.md has it, and so that NormalizeName's rules could
+// the list reads as docs/rules.md §3 has it, and so that NormalizeName's rules could
 // change without the list silently losing an entry.
 func FixedReservedNames() []string { return slices.Clone(fixedReservedNames) }
 

@@ -140,7 +140,13 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 // 2001::/23, 2001:db8::/32, 2002::/16 (6to4, which embeds any IPv4
 // address), 2620:4f:8000::/48 and 3fff::/20. A Guard is immutable and safe
 // for concurrent use.
-type Guard struct{ ssrf *ssrf.Guardian }
+type Guard struct {
+	ssrf *ssrf.Guardian
+	// allowPrivate is kept to say, when a private address is refused,
+	// which setting would let it through: a newcomer's first follow is
+	// often of a second instance on 127.0.0.1.
+	allowPrivate bool
+}
 
 // NewGuard builds the check; allowPrivate lets loopback (127.0.0.0/8,
 // ::1) and private-use addresses (RFC 1918, fc00::/7) through as well.
@@ -152,7 +158,28 @@ func NewGuard(allowPrivate bool) Guard {
 		v6 = append(slices.Clone(v6), privateV6...)
 	}
 	return Guard{ssrf: ssrf.New(ssrf.WithAnyPort(),
-		ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...))}
+		ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...)), allowPrivate: allowPrivate}
+}
+
+// PrivateHint is what a refusal of a loopback or private-use address adds
+// when AllowPrivate is off: the setting that lets it through.
+const PrivateHint = "loopback and private-use addresses are refused unless HERALD_ALLOW_PRIVATE_TARGETS=true (tests, demos)"
+
+// refused wraps a refusal of ip, naming PrivateHint where it applies.
+func (g Guard) refused(ip netip.Addr, err error) error {
+	if !g.allowPrivate && isPrivate(ip) {
+		return fmt.Errorf("%w: %w; %s", ErrRefusedAddress, err, PrivateHint)
+	}
+	return fmt.Errorf("%w: %w", ErrRefusedAddress, err)
+}
+
+func isPrivate(ip netip.Addr) bool {
+	for _, p := range append(slices.Clone(privateV4), privateV6...) {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // globallyReachableV6 are the entries inside 2001::/23 that the IANA IPv6
@@ -188,7 +215,7 @@ var (
 // which is where a connection to it goes.
 func (g Guard) Check(ip netip.Addr) error {
 	if err := g.ssrf.SafeAddr(ip.Unmap()); err != nil {
-		return fmt.Errorf("%w: %w", ErrRefusedAddress, err)
+		return g.refused(ip.Unmap(), err)
 	}
 	return nil
 }
@@ -202,7 +229,7 @@ func (g Guard) Control(network, address string, _ syscall.RawConn) error {
 	}
 	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	if err := g.ssrf.Safe(network, ap.String(), nil); err != nil {
-		return fmt.Errorf("%w: %w", ErrRefusedAddress, err)
+		return g.refused(ap.Addr(), err)
 	}
 	return nil
 }

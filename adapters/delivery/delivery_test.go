@@ -310,6 +310,13 @@ func TestGuard(t *testing.T) {
 			if (err != nil) != wantRefused {
 				t.Errorf("NewGuard(%v).Control(%s) = %v, want refused %v", allowPrivate, ip, err, wantRefused)
 			}
+			// A refused loopback or private address names the setting
+			// that lets it through; no other refusal does, since that
+			// setting would not help.
+			wantHint := tt.want == private && !allowPrivate
+			if err != nil && strings.Contains(err.Error(), delivery.PrivateHint) != wantHint {
+				t.Errorf("NewGuard(%v).Control(%s) = %v, want the HERALD_ALLOW_PRIVATE_TARGETS hint %v", allowPrivate, ip, err, wantHint)
+			}
 		}
 		if got := delivery.Forbidden(net.ParseIP(tt.ip)); got != (tt.want != reachable) {
 			t.Errorf("Forbidden(%s) = %v", ip, got)

@@ -174,7 +174,8 @@ func TestInboxRefusalsEndToEnd(t *testing.T) {
 // Two Herald instances on two loopback ports follow each other's personas
 // (one by WebFinger name, one by URI) and see each other's posts arrive,
 // every request signed by one and verified by the other: the demo of
-// docs/federation.md.
+// docs/federation.md in process, down to the jobs each queued
+// (test/walkthrough runs the demo's own commands).
 func TestTwoHeraldInstancesFederate(t *testing.T) {
 	t.Parallel()
 	a := startHerald(t, "herald-a", nil)

@@ -251,7 +251,7 @@ func benchLease(ctx context.Context, r *report, kinds []storeKind) error {
 	lat := &table{
 		title:   "Lease cost against queue size",
 		command: "go run ./test/bench/heraldbench -only lease",
-		intro:   "Median and 99th percentile latency of one lease (a `LeaseBatch` of one, then its `Settle`, one worker; the lease alone is timed) as the queue grows. SPEC §9: a queue of millions must cost the same per lease as a queue of thousands. Bound: the latency at 1,000 queued jobs; the ratio column is the largest queue's median against it (linear growth would be 1000×).",
+		intro:   "Median and 99th percentile latency of one lease (a `LeaseBatch` of one, then its `Settle`, one worker; the lease alone is timed) as the queue grows. [rules §9](rules.md#9-scale): a queue of millions must cost the same per lease as a queue of thousands. Bound: the latency at 1,000 queued jobs; the ratio column is the largest queue's median against it (linear growth would be 1000×).",
 		header:  []string{"store", "queued", "p50", "p99", "ratio to 1,000 queued"},
 	}
 	var memOne float64
