@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // snacUnverified is what TestSnac proves, named when it cannot run.
@@ -265,9 +266,12 @@ type snacObject struct {
 // timeline is the account's timeline as snac stored it.
 func (u *snacUser) timeline() []snacObject {
 	// snacpeer lists the files, then reads each: one deleted in between
-	// (a Delete snac is taking) fails the listing, which is read again.
+	// (a Delete snac is taking) fails ls (exit status 2, its message
+	// discarded) or jq ("Could not open file"), and the timeline is read
+	// again.
 	out, err := u.s.try("timeline", u.name)
-	for i := 0; err != nil && strings.Contains(err.Error(), "Could not open file") && i < 5; i++ {
+	for i := 0; err != nil && i < 5; i++ {
+		time.Sleep(100 * time.Millisecond)
 		out, err = u.s.try("timeline", u.name)
 	}
 	if err != nil {
