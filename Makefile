@@ -41,8 +41,8 @@ unit:
 ferret:
 	@if [ -f $(FERRET_DIR)/go.mod ]; then cd $(FERRET_DIR) && $(GO) vet ./... && $(GO) test -race -count=1 ./...; fi
 
-## interop: federate with a real GoToSocial (HERALD_GOTOSOCIAL, default ../shared/peers/gotosocial) on the
-## memory, SQLite and PostgreSQL stores; lists every scenario by name (a few minutes; needs curl and jq)
+## interop: federate with a real GoToSocial and a real snac (HERALD_GOTOSOCIAL, HERALD_SNAC, default ../shared/peers/...)
+## on the memory, SQLite and PostgreSQL stores; lists every scenario by name (a few minutes; needs curl and jq)
 interop:
 	HERALD_INTEROP=1 $(GO) test -count=1 -v -timeout 20m ./test/interop/
 
