@@ -17,7 +17,7 @@ import (
 
 // snacUnverified is what TestSnac proves, named when it cannot run.
 const snacUnverified = "federation with a real snac (resolve, first-contact follows, posts, replies, " +
-	"direct and long posts, edits, deletes, likes and boosts and their Undo, profile update, unfollow, restart) stays unverified"
+	"direct and long posts, edits, deletes, likes and boosts and their Undo, profile update, unfollow, restart, domain suspension) stays unverified"
 
 // snacDir is where the snac binary and its snacpeer script are: the
 // HERALD_SNAC directory, else ../shared/peers/snac next to the repository.
