@@ -61,7 +61,7 @@ func startSnac(t *testing.T, peer string) *snac {
 	t.Cleanup(func() {
 		_ = exec.Command(s.script, "stop", s.dir).Run()
 		if t.Failed() {
-			t.Logf("snac log (last 60 lines):\n%s", lastLines(s.log(), 60))
+			t.Logf("snac log, but for the suite's client API calls (last 80 lines):\n%s", lastLines(s.federationLog(), 80))
 		}
 	})
 	cmd := exec.Command(s.script, "start", s.dir, fmt.Sprint(s.port))
@@ -106,6 +106,18 @@ func (s *snac) log() string {
 	return string(b)
 }
 
+// federationLog is snac's log without the lines of the suite's polling of
+// its client API, which bury the rest.
+func (s *snac) federationLog() string {
+	var keep []string
+	for _, line := range strings.Split(s.log(), "\n") {
+		if !strings.Contains(line, "mastoapi_") {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
 func (s *snac) name() string     { return "snac" }
 func (s *snac) hostport() string { return s.host }
 func (s *snac) use(t *testing.T) { s.t = t }
@@ -141,15 +153,14 @@ func (s *snac) newUser(name string) user {
 	return u
 }
 
-var (
-	// snacStatus5xx is a 5xx answer snac logged for a request of its own
-	// to Herald ("sent to inbox … (503 Service Unavailable)" and the like).
-	snacStatus5xx = regexp.MustCompile(`\(5\d\d\b`)
-)
+// snacStatus5xx is a 5xx answer snac logged for a request of its own to
+// Herald ("sent to inbox … (503 Service Unavailable)" and the like), or
+// its 599, a request that timed out (queue_timeout).
+var snacStatus5xx = regexp.MustCompile(`\(5\d\d\b`)
 
 // checkLog fails on a signature of Herald's that snac refused (it answers
 // 202 and drops the activity, saying so only in its log), a 5xx from
-// Herald, or a crash.
+// Herald or a delivery to it that timed out, or a crash.
 func (s *snac) checkLog(t *testing.T, h *herald) {
 	t.Helper()
 	for _, line := range strings.Split(s.log(), "\n") {
