@@ -69,8 +69,8 @@ ferret-run:
 testreport:
 	@$(GO) build -o $(TESTREPORT) ./test/testreport
 
-## interop: federate with a real GoToSocial (HERALD_GOTOSOCIAL; by default the CI machine's, beside the checkout) on the
-## memory, SQLite and PostgreSQL stores; lists every scenario by name (a few minutes; needs curl and jq)
+## interop: federate with a real GoToSocial and a real snac (HERALD_GOTOSOCIAL, HERALD_SNAC, default ../shared/peers/...)
+## on the memory, SQLite and PostgreSQL stores; lists every scenario by name (a few minutes; needs curl and jq)
 interop:
 	HERALD_INTEROP=1 $(GO) test -count=1 -v -timeout 20m ./test/interop/
 

@@ -1,10 +1,15 @@
 // Package interop federates Herald with real servers that no one here
-// wrote: a GoToSocial server and Herald run as separate processes on
-// loopback, and the tests drive both through their client APIs (Herald's
-// JSON API, GoToSocial's Mastodon API). It runs only when HERALD_INTEROP=1
+// wrote: GoToSocial (Go) and snac (C), each run as a separate process on
+// loopback beside a fresh Herald, all driven through their client APIs
+// (Herald's JSON API, the peers' Mastodon APIs, and snac's snacpeer
+// script where its API cannot tell). The scenarios are written once
+// (peers_test.go) and run against both peers through one driver each
+// (gotosocial_test.go, snac_test.go); a scenario a peer cannot drive is
+// skipped by name with the reason. It runs only when HERALD_INTEROP=1
 // (`make interop`), on every store named in HERALD_INTEROP_STORES
-// (default memory,sqlite,postgres); HERALD_GOTOSOCIAL names the directory
-// of the GoToSocial binary and its gts script (default
-// ../shared/peers/gotosocial next to the repository). Without them it
-// skips and says what stayed unverified.
+// (default memory,sqlite,postgres). HERALD_GOTOSOCIAL names the directory
+// of the GoToSocial binary and its gts script, HERALD_SNAC that of the
+// snac binary and its snacpeer script (defaults ../shared/peers/gotosocial
+// and ../shared/peers/snac next to the repository). Without them the
+// peer's test skips and says what stayed unverified.
 package interop

@@ -1,21 +1,10 @@
 package interop_test
 
 import (
-	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 )
-
-// stores are the Herald stores the suite runs on, by HERALD_STORE value:
-// memory, PostgreSQL (the issue's two) and SQLite (the default store).
-func stores() []string {
-	if s := os.Getenv("HERALD_INTEROP_STORES"); s != "" {
-		return strings.Split(s, ",")
-	}
-	return []string{"memory", "sqlite", "postgres"}
-}
 
 // TestGoToSocial federates a fresh Herald with a real GoToSocial, once
 // per store. One GoToSocial serves every run (it takes tens of seconds to
@@ -24,413 +13,88 @@ func stores() []string {
 // first contact is a real one on both sides. Each scenario is a named
 // subtest, so `go test -v` lists them; later ones build on earlier ones.
 func TestGoToSocial(t *testing.T) {
+	// The two peers' tests run side by side: each has its own peer and its
+	// own Heralds, and most of their time is spent waiting on deliveries.
+	t.Parallel()
 	peer := requirePeer(t)
 	g := startGTS(t, peer)
-	for _, store := range stores() {
-		t.Run(store, func(t *testing.T) {
-			env := map[string]string{"HERALD_STORE": store}
-			switch store {
-			case "sqlite":
-				env["HERALD_DATA_DIR"] = t.TempDir()
-			case "postgres":
-				env["DATABASE_URL"] = postgresDatabase(t)
-			case "memory":
-			default:
-				t.Fatalf("store %q: want memory, sqlite or postgres", store)
-			}
-			g.t = t
-			runScenarios(t, store, g, newHerald(t, env))
-		})
-	}
+	eachStore(t, func(t *testing.T, store string, h *herald) {
+		g.t = t
+		runScenarios(t, store, g, h)
+	})
 }
 
 func runScenarios(t *testing.T, store string, g *gts, h *herald) {
-	ann := g.account(store + "_ann")
-	bea := g.account(store + "_bea")
-	carolTok := h.signUp("carol")
-	carolAcct := "carol@" + h.host
-	var carolID string
-
-	step := func(name string, f func(t *testing.T)) {
-		if !t.Run(name, func(t *testing.T) {
-			g.t, h.t = t, t
-			f(t)
-		}) {
-			t.FailNow() // later scenarios build on this one
-		}
-		g.t, h.t = t, t
-	}
-
-	step("resolve Herald account from GoToSocial", func(t *testing.T) {
-		eventually(t, "GoToSocial to resolve "+carolAcct, func() bool {
-			carolID = ann.resolveAccount(carolAcct)
-			return carolID != ""
-		})
-	})
-
-	step("first-contact follow GoToSocial to Herald", func(t *testing.T) {
-		// Herald has never fetched ann: her key id serves a minimal
-		// Person without inbox, and the Follow must still be accepted.
-		if s := ann.call("POST", "/api/v1/accounts/"+carolID+"/follow", url.Values{}, nil); s != 200 {
-			t.Fatalf("follow: %d", s)
-		}
-		eventually(t, "GoToSocial to see the follow accepted", func() bool { return ann.relationship(carolID).Following })
-		if st := h.followers(carolTok, "carol")[ann.uri]; st != "accepted" {
-			t.Fatalf("Herald lists ann as %q", st)
-		}
-	})
-
-	step("first-contact follow Herald to GoToSocial by user@host (WebFinger)", func(t *testing.T) {
-		bAcct := bea.name + "@" + g.host
-		if st := h.follow(carolTok, "carol", bAcct); st != "pending" && st != "accepted" {
-			t.Fatalf("state %q", st)
-		}
-		eventually(t, "the follow of "+bAcct+" accepted", func() bool { return h.follow(carolTok, "carol", bAcct) == "accepted" })
-		eventually(t, "GoToSocial to list carol as bea's follower", func() bool { return bea.relationship(bea.resolveAccount(carolAcct)).FollowedBy })
-		if st := h.follow(carolTok, "carol", ann.uri); st == "" {
-			t.Fatal("follow of ann by URI")
-		}
-		eventually(t, "the follow of ann accepted", func() bool { return h.follow(carolTok, "carol", ann.uri) == "accepted" })
-	})
-
-	var carolPost, carolPostID string
-	step("public post Herald to GoToSocial", func(t *testing.T) {
-		carolPostID, carolPost = h.publishID(carolTok, map[string]any{"as": "carol", "content": "hello from Herald on " + store})
-		eventually(t, "the post in ann's home timeline", func() bool { return ann.inHome("hello from Herald on "+store) != nil })
-	})
-
-	step("mention Herald to GoToSocial", func(t *testing.T) {
-		// A public post to bea's address: GoToSocial notifies her only
-		// if the note carries a Mention of her in tag. The text names her
-		// as @user@host, which Herald links to her actor.
-		h.publish(carolTok, map[string]any{"as": "carol", "content": "@" + bea.name + "@" + g.host + " look, a mention on " + store, "to": []string{bea.uri}})
-		eventually(t, "a mention notification for bea", func() bool { return hasMention(bea.notifications(), "a mention on "+store, "public") })
-	})
-
-	step("direct post Herald to GoToSocial", func(t *testing.T) {
-		h.publish(carolTok, map[string]any{"as": "carol", "content": "a direct word on " + store, "visibility": "direct", "to": []string{ann.uri}})
-		eventually(t, "the direct note in ann's notifications", func() bool { return hasMention(ann.notifications(), "a direct word on "+store, "direct") })
-	})
-
-	var annPost gtsStatus
-	step("public post GoToSocial to Herald", func(t *testing.T) {
-		annPost = ann.post(url.Values{"status": {"hello from GoToSocial to " + store}, "visibility": {"public"}})
-		eventually(t, "the post on Herald", func() bool { return h.postBy(carolTok, ann.uri, "hello from GoToSocial to "+store) != nil })
-		if p := h.postBy(carolTok, ann.uri, "hello from GoToSocial"); p.URI != annPost.URI || p.Local || p.Visibility != "public" {
-			t.Fatalf("stored %+v, want %s", p, annPost.URI)
-		}
-	})
-
-	step("mention GoToSocial to Herald", func(t *testing.T) {
-		ann.post(url.Values{"status": {"@" + carolAcct + " a mention from GoToSocial on " + store}, "visibility": {"public"}})
-		eventually(t, "the post among carol's mentions", func() bool { return h.mentioned(carolTok, "carol", "a mention from GoToSocial on "+store) != nil })
-		if p := h.mentioned(carolTok, "carol", "a mention from GoToSocial on "+store); p.Author != ann.uri || p.Local || p.Visibility != "public" {
-			t.Fatalf("stored %+v, want a public note by %s", p, ann.uri)
-		}
-	})
-
-	step("reply GoToSocial to Herald", func(t *testing.T) {
-		st := ann.resolveStatus(carolPost)
-		if st == nil {
-			t.Fatal("GoToSocial cannot find carol's post " + carolPost)
-		}
-		ann.post(url.Values{"status": {"@" + carolAcct + " a reply on " + store}, "visibility": {"public"}, "in_reply_to_id": {st.ID}})
-		eventually(t, "the reply on Herald", func() bool { return h.postBy(carolTok, ann.uri, "a reply on "+store) != nil })
-		if p := h.postBy(carolTok, ann.uri, "a reply on "+store); p.InReplyTo != carolPost {
-			t.Fatalf("reply stored in reply to %q, want %q", p.InReplyTo, carolPost)
-		}
-	})
-
-	step("boosts and likes of our posts, and their Undo", func(t *testing.T) {
-		st := ann.resolveStatus(carolPost)
-		if st == nil {
-			t.Fatal("GoToSocial cannot find carol's post " + carolPost)
-		}
-		counts := func() (int, int) {
-			for _, p := range h.postsBy(carolTok, h.base+"/users/carol") {
-				if p.URI == carolPost {
-					return p.Likes, p.Announces
-				}
-			}
-			return -1, -1
-		}
-		for _, act := range []string{"favourite", "reblog"} {
-			if s := ann.call("POST", "/api/v1/statuses/"+st.ID+"/"+act, url.Values{}, nil); s != 200 {
-				t.Fatalf("%s: %d", act, s)
-			}
-		}
-		eventually(t, "one like and one boost counted on Herald", func() bool { l, a := counts(); return l == 1 && a == 1 })
-		for _, act := range []string{"unfavourite", "unreblog"} {
-			if s := ann.call("POST", "/api/v1/statuses/"+st.ID+"/"+act, url.Values{}, nil); s != 200 {
-				t.Fatalf("%s: %d", act, s)
-			}
-		}
-		eventually(t, "the like and the boost undone on Herald", func() bool { l, a := counts(); return l == 0 && a == 0 })
-	})
-
-	step("reply Herald to GoToSocial", func(t *testing.T) {
-		text := "a reply from Herald on " + store
-		h.publish(carolTok, map[string]any{"as": "carol", "content": text, "in_reply_to": annPost.URI})
-		eventually(t, "the reply threaded under ann's post", func() bool {
-			for _, r := range ann.replies(annPost.ID) {
-				if strings.Contains(r.Content, text) && r.InReplyToID != nil && *r.InReplyToID == annPost.ID {
-					return true
-				}
-			}
-			return false
-		})
-	})
-
-	step("long post Herald to GoToSocial", func(t *testing.T) {
-		// Near our own 5000-byte limit, in two-byte characters.
-		text := strings.Repeat("é", 2450)
-		mark := "long from Herald on " + store + " "
-		content := mark + text
-		if len(content) > 5000 || len(content) < 4900 {
-			t.Fatalf("the test's post is %d bytes", len(content))
-		}
-		h.publish(carolTok, map[string]any{"as": "carol", "content": content})
-		eventually(t, "the long post in ann's home timeline", func() bool { return ann.inHome(mark) != nil })
-		if s := ann.inHome(mark); !strings.Contains(s.Content, text) {
-			t.Fatalf("GoToSocial shows the long post cut: %d bytes", len(s.Content))
-		}
-	})
-
-	step("edit Herald to GoToSocial", func(t *testing.T) {
-		st := ann.inHome("hello from Herald on " + store)
-		if st == nil {
-			t.Fatal("carol's post is not in ann's home timeline")
-		}
-		edited := "hello from Herald on " + store + ", edited"
-		if s := h.api("PATCH", "/api/v1/posts/"+carolPostID, carolTok, map[string]string{"content": edited}, nil); s != 200 {
-			t.Fatalf("edit: %d", s)
-		}
-		eventually(t, "GoToSocial to show the edited text", func() bool {
-			s := ann.status(st.ID)
-			return s != nil && strings.Contains(s.Content, "edited")
-		})
-		// Only the author's account edits or deletes.
-		other := h.signUp("dora")
-		if s := h.api("PATCH", "/api/v1/posts/"+carolPostID, other, map[string]string{"content": "not mine"}, nil); s != 404 {
-			t.Fatalf("edit by another account: %d, want 404", s)
-		}
-		if s := h.api("DELETE", "/api/v1/posts/"+carolPostID, other, nil, nil); s != 404 {
-			t.Fatalf("delete by another account: %d, want 404", s)
-		}
-	})
-
-	step("delete Herald to GoToSocial", func(t *testing.T) {
-		text := "short-lived on " + store
-		id, _ := h.publishID(carolTok, map[string]any{"as": "carol", "content": text})
-		var st *gtsStatus
-		eventually(t, "the post in ann's home timeline", func() bool { st = ann.inHome(text); return st != nil })
-		if s := h.api("DELETE", "/api/v1/posts/"+id, carolTok, nil, nil); s != 200 {
-			t.Fatalf("delete: %d", s)
-		}
-		eventually(t, "GoToSocial to remove the post", func() bool { return ann.status(st.ID) == nil })
-	})
-
-	step("boost Herald to GoToSocial", func(t *testing.T) {
-		// carol boosts ann's post; GoToSocial counts the reblog, and the
-		// Undo takes it back.
-		if s := h.api("POST", "/api/v1/boosts", carolTok, map[string]string{"as": "carol", "object": annPost.URI}, nil); s != 201 {
-			t.Fatalf("boost: %d", s)
-		}
-		eventually(t, "GoToSocial to count carol's reblog", func() bool { s := ann.status(annPost.ID); return s != nil && s.ReblogsCnt == 1 })
-		if p := h.postBy(carolTok, h.base+"/users/carol", "hello from GoToSocial to "+store); p == nil || p.Boost == nil {
-			t.Fatalf("carol's boost not listed among her posts: %+v", p)
-		}
-		q := url.Values{"as": {"carol"}, "object": {annPost.URI}}
-		if s := h.api("DELETE", "/api/v1/boosts?"+q.Encode(), carolTok, nil, nil); s != 200 {
-			t.Fatalf("unboost: %d", s)
-		}
-		eventually(t, "GoToSocial to drop carol's reblog", func() bool { s := ann.status(annPost.ID); return s != nil && s.ReblogsCnt == 0 })
-	})
-
-	step("boost GoToSocial to Herald of a note Herald never saw", func(t *testing.T) {
-		// cid is followed by no one on Herald: ann (whom carol follows)
-		// boosts cid's post, and Herald fetches it from GoToSocial.
-		cid := g.account(store + "_cid")
-		text := "a note worth boosting on " + store
-		st := cid.post(url.Values{"status": {text}, "visibility": {"public"}})
-		if s := ann.call("POST", "/api/v1/statuses/"+st.ID+"/reblog", url.Values{}, nil); s != 200 {
-			t.Fatalf("reblog: %d", s)
-		}
-		eventually(t, "ann's boost among ann's posts on Herald", func() bool {
-			p := h.postBy(carolTok, ann.uri, text)
-			return p != nil && p.Boost != nil && p.Boost.By == ann.uri && p.URI == st.URI && p.Author == cid.uri
-		})
-		if s := ann.call("POST", "/api/v1/statuses/"+st.ID+"/unreblog", url.Values{}, nil); s != 200 {
-			t.Fatalf("unreblog: %d", s)
-		}
-		eventually(t, "the boost undone on Herald", func() bool { return h.postBy(carolTok, ann.uri, text) == nil })
-	})
-
-	step("long posts GoToSocial to Herald", func(t *testing.T) {
-		// Within GoToSocial's 5000 characters, over 5000 bytes as HTML.
-		for i, text := range []string{strings.Repeat("a", 4980), strings.Repeat("é", 2600)} {
-			mark := fmt.Sprintf("long%d on %s ", i, store)
-			ann.post(url.Values{"status": {mark + text}, "visibility": {"public"}})
-			eventually(t, "the long post on Herald", func() bool { return h.postBy(carolTok, ann.uri, mark) != nil })
-			if p := h.postBy(carolTok, ann.uri, mark); !strings.Contains(p.Content, text) {
-				t.Fatalf("long post %d stored cut: %d bytes", i, len(p.Content))
-			}
-		}
-	})
-
-	step("direct post GoToSocial to Herald", func(t *testing.T) {
-		ann.post(url.Values{"status": {"@" + carolAcct + " a secret on " + store}, "visibility": {"direct"}})
-		eventually(t, "the direct note in carol's thread with ann", func() bool { return h.direct(carolTok, "carol", ann.uri, "a secret on "+store) != nil })
-		if d := h.direct(carolTok, "carol", ann.uri, "a secret on "+store); d.Author != ann.uri || d.Local {
-			t.Fatalf("stored %+v, want a remote note by %s", d, ann.uri)
-		}
-		if d := h.direct(carolTok, "carol", ann.uri, "a direct word on "+store); d == nil || !d.Local {
-			t.Fatalf("carol's own direct note is not in her thread with ann: %+v", d)
-		}
-		if h.postBy(carolTok, ann.uri, "a secret on") != nil {
-			t.Fatal("a direct note is listed with the public posts")
-		}
-	})
-
-	step("edit GoToSocial to Herald", func(t *testing.T) {
-		form := url.Values{"status": {"hello from GoToSocial to " + store + ", edited"}}
-		if s := ann.call("PUT", "/api/v1/statuses/"+annPost.ID, form, nil); s != 200 {
-			t.Fatalf("edit: %d", s)
-		}
-		eventually(t, "the edit on Herald", func() bool {
-			p := h.postBy(carolTok, ann.uri, "hello from GoToSocial to "+store)
-			return p != nil && strings.Contains(p.Content, "edited") && p.Updated != ""
-		})
-	})
-
-	step("delete GoToSocial to Herald", func(t *testing.T) {
-		if s := ann.call("DELETE", "/api/v1/statuses/"+annPost.ID, nil, nil); s != 200 {
-			t.Fatalf("delete: %d", s)
-		}
-		eventually(t, "the post gone from Herald", func() bool { return h.postBy(carolTok, ann.uri, "hello from GoToSocial to "+store) == nil })
-	})
-
-	step("profile update GoToSocial to Herald", func(t *testing.T) {
-		if s := ann.call("PATCH", "/api/v1/accounts/update_credentials", url.Values{"display_name": {"Ann on " + store}}, nil); s != 200 {
-			t.Fatalf("update_credentials: %d", s)
-		}
-		eventually(t, "Herald to apply the Update{Person}", func() bool { return h.logged("remote actor updated", ann.uri) })
-	})
-
-	step("group follow and announce", func(t *testing.T) {
-		if s := h.api("POST", "/api/v1/groups", carolTok, map[string]any{"name": "club", "locked": false}, nil); s != 201 {
-			t.Fatalf("create group: %d", s)
-		}
-		clubAcct := "club@" + h.host
-		var clubID string
-		eventually(t, "GoToSocial to resolve "+clubAcct, func() bool {
-			clubID = ann.resolveAccount(clubAcct)
-			return clubID != ""
-		})
-		for _, u := range []*gtsUser{ann, bea} {
-			if s := u.call("POST", "/api/v1/accounts/"+clubID+"/follow", url.Values{}, nil); s != 200 {
-				t.Fatalf("%s follows the group: %d", u.name, s)
-			}
-			eventually(t, u.name+" following the group", func() bool { return u.relationship(clubID).Following })
-		}
-		ann.post(url.Values{"status": {"@" + clubAcct + " news for the club on " + store}, "visibility": {"public"}})
-		eventually(t, "the group's boost in bea's home timeline", func() bool {
-			s := bea.inHome("news for the club on " + store)
-			return s != nil && s.Reblog != nil && s.Account.ID == clubID
-		})
-	})
-
-	step("Undo of a follow GoToSocial to Herald", func(t *testing.T) {
-		if s := ann.call("POST", "/api/v1/accounts/"+carolID+"/unfollow", url.Values{}, nil); s != 200 {
-			t.Fatalf("unfollow: %d", s)
-		}
-		eventually(t, "Herald to drop the follow", func() bool { _, ok := h.followers(carolTok, "carol")[ann.uri]; return !ok })
-		if s := ann.call("POST", "/api/v1/accounts/"+carolID+"/follow", url.Values{}, nil); s != 200 {
-			t.Fatalf("follow again: %d", s)
-		}
-		eventually(t, "the second follow accepted", func() bool { return h.followers(carolTok, "carol")[ann.uri] == "accepted" })
-	})
-
-	step("domain suspension of GoToSocial and its lift", func(t *testing.T) {
-		// Suspended: nothing more is delivered there, its activities are
-		// refused, and the follows both ways go (SPEC §11).
-		var block map[string]any
-		if s := h.api("POST", "/admin/api/domain-blocks", adminToken, map[string]string{"domain": g.host, "severity": "suspend", "reason": "interop"}, &block); s != 201 {
-			t.Fatalf("suspend %s: %d %v", g.host, s, block)
-		}
-		if st := h.followers(carolTok, "carol")[ann.uri]; st != "" {
-			t.Fatalf("ann still follows carol after the suspension: %q", st)
-		}
-		// Its followers are gone, so a public post queues nothing for it; a
-		// direct note to ann is queued and ends without a request.
-		h.publish(carolTok, map[string]any{"as": "carol", "content": "during the suspension on " + store, "visibility": "direct", "to": []string{ann.uri}})
-		eventually(t, "the delivery to the suspended server to end as suspended", func() bool {
-			var dead struct {
-				Jobs []struct {
-					Inbox     string `json:"inbox"`
-					LastError string `json:"last_error"`
-				} `json:"jobs"`
-			}
-			h.api("GET", "/admin/api/jobs?state=dead", adminToken, nil, &dead)
-			for _, j := range dead.Jobs {
-				if strings.Contains(j.Inbox, g.host) && j.LastError == "suspended" {
-					return true
-				}
-			}
-			return false
-		})
-		ann.post(url.Values{"status": {"while suspended on " + store}, "visibility": {"public"}})
-		eventually(t, "Herald to refuse the suspended server's delivery", func() bool {
-			return h.logged("refused by the federation policy", g.host)
-		})
-		if h.postBy(carolTok, ann.uri, "while suspended on "+store) != nil {
-			t.Fatal("a post of the suspended server was stored")
-		}
-		if hasMention(ann.notifications(), "during the suspension on "+store, "direct") {
-			t.Fatal("the suspended server got carol's note")
-		}
-		// Lifted: federation resumes once the follows are made again.
-		if s := h.api("DELETE", "/admin/api/domain-blocks/"+url.PathEscape(g.host), adminToken, nil, nil); s != 204 {
-			t.Fatalf("lift: %d", s)
-		}
-		// GoToSocial was not told of the follows the suspension removed
-		// (no more than Mastodon tells a server it suspends): ann unfollows
-		// and follows again.
-		if s := ann.call("POST", "/api/v1/accounts/"+carolID+"/unfollow", url.Values{}, nil); s != 200 {
-			t.Fatalf("ann unfollows carol: %d", s)
-		}
-		if s := ann.call("POST", "/api/v1/accounts/"+carolID+"/follow", url.Values{}, nil); s != 200 {
-			t.Fatalf("ann follows carol again: %d", s)
-		}
-		eventually(t, "ann's new follow accepted", func() bool { return h.followers(carolTok, "carol")[ann.uri] == "accepted" })
-		h.follow(carolTok, "carol", ann.uri)
-		eventually(t, "carol's new follow of ann accepted", func() bool { return h.follow(carolTok, "carol", ann.uri) == "accepted" })
-		h.publish(carolTok, map[string]any{"as": "carol", "content": "after the lift on " + store})
-		eventually(t, "the post after the lift in ann's home timeline", func() bool { return ann.inHome("after the lift on "+store) != nil })
-		ann.post(url.Values{"status": {"back after the lift on " + store}, "visibility": {"public"}})
-		eventually(t, "ann's post after the lift on Herald", func() bool { return h.postBy(carolTok, ann.uri, "back after the lift on "+store) != nil })
-	})
-
-	step("Herald restart keeps its key and GoToSocial keeps verifying", func(t *testing.T) {
-		if store == "memory" {
-			t.Skip("the memory store keeps nothing over a restart (no accounts, no keys): restart verified on sqlite and postgres only")
-		}
-		h.stop()
-		h.start()
-		h.publish(carolTok, map[string]any{"as": "carol", "content": "after the restart on " + store})
-		eventually(t, "the post after the restart in ann's home timeline", func() bool { return ann.inHome("after the restart on "+store) != nil })
-		ann.post(url.Values{"status": {"still here on " + store}, "visibility": {"public"}})
-		eventually(t, "ann's post on the restarted Herald", func() bool { return h.postBy(carolTok, ann.uri, "still here on "+store) != nil })
-	})
-
+	r := newRun(t, store, gtsPeer{g}, h)
+	r.play(t, sharedScenarios)
+	// GoToSocial-only scenario functions,
+	// func xxxScenarios(t *testing.T, store string, g *gts, h *herald),
+	// are called here, before the restart, the suspension and the log check.
 	personaRelationScenarios(t, store, g, h)
-
-	step("no 5xx from Herald and no panic in either log", func(t *testing.T) {
-		checkLogs(t, h, g)
-	})
-
-	lockAndKeyScenarios(t, store, g, h, step)
+	lockAndKeyScenarios(t, store, g, h, func(name string, f func(*testing.T)) { r.step(t, name, f) })
 	personaDeletionScenarios(t, store, g, h)
+	r.play(t, lastScenarios)
+}
+
+// gtsPeer drives a GoToSocial through its Mastodon API.
+type gtsPeer struct{ g *gts }
+
+func (p gtsPeer) name() string                     { return "GoToSocial" }
+func (p gtsPeer) hostport() string                 { return p.g.host }
+func (p gtsPeer) use(t *testing.T)                 { p.g.t = t }
+func (p gtsPeer) lacks(feature) string             { return "" }
+func (p gtsPeer) checkLog(t *testing.T, h *herald) { p.g.checkLog(t, h) }
+
+func (p gtsPeer) newUser(name string) user {
+	u := p.g.account(name)
+	return gtsDriver{masto: masto{t: func() *testing.T { return p.g.t }, call: u.call, uri: u.uri, handle: u.name + "@" + p.g.host}, u: u}
+}
+
+// gtsDriver is what GoToSocial does beside the Mastodon API both peers
+// share (masto).
+type gtsDriver struct {
+	masto
+	u *gtsUser
+}
+
+func (d gtsDriver) follows(id, _ string) bool { return d.u.relationship(id).Following }
+
+func (d gtsDriver) followedBy(acct, _ string) bool {
+	return d.u.relationship(d.u.resolveAccount(acct)).FollowedBy
+}
+
+func (d gtsDriver) direct(acct, _, text, _ string) status {
+	return d.post("@"+acct+" "+text, "direct", "")
+}
+
+func (d gtsDriver) unboosted(st status) bool { return d.reblogs(st.ID) == 0 }
+
+func (d gtsDriver) home(text string) *note {
+	s := d.u.inHome(text)
+	if s == nil {
+		return nil
+	}
+	if s.Reblog != nil {
+		return &note{ID: s.Reblog.ID, URI: s.Reblog.URI, Content: s.Reblog.Content, Booster: s.Account.ID}
+	}
+	return &note{ID: s.ID, URI: s.URI, Content: s.Content}
+}
+
+func (d gtsDriver) reread(n note) *note {
+	s := d.u.status(n.ID)
+	if s == nil {
+		return nil
+	}
+	return &note{ID: s.ID, URI: s.URI, Content: s.Content}
+}
+
+func (d gtsDriver) replied(parent status, text string) bool {
+	for _, r := range d.u.replies(parent.ID) {
+		if strings.Contains(r.Content, text) && r.InReplyToID != nil && *r.InReplyToID == parent.ID {
+			return true
+		}
+	}
+	return false
 }
 
 // hasMention reports whether a mention notification holds a status with

@@ -26,19 +26,25 @@ import (
 // HERALD_GOTOSOCIAL directory, else ../shared/peers/gotosocial next to the
 // repository. "" when there is none.
 func peerDir() string {
-	dir := os.Getenv("HERALD_GOTOSOCIAL")
+	return findPeer("HERALD_GOTOSOCIAL", "gotosocial", "gts", "gotosocial")
+}
+
+// findPeer is the directory a peer's files are in: the one the variable
+// env names, else ../shared/peers/<name> next to the repository (the
+// suite runs in test/interop). "" when a file is missing there.
+func findPeer(env, name string, files ...string) string {
+	dir := os.Getenv(env)
 	if dir == "" {
-		dir = "../../../shared/peers/gotosocial"
+		dir = filepath.Join("../../../shared/peers", name)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return ""
 	}
-	if _, err := os.Stat(filepath.Join(abs, "gts")); err != nil {
-		return ""
-	}
-	if _, err := os.Stat(filepath.Join(abs, "gotosocial")); err != nil {
-		return ""
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(abs, f)); err != nil {
+			return ""
+		}
 	}
 	return abs
 }
@@ -50,16 +56,23 @@ const unverified = "federation with a real GoToSocial (resolve, first-contact fo
 // requirePeer skips unless the suite is enabled and a GoToSocial exists.
 func requirePeer(t *testing.T) string {
 	t.Helper()
+	return requireDir(t, peerDir(), "no GoToSocial binary and gts script (set HERALD_GOTOSOCIAL to their directory)", unverified)
+}
+
+// requireDir skips, saying what stays unverified, unless the suite is
+// enabled, dir names a peer (else missing says why not), and the tools
+// its script needs are installed.
+func requireDir(t *testing.T, dir, missing, unverified string) string {
+	t.Helper()
 	if os.Getenv("HERALD_INTEROP") != "1" {
 		t.Skip("HERALD_INTEROP is not 1 (run `make interop`): " + unverified)
 	}
-	dir := peerDir()
 	if dir == "" {
-		t.Skip("no GoToSocial binary and gts script (set HERALD_GOTOSOCIAL to their directory): " + unverified)
+		t.Skip(missing + ": " + unverified)
 	}
 	for _, tool := range []string{"curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the gts script needs %s, which is not installed: %s", tool, unverified)
+			t.Skipf("the peer's script needs %s, which is not installed: %s", tool, unverified)
 		}
 	}
 	return dir
@@ -113,7 +126,12 @@ func startGTS(t *testing.T, peer string) *gts {
 			}
 		}
 	})
-	out, err := exec.Command(g.script, "start", g.dir, fmt.Sprint(g.port)).CombinedOutput()
+	cmd := exec.Command(g.script, "start", g.dir, fmt.Sprint(g.port))
+	// The suite polls GoToSocial's client API several times a second, and
+	// its default limit (300 requests in 5 minutes from one address)
+	// answered 429 in the middle of a run, failing the stores after it.
+	cmd.Env = append(os.Environ(), "GTS_ADVANCED_RATE_LIMIT_REQUESTS=0")
+	out, err := cmd.CombinedOutput()
 	if err != nil && !g.answersLate(t) {
 		t.Fatalf("gts start: %v\n%s", err, out)
 	}
@@ -664,11 +682,24 @@ var (
 // checkLogs fails on a 5xx answered by Herald, or a panic, in either log.
 func checkLogs(t *testing.T, h *herald, g *gts) {
 	t.Helper()
+	checkHeraldLog(t, h)
+	g.checkLog(t, h)
+}
+
+// checkHeraldLog fails on a 5xx answered by Herald, or a panic, in its log.
+func checkHeraldLog(t *testing.T, h *herald) {
+	t.Helper()
 	for _, line := range strings.Split(h.output(), "\n") {
 		if heraldStatus5xx.MatchString(line) || strings.Contains(line, "panic") {
 			t.Errorf("herald log: %s", line)
 		}
 	}
+}
+
+// checkLog fails on a panic in GoToSocial's log, or an error it logged
+// about Herald: a 5xx answered, a featured collection it could not fetch.
+func (g *gts) checkLog(t *testing.T, h *herald) {
+	t.Helper()
 	for _, line := range strings.Split(g.log(), "\n") {
 		if strings.Contains(line, "panic") {
 			t.Errorf("gotosocial log: %s", line)
