@@ -252,7 +252,7 @@ func (b *bundle) post(path string, body []byte, s sign) *http.Response {
 			req.Header.Set("Signature", v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.srv.Client().Do(req) // its own transport: another parallel test's server Close empties http.DefaultTransport's idle connections
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -582,7 +582,7 @@ func (b *bundle) get(path, accept string) (*http.Response, map[string]any) {
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.srv.Client().Do(req) // its own transport: another parallel test's server Close empties http.DefaultTransport's idle connections
 	if err != nil {
 		b.t.Fatal(err)
 	}
