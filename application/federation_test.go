@@ -142,14 +142,17 @@ type fedBundle struct {
 	clock    *fake.Clock
 	accounts *memory.AccountStore
 	follows  *memory.FollowerStore
-	content  *memory.ContentStore
-	jobs     *memory.JobStore
-	enqueue  *failingJobs
-	fetcher  *docFetcher
-	app      *application.Application
-	fed      *application.Federation
-	userID   string
-	keys     [2]domain.KeyPair
+	// racing runs after an Add that found the pair stored (a concurrent
+	// Undo, for instance), when set.
+	racing  func()
+	content *memory.ContentStore
+	jobs    *memory.JobStore
+	enqueue *failingJobs
+	fetcher *docFetcher
+	app     *application.Application
+	fed     *application.Federation
+	userID  string
+	keys    [2]domain.KeyPair
 	// replyTarget is a note of ours a test replies to.
 	replyTarget string
 	// mod is the federation policy, over modStore; reports keeps Flags.
@@ -192,7 +195,7 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	b.app = application.New(deps, policy, "instance", urls, nil)
 	b.fed = application.NewFederation(application.FederationDeps{
-		Actors: b.accounts, Names: names, Followers: b.follows, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.enqueue,
+		Actors: b.accounts, Names: names, Followers: racingFollowers{b.follows, b}, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.enqueue,
 		Moderation: b.mod, Reports: b.reports, Blocks: b.blocks, Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 		Keys: b.newKeys, KeyRotations: b.rotated,
 	})
@@ -258,6 +261,48 @@ func payload(t *testing.T, j domain.Job) map[string]any {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// racingFollowers lets a test act between an Add that found the pair and
+// what the caller does next, as a concurrent request would.
+type racingFollowers struct {
+	*memory.FollowerStore
+	b *fedBundle
+}
+
+func (r racingFollowers) Add(ctx context.Context, f domain.Follower) (bool, error) {
+	created, err := r.FollowerStore.Add(ctx, f)
+	if hook := r.b.racing; err == nil && !created && hook != nil {
+		r.b.racing = nil
+		hook()
+	}
+	return created, err
+}
+
+// A Follow racing the Undo of the follower's previous Follow (GoToSocial
+// sends them back to back) finds the old pair, which the Undo then
+// removes: the newer Follow stands, accepted, not a 404 the sender would
+// take as final.
+func TestInboxFollowRacingTheUndoOfAnEarlierOne(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	if _, err := b.deliver("", bob, follow("https://remote.example/f/1", bob, alice)); err != nil {
+		t.Fatal(err)
+	}
+	b.racing = func() {
+		if err := b.follows.Remove(context.Background(), bob, alice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.deliver("", bob, follow("https://remote.example/f/2", bob, alice)); err != nil {
+		t.Fatalf("the newer Follow: %v", err)
+	}
+	if b.racing != nil {
+		t.Fatal("the race was not played")
+	}
+	if f, ok := b.follower(bob, alice); !ok || f.State != domain.FollowAccepted || f.ActivityID != "https://remote.example/f/2" {
+		t.Fatalf("follower %+v %v, want the newer Follow accepted", f, ok)
+	}
 }
 
 func follow(id, actor, object string) string {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
 )
 
 // InboxRequest is one activity that arrived at an inbox, after the
@@ -78,6 +80,29 @@ func (h InboxHandler) Handle(ctx context.Context, req InboxRequest) (InboxResult
 	return h.core.ignore(ctx, act, "unsupported activity type"), nil
 }
 
+// addFollower stores f unless the pair is stored already, and says
+// whether it created it and the state the pair had before (pending when
+// created). A pair found and then gone before it could be read was
+// removed by a concurrent Undo of an earlier Follow (GoToSocial sends the
+// Undo and a new Follow back to back): the add is tried again, since a 4xx
+// would make the sender drop the newer Follow for good.
+func addFollower(ctx context.Context, followers ports.FollowerStore, f domain.Follower) (created bool, prev domain.FollowState, err error) {
+	for try := 0; ; try++ {
+		created, err := followers.Add(ctx, f)
+		if err != nil || created {
+			return created, f.State, err
+		}
+		cur, err := followers.Get(ctx, f.FollowerURI, f.FollowedURI)
+		if errors.Is(err, domain.ErrNotFound) && try < 2 {
+			continue
+		}
+		if err != nil {
+			return false, "", err
+		}
+		return false, cur.State, nil
+	}
+}
+
 // follow stores the follower and, unless the actor is locked or the
 // follower's domain silenced (the follow then waits, pending), accepts at
 // once and sends the Accept to the follower's inbox.
@@ -104,17 +129,9 @@ func (h InboxHandler) follow(ctx context.Context, req InboxRequest) (InboxResult
 	if err != nil {
 		return InboxResult{}, err
 	}
-	created, err := d.Followers.Add(ctx, f)
+	created, prev, err := addFollower(ctx, d.Followers, f)
 	if err != nil {
 		return InboxResult{}, err
-	}
-	prev := domain.FollowPending
-	if !created {
-		cur, err := d.Followers.Get(ctx, signer, target.URI)
-		if err != nil {
-			return InboxResult{}, err
-		}
-		prev = cur.State
 	}
 	undo := func(cause error) error {
 		c := context.WithoutCancel(ctx)
@@ -143,7 +160,15 @@ func (h InboxHandler) follow(ctx context.Context, req InboxRequest) (InboxResult
 		return InboxResult{Reason: "pending approval: the follower's domain is silenced"}, nil
 	}
 	if prev != domain.FollowAccepted {
-		if err := d.Followers.SetState(ctx, signer, target.URI, domain.FollowAccepted, now); err != nil {
+		err := d.Followers.SetState(ctx, signer, target.URI, domain.FollowAccepted, now)
+		if errors.Is(err, domain.ErrNotFound) {
+			// An Undo of the follower's previous Follow, handled at the
+			// same moment, removed the row this Follow found: this Follow
+			// is the newer, so it stands.
+			f.State = domain.FollowAccepted
+			created, err = d.Followers.Add(ctx, f)
+		}
+		if err != nil {
 			return InboxResult{}, undo(err)
 		}
 	}
