@@ -308,3 +308,39 @@ func TestRotateKey(t *testing.T) {
 		t.Fatalf("an unknown name: %v", err)
 	}
 }
+
+// TestLockedPersonaLocalFollowersWait: a persona of this instance asks a
+// locked one too; the owner's answer changes the state and sends nothing.
+func TestLockedPersonaLocalFollowersWait(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	b.lock("alice", domain.NameKindPersona, true)
+	var uris []string
+	for _, name := range []string{"mallory", "dave"} {
+		s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: name, Password: "correct horse"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: s.User.ID, As: name, Target: alice})
+		if err != nil || res.State != domain.FollowPending {
+			t.Fatalf("%s follows locked alice: %+v %v, want pending", name, res, err)
+		}
+		uris = append(uris, b.fed.URLs.Persona(name))
+	}
+	if _, err := b.fed.AnswerFollow.Handle(ctx, application.AnswerFollowRequest{UserID: b.userID, As: "alice", Follower: uris[0], Accept: true}); err != nil {
+		t.Fatalf("accept mallory: %v", err)
+	}
+	if _, err := b.fed.AnswerFollow.Handle(ctx, application.AnswerFollowRequest{UserID: b.userID, As: "alice", Follower: uris[1]}); err != nil {
+		t.Fatalf("reject dave: %v", err)
+	}
+	if got, ok := b.follower(uris[0], alice); !ok || got.State != domain.FollowAccepted {
+		t.Fatalf("mallory: %+v %v, want accepted", got, ok)
+	}
+	if _, ok := b.follower(uris[1], alice); ok {
+		t.Fatal("dave's rejected request is still there")
+	}
+	if n := len(b.allJobs()); n != 0 {
+		t.Fatalf("%d jobs queued between two actors of this instance", n)
+	}
+}

@@ -46,6 +46,9 @@ func (h AnswerFollowRequestHandler) Handle(ctx context.Context, cmd AnswerFollow
 	if cmd.Accept && f.State == domain.FollowAccepted {
 		return FollowAnswered{State: domain.FollowAccepted}, nil
 	}
+	if h.core.local(cmd.Follower) {
+		return h.answerLocal(ctx, cmd, me)
+	}
 	fa, err := d.Foreign.ByActorURI(ctx, cmd.Follower)
 	if err != nil {
 		return FollowAnswered{}, fmt.Errorf("follower %s: %w", clip(cmd.Follower), err)
@@ -67,6 +70,24 @@ func (h AnswerFollowRequestHandler) Handle(ctx context.Context, cmd AnswerFollow
 		return FollowAnswered{}, err
 	}
 	if err := h.core.answerFollow(ctx, me, fa, f.ActivityID, "Reject"); err != nil {
+		return FollowAnswered{}, err
+	}
+	d.Log.InfoContext(ctx, "follow request rejected", "follower", cmd.Follower, "followed", me.URI)
+	return FollowAnswered{Changed: true}, nil
+}
+
+// answerLocal answers a request of one of our own actors: the same
+// state change, with no Accept or Reject to send.
+func (h AnswerFollowRequestHandler) answerLocal(ctx context.Context, cmd AnswerFollowRequest, me LocalActor) (FollowAnswered, error) {
+	d := h.core.deps
+	if cmd.Accept {
+		if err := d.Followers.SetState(ctx, cmd.Follower, me.URI, domain.FollowAccepted, d.Clock.Now()); err != nil {
+			return FollowAnswered{}, err
+		}
+		d.Log.InfoContext(ctx, "follow request accepted", "follower", cmd.Follower, "followed", me.URI)
+		return FollowAnswered{State: domain.FollowAccepted, Changed: true}, nil
+	}
+	if err := d.Followers.Remove(ctx, cmd.Follower, me.URI); err != nil && !notFound(err) {
 		return FollowAnswered{}, err
 	}
 	d.Log.InfoContext(ctx, "follow request rejected", "follower", cmd.Follower, "followed", me.URI)

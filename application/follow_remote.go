@@ -117,7 +117,12 @@ func (h FollowRemoteHandler) followLocal(ctx context.Context, me, target LocalAc
 	if target.Kind == domain.NameKindInstance {
 		return Followed{}, fmt.Errorf("%w: the instance actor cannot be followed", domain.ErrInvalidInput)
 	}
-	f, err := domain.NewFollower(me.URI, target.URI, "", domain.FollowAccepted, d.Clock.Now())
+	// A locked persona or group approves local followers by hand too.
+	state := domain.FollowAccepted
+	if target.Locked {
+		state = domain.FollowPending
+	}
+	f, err := domain.NewFollower(me.URI, target.URI, "", state, d.Clock.Now())
 	if err != nil {
 		return Followed{}, err
 	}
@@ -125,7 +130,6 @@ func (h FollowRemoteHandler) followLocal(ctx context.Context, me, target LocalAc
 	if err != nil {
 		return Followed{}, err
 	}
-	state := domain.FollowAccepted
 	if !created {
 		cur, err := d.Followers.Get(ctx, me.URI, target.URI)
 		if err != nil {

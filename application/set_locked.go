@@ -95,6 +95,14 @@ func (h SetLockedHandler) acceptPending(ctx context.Context, a LocalActor) (int,
 			} else if err != nil {
 				return n, err
 			}
+			if h.core.local(f.FollowerURI) {
+				// One of our actors: accepted, nothing to send.
+				if err := d.Followers.SetState(ctx, f.FollowerURI, a.URI, domain.FollowAccepted, d.Clock.Now()); err != nil && !notFound(err) {
+					return n, err
+				}
+				n++
+				continue
+			}
 			fa, err := d.Foreign.ByActorURI(ctx, f.FollowerURI)
 			if notFound(err) {
 				continue // no inbox to answer: the request stays
