@@ -197,19 +197,26 @@ type gtsUser struct {
 
 func (u *gtsUser) call(method, path string, form url.Values, out any) int {
 	u.g.t.Helper()
+	return do(u.g.t, apiRequest(u.g.t, method, u.g.base+path, u.token, form), out)
+}
+
+// apiRequest is a Mastodon-API request with the bearer token, the form
+// (if any) as its urlencoded body.
+func apiRequest(t *testing.T, method, target, token string, form url.Values) *http.Request {
+	t.Helper()
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
 	}
-	req, err := http.NewRequest(method, u.g.base+path, body)
+	req, err := http.NewRequest(method, target, body)
 	if err != nil {
-		u.g.t.Fatal(err)
+		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+u.token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	return do(u.g.t, req, out)
+	return req
 }
 
 func do(t *testing.T, req *http.Request, out any) int {

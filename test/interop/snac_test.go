@@ -3,8 +3,6 @@ package interop_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -190,22 +188,11 @@ type snacUser struct {
 
 func (u *snacUser) call(method, path string, form url.Values, out any) int {
 	u.s.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, u.s.base+path, body)
-	if err != nil {
-		u.s.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+u.token)
+	req := apiRequest(u.s.t, method, u.s.base+path, u.token, form)
 	// snac closes a connection after its answer without saying so: a POST
 	// sent on a kept-alive connection was reset (Go retries only
 	// idempotent requests).
 	req.Close = true
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
 	return do(u.s.t, req, out)
 }
 
