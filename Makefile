@@ -69,7 +69,7 @@ ferret-run:
 testreport:
 	@$(GO) build -o $(TESTREPORT) ./test/testreport
 
-## interop: federate with a real GoToSocial and a real snac (HERALD_GOTOSOCIAL, HERALD_SNAC, default ../shared/peers/...)
+## interop: federate with a real GoToSocial and a real snac (their directories: HERALD_GOTOSOCIAL, HERALD_SNAC; test/interop/doc.go)
 ## on the memory, SQLite and PostgreSQL stores; lists every scenario by name (a few minutes; needs curl and jq)
 interop:
 	HERALD_INTEROP=1 $(GO) test -count=1 -v -timeout 20m ./test/interop/

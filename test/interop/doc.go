@@ -9,7 +9,7 @@
 // (`make interop`), on every store named in HERALD_INTEROP_STORES
 // (default memory,sqlite,postgres). HERALD_GOTOSOCIAL names the directory
 // of the GoToSocial binary and its gts script, HERALD_SNAC that of the
-// snac binary and its snacpeer script (defaults ../shared/peers/gotosocial
-// and ../shared/peers/snac next to the repository). Without them the
-// peer's test skips and says what stayed unverified.
+// snac binary and its snacpeer script (by default the peers directory the
+// CI machine keeps beside the checkout: findPeer). Without them the peer's
+// test skips and says what stayed unverified.
 package interop

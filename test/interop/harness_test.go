@@ -23,15 +23,16 @@ import (
 )
 
 // peerDir is where the GoToSocial binary and its gts script are: the
-// HERALD_GOTOSOCIAL directory, else ../shared/peers/gotosocial next to the
-// repository. "" when there is none.
+// HERALD_GOTOSOCIAL directory, else the CI machine's (findPeer). "" when
+// there is none.
 func peerDir() string {
 	return findPeer("HERALD_GOTOSOCIAL", "gotosocial", "gts", "gotosocial")
 }
 
 // findPeer is the directory a peer's files are in: the one the variable
-// env names, else ../shared/peers/<name> next to the repository (the
-// suite runs in test/interop). "" when a file is missing there.
+// env names, else <name> in the peers directory the CI machine keeps
+// beside the checkout (the path below is relative to test/interop, where
+// the suite runs). "" when a file is missing there.
 func findPeer(env, name string, files ...string) string {
 	dir := os.Getenv(env)
 	if dir == "" {

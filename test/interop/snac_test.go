@@ -18,8 +18,8 @@ const snacUnverified = "federation with a real snac (resolve, first-contact foll
 	"direct and long posts, edits, deletes, likes and boosts and their Undo, profile update, unfollow, restart, domain suspension) stays unverified"
 
 // snacDir is where the snac binary and its snacpeer script are: the
-// HERALD_SNAC directory, else ../shared/peers/snac next to the repository.
-// "" when there is none.
+// HERALD_SNAC directory, else the CI machine's (findPeer). "" when there
+// is none.
 func snacDir() string { return findPeer("HERALD_SNAC", "snac", "snacpeer", "snac") }
 
 // TestSnac runs the scenarios GoToSocial runs against a real snac (a C
