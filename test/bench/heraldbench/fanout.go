@@ -435,10 +435,12 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 		run fanRun
 	}
 	var rss []rssRow
+	asked := false // a row of this table was asked for
 	for _, row := range all {
 		if len(rows) > 0 && !rows[row.name] {
 			continue
 		}
+		asked = true
 		targets, _, _, faulty := f.inboxes(row.keep)
 		fmt.Fprintf(os.Stderr, "   fan-out row %s (%d inboxes, %d faulty, %s store)\n", row.name, len(targets), faulty, row.store)
 		run, err := runFanout(ctx, f, row.store, dbURL, targets, 8, 2, row.posts, row.args...)
@@ -464,11 +466,23 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 		values = append(values, run.makespan.Seconds())
 		rss = append(rss, rssRow{row, run})
 	}
+	if len(rows) == 0 || rows["serial"] {
+		made := map[string]fanRun{}
+		for _, x := range rss {
+			made[x.row.name] = x.run
+		}
+		if err := benchSerial(ctx, r, f, made); err != nil {
+			r.notes = append(r.notes, "the serial worker's headline: "+err.Error())
+		}
+	}
+	if !asked {
+		return nil // -fanout-rows serial alone: the tables below keep their sections
+	}
 	t.rows = append(t.rows, []string{"bound: max(slot_work/8, wait_work/8, max_host_work/2)", strconv.Itoa(len(healthyOnly)), "–", ms(bound), ms(bound), "1.00×", "–", "–"})
 	labels = append(labels, "bound")
 	values = append(values, bound.Seconds())
 	t.notes = append(t.notes,
-		"What keeps a faulty or slow host's cost small (docs/architecture.md, the delivery engine): a delivery to a host that has not answered promptly lately (within 1 s, EngineConfig.ParkAfter; a slow host's 2 s answers do not count) gives its slot back after 1 s without an answer and waits out its answer or timeout in a separate budget of 8 waits (Waits), so a dead host costs 1 s of a slot, not the 10 s timeout, and the 2 s hosts 1 s of a slot per delivery, not 2 (until issue 36 a host that answered at all kept its slot however slow: the clean row took 149.3 s); deliveries to hosts whose last attempt failed run in that budget from the start, at most 2 at a time (FailingSlots); and a host failure or a Retry-After holds the host's other jobs, unattempted, until the first step of the retry curve (16 s) or the Retry-After, so a dead host's 10 jobs cost it 2 attempts (its 2 per-host slots) per hold, not 10. Before these (issue 14) the dead-host row took 281.9 s, 1.79× the bound: every wait on a dead host held a slot for the whole timeout.",
+		"What keeps a faulty or slow host's cost small ([the life of a delivery](delivery.md)): a delivery to a host that has not answered promptly lately (within 1 s; a slow host's 2 s answers do not count) gives its slot back after 1 s without an answer and waits out its answer or timeout in a separate budget of 8 waits, so a dead host costs 1 s of a slot, not the 10 s timeout, and the 2 s hosts 1 s of a slot per delivery, not 2; deliveries to hosts whose last attempt failed run in that budget from the start, at most 2 at a time; and a host failure or a Retry-After holds the host's other jobs, unattempted, until the first step of the retry curve (16 s) or the Retry-After, so a dead host's 10 jobs cost it 2 attempts (its 2 per-host slots) per hold, not 10. The dead-no-park, dead-no-hold and dead-neither rows show what the first and the last rule are worth.",
 		"Faulty requests per faulty job show the hold: without it every job of a faulty host is attempted when leased.",
 	)
 	t.plot = r.svg("fanout-makespan.svg", barChart("Fan-out makespan (s) by fault row, against the bound", "s", labels, values))
@@ -481,7 +495,7 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 		intro: fmt.Sprintf("RSS of the engine process (8 workers, signed HTTP deliveries to %d hosts) through each fan-out row above, sampled every 250 ms and read when a quarter, half, three quarters and all of the healthy deliveries were made. "+
 			"Bound (issue 14, on the PostgreSQL row): the end at most 1.1× the RSS at a quarter, once the pools and buffers are warm. The memory store's rows hold every job in the process, so their RSS grows with the queue by design.", hosts),
 		header: []string{"row", "store", "at 25%", "at 50%", "at 75%", "at 100%", "max", "end against 25%"},
-		notes: []string{"The delivery client keeps at most 512 idle connections, for 30 s (delivery.Config.MaxIdleConns, IdleConnTimeout). Before (issue 14) it kept one per host visited, up to 1,024 for 90 s, each with its buffers and two goroutines, and the RSS grew 1.42× over the run (38.6 → 54.9 MiB); a fan-out visits each host's inboxes one after the other, so those connections were seldom used again. " +
+		notes: []string{"The delivery client keeps at most 512 idle connections, for 30 s (delivery.Config.MaxIdleConns, IdleConnTimeout): a fan-out visits each host's inboxes one after the other, so a connection kept per host visited would seldom be used again. " +
 			"A heap profile of the worker at its end: `HERALDBENCH_HEAP_PROFILE=/tmp/heap.pprof go run ./test/bench/heraldbench -only fanout -fanout-rows postgres`, then `go tool pprof`."},
 	}
 	var curves []series

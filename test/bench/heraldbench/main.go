@@ -2,6 +2,9 @@
 // docs/benchmarks.md with SVG plots (`make bench`). Every figure is
 // reported with its ratio to its bound or baseline:
 //
+//	headline           the fan-out's clean and dead-host rows against one
+//	                   worker delivering one job after another (the design
+//	                   Herald replaces), measured on a sample and scaled
 //	fan-out makespan   one post to 10,000 inboxes on 1,000 loopback hosts,
 //	                   against max(total_work/8, max_host_work/2), one row
 //	                   per fault (dead, refused, 503/429 with Retry-After,
@@ -67,7 +70,7 @@ func main() {
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
 	only := flag.String("only", "sign,memory,enqueue,lease,suspend,engine,engine-sqlite,engine-mongo,fanout,followers,delete,inbox", "which measurements, comma-separated")
 	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue, lease and suspend rows measure, comma-separated")
-	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither,clean-no-ahead; empty: all)")
+	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither,clean-no-ahead, and serial: the headline against one serial worker, beside clean and dead; empty: all)")
 	engineSystems := flag.String("engine-systems", "herald,river", "which systems the engine rows measure (herald, herald-no-ahead: Herald with EngineConfig.LeaseAhead off, river)")
 	engineJobsFlag := flag.Int("engine-jobs", 0, "jobs per engine drain (0: 20,000, or 5,000 with -quick)")
 	engineRounds := flag.Int("engine-rounds", 0, "interleaved rounds of the engine rows (0: 3, or 1 with -quick)")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ type table struct {
 	rows    [][]string
 	plot    string // file name of its SVG, if any
 	notes   []string
+	lead    bool // a headline: a page that lacks it gets it at its top
 }
 
 type report struct {
@@ -42,6 +44,13 @@ func (r *report) svg(name, body string) string {
 	return name
 }
 
+// write puts the run's sections into the page at path, each in place of
+// the section with the same heading (numbers aside, so a -quick run's
+// smaller sizes still find theirs), and leaves every other section as it
+// is: a page's preamble and hand-written sections, and the sections of the
+// measurements this run did not take (-only). A section the page lacks is
+// added at its end, or at its top for a lead table. The plots are written
+// to plotDir.
 func (r *report) write(path, plotDir string) error {
 	if err := os.MkdirAll(plotDir, 0o755); err != nil {
 		return err
@@ -52,44 +61,140 @@ func (r *report) write(path, plotDir string) error {
 		}
 	}
 	rel, _ := filepath.Rel(filepath.Dir(path), plotDir)
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Benchmarks\n\n")
-	fmt.Fprintf(&b, "Written by `make bench` (`go run ./test/bench/heraldbench`) on %s; the whole run took %s.\n",
-		r.started.UTC().Format("2006-01-02 15:04 MST"), r.took.Round(time.Second))
-	if r.quick {
-		fmt.Fprintf(&b, "\n**This is a `-quick` smoke run: sizes are reduced and the figures are not the ones of the issue.**\n")
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
 	}
-	fmt.Fprintf(&b, "Each figure comes with its bound or baseline and the ratio to it. Nothing here is asserted by a test: timings are measured, never required, by the test suite.\n\n")
-	fmt.Fprintf(&b, "## Machine\n\n")
-	for _, m := range r.machine {
-		fmt.Fprintf(&b, "- %s\n", m)
+	pg := parsePage(string(old))
+	if pg.preamble == "" {
+		pg.preamble = "# Benchmarks\n\nWritten by `make bench` (`go run ./test/bench/heraldbench`). " +
+			"Each figure comes with its command, its bound or baseline and the ratio to it. Nothing here is asserted by a test: timings are measured, never required, by the test suite.\n"
 	}
+	stamp := r.started.UTC().Format("2006-01-02 15:04 MST")
+	var m strings.Builder
+	for _, l := range r.machine {
+		fmt.Fprintf(&m, "- %s\n", l)
+	}
+	fmt.Fprintf(&m, "\nRead when the run of %s started.\n", stamp)
+	pg.put("Machine", m.String(), false)
 	for _, t := range r.tables {
-		fmt.Fprintf(&b, "\n## %s\n\n", t.title)
-		if t.intro != "" {
-			fmt.Fprintf(&b, "%s\n\n", t.intro)
-		}
-		if t.command != "" {
-			fmt.Fprintf(&b, "Reproduce: `%s`\n\n", t.command)
-		}
-		fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(t.header, " | "), strings.Repeat("---|", len(t.header)))
-		for _, row := range t.rows {
-			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
-		}
-		if t.plot != "" {
-			fmt.Fprintf(&b, "\n![%s](%s)\n", t.title, filepath.ToSlash(filepath.Join(rel, t.plot)))
-		}
-		for _, n := range t.notes {
-			fmt.Fprintf(&b, "\n%s\n", n)
-		}
+		pg.put(t.title, r.section(t, rel, stamp), t.lead)
 	}
 	if len(r.notes) > 0 {
-		fmt.Fprintf(&b, "\n## Notes\n\n")
+		var b strings.Builder
+		fmt.Fprintf(&b, "What the run of %s could not measure:\n\n", stamp)
 		for _, n := range r.notes {
 			fmt.Fprintf(&b, "- %s\n", n)
 		}
+		pg.put("Notes", b.String(), false)
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return os.WriteFile(path, []byte(pg.String()), 0o644)
+}
+
+// section is the body of one table's section: intro, command and date,
+// table, plot, notes.
+func (r *report) section(t *table, rel, stamp string) string {
+	var b strings.Builder
+	if r.quick {
+		fmt.Fprintf(&b, "**A `-quick` smoke run: sizes are reduced and the figures are not comparable.**\n\n")
+	}
+	if t.intro != "" {
+		fmt.Fprintf(&b, "%s\n\n", t.intro)
+	}
+	if t.command != "" {
+		fmt.Fprintf(&b, "Reproduce: `%s` (measured %s)\n\n", t.command, stamp)
+	} else {
+		fmt.Fprintf(&b, "Measured %s.\n\n", stamp)
+	}
+	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(t.header, " | "), strings.Repeat("---|", len(t.header)))
+	for _, row := range t.rows {
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+	}
+	if t.plot != "" {
+		fmt.Fprintf(&b, "\n![%s](%s)\n", t.title, filepath.ToSlash(filepath.Join(rel, t.plot)))
+	}
+	for _, n := range t.notes {
+		fmt.Fprintf(&b, "\n%s\n", n)
+	}
+	return b.String()
+}
+
+// page is a markdown page cut at its second-level headings (outside code
+// fences).
+type page struct {
+	preamble string
+	sections []pageSection
+}
+
+type pageSection struct {
+	heading string // without "## "
+	body    string // what follows the heading line, up to the next section
+}
+
+func parsePage(text string) *page {
+	pg := &page{}
+	var cur *pageSection
+	var b strings.Builder
+	flush := func() {
+		if cur == nil {
+			pg.preamble = b.String()
+		} else {
+			cur.body = b.String()
+			pg.sections = append(pg.sections, *cur)
+		}
+		b.Reset()
+	}
+	fence := false
+	for _, l := range strings.SplitAfter(text, "\n") {
+		if strings.HasPrefix(l, "```") {
+			fence = !fence
+		}
+		if h, ok := strings.CutPrefix(l, "## "); ok && !fence {
+			flush()
+			cur = &pageSection{heading: strings.TrimSpace(h)}
+			continue
+		}
+		b.WriteString(l)
+	}
+	if text != "" {
+		flush()
+	}
+	return pg
+}
+
+// sectionKey is a heading with its numbers masked: "one post to 10000
+// inboxes on 1000 hosts" and a -quick run's "1000 inboxes on 100 hosts"
+// are the same section.
+func sectionKey(heading string) string {
+	return strings.TrimSpace(numbers.ReplaceAllString(heading, "#"))
+}
+
+var numbers = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+
+// put replaces the section under heading (matched by sectionKey) with
+// body, or adds it: first if lead, else last.
+func (pg *page) put(heading, body string, lead bool) {
+	s := pageSection{heading: heading, body: "\n" + strings.TrimSpace(body) + "\n\n"}
+	for i := range pg.sections {
+		if sectionKey(pg.sections[i].heading) == sectionKey(heading) {
+			pg.sections[i] = s
+			return
+		}
+	}
+	if lead {
+		pg.sections = append([]pageSection{s}, pg.sections...)
+		return
+	}
+	pg.sections = append(pg.sections, s)
+}
+
+func (pg *page) String() string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(pg.preamble, "\n") + "\n\n")
+	for _, s := range pg.sections {
+		fmt.Fprintf(&b, "## %s\n%s", s.heading, s.body)
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
 func machineInfo() []string {
