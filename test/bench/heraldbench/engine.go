@@ -23,7 +23,7 @@ import (
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/bench/pgcount"
@@ -67,10 +67,10 @@ type engineOpts struct {
 // heraldVariants are the engine configurations the rows can measure.
 var heraldVariants = []struct {
 	name string
-	cfg  application.EngineConfig
+	cfg  engine.Config
 }{
-	{"herald", application.EngineConfig{}},
-	{"herald-no-ahead", application.EngineConfig{LeaseAhead: -1}},
+	{"herald", engine.Config{}},
+	{"herald-no-ahead", engine.Config{LeaseAhead: -1}},
 }
 
 func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) error {
@@ -179,7 +179,7 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 	return nil
 }
 
-func withOwner(c application.EngineConfig, owner string) application.EngineConfig {
+func withOwner(c engine.Config, owner string) engine.Config {
 	c.PerHost, c.Owner = 2, owner
 	return c
 }
@@ -278,16 +278,16 @@ func (s *settledCounter) Settled(st domain.JobState) {
 	}
 }
 
-// drain runs engine until obs has heard every job succeed (at most five
+// drain runs eng until obs has heard every job succeed (at most five
 // minutes) and returns how long that took; measured is called at that
 // moment, before the engine shuts down.
-func drain(ctx context.Context, engine *application.Engine, obs *settledCounter, measured func()) (time.Duration, error) {
+func drain(ctx context.Context, eng *engine.Engine, obs *settledCounter, measured func()) (time.Duration, error) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	ran := make(chan struct{})
 	cpu0, self0 := pgcount.MachineCPU(), processCPU()
 	started := time.Now()
-	go func() { defer close(ran); _ = engine.Run(runCtx) }()
+	go func() { defer close(ran); _ = eng.Run(runCtx) }()
 	select {
 	case <-obs.done:
 	case <-time.After(5 * time.Minute):
@@ -304,7 +304,7 @@ func drain(ctx context.Context, engine *application.Engine, obs *settledCounter,
 }
 
 // runHerald drains jobs with the real engine over the PostgreSQL stores.
-func runHerald(ctx context.Context, db string, ecfg application.EngineConfig, jobs int) (engineRun, error) {
+func runHerald(ctx context.Context, db string, ecfg engine.Config, jobs int) (engineRun, error) {
 	workers := ecfg.Workers
 	admin, err := pgx.Connect(ctx, db)
 	if err != nil {
@@ -365,9 +365,9 @@ func runHerald(ctx context.Context, db string, ecfg application.EngineConfig, jo
 	}
 	obs := &settledCounter{want: int64(jobs), done: make(chan struct{})}
 	clock := system.Clock{}
-	engine := application.NewEngine(application.EngineDeps{
+	eng := engine.New(engine.Deps{
 		Jobs: postgres.NewJobStore(pool), Instances: postgres.NewInstanceStore(pool), Deliverer: noopDeliverer{},
-		Keys:  application.NewCachedKeys(application.ActorKeys{Actors: postgres.NewAccountStore(pool)}, clock),
+		Keys:  engine.NewCachedKeys(engine.ActorKeys{Actors: postgres.NewAccountStore(pool)}, clock),
 		Clock: clock, Random: system.Random{}, IDs: system.IDs{}, Wakes: postgres.NewWaker(pool, quiet), Observer: obs, Log: quiet,
 	}, withOwner(ecfg, app))
 	commits0, err := pgcount.Commits(ctx, admin)
@@ -376,7 +376,7 @@ func runHerald(ctx context.Context, db string, ecfg application.EngineConfig, jo
 		return engineRun{}, err
 	}
 	var statements int64
-	took, err := drain(ctx, engine, obs, func() { statements = stmts.Count() })
+	took, err := drain(ctx, eng, obs, func() { statements = stmts.Count() })
 	pool.Close()
 	if err != nil {
 		return engineRun{}, err

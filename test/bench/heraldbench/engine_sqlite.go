@@ -15,7 +15,7 @@ import (
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/adapters/system"
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 )
@@ -140,13 +140,13 @@ func runHeraldOn(ctx context.Context, store, mongoURI string, workers, jobs int)
 	clock := system.Clock{}
 	// No wake source: the jobs are in before the engine starts, and its
 	// first lease is at once (`herald serve` on SQLite is woken in process).
-	engine := application.NewEngine(application.EngineDeps{
+	eng := engine.New(engine.Deps{
 		Jobs: st.jobs, Instances: st.instances, Deliverer: noopDeliverer{},
-		Keys:  application.NewCachedKeys(application.ActorKeys{Actors: st.actors}, clock),
+		Keys:  engine.NewCachedKeys(engine.ActorKeys{Actors: st.actors}, clock),
 		Clock: clock, Random: system.Random{}, IDs: system.IDs{}, Observer: obs, Log: slog.New(slog.DiscardHandler),
-	}, application.EngineConfig{Workers: workers, PerHost: 2, Owner: "heraldbench"})
+	}, engine.Config{Workers: workers, PerHost: 2, Owner: "heraldbench"})
 	var n, cmds int64
-	took, err := drain(ctx, engine, obs, func() { n, cmds = commits.Load(), commands.Load() })
+	took, err := drain(ctx, eng, obs, func() { n, cmds = commits.Load(), commands.Load() })
 	if err != nil {
 		return engineRun{}, err
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/bootstrap"
 	"github.com/heraldfed/herald/domain"
 )
@@ -523,7 +524,7 @@ func workerMain(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	cfg := application.EngineConfig{Workers: *workers, PerHost: *perHost, ParkAfter: *parkAfter, Hold: *hold, LeaseAhead: *ahead, PurgeEvery: -1}
+	cfg := engine.Config{Workers: *workers, PerHost: *perHost, ParkAfter: *parkAfter, Hold: *hold, LeaseAhead: *ahead, PurgeEvery: -1}
 	if err := worker(*store, *targets, *dbURL, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
@@ -531,7 +532,7 @@ func workerMain(args []string) int {
 	return 0
 }
 
-func worker(store, targetsFile, dbURL string, engineCfg application.EngineConfig) error {
+func worker(store, targetsFile, dbURL string, engineCfg engine.Config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	var inboxes []string
@@ -583,8 +584,8 @@ func worker(store, targetsFile, dbURL string, engineCfg application.EngineConfig
 	}
 	client := delivery.New(delivery.Config{Timeout: timeout, AllowPrivate: true, UserAgent: "Herald/bench"})
 	defer client.Close()
-	engine := application.NewEngine(application.EngineDeps{
-		Jobs: stores.Jobs, Instances: stores.Instances, Deliverer: client, Keys: application.NewCachedKeys(application.ActorKeys{Actors: stores.Actors}, clock),
+	eng := engine.New(engine.Deps{
+		Jobs: stores.Jobs, Instances: stores.Instances, Deliverer: client, Keys: engine.NewCachedKeys(engine.ActorKeys{Actors: stores.Actors}, clock),
 		Clock: clock, Random: system.Random{}, IDs: ids, Wakes: stores.Wakes, Log: log,
 	}, engineCfg)
 	policy, _ := domain.NewNamePolicy("instance", nil)
@@ -592,9 +593,9 @@ func worker(store, targetsFile, dbURL string, engineCfg application.EngineConfig
 		Users: stores.Users, Tokens: stores.Tokens, Actors: stores.Actors, Names: stores.Names, Followers: stores.Followers,
 		Foreign: stores.Foreign, Posts: stores.Posts, HTML: sanitizer.NewHTMLSanitizer(), Jobs: stores.Jobs, Passwords: security.Bcrypt{Cost: 4}, Keys: security.RSAKeys{},
 		Clock: clock, IDs: ids, Log: log,
-	}, policy, "instance", urls, engine)
+	}, policy, "instance", urls, eng)
 	done := make(chan struct{})
-	go func() { defer close(done); _ = engine.Run(ctx) }()
+	go func() { defer close(done); _ = eng.Run(ctx) }()
 	publish := func(n int) error {
 		fmt.Printf("PUBLISHING %d\n", time.Now().UnixNano())
 		_, err := app.Publish.Handle(ctx, application.Publish{UserID: "bench-user", As: "alice", Content: fmt.Sprintf("post %d hello, fediverse", n), Visibility: domain.VisibilityPublic})

@@ -36,7 +36,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/delivery"
 	"github.com/heraldfed/herald/adapters/system"
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 )
@@ -123,28 +123,28 @@ func run() int {
 		out.emit(map[string]any{"event": "ready", "name": *name, "pid": os.Getpid()})
 	}}
 	jobs := &watchedJobs{JobStore: st.jobs, held: map[string]lease{}}
-	engine := application.NewEngine(application.EngineDeps{
+	eng := engine.New(engine.Deps{
 		Jobs:      jobs,
 		Instances: st.instances,
 		Deliverer: client,
 		// As bootstrap wires it: keys cached for a minute, not read per job.
-		Keys:     application.NewCachedKeys(application.ActorKeys{Actors: st.actors}, system.Clock{}),
+		Keys:     engine.NewCachedKeys(engine.ActorKeys{Actors: st.actors}, system.Clock{}),
 		Clock:    system.Clock{},
 		Random:   system.Random{},
 		IDs:      system.IDs{},
 		Wakes:    waker,
 		Observer: obs,
 		Log:      log,
-	}, application.EngineConfig{
+	}, engine.Config{
 		Workers: *workers, PerHost: *perHost, LeaseFor: *leaseFor, ReapEvery: *reap, PollEvery: *poll,
 		Grace: *grace, Owner: fmt.Sprintf("%s/%d", *name, os.Getpid()), FlushMax: *flushMax,
 		Waits: *waits, LeaseAhead: *ahead,
 	})
-	cfg := engine.Config()
+	cfg := eng.Config()
 	log.Info("worker starting", "workers", cfg.Workers, "per_host", cfg.PerHost, "lease", cfg.LeaseFor,
 		"reap_every", cfg.ReapEvery, "poll_every", cfg.PollEvery, "flush_max", cfg.FlushMax,
 		"waits", cfg.Waits, "lease_ahead", cfg.LeaseAhead)
-	_ = engine.Run(ctx)
+	_ = eng.Run(ctx)
 	s := obs.summary()
 	jobs.report(s)
 	var ru syscall.Rusage

@@ -1,4 +1,4 @@
-package application
+package engine
 
 import (
 	"context"
@@ -22,9 +22,9 @@ func (e *Engine) deliver(ctx context.Context, job domain.Job) result {
 		// referring to one it never had): nothing can ever be sent.
 		return e.dead(job, missingBody(job), e.clock.Now())
 	}
-	if err := e.moderation.Refuse(ctx, job.Host, RefusedDelivery); RefusedByPolicy(err) {
+	if why, err := e.refuses(ctx, job.Host); why != "" {
 		// Suspended, or not allowed: nothing is sent there (SPEC §11).
-		return e.dead(job, policyReason(err), e.clock.Now())
+		return e.dead(job, why, e.clock.Now())
 	} else if err != nil {
 		// The policy cannot be read: send nothing for now, spend nothing.
 		e.jobLog(job).Error("federation policy unavailable; job released", "err", err)
@@ -76,14 +76,13 @@ func (e *Engine) deliver(ctx context.Context, job domain.Job) result {
 	return e.decided(job, outcome, d, now, now.Sub(started))
 }
 
-// policyReason is the last error of a job the federation policy ended:
-// "suspended", or "not allowed (allowlist mode)".
-func policyReason(err error) string {
-	var r *PolicyRefusal
-	if errors.As(err, &r) {
-		return r.Why
+// refuses asks the federation policy whether host may be sent to: why it
+// may not ("suspended", "not allowed (allowlist mode)"), or "".
+func (e *Engine) refuses(ctx context.Context, host string) (string, error) {
+	if e.policy == nil {
+		return "", nil
 	}
-	return "suspended"
+	return e.policy.RefusesDelivery(ctx, host)
 }
 
 // missingBody is the last error of a job whose activity body is gone.

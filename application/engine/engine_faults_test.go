@@ -1,4 +1,4 @@
-package application_test
+package engine_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
@@ -62,7 +62,7 @@ func (b *bundle) succeeded(prefix string) int {
 func TestEngineWaitsOnSilentHostsLeaveTheSlots(t *testing.T) {
 	t.Parallel()
 	h := newHanging()
-	b := setup(t, application.EngineConfig{Workers: 2, Waits: 2}, h.respond)
+	b := setup(t, engine.Config{Workers: 2, Waits: 2}, h.respond)
 	b.start()
 	defer h.free()
 	b.enqueue(b.job("hang-a", "hang-a.example"), b.job("hang-b", "hang-b.example"))
@@ -108,7 +108,7 @@ func TestEngineHostThatAnsweredKeepsItsSlot(t *testing.T) {
 	slow := false
 	release := make(chan struct{})
 	defer close(release)
-	b := setup(t, application.EngineConfig{Workers: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{Workers: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		mu.Lock()
 		s := slow && strings.Contains(d.Inbox, "slow")
 		mu.Unlock()
@@ -142,7 +142,7 @@ func TestEngineHostThatAnsweredKeepsItsSlot(t *testing.T) {
 func TestEngineSlowHostGivesItsSlotBack(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{}, 4)
-	b := setup(t, application.EngineConfig{Workers: 1, Waits: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{Workers: 1, Waits: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		if strings.Contains(d.Inbox, "slow") {
 			select {
 			case <-release:
@@ -192,7 +192,7 @@ func TestEngineHoldsAHostAfterItFails(t *testing.T) {
 			var b *bundle
 			var mu sync.Mutex
 			fail := true
-			b = setup(t, application.EngineConfig{PerHost: 1}, func(context.Context, ports.Delivery) domain.Outcome {
+			b = setup(t, engine.Config{PerHost: 1}, func(context.Context, ports.Delivery) domain.Outcome {
 				mu.Lock()
 				defer mu.Unlock()
 				if fail {
@@ -240,7 +240,7 @@ func TestEngineHoldsAHostAfterItFails(t *testing.T) {
 // attempted when leased (what the benchmark compares against).
 func TestEngineNegativeHoldDoesNotHold(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{PerHost: 1, Hold: -1}, status(503))
+	b := setup(t, engine.Config{PerHost: 1, Hold: -1}, status(503))
 	b.start()
 	var jobs []domain.Job
 	for i := 0; i < 5; i++ {

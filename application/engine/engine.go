@@ -1,4 +1,4 @@
-package application
+package engine
 
 import (
 	"context"
@@ -22,9 +22,9 @@ import (
 //	completer.go  the completer: settlements and breaker changes written in batches
 //	breaker.go    the breaker cache and the quarantine view the deliveries read
 
-// EngineConfig holds the delivery engine's numbers (SPEC §2). Zero fields
-// take the defaults of DefaultEngineConfig.
-type EngineConfig struct {
+// Config holds the delivery engine's numbers (SPEC §2). Zero fields
+// take the defaults of DefaultConfig.
+type Config struct {
 	Workers int // deliveries at a time in this process (8)
 	// PerHost is the most deliveries at a time to one remote host (2), for
 	// the whole deployment: the store counts every process's leases.
@@ -93,9 +93,9 @@ type EngineConfig struct {
 	FlushMax int
 }
 
-// DefaultEngineConfig returns SPEC §2's numbers.
-func DefaultEngineConfig() EngineConfig {
-	return EngineConfig{
+// DefaultConfig returns SPEC §2's numbers.
+func DefaultConfig() Config {
+	return Config{
 		Workers:     8,
 		PerHost:     2,
 		ParkAfter:   time.Second,
@@ -112,8 +112,8 @@ func DefaultEngineConfig() EngineConfig {
 	}
 }
 
-func (c EngineConfig) withDefaults() EngineConfig {
-	d := DefaultEngineConfig()
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
 	if c.Workers <= 0 {
 		c.Workers = d.Workers
 	}
@@ -187,19 +187,19 @@ func (c EngineConfig) withDefaults() EngineConfig {
 // poll, reaper, retry curve, grace, breaker) runs on the injected clock, so
 // the tests drive them with the fake one and are not held up by these.
 type Engine struct {
-	jobs       ports.JobStore
-	instances  ports.InstanceStore
-	deliverer  ports.Deliverer
-	keys       SigningKeys
-	moderation *Moderation
-	clock      ports.Clock
-	rnd        ports.Random
-	ids        ports.IDs
-	wakes      ports.WakeSource
-	obs        ports.EngineObserver
-	log        *slog.Logger
-	cfg        EngineConfig
-	debug      bool // debug logs enabled: per-job loggers are worth building
+	jobs      ports.JobStore
+	instances ports.InstanceStore
+	deliverer ports.Deliverer
+	keys      SigningKeys
+	policy    Policy
+	clock     ports.Clock
+	rnd       ports.Random
+	ids       ports.IDs
+	wakes     ports.WakeSource
+	obs       ports.EngineObserver
+	log       *slog.Logger
+	cfg       Config
+	debug     bool // debug logs enabled: per-job loggers are worth building
 
 	wake    chan struct{} // enqueues in this process; buffered 1, coalescing
 	freed   chan struct{} // a delivery finished; buffered 1, coalescing
@@ -227,8 +227,16 @@ type flight struct {
 	failing bool      // its host's last attempt failed (it counts in failing)
 }
 
-// EngineDeps are the engine's collaborators.
-type EngineDeps struct {
+// Policy is the federation policy the engine obeys (application.Moderation).
+type Policy interface {
+	// RefusesDelivery says why nothing may be sent to host (SPEC §11:
+	// "suspended", "not allowed (allowlist mode)"), or "" when it may; an
+	// error when the rules cannot be read (nothing is sent for now).
+	RefusesDelivery(ctx context.Context, host string) (why string, err error)
+}
+
+// Deps are the engine's collaborators.
+type Deps struct {
 	Jobs      ports.JobStore
 	Instances ports.InstanceStore
 	Deliverer ports.Deliverer
@@ -238,14 +246,14 @@ type EngineDeps struct {
 	IDs       ports.IDs
 	Wakes     ports.WakeSource     // optional: wake-ups from other processes
 	Observer  ports.EngineObserver // optional
-	// Moderation is the federation policy: a job to a host it refuses
-	// ends without a request. Nil federates with everyone.
-	Moderation *Moderation
-	Log        *slog.Logger
+	// Policy is the federation policy: a job to a host it refuses ends
+	// without a request. Nil federates with everyone.
+	Policy Policy
+	Log    *slog.Logger
 }
 
-// NewEngine builds an engine; call Run to start it.
-func NewEngine(deps EngineDeps, cfg EngineConfig) *Engine {
+// New builds an engine; call Run to start it.
+func New(deps Deps, cfg Config) *Engine {
 	obs := deps.Observer
 	if obs == nil {
 		obs = ports.NopObserver{}
@@ -255,7 +263,7 @@ func NewEngine(deps EngineDeps, cfg EngineConfig) *Engine {
 		log = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{
-		jobs: deps.Jobs, instances: deps.Instances, deliverer: deps.Deliverer, keys: deps.Keys, moderation: deps.Moderation,
+		jobs: deps.Jobs, instances: deps.Instances, deliverer: deps.Deliverer, keys: deps.Keys, policy: deps.Policy,
 		clock: deps.Clock, rnd: deps.Random, ids: deps.IDs, wakes: deps.Wakes, obs: obs,
 		log: log.With("component", "engine"), cfg: cfg.withDefaults(),
 		wake: make(chan struct{}, 1), freed: make(chan struct{}, 1), flushed: make(chan struct{}, 1),
@@ -267,7 +275,7 @@ func NewEngine(deps EngineDeps, cfg EngineConfig) *Engine {
 }
 
 // Config returns the effective configuration.
-func (e *Engine) Config() EngineConfig { return e.cfg }
+func (e *Engine) Config() Config { return e.cfg }
 
 // Wake tells idle workers that jobs were enqueued. It never blocks.
 func (e *Engine) Wake() { signal(e.wake) }

@@ -1,4 +1,4 @@
-package application_test
+package engine_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/fake"
@@ -81,11 +82,11 @@ func (c *countingInstances) UpdateMany(ctx context.Context, hosts []string, fn f
 }
 
 // withCounters rebuilds b's engine over counting stores.
-func withCounters(t *testing.T, b *bundle, cfg application.EngineConfig) (*countingJobs, *countingInstances) {
+func withCounters(t *testing.T, b *bundle, cfg engine.Config) (*countingJobs, *countingInstances) {
 	t.Helper()
 	jobs := &countingJobs{JobStore: b.jobs}
 	inst := &countingInstances{InstanceStore: b.instances}
-	b.engine = application.NewEngine(application.EngineDeps{
+	b.engine = engine.New(engine.Deps{
 		Jobs: jobs, Instances: inst, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
 		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
 	}, cfg)
@@ -108,8 +109,8 @@ func withCounters(t *testing.T, b *bundle, cfg application.EngineConfig) (*count
 // one per job unfinished then: at most the 8 running and the 8 ahead.
 func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
-	cfg := application.EngineConfig{FlushEvery: time.Hour}
+	b := setup(t, engine.Config{}, nil)
+	cfg := engine.Config{FlushEvery: time.Hour}
 	jobs, _ := withCounters(t, b, cfg)
 	var all []domain.Job
 	for i := range 40 {
@@ -168,11 +169,11 @@ func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			release := make(chan struct{})
-			b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+			b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 				<-release
 				return domain.Classify(202, "", time.Time{})
 			})
-			jobs, _ := withCounters(t, b, application.EngineConfig{LeaseAhead: tc.ahead})
+			jobs, _ := withCounters(t, b, engine.Config{LeaseAhead: tc.ahead})
 			var all []domain.Job
 			for i := range 40 {
 				all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
@@ -217,8 +218,8 @@ func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
 // stop), never with a per-host Update.
 func TestEngineBreakerReadsAreNotPerJob(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
-	_, inst := withCounters(t, b, application.EngineConfig{FlushEvery: time.Hour})
+	b := setup(t, engine.Config{}, nil)
+	_, inst := withCounters(t, b, engine.Config{FlushEvery: time.Hour})
 	var all []domain.Job
 	for i := range 50 {
 		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
@@ -254,7 +255,7 @@ func TestEngineBreakerReadsAreNotPerJob(t *testing.T) {
 // second is deferred, which comes first.)
 func TestEngineSeesAnotherProcessQuarantineWithinTheTTL(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	b.start() // the view is read now: nothing is quarantined
 	until := t0.Add(time.Hour)
 	if _, err := b.instances.Update(context.Background(), "q.example", func(r *domain.RemoteInstance) {
@@ -283,14 +284,14 @@ func TestEngineSeesAnotherProcessQuarantineWithinTheTTL(t *testing.T) {
 func TestEngineWritesEveryResultBeforeRunReturns(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		<-release
 		return domain.Classify(202, "", time.Time{})
 	})
-	b.engine = application.NewEngine(application.EngineDeps{
+	b.engine = engine.New(engine.Deps{
 		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
 		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, application.EngineConfig{FlushEvery: time.Hour, Grace: time.Hour})
+	}, engine.Config{FlushEvery: time.Hour, Grace: time.Hour})
 	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
 	b.start()
 	var all []domain.Job
@@ -324,8 +325,8 @@ func TestEngineWritesEveryResultBeforeRunReturns(t *testing.T) {
 // BusyFor (2 s) has passed with nothing found, it is back to 5 s polls.
 func TestEngineLooksAgainSoonWhileOtherProcessesHoldTheCap(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
-	jobs, _ := withCounters(t, b, application.EngineConfig{})
+	b := setup(t, engine.Config{}, nil)
+	jobs, _ := withCounters(t, b, engine.Config{})
 	b.start()
 	b.enqueueSilently(b.job("j1", "a.example"), b.job("j2", "a.example"), b.job("j3", "a.example"))
 	// The other process: two leases of a.example, the cap.
@@ -398,12 +399,12 @@ func (s *blockedSettle) Settle(ctx context.Context, batch []ports.Settlement) ([
 // jobs (200 hosts, nothing capped) would be delivered with none written.
 func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	store := &blockedSettle{JobStore: b.jobs, release: make(chan struct{})}
-	b.engine = application.NewEngine(application.EngineDeps{
+	b.engine = engine.New(engine.Deps{
 		Jobs: store, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
 		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, application.EngineConfig{})
+	}, engine.Config{})
 	cfg := b.engine.Config()
 	bound := cfg.Workers + cfg.Waits + cfg.FlushMax
 	var all []domain.Job
@@ -441,12 +442,12 @@ func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 func TestEngineJobLeasedAheadTooLongGoesBack(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	b.deliverer.Respond = func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		<-release
 		return domain.Classify(202, "", time.Time{})
 	}
-	jobs, _ := withCounters(t, b, application.EngineConfig{})
+	jobs, _ := withCounters(t, b, engine.Config{})
 	var all []domain.Job
 	for i := range 16 {
 		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))

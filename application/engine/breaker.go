@@ -1,4 +1,4 @@
-package application
+package engine
 
 import (
 	"context"
@@ -45,7 +45,7 @@ type breakerCache struct {
 	lateWrittenAt time.Time
 	// answers is when each host last answered an attempt here (any HTTP
 	// status that is not a host failure): a delivery to a host without a
-	// recent answer may wait in the Waits budget (EngineConfig.ParkAfter).
+	// recent answer may wait in the Waits budget (Config.ParkAfter).
 	answers map[string]time.Time
 	// held is the hosts whose jobs wait, unattempted, until the time
 	// given: the host just failed, or asked for time with Retry-After.
