@@ -26,180 +26,36 @@ import (
 //     breakerCacheTTL late.
 const breakerCacheTTL = 10 * time.Second
 
-// maxCachedBreakers bounds the breaker cache of a process.
-const maxCachedBreakers = 50_000
-
-// breakerCache is what this process knows of the hosts' breakers, guarded
-// by Engine.mu: the states its own writes returned (so the success path,
-// by far the most common, writes nothing for a healthy host), the hosts
-// whose last attempt failed (FailingSlots), and the quarantined hosts of the
-// store, read in one List every breakerCacheTTL.
-type breakerCache struct {
-	states      map[string]breakerEntry
-	failing     map[string]struct{}
-	quarantined map[string]time.Time // host → end of its quarantine
-	viewAt      time.Time            // when quarantined was read; zero: never
-	// lateSuccesses are successes waiting to be written (successWriteEvery),
-	// by host, at the time of the latest.
-	lateSuccesses map[string]time.Time
-	lateWrittenAt time.Time
-	// answers is when each host last answered an attempt here (any HTTP
-	// status that is not a host failure): a delivery to a host without a
-	// recent answer may wait in the Waits budget (Config.ParkAfter).
-	answers map[string]time.Time
-	// held is the hosts whose jobs wait, unattempted, until the time
-	// given: the host just failed, or asked for time with Retry-After.
-	held map[string]time.Time
-}
+// successWriteEvery spaces the writes of successes that change nothing
+// urgent (a host not known failing here: its first contact, or a success
+// whose cached state is stale): they are gathered and written together at
+// most this often, so the first contacts of a fan-out's thousand hosts cost
+// a few writes, not one per batch. A success of a host known failing resets
+// its breaker at once. Operators see LastSuccessAt within a minute anyway.
+const successWriteEvery = time.Second
 
 type breakerEntry struct {
 	state domain.RemoteInstance
 	at    time.Time
 }
 
-func newBreakerCache() breakerCache {
-	return breakerCache{states: map[string]breakerEntry{}, failing: map[string]struct{}{}, quarantined: map[string]time.Time{},
-		lateSuccesses: map[string]time.Time{}, answers: map[string]time.Time{}, held: map[string]time.Time{}}
-}
-
-// answeredFor is how long an answer counts as recent: a host that answered
-// promptly (within ParkAfter) within it is taken to answer again, and its
-// deliveries keep their slots.
-const answeredFor = 10 * time.Minute
-
-// maxSkipHeld bounds how many held hosts a lease names to skip; the jobs of
-// held hosts beyond it come back with a lease and go back unattempted.
-const maxSkipHeld = 256
-
-func (c *breakerCache) answered(host string, at time.Time) {
-	if len(c.answers) >= maxCachedBreakers {
-		for h, t := range c.answers {
-			if at.Sub(t) >= answeredFor {
-				delete(c.answers, h)
-			}
-		}
-	}
-	c.answers[host] = at
-}
-
-// answeredSlowly forgets that host answered lately: it answered, but
-// took longer than ParkAfter, and is not taken to answer promptly.
-func (c *breakerCache) answeredSlowly(host string) { delete(c.answers, host) }
-
-func (c *breakerCache) answeredSince(host string, since time.Time) bool {
-	t, ok := c.answers[host]
-	return ok && !t.Before(since)
-}
-
-// hold keeps host's jobs until until (a later hold already there stays).
-// It reports whether the hold is new or longer.
-func (c *breakerCache) hold(host string, until, now time.Time) bool {
-	if len(c.held) >= maxCachedBreakers {
-		for h, t := range c.held {
-			if !now.Before(t) {
-				delete(c.held, h)
-			}
-		}
-	}
-	if t, ok := c.held[host]; ok && !t.Before(until) {
-		return false
-	}
-	c.held[host] = until
-	return true
-}
-
-func (c *breakerCache) heldUntil(host string, now time.Time) (time.Time, bool) {
-	t, ok := c.held[host]
-	if ok && !now.Before(t) {
-		delete(c.held, host)
-		return time.Time{}, false
-	}
-	return t, ok
-}
-
-// heldHosts lists the hosts held at now, or nil when there are more than
-// limit (the lease then finds their jobs and sends them back).
-func (c *breakerCache) heldHosts(now time.Time, limit int) []string {
-	var out []string
-	for h, t := range c.held {
-		if !now.Before(t) {
-			delete(c.held, h)
-			continue
-		}
-		out = append(out, h)
-	}
-	if len(out) > limit {
-		return nil
-	}
-	return out
-}
-
-func (c *breakerCache) failingHosts() []string {
-	out := make([]string, 0, len(c.failing))
-	for h := range c.failing {
-		out = append(out, h)
-	}
-	return out
-}
-
-func (c *breakerCache) isFailing(host string) bool {
-	_, ok := c.failing[host]
-	return ok
-}
-
-func (c *breakerCache) isQuarantined(host string, now time.Time) bool {
-	until, ok := c.quarantined[host]
-	return ok && now.Before(until)
-}
-
-func (c *breakerCache) put(r domain.RemoteInstance, now time.Time) {
-	if len(c.states) >= maxCachedBreakers {
-		// Bound the cache: forget what is stale (it would be written again).
-		for h, b := range c.states {
-			if now.Sub(b.at) >= breakerCacheTTL {
-				delete(c.states, h)
-				delete(c.failing, h)
-			}
-		}
-	}
-	c.states[r.Host] = breakerEntry{state: r, at: now}
-	if r.ConsecutiveFailures > 0 {
-		c.failing[r.Host] = struct{}{}
-	} else {
-		delete(c.failing, r.Host)
-	}
-	if r.Quarantined(now) {
-		c.quarantined[r.Host] = r.QuarantinedUntil
-	} else {
-		delete(c.quarantined, r.Host)
-	}
-}
-
-// successKnown says a success of host at now changes nothing worth a
-// write: the cached state is fresh, healthy, and its last success recent
-// (operators see LastSuccessAt within a minute).
-func (c *breakerCache) successKnown(host string, now time.Time) bool {
-	b, ok := c.states[host]
-	return ok && b.state.Healthy() && now.Sub(b.state.LastSuccessAt) < time.Minute && now.Sub(b.at) < breakerCacheTTL
-}
-
-// refreshQuarantines reads the quarantined hosts when the view is
-// breakerCacheTTL old: one round trip per period for the whole process.
-func (e *Engine) refreshQuarantines(ctx context.Context) {
-	now := e.clock.Now()
-	e.mu.Lock()
-	due := e.breakers.viewAt.IsZero() || now.Sub(e.breakers.viewAt) >= breakerCacheTTL
+// refresh reads the quarantined hosts when the view is breakerCacheTTL
+// old: one round trip per period for the whole process.
+func (p *hostPolicy) refresh(ctx context.Context) {
+	now := p.clock.Now()
+	p.mu.Lock()
+	due := p.viewAt.IsZero() || now.Sub(p.viewAt) >= breakerCacheTTL
 	if due {
-		e.breakers.viewAt = now // a failed read is retried next period, not every loop
+		p.viewAt = now // a failed read is retried next period, not every loop
 	}
-	e.mu.Unlock()
+	p.mu.Unlock()
 	if !due {
 		return
 	}
-	list, err := e.instances.List(ctx, now)
+	list, err := p.instances.List(ctx, now)
 	if err != nil {
 		if ctx.Err() == nil {
-			e.log.Warn("quarantined hosts not read; the last view stays", "err", err)
+			p.log.Warn("quarantined hosts not read; the last view stays", "err", err)
 		}
 		return
 	}
@@ -207,35 +63,35 @@ func (e *Engine) refreshQuarantines(ctx context.Context) {
 	for _, r := range list {
 		view[r.Host] = r.QuarantinedUntil
 	}
-	e.mu.Lock()
-	e.breakers.quarantined = view
-	e.mu.Unlock()
+	p.mu.Lock()
+	p.quarantined = view
+	p.mu.Unlock()
 }
 
 // quarantinedUntil reports whether host is quarantined now. The view is
 // only a hint: a host it names is checked against the store, so a
 // quarantine an operator lifted in another process is not re-imposed.
-func (e *Engine) quarantinedUntil(ctx context.Context, host string) (time.Time, bool) {
-	now := e.clock.Now()
-	e.mu.Lock()
-	until, ok := e.breakers.quarantined[host]
-	e.mu.Unlock()
-	if !ok || !now.Before(until) {
+func (p *hostPolicy) quarantinedUntil(ctx context.Context, host string) (time.Time, bool) {
+	now := p.clock.Now()
+	p.mu.Lock()
+	quarantined := p.isQuarantined(host, now)
+	p.mu.Unlock()
+	if !quarantined {
 		return time.Time{}, false
 	}
-	r, err := e.instances.Get(ctx, host)
+	r, err := p.instances.Get(ctx, host)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
 		r = domain.NewRemoteInstance(host)
 	case err != nil:
 		// Unknown breaker state: attempt the delivery. At worst one
 		// attempt goes to a quarantined host; never does a job stall.
-		e.log.Warn("breaker state unavailable", "host", host, "err", err)
+		p.log.Warn("breaker state unavailable", "host", host, "err", err)
 		return time.Time{}, false
 	}
-	e.mu.Lock()
-	e.breakers.put(r, now)
-	e.mu.Unlock()
+	p.mu.Lock()
+	p.put(r, now)
+	p.mu.Unlock()
 	return r.QuarantinedUntil, r.Quarantined(now)
 }
 
@@ -246,53 +102,17 @@ type breakerEvent struct {
 	at      time.Time
 }
 
-// successWriteEvery spaces the writes of successes that change nothing
-// urgent (a host not known failing here: its first contact, or a success
-// whose cached state is stale): they are gathered and written together at
-// most this often, so the first contacts of a fan-out's thousand hosts cost
-// a few writes, not one per batch. A success of a host known failing resets
-// its breaker at once. Operators see LastSuccessAt within a minute anyway.
-const successWriteEvery = time.Second
-
 // recordBreakers feeds a batch's attempts to their hosts' breakers, in one
 // UpdateMany for every host that needs a write (a failure, a success of a
 // host known failing, and the gathered successes once successWriteEvery has
-// passed; stop writes the rest). A failure that opens a breaker moves the
-// host's queued jobs past the quarantine, and the batch's retries of any
-// quarantined host with them, before the batch is settled: the jobs' slots come
-// back only then, so no job of the host is attempted in between.
-func (e *Engine) recordBreakers(ctx context.Context, batch []result, final bool) {
-	now := e.clock.Now()
-	events := map[string][]breakerEvent{}
-	e.mu.Lock()
-	late := e.breakers.lateSuccesses
-	for _, r := range batch {
-		if r.outcome == nil {
-			continue
-		}
-		host := r.job.Host
-		ev := breakerEvent{failure: r.outcome.HostFailure, reason: r.outcome.Reason, at: r.at}
-		switch {
-		case ev.failure:
-			if at, ok := late[host]; ok { // keep the order: that success came first
-				events[host] = append(events[host], breakerEvent{at: at})
-				delete(late, host)
-			}
-			events[host] = append(events[host], ev)
-		case len(events[host]) > 0 || e.breakers.isFailing(host):
-			events[host] = append(events[host], ev)
-		case !e.breakers.successKnown(host, now):
-			late[host] = ev.at
-		}
-	}
-	if len(late) > 0 && (final || now.Sub(e.breakers.lateWrittenAt) >= successWriteEvery) {
-		for host, at := range late {
-			events[host] = append(events[host], breakerEvent{at: at})
-		}
-		clear(late)
-		e.breakers.lateWrittenAt = now
-	}
-	e.mu.Unlock()
+// passed; the final flush writes the rest). A failure that opens a breaker
+// moves the host's queued jobs past the quarantine, and the batch's retries
+// of any quarantined host with them, before the batch is settled: the
+// jobs' slots come back only then, so no job of the host is attempted in
+// between.
+func (p *hostPolicy) recordBreakers(ctx context.Context, batch []result, final bool) {
+	now := p.clock.Now()
+	events := p.breakerEvents(batch, now, final)
 	if len(events) == 0 {
 		return
 	}
@@ -302,7 +122,7 @@ func (e *Engine) recordBreakers(ctx context.Context, batch []result, final bool)
 	}
 	slices.Sort(hosts)
 	opened := map[string]bool{}
-	states, err := e.instances.UpdateMany(ctx, hosts, func(r *domain.RemoteInstance) {
+	states, err := p.instances.UpdateMany(ctx, hosts, func(r *domain.RemoteInstance) {
 		o := false
 		for _, ev := range events[r.Host] {
 			if ev.failure {
@@ -314,32 +134,108 @@ func (e *Engine) recordBreakers(ctx context.Context, batch []result, final bool)
 		opened[r.Host] = o // fn may run again for a host: the last run is what was stored
 	})
 	if err != nil {
-		e.log.Warn("breaker changes not recorded", "hosts", len(hosts), "err", err)
+		p.log.Warn("breaker changes not recorded", "hosts", len(hosts), "err", err)
 		return
 	}
-	e.mu.Lock()
+	p.mu.Lock()
 	for _, r := range states {
-		e.breakers.put(r, now)
+		p.put(r, now)
 	}
-	e.mu.Unlock()
+	p.mu.Unlock()
 	for _, host := range hosts {
 		r, ok := states[host]
-		if !opened[host] || !ok {
+		if !ok {
 			continue
 		}
-		e.obs.Quarantined(host, r.QuarantinedUntil)
-		n, err := e.jobs.DeferHost(ctx, host, r.QuarantinedUntil)
-		e.log.Warn("host quarantined", "host", host, "until", r.QuarantinedUntil, "level", r.QuarantineLevel,
-			"failures", r.ConsecutiveFailures, "jobs_deferred", n, "err", err)
-	}
-	// The batch's retries of a quarantined host wait for the end of the
-	// quarantine: whether this batch opened it or an earlier one did while
-	// the attempt was in flight (the per-host cap lets two run), the job
-	// must not come due inside it, where DeferHost can no longer reach it.
-	for i := range batch {
-		r, ok := states[batch[i].job.Host]
-		if st := &batch[i].st; ok && r.Quarantined(now) && st.State == domain.JobQueued && st.RunAt.Before(r.QuarantinedUntil) {
-			st.RunAt = r.QuarantinedUntil
+		if opened[host] {
+			p.obs.Quarantined(host, r.QuarantinedUntil)
+			n, err := p.jobs.DeferHost(ctx, host, r.QuarantinedUntil)
+			p.log.Warn("host quarantined", "host", host, "until", r.QuarantinedUntil, "level", r.QuarantineLevel,
+				"failures", r.ConsecutiveFailures, "jobs_deferred", n, "err", err)
+		}
+		// The batch's retries of a quarantined host wait for the end of
+		// the quarantine: whether this batch opened it or an earlier one
+		// did while the attempt was in flight (the per-host cap lets two
+		// run), the job must not come due inside it, where DeferHost can
+		// no longer reach it.
+		if r.Quarantined(now) {
+			deferReleases(batch, host, r.QuarantinedUntil, func(result) bool { return true })
 		}
 	}
+}
+
+// breakerEvents sorts a batch's attempts into the writes they need, by
+// host. Successes of hosts not known failing wait in lateSuccesses, and
+// go with the next write once successWriteEvery has passed (or final).
+func (p *hostPolicy) breakerEvents(batch []result, now time.Time, final bool) map[string][]breakerEvent {
+	events := map[string][]breakerEvent{}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	late := p.lateSuccesses
+	for _, r := range batch {
+		if r.outcome == nil {
+			continue
+		}
+		host := r.job.Host
+		ev := breakerEvent{failure: r.outcome.HostFailure, reason: r.outcome.Reason, at: r.at}
+		_, failing := p.failing[host]
+		switch {
+		case ev.failure:
+			if at, ok := late[host]; ok { // keep the order: that success came first
+				events[host] = append(events[host], breakerEvent{at: at})
+				delete(late, host)
+			}
+			events[host] = append(events[host], ev)
+		case len(events[host]) > 0 || failing:
+			events[host] = append(events[host], ev)
+		case !p.successKnown(host, now):
+			late[host] = ev.at
+		}
+	}
+	if len(late) > 0 && (final || now.Sub(p.lateWrittenAt) >= successWriteEvery) {
+		for host, at := range late {
+			events[host] = append(events[host], breakerEvent{at: at})
+		}
+		clear(late)
+		p.lateWrittenAt = now
+	}
+	return events
+}
+
+// put caches a host's breaker state as a write or a read returned it.
+// Called with mu held.
+func (p *hostPolicy) put(r domain.RemoteInstance, now time.Time) {
+	// Forget what is stale (it would be written again).
+	trim(p.states, func(h string, b breakerEntry) bool {
+		if now.Sub(b.at) < breakerCacheTTL {
+			return false
+		}
+		delete(p.failing, h)
+		return true
+	})
+	p.states[r.Host] = breakerEntry{state: r, at: now}
+	if r.ConsecutiveFailures > 0 {
+		p.failing[r.Host] = struct{}{}
+	} else {
+		delete(p.failing, r.Host)
+	}
+	if r.Quarantined(now) {
+		p.quarantined[r.Host] = r.QuarantinedUntil
+	} else {
+		delete(p.quarantined, r.Host)
+	}
+}
+
+// successKnown says a success of host at now changes nothing worth a
+// write: the cached state is fresh, healthy, and its last success recent
+// (operators see LastSuccessAt within a minute). Called with mu held.
+func (p *hostPolicy) successKnown(host string, now time.Time) bool {
+	b, ok := p.states[host]
+	return ok && b.state.Healthy() && now.Sub(b.state.LastSuccessAt) < time.Minute && now.Sub(b.at) < breakerCacheTTL
+}
+
+// isQuarantined reads the quarantine view. Called with mu held.
+func (p *hostPolicy) isQuarantined(host string, now time.Time) bool {
+	until, ok := p.quarantined[host]
+	return ok && now.Before(until)
 }

@@ -2,30 +2,34 @@ package engine
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 )
 
-// leased is one job of a lease batch and its place among the running
-// deliveries.
-type leased struct {
-	job    domain.Job
-	flight *flight
+// Leasing is pipelined: the round trips run beside the dispatcher (lease),
+// at most leaseDepth at once, and their jobs wait in the dispatcher's
+// ahead until a slot is free. While leases come back full (a backlog), the
+// dispatcher leases up to LeaseAhead jobs beyond its free slots, so that
+// the slots the running batch frees are filled at once from ahead while
+// the next round trip is in flight, instead of standing idle for it. A
+// second lease goes out beside a first only for a whole batch (Workers
+// jobs), so that the round trips stay as large as without it: what a job
+// costs the store is mostly its share of a statement and a commit.
+
+// leasePipe is the dispatcher's lease round trips.
+type leasePipe struct {
+	replies  chan leaseReply // buffered leaseDepth
+	inFlight int             // round trips going
+	reserved int             // jobs the round trips going asked for
+	more     bool            // the last lease came back full
+	short    bool            // the last lease came back with fewer jobs than it asked for
+	// failures counts the leases failed in a row, backoff the wait before
+	// the next.
+	failures int
+	backoff  time.Duration
 }
-
-// leaseDepth is how many lease round trips the dispatcher keeps going at
-// once: one for the slots that are free, and one ahead for the slots that
-// the running batch will free. A lease is a commit (a WAL flush) and a
-// round trip; two of them overlap in the server and in the network, so the
-// slots do not stand idle while one is in flight.
-const leaseDepth = 2
-
-// aheadWaitShare: a job leased ahead starts only within LeaseFor/8 of its
-// lease (admit), or goes back.
-const aheadWaitShare = 8
 
 // leaseReply is one lease round trip's answer, sent to the dispatcher.
 type leaseReply struct {
@@ -34,23 +38,81 @@ type leaseReply struct {
 	err   error
 }
 
+// leaseIfRoom sends a lease round trip when something happened that a
+// lease may answer and there is room for it. When less than a batch is
+// free while deliveries run, it first lets them end (gather), so that one
+// round trip fills their slots too instead of leasing slot by slot as they
+// free.
+func (d *dispatcher) leaseIfRoom(ctx context.Context, now time.Time) {
+	if !d.leaseNow {
+		return
+	}
+	want := d.leaseRoom()
+	if d.pipe.inFlight == 0 && len(d.ahead) == 0 && want > 0 && want < d.cfg.Workers {
+		d.gather(ctx)
+		want = d.leaseRoom()
+	}
+	if want <= 0 || d.pipe.inFlight >= leaseDepth || (d.pipe.inFlight > 0 && want < d.cfg.Workers) {
+		return
+	}
+	d.pipe.inFlight++
+	d.pipe.reserved += want
+	d.leaseNow = false
+	go d.lease(ctx, d.leaseRequest(now, want))
+}
+
+// leaseRoom is how many jobs the next lease may ask for: the free slots,
+// plus LeaseAhead when the last lease came back full (more is likely
+// runnable, and the running batch's slots will want it) and the results
+// keep up, less the jobs leased and not yet started and those the leases
+// in flight asked for.
+func (d *dispatcher) leaseRoom() int {
+	room := d.cfg.Workers - d.slots.taken()
+	// Ahead only while the results keep up (no more than a batch of them
+	// unwritten): when the store is slow or away, a job leased ahead would
+	// wait for the completer with its lease running.
+	if d.pipe.more && d.done.unwritten() < d.cfg.FlushMax {
+		room += max(0, d.cfg.LeaseAhead)
+	}
+	return room - len(d.ahead) - d.pipe.reserved
+}
+
+// gather waits, up to LeaseWindow, for the deliveries still running to end,
+// so that the next lease fills their slots too: with deliveries that end
+// together (a fast host, a no-op benchmark) one round trip then leases for
+// every slot instead of one. It returns at once when every slot is free,
+// on an enqueue, or at shutdown.
+func (d *dispatcher) gather(ctx context.Context) {
+	if d.cfg.LeaseWindow < 0 || d.slots.taken() == 0 {
+		return
+	}
+	window := time.NewTimer(d.cfg.LeaseWindow) // wall clock: see Engine
+	defer window.Stop()
+	for d.slots.taken() > 0 {
+		select {
+		case <-d.freed:
+		case <-window.C:
+			return
+		case <-d.wake:
+			signal(d.wake) // for the dispatcher's next wait: the lease comes now anyway
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // leaseRequest builds the store request for up to limit jobs, naming the
-// hosts to skip: the held ones (while they are few enough to name), and
-// every failing host when their share of the Waits budget is taken.
+// hosts to skip (hostPolicy.skipHosts): the held ones, and every failing
+// host when their share of the waits is taken.
 //
 // The per-host cap is the store's to keep (LeaseRequest.PerHost): it counts
 // every process's leases, the ones leased ahead included, so this process
 // skips nothing for it.
-func (e *Engine) leaseRequest(now time.Time, limit int) ports.LeaseRequest {
-	e.mu.Lock()
-	skip := e.breakers.heldHosts(now, maxSkipHeld)
-	if e.failing >= e.cfg.FailingSlots || e.waiting >= e.cfg.Waits {
-		skip = append(skip, e.breakers.failingHosts()...)
-	}
-	e.mu.Unlock()
+func (d *dispatcher) leaseRequest(now time.Time, limit int) ports.LeaseRequest {
 	return ports.LeaseRequest{
-		Owner: e.cfg.Owner, Token: e.ids.NewID(), Now: now, Until: now.Add(e.cfg.LeaseFor),
-		Limit: limit, PerHost: e.cfg.PerHost, SkipHosts: skip,
+		Owner: d.cfg.Owner, Token: d.ids.NewID(), Now: now, Until: now.Add(d.cfg.LeaseFor),
+		Limit: limit, PerHost: d.cfg.PerHost, SkipHosts: d.hosts.skipHosts(now, d.slots.failingFull()),
 	}
 }
 
@@ -59,123 +121,46 @@ func (e *Engine) leaseRequest(now time.Time, limit int) ports.LeaseRequest {
 // been granted by the store, and its jobs would stay leased, worked by
 // nobody, until the reaper. A batch that comes back is worked (or
 // released) like any other.
-func (e *Engine) lease(ctx context.Context, req ports.LeaseRequest, reply chan<- leaseReply) {
+func (d *dispatcher) lease(ctx context.Context, req ports.LeaseRequest) {
 	started := time.Now()
 	leaseCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	jobs, err := e.jobs.LeaseBatch(leaseCtx, req)
+	jobs, err := d.jobs.LeaseBatch(leaseCtx, req)
 	cancel()
-	e.obs.Leased(time.Since(started), len(jobs))
-	reply <- leaseReply{jobs: jobs, asked: req.Limit, err: err}
+	d.obs.Leased(time.Since(started), len(jobs))
+	d.pipe.replies <- leaseReply{jobs: jobs, asked: req.Limit, err: err}
 }
 
-// admit starts the jobs leased and not yet started (ahead, in queue order)
-// as far as this process has room, and returns the ones still waiting and
-// how many it sent back.
-// What the engine adds to the store's per-host cap:
-//   - a job of a held host (one that just failed, or asked to wait with
-//     Retry-After: see hold) goes back to the end of the hold, unattempted;
-//   - a job of a host whose last attempt failed runs in the Waits budget,
-//     at most FailingSlots of them at a time: the failing-host jobs beyond
-//     that go straight back (a release through the completer: no attempt
-//     spent, their place in the queue kept);
-//   - any other job takes one of the Workers slots, and may move from it
-//     to Waits after ParkAfter (parkDue) when its host has not answered
-//     lately;
-//   - no job starts while the deliveries running and the results not yet
-//     written reach Workers + Waits + FlushMax: what a kill -9 may
-//     re-deliver stays within that however far the store falls behind;
-//   - a job that waited here for more than an eighth of its lease goes
-//     back, unattempted, rather than start late: every delivery starts
-//     with at least 7/8 of its lease to deliver and write its result in,
-//     as one leased for a free slot does (rare: jobs are leased ahead only
-//     while the results keep up, leaseRoom).
-//
-// The first job that needs a slot when none is free stops admission: the
-// rest wait, in order, for the next freed slot.
-func (e *Engine) admit(deliverCtx context.Context, ahead []domain.Job, now time.Time, workers *sync.WaitGroup) (rest []domain.Job, sentBack int) {
-	if len(ahead) == 0 {
-		return ahead, 0
-	}
-	var start []leased
-	var back []result
-	// Deliveries whose results a kill -9 would lose: the running ones and
-	// the results not yet written. Past the bound, nothing starts until
-	// the completer has written a batch (it signals flushed).
-	unwritten := e.completer.unwritten()
-	budget := e.cfg.Workers + e.cfg.Waits + e.cfg.FlushMax
-	e.mu.Lock()
-	i := 0
-jobs:
-	for ; i < len(ahead); i++ {
-		j := ahead[i]
-		if e.inFlight+e.waiting+unwritten >= budget {
-			break // the results are behind: this job and the rest wait
+// leased takes a lease's reply: its jobs wait in ahead for a slot; a
+// failed lease is tried again after a backoff that doubles up to the poll.
+func (d *dispatcher) leased(ctx context.Context, r leaseReply) {
+	p := &d.pipe
+	p.inFlight--
+	p.reserved -= r.asked
+	if r.err != nil {
+		p.more, p.short = false, false
+		if ctx.Err() != nil {
+			return
 		}
-		if until, held := e.breakers.heldUntil(j.Host, now); held {
-			back = append(back, e.release(j, until, "host held after a failure"))
-			continue
+		p.failures++
+		p.backoff = min(max(2*p.backoff, 100*time.Millisecond), d.cfg.PollEvery)
+		d.log.Error("lease failed; backing off", "err", r.err, "backoff", p.backoff, "failed_leases", p.failures)
+		select {
+		case <-ctx.Done():
+		case <-d.clock.After(p.backoff):
 		}
-		if j.LeaseUntil.Sub(now) < e.cfg.LeaseFor-e.cfg.LeaseFor/aheadWaitShare {
-			// Leased ahead and kept waiting (slow deliveries, results
-			// behind): its lease has run too far for a delivery whose
-			// result must be written before it ends.
-			back = append(back, e.release(j, j.RunAt, "leased ahead and waited too long for a slot"))
-			continue
-		}
-		f := &flight{host: j.Host, failing: e.breakers.isFailing(j.Host)}
-		switch {
-		case f.failing && (e.failing >= e.cfg.FailingSlots || e.waiting >= e.cfg.Waits):
-			back = append(back, e.release(j, j.RunAt, "failing hosts' slots taken"))
-			continue
-		case f.failing:
-			f.inWaits = true
-			e.failing++
-			e.waiting++
-		case e.inFlight >= e.cfg.Workers:
-			break jobs // no slot: this job and the rest wait
-		default:
-			if !e.breakers.answeredSince(j.Host, now.Add(-answeredFor)) {
-				f.parkAt = now.Add(e.cfg.ParkAfter)
-			}
-			e.inFlight++
-		}
-		e.flights[f] = struct{}{}
-		start = append(start, leased{job: j, flight: f})
+		d.leaseNow = true
+		return
 	}
-	rest = ahead[i:]
-	n := e.inFlight + e.waiting
-	e.mu.Unlock()
-	if len(start) > 0 {
-		e.obs.InFlight(n)
+	if p.failures > 0 {
+		d.log.Info("leasing works again", "failed_leases", p.failures)
+		p.failures = 0
 	}
-	for _, r := range back {
-		e.completer.add(r)
+	p.backoff = 0
+	if len(r.jobs) > 0 {
+		d.busySince = d.clock.Now()
 	}
-	for _, l := range start {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
-			e.work(deliverCtx, l.job, l.flight)
-		}()
-	}
-	return rest, len(back)
-}
-
-// leaseRoom is how many jobs the next lease may ask for: the free slots,
-// plus LeaseAhead when the last lease came back full (more is likely
-// runnable, and the running batch's slots will want it) and the results
-// keep up, less the jobs
-// leased and not yet started and those the leases in flight asked for.
-func (e *Engine) leaseRoom(ahead, reserved int, more bool) int {
-	unwritten := e.completer.unwritten()
-	e.mu.Lock()
-	room := e.cfg.Workers - e.inFlight
-	e.mu.Unlock()
-	// Ahead only while the results keep up (no more than a batch of them
-	// unwritten): when the store is slow or away, a job leased ahead would
-	// wait for the completer with its lease running.
-	if more && unwritten < e.cfg.FlushMax {
-		room += max(0, e.cfg.LeaseAhead)
-	}
-	return room - ahead - reserved
+	d.ahead = append(d.ahead, r.jobs...)
+	p.more = len(r.jobs) == r.asked
+	p.short = !p.more
+	d.leaseNow = d.leaseNow || p.more
 }
