@@ -32,8 +32,8 @@ type outcomes interface {
 
 // batchCompleter writes the results in batches, as River's batch completer
 // does: a delivery hands its result over and its worker slot is free at
-// once; the completer gathers results for up to FlushEvery (less when
-// FlushMax are waiting, or when the dispatcher is idle, so nothing more
+// once; the completer gathers results for up to flushEvery (less when
+// flushMax are waiting, or when the dispatcher is idle, so nothing more
 // would come), then has the host policy record the batch's outcomes and
 // settles the batch with one JobStore.Settle. A job's host slot in the
 // store comes back with its settlement.
@@ -42,14 +42,14 @@ type outcomes interface {
 // leased and the reaper requeues them when their lease ends, so they are
 // delivered again. The dispatcher starts a delivery only while the
 // deliveries running and the results unwritten are fewer than Workers +
-// Waits + FlushMax (admit), so that is the most a kill -9 re-delivers
+// waits + flushMax (admit), so that is the most a kill -9 re-delivers
 // however far the store falls behind. Nothing is lost. At shutdown, Run
 // stops the completer only after every delivery has handed its result
 // over, and stop writes them all.
 type batchCompleter struct {
 	completerDeps
-	every time.Duration // FlushEvery
-	most  int           // FlushMax
+	every time.Duration // flushEvery
+	most  int           // flushMax
 
 	kick chan struct{} // buffered 1, coalescing: results came, or the dispatcher went idle
 	done chan struct{} // buffered 1, coalescing: a batch was written
@@ -77,7 +77,7 @@ type completerDeps struct {
 var _ completer = (*batchCompleter)(nil)
 
 func newBatchCompleter(deps completerDeps, cfg Config) *batchCompleter {
-	return &batchCompleter{completerDeps: deps, every: cfg.FlushEvery, most: cfg.FlushMax,
+	return &batchCompleter{completerDeps: deps, every: cfg.flushEvery, most: cfg.flushMax,
 		kick: make(chan struct{}, 1), done: make(chan struct{}, 1)}
 }
 
@@ -141,7 +141,7 @@ func (c *batchCompleter) run() {
 	}
 }
 
-// take moves up to FlushMax results from pending to the batch being
+// take moves up to flushMax results from pending to the batch being
 // written; final says it is the last batch before run returns.
 func (c *batchCompleter) take() (batch []result, final bool) {
 	c.mu.Lock()
@@ -154,8 +154,8 @@ func (c *batchCompleter) take() (batch []result, final bool) {
 	return batch, c.stopping && len(c.pending) == 0
 }
 
-// gather waits until a batch is worth writing: FlushMax results, or
-// FlushEvery since the first of them, or shutdown, or the dispatcher idle:
+// gather waits until a batch is worth writing: flushMax results, or
+// flushEvery since the first of them, or shutdown, or the dispatcher idle:
 // it found nothing runnable, perhaps because the hosts' slots are held by
 // these very results, so waiting for more would only hold them longer.
 func (c *batchCompleter) gather() {

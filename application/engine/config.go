@@ -2,159 +2,137 @@ package engine
 
 import "time"
 
-// Config holds the delivery engine's numbers (SPEC §2). Zero fields
-// take the defaults of DefaultConfig.
+// Config holds the delivery engine's numbers: SPEC §2's, and the ones a
+// row of docs/benchmarks.md measures. Zero fields take the defaults of
+// DefaultConfig. What the engine derives from them is private (tuning).
 type Config struct {
-	Workers int // deliveries at a time in this process (8)
-	// PerHost is the most deliveries at a time to one remote host (2), for
-	// the whole deployment: the store counts every process's leases.
+	// Workers is how many deliveries run at a time in this process (SPEC
+	// §2: 8, HERALD_WORKERS), beside as many waits on hosts that do not
+	// answer.
+	Workers int
+	// PerHost is the most deliveries at a time to one remote host for the
+	// whole deployment: the store counts every process's leases (SPEC §2:
+	// 2, HERALD_PER_HOST).
 	PerHost int
-	// Waits is the budget of waits on hosts that have not answered, beside
-	// the Workers slots (Workers): a delivery to a host whose last attempt
-	// failed runs in it from its start, and one to a host that has not
-	// answered lately (its first contact) moves into it when it has run
-	// ParkAfter without an answer, giving its slot back. A dead server's
-	// timeout then costs a slot at most ParkAfter, not the whole timeout,
-	// while at most Workers deliveries at a time go to hosts that answer.
-	Waits int
-	// FailingSlots caps the deliveries at a time, all hosts together, to
-	// hosts whose last attempt failed (Workers/4, at least 1): they run in
-	// the Waits budget, so that their retries leave room there for the
-	// first contacts that wait.
-	FailingSlots int
 	// ParkAfter is how long a delivery to a host that has not answered
-	// lately holds its slot before it waits in the Waits budget (1 s:
-	// most servers answer in well under a second).
+	// promptly lately holds its slot before it waits beside the slots
+	// (SPEC §2: 1 s). The fan-out row "dead hosts; waits keep their slots
+	// (ParkAfter 1 h)" of docs/benchmarks.md measures what it saves.
 	ParkAfter time.Duration
-	// Hold is how long an attempt that failed against its host holds the
-	// host's other jobs, unattempted (holdFailedHosts): zero, the first step
-	// of the retry curve (16 s and its jitter), or a 429's Retry-After if
-	// longer; negative, no hold (the benchmark measures what it saves).
-	Hold time.Duration
+	// NoHold turns off the hold of a host whose attempt failed (SPEC §2:
+	// held until the retry curve's first step), for the fan-out row "dead
+	// hosts; no hold after a failure" of docs/benchmarks.md, which
+	// measures what the hold saves.
+	NoHold bool
 
-	LeaseFor   time.Duration // lease length (2 min)
-	PollEvery  time.Duration // lease poll when nobody wakes the engine (5 s)
-	ReapEvery  time.Duration // reaper period (30 s)
-	PurgeEvery time.Duration // retention purge period (1 h); negative disables it (TTL stores)
-	Retention  time.Duration // finished jobs are kept this long (7 days)
-	Grace      time.Duration // shutdown grace for in-flight deliveries (30 s)
+	LeaseFor   time.Duration // SPEC §2: leases of 2 min
+	PollEvery  time.Duration // SPEC §2: a lease poll every 5 s when nobody wakes the engine
+	ReapEvery  time.Duration // SPEC §2: a reaper pass every 30 s
+	PurgeEvery time.Duration // SPEC §2: a retention purge every hour; negative: none (a store with a TTL index)
+	Retention  time.Duration // SPEC §2: finished jobs are kept 7 days
+	Grace      time.Duration // SPEC §2: shutdown grace for in-flight deliveries, 30 s (HERALD_SHUTDOWN_GRACE)
 	Owner      string        // this process's name on its leases
 
-	// BusyPoll is the lease poll for BusyFor (2 s) after a wake-up or a
-	// lease that found work, when a lease comes back short of the free
-	// slots (100 ms). Other processes may hold hosts at the per-host cap,
-	// and their slots free without a word to this process; polling every
-	// 5 s then would leave the whole fan-out to whichever process leased
-	// first (SPEC §9: the work spreads across processes).
-	BusyPoll time.Duration
-	BusyFor  time.Duration
+	tuning
+}
 
-	// LeaseWindow is how long the dispatcher, woken by a freed slot while
-	// other deliveries still run, waits for more slots to free before it
-	// leases, so that one round trip fills several (1 ms; negative: lease
-	// at once). It never delays a lease when every slot is free.
-	LeaseWindow time.Duration
-	// LeaseAhead is how many jobs the dispatcher leases beyond its free
-	// slots while leases come back full (Workers; negative: none): the
-	// next batch, leased while the current one is in flight, so that freed
-	// slots need not wait for a round trip. They hold their leases and
-	// their hosts' slots (for every process) while they wait; a kill -9
-	// leaves them to the reaper, undelivered.
-	LeaseAhead int
-	// FlushEvery is how long the completer gathers results before it
-	// writes them (10 ms); it writes at once when FlushMax results wait, or
-	// when the dispatcher found nothing to lease.
-	FlushEvery time.Duration
-	// FlushMax is the most results one write carries (4×Workers, at least
+// tuning is what the engine derives from Config, none of it a rule of SPEC
+// §2: throughput devices and the budgets of the slow-host rules.
+type tuning struct {
+	// waits is the budget of deliveries waiting on hosts that have not
+	// answered, beside the Workers slots (Workers): a delivery to a host
+	// whose last attempt failed waits there from its start, one to a host
+	// that has not answered lately parks there after ParkAfter.
+	waits int
+	// failingSlots caps the deliveries at a time, all hosts together, to
+	// hosts whose last attempt failed (SPEC §2: a quarter of the slots'
+	// worth, at least 1): they run in the waits, and their retries leave
+	// room there for the first contacts that park.
+	failingSlots int
+	// leaseAhead is how many jobs the dispatcher leases beyond its free
+	// slots while leases come back full (Workers): the next batch, leased
+	// while the current one is in flight, so that freed slots need not
+	// wait for a round trip. They hold their leases and their hosts'
+	// slots (for every process) while they wait; a kill -9 leaves them to
+	// the reaper, undelivered.
+	leaseAhead int
+	// flushMax is the most results one write carries (4×Workers, at least
 	// 32). Deliveries running and results not yet written are what a kill
 	// -9 sends again: the dispatcher starts no delivery while they number
-	// Workers + Waits + FlushMax, so that is the bound however far the
+	// Workers + waits + flushMax, so that is the bound however far the
 	// store falls behind.
-	FlushMax int
+	flushMax int
+	// flushEvery is how long the completer gathers results before it
+	// writes them (10 ms); it writes at once when flushMax results wait, or
+	// when the dispatcher found nothing to lease.
+	flushEvery time.Duration
+	// leaseWindow is how long the dispatcher, woken by a freed slot while
+	// other deliveries still run, waits for more slots to free before it
+	// leases, so that one round trip fills several (1 ms). It never delays
+	// a lease when every slot is free.
+	leaseWindow time.Duration
+	// busyPoll is the lease poll for busyFor (2 s) after a wake-up or a
+	// lease that found work, when a lease comes back short of the free
+	// slots (100 ms, at most PollEvery). Other processes may hold hosts at
+	// the per-host cap, and their slots free without a word to this
+	// process; polling every 5 s then would leave the whole fan-out to
+	// whichever process leased first (SPEC §9: the work spreads across
+	// processes).
+	busyPoll, busyFor time.Duration
 }
 
 // DefaultConfig returns SPEC §2's numbers.
 func DefaultConfig() Config {
 	return Config{
-		Workers:     8,
-		PerHost:     2,
-		ParkAfter:   time.Second,
-		LeaseFor:    2 * time.Minute,
-		PollEvery:   5 * time.Second,
-		BusyPoll:    100 * time.Millisecond,
-		BusyFor:     2 * time.Second,
-		ReapEvery:   30 * time.Second,
-		PurgeEvery:  time.Hour,
-		Retention:   7 * 24 * time.Hour,
-		Grace:       30 * time.Second,
-		LeaseWindow: time.Millisecond,
-		FlushEvery:  10 * time.Millisecond,
+		Workers:    8,
+		PerHost:    2,
+		ParkAfter:  time.Second,
+		LeaseFor:   2 * time.Minute,
+		PollEvery:  5 * time.Second,
+		ReapEvery:  30 * time.Second,
+		PurgeEvery: time.Hour,
+		Retention:  7 * 24 * time.Hour,
+		Grace:      30 * time.Second,
+		Owner:      "herald",
 	}
 }
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.Workers <= 0 {
-		c.Workers = d.Workers
-	}
-	if c.PerHost <= 0 {
-		c.PerHost = d.PerHost
-	}
-	if c.Waits <= 0 {
-		c.Waits = c.Workers
-	}
-	if c.FailingSlots <= 0 {
-		c.FailingSlots = max(1, c.Workers/4)
-	}
-	c.FailingSlots = min(c.FailingSlots, c.Waits)
-	if c.ParkAfter <= 0 {
-		c.ParkAfter = d.ParkAfter
-	}
-	if c.LeaseFor <= 0 {
-		c.LeaseFor = d.LeaseFor
-	}
-	if c.PollEvery <= 0 {
-		c.PollEvery = d.PollEvery
-	}
-	if c.BusyPoll <= 0 {
-		c.BusyPoll = d.BusyPoll
-	}
-	c.BusyPoll = min(c.BusyPoll, c.PollEvery)
-	if c.BusyFor <= 0 {
-		c.BusyFor = d.BusyFor
-	}
-	if c.ReapEvery <= 0 {
-		c.ReapEvery = d.ReapEvery
-	}
+	orDefault(&c.Workers, d.Workers)
+	orDefault(&c.PerHost, d.PerHost)
+	orDefault(&c.ParkAfter, d.ParkAfter)
+	orDefault(&c.LeaseFor, d.LeaseFor)
+	orDefault(&c.PollEvery, d.PollEvery)
+	orDefault(&c.ReapEvery, d.ReapEvery)
+	orDefault(&c.Retention, d.Retention)
+	orDefault(&c.Grace, d.Grace)
 	if c.PurgeEvery == 0 {
 		c.PurgeEvery = d.PurgeEvery
 	}
-	if c.Retention <= 0 {
-		c.Retention = d.Retention
-	}
-	if c.Grace <= 0 {
-		c.Grace = d.Grace
-	}
 	if c.Owner == "" {
-		c.Owner = "herald"
+		c.Owner = d.Owner
 	}
-	if c.LeaseWindow == 0 {
-		c.LeaseWindow = d.LeaseWindow
-	}
-	if c.LeaseAhead == 0 {
-		c.LeaseAhead = c.Workers
-	}
-	if c.FlushEvery <= 0 {
-		c.FlushEvery = d.FlushEvery
-	}
-	if c.FlushMax <= 0 {
-		c.FlushMax = max(32, 4*c.Workers)
-	}
+	t := &c.tuning
+	orDefault(&t.waits, c.Workers)
+	orDefault(&t.failingSlots, min(max(1, c.Workers/4), t.waits))
+	orDefault(&t.leaseAhead, c.Workers)
+	orDefault(&t.flushMax, max(32, 4*c.Workers))
+	orDefault(&t.flushEvery, 10*time.Millisecond)
+	orDefault(&t.leaseWindow, time.Millisecond)
+	orDefault(&t.busyPoll, min(100*time.Millisecond, c.PollEvery))
+	orDefault(&t.busyFor, 2*time.Second)
 	return c
 }
 
-// Private numbers of the dispatcher and the host policy: none is a rule of
-// SPEC §2, each is explained where it is used.
+// orDefault sets *v to def when it is zero or negative.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// Private numbers of the dispatcher: none is a rule of SPEC §2.
 const (
 	// leaseDepth is how many lease round trips the dispatcher keeps going
 	// at once: one for the slots that are free, and one ahead for the

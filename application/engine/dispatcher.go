@@ -34,8 +34,8 @@ type dispatcher struct {
 	// The clock waits: each stays armed until it fires, so none is ever
 	// abandoned (the fake clock's tests count them).
 	poll, busyPoll, park <-chan time.Time
-	// busySince is the last wake-up or lease that found work: for BusyFor
-	// after it a short lease is tried again every BusyPoll.
+	// busySince is the last wake-up or lease that found work: for busyFor
+	// after it a short lease is tried again every busyPoll.
 	busySince time.Time
 }
 
@@ -94,7 +94,7 @@ func (d *dispatcher) turn(ctx, deliverCtx context.Context, deliveries *sync.Wait
 // tells the completer to write what it has (otherwise more results are on
 // their way and worth waiting for). While busy it may be only that other
 // processes hold the runnable jobs' hosts at the cap: it looks again soon
-// (BusyPoll) rather than at the next poll, which stays armed beside it.
+// (busyPoll) rather than at the next poll, which stays armed beside it.
 func (d *dispatcher) armPolls() {
 	if d.poll == nil {
 		d.poll = d.clock.After(d.cfg.PollEvery)
@@ -102,8 +102,8 @@ func (d *dispatcher) armPolls() {
 	if !d.pipe.short {
 		return
 	}
-	if d.busyPoll == nil && !d.busySince.IsZero() && d.clock.Now().Sub(d.busySince) < d.cfg.BusyFor {
-		d.busyPoll = d.clock.After(d.cfg.BusyPoll)
+	if d.busyPoll == nil && !d.busySince.IsZero() && d.clock.Now().Sub(d.busySince) < d.cfg.busyFor {
+		d.busyPoll = d.clock.After(d.cfg.busyPoll)
 	}
 	d.done.setIdle(true)
 }

@@ -97,20 +97,20 @@ func withCounters(t *testing.T, b *bundle, cfg engine.Config) (*countingJobs, *c
 // One lease round trip fills every free slot, and the results are written
 // in batches, not one write per job: 40 jobs on 40 hosts with 8 workers are
 // leased in batches (the first for the 8 free slots, then, while leases
-// come back full, up to 8 more ahead of the running batch: LeaseAhead),
+// come back full, up to 8 more ahead of the running batch),
 // never more than 8 delivered at once, and written in batches of at most
-// FlushMax. FlushEvery is long here so that only the two other triggers
-// write: FlushMax results waiting, and the dispatcher idle. It goes idle
+// flushMax. The flush window is long here so that only the two other
+// triggers write: flushMax results waiting, and the dispatcher idle. It goes idle
 // only once the queue is drained (every job leased), and then each result
 // may be written as its delivery ends, since results held back could be
 // what keeps hosts at their cap; when that is depends on the machine's
 // load (a loaded CI wrote [32 4 1 3]). So the writes are bounded by one
-// FlushMax batch before the drain, the results pending at the drain, and
+// flushMax batch before the drain, the results pending at the drain, and
 // one per job unfinished then: at most the 8 running and the 8 ahead.
 func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	t.Parallel()
 	b := setup(t, engine.Config{}, nil)
-	cfg := engine.Config{FlushEvery: time.Hour}
+	cfg := engine.WithFlushEvery(engine.Config{}, time.Hour)
 	jobs, _ := withCounters(t, b, cfg)
 	var all []domain.Job
 	for i := range 40 {
@@ -124,7 +124,7 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	})
 	leases, settles := jobs.calls()
 	leased, settled := 0, 0
-	ahead := b.engine.Config().LeaseAhead
+	_, flushMax, ahead := b.engine.Budgets()
 	for _, l := range leases {
 		leased += l.got
 		if l.got > l.limit || l.limit > 8+ahead {
@@ -133,8 +133,8 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	}
 	for _, n := range settles {
 		settled += n
-		if n > b.engine.Config().FlushMax {
-			t.Errorf("a settle of %d results, more than FlushMax %d", n, b.engine.Config().FlushMax)
+		if n > flushMax {
+			t.Errorf("a settle of %d results, more than flushMax %d", n, flushMax)
 		}
 	}
 	if leases[0] != (leaseCall{8, 8}) {
@@ -143,7 +143,7 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	if leased != 40 || settled != 40 {
 		t.Errorf("leased %d, settled %d, want 40 each", leased, settled)
 	}
-	if bound := 40/b.engine.Config().FlushMax + 1 + 8 + ahead; len(settles) > bound {
+	if bound := 40/flushMax + 1 + 8 + ahead; len(settles) > bound {
 		t.Errorf("%d settle round trips for 40 jobs (%v), want at most %d", len(settles), settles, bound)
 	}
 	if total, _ := b.deliverer.MaxInFlight(); total > 8 {
@@ -152,63 +152,50 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 }
 
 // The next batch is leased while the current one is in flight: with all 8
-// slots busy on a backlog, the jobs leased ahead (LeaseAhead, 8) wait,
-// leased and undelivered, and take each slot the moment it frees, with no
-// round trip between; never more than 8 deliveries at once. With
-// LeaseAhead negative nothing is leased beyond the free slots.
+// slots busy on a backlog, the jobs leased ahead (a batch, 8) wait, leased
+// and undelivered, and take each slot the moment it frees, with no round
+// trip between; never more than 8 deliveries at once.
 func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name      string
-		ahead     int
-		wantAhead int
-	}{
-		{"default: a batch ahead", 0, 8},
-		{"none", -1, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			release := make(chan struct{})
-			b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
-				<-release
-				return domain.Classify(202, "", time.Time{})
-			})
-			jobs, _ := withCounters(t, b, engine.Config{LeaseAhead: tc.ahead})
-			var all []domain.Job
-			for i := range 40 {
-				all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
-			}
-			b.enqueueSilently(all...)
-			b.start()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if !b.deliverer.WaitFor(ctx, func(_, inFlight int) bool { return inFlight == 8 }) {
-				t.Fatal("never 8 in flight")
-			}
-			b.eventually("the jobs leased ahead", func() bool {
-				c, _ := b.jobs.Counts(context.Background())
-				return c[domain.JobLeased] == 8+tc.wantAhead
-			})
-			b.settleIdle()
-			if c, _ := b.jobs.Counts(context.Background()); c[domain.JobLeased] != 8+tc.wantAhead {
-				t.Fatalf("leased %d with 8 in flight, want %d ahead of them", c[domain.JobLeased], tc.wantAhead)
-			}
-			if n := len(b.deliverer.Calls()); n != 8 {
-				t.Fatalf("%d deliveries started with 8 slots", n)
-			}
-			before, _ := jobs.calls()
-			close(release)
-			b.eventually("all 40 succeeded", func() bool {
-				c, _ := b.jobs.Counts(context.Background())
-				return c[domain.JobSucceeded] == 40
-			})
-			if total, _ := b.deliverer.MaxInFlight(); total != 8 {
-				t.Fatalf("%d deliveries at once, want the 8 slots", total)
-			}
-			after, _ := jobs.calls()
-			t.Logf("leases before the release %v, after %v", before, after[len(before):])
-		})
+	release := make(chan struct{})
+	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		<-release
+		return domain.Classify(202, "", time.Time{})
+	})
+	jobs, _ := withCounters(t, b, engine.Config{})
+	var all []domain.Job
+	for i := range 40 {
+		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
 	}
+	b.enqueueSilently(all...)
+	b.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !b.deliverer.WaitFor(ctx, func(_, inFlight int) bool { return inFlight == 8 }) {
+		t.Fatal("never 8 in flight")
+	}
+	b.eventually("the jobs leased ahead", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobLeased] == 16
+	})
+	b.settleIdle()
+	if c, _ := b.jobs.Counts(context.Background()); c[domain.JobLeased] != 16 {
+		t.Fatalf("leased %d with 8 in flight, want 8 ahead of them", c[domain.JobLeased])
+	}
+	if n := len(b.deliverer.Calls()); n != 8 {
+		t.Fatalf("%d deliveries started with 8 slots", n)
+	}
+	before, _ := jobs.calls()
+	close(release)
+	b.eventually("all 40 succeeded", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobSucceeded] == 40
+	})
+	if total, _ := b.deliverer.MaxInFlight(); total != 8 {
+		t.Fatalf("%d deliveries at once, want the 8 slots", total)
+	}
+	after, _ := jobs.calls()
+	t.Logf("leases before the release %v, after %v", before, after[len(before):])
 }
 
 // The breaker costs no round trip per job: 50 jobs to 50 hosts read the
@@ -219,7 +206,7 @@ func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
 func TestEngineBreakerReadsAreNotPerJob(t *testing.T) {
 	t.Parallel()
 	b := setup(t, engine.Config{}, nil)
-	_, inst := withCounters(t, b, engine.Config{FlushEvery: time.Hour})
+	_, inst := withCounters(t, b, engine.WithFlushEvery(engine.Config{}, time.Hour))
 	var all []domain.Job
 	for i := range 50 {
 		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
@@ -291,7 +278,7 @@ func TestEngineWritesEveryResultBeforeRunReturns(t *testing.T) {
 	b.engine = engine.New(engine.Deps{
 		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
 		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, engine.Config{FlushEvery: time.Hour, Grace: time.Hour})
+	}, engine.WithFlushEvery(engine.Config{Grace: time.Hour}, time.Hour))
 	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
 	b.start()
 	var all []domain.Job
@@ -394,8 +381,8 @@ func (s *blockedSettle) Settle(ctx context.Context, batch []ports.Settlement) ([
 
 // What a kill -9 may re-deliver is bounded however far the store falls
 // behind: while no result can be written, the engine starts deliveries only
-// until those running and the results unwritten number Workers + Waits +
-// FlushMax (8 + 8 + 32), then waits for a write. Without the bound all 200
+// until those running and the results unwritten number Workers + waits +
+// flushMax (8 + 8 + 32), then waits for a write. Without the bound all 200
 // jobs (200 hosts, nothing capped) would be delivered with none written.
 func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 	t.Parallel()
@@ -406,7 +393,8 @@ func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
 	}, engine.Config{})
 	cfg := b.engine.Config()
-	bound := cfg.Workers + cfg.Waits + cfg.FlushMax
+	waits, flushMax, _ := b.engine.Budgets()
+	bound := cfg.Workers + waits + flushMax
 	var all []domain.Job
 	for i := range 200 {
 		all = append(all, b.job(fmt.Sprintf("j%03d", i), fmt.Sprintf("h%03d.example", i)))
@@ -419,10 +407,10 @@ func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 	for range 5 {
 		b.advance(5 * time.Second)
 	}
-	time.Sleep(50 * time.Millisecond) // FlushEvery's wall-clock window, several times over
+	time.Sleep(50 * time.Millisecond) // the flush window (10 ms, wall clock), several times over
 	if n := len(b.deliverer.Calls()); n != bound {
 		t.Fatalf("%d deliveries with no result written, want the bound %d (workers %d + waits %d + flush max %d)",
-			n, bound, cfg.Workers, cfg.Waits, cfg.FlushMax)
+			n, bound, cfg.Workers, waits, flushMax)
 	}
 	close(store.release)
 	b.eventually("all 200 succeeded once the store caught up", func() bool {

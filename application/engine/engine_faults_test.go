@@ -57,12 +57,12 @@ func (b *bundle) succeeded(prefix string) int {
 }
 
 // A delivery to a host that has not answered gives its slot back after
-// ParkAfter and waits in the Waits budget; when that is full, a wait keeps
+// ParkAfter and waits beside the slots; when the waits are full, it keeps
 // its slot. Hosts that answer never have more than Workers deliveries.
 func TestEngineWaitsOnSilentHostsLeaveTheSlots(t *testing.T) {
 	t.Parallel()
 	h := newHanging()
-	b := setup(t, engine.Config{Workers: 2, Waits: 2}, h.respond)
+	b := setup(t, engine.Config{Workers: 2}, h.respond)
 	b.start()
 	defer h.free()
 	b.enqueue(b.job("hang-a", "hang-a.example"), b.job("hang-b", "hang-b.example"))
@@ -81,7 +81,7 @@ func TestEngineWaitsOnSilentHostsLeaveTheSlots(t *testing.T) {
 	b.clock.Advance(time.Millisecond)
 	b.waitState("ok-0", domain.JobSucceeded)
 
-	// Waits is full: a third silent host keeps its slot after ParkAfter.
+	// The waits are full: a third silent host keeps its slot after ParkAfter.
 	b.enqueue(b.job("hang-c", "hang-c.example"))
 	b.eventually("third wait started", func() bool { return b.deliverer.InFlight() == 3 })
 	b.advance(2 * time.Second)
@@ -92,7 +92,7 @@ func TestEngineWaitsOnSilentHostsLeaveTheSlots(t *testing.T) {
 	b.enqueue(oks...)
 	b.eventually("healthy jobs delivered on the one free slot", func() bool { return b.succeeded("ok-") == 21 })
 	if total, _ := b.deliverer.MaxInFlight(); total > 2+2 {
-		t.Fatalf("%d deliveries at once, want at most Workers+Waits = 4", total)
+		t.Fatalf("%d deliveries at once, want at most the 2 slots and 2 waits", total)
 	}
 	if total, _ := b.deliverer.MaxInFlight(); total < 3 {
 		t.Fatalf("at most %d deliveries at once: the healthy jobs waited behind the silent hosts", total)
@@ -136,13 +136,13 @@ func TestEngineHostThatAnsweredKeepsItsSlot(t *testing.T) {
 }
 
 // A host that answers, but slowly, is not trusted with a slot: its next
-// delivery gives its slot back after ParkAfter and waits in the Waits
-// budget, so a prompt host's job runs meanwhile (issue 36: five slow
+// delivery gives its slot back after ParkAfter and waits beside the slots,
+// so a prompt host's job runs meanwhile (issue 36: five slow
 // servers held every slot under sustained load).
 func TestEngineSlowHostGivesItsSlotBack(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{}, 4)
-	b := setup(t, engine.Config{Workers: 1, Waits: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{Workers: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		if strings.Contains(d.Inbox, "slow") {
 			select {
 			case <-release:
@@ -236,11 +236,11 @@ func TestEngineHoldsAHostAfterItFails(t *testing.T) {
 	}
 }
 
-// A negative Hold turns the hold off: every job of a failing host is
+// NoHold turns the hold off: every job of a failing host is
 // attempted when leased (what the benchmark compares against).
-func TestEngineNegativeHoldDoesNotHold(t *testing.T) {
+func TestEngineNoHoldDoesNotHold(t *testing.T) {
 	t.Parallel()
-	b := setup(t, engine.Config{PerHost: 1, Hold: -1}, status(503))
+	b := setup(t, engine.Config{PerHost: 1, NoHold: true}, status(503))
 	b.start()
 	var jobs []domain.Job
 	for i := 0; i < 5; i++ {

@@ -16,7 +16,7 @@ import (
 //   - the breakers (breaker.go): the states this process's writes
 //     returned, so the success path, by far the most common, writes
 //     nothing for a healthy host; the hosts whose last attempt failed
-//     (their deliveries wait in the Waits budget, FailingSlots at most);
+//     (their deliveries wait in the waits, failingSlots at most);
 //     the quarantined hosts of the store, read in one List every
 //     breakerCacheTTL;
 //   - the holds: a host whose attempt just failed, or that asked for time
@@ -29,9 +29,7 @@ import (
 type hostPolicy struct {
 	hostDeps
 	parkAfter time.Duration
-	// holdFor is how long a failure holds its host: zero, the first step
-	// of the retry curve (SPEC §2); negative, no hold.
-	holdFor time.Duration
+	noHold    bool // Config.NoHold
 
 	mu          sync.Mutex
 	states      map[string]breakerEntry
@@ -73,7 +71,7 @@ const answeredFor = 10 * time.Minute
 const maxSkipHeld = 256
 
 func newHostPolicy(deps hostDeps, cfg Config) *hostPolicy {
-	return &hostPolicy{hostDeps: deps, parkAfter: cfg.ParkAfter, holdFor: cfg.Hold,
+	return &hostPolicy{hostDeps: deps, parkAfter: cfg.ParkAfter, noHold: cfg.NoHold,
 		states: map[string]breakerEntry{}, failing: map[string]struct{}{}, quarantined: map[string]time.Time{},
 		lateSuccesses: map[string]time.Time{}, answers: map[string]time.Time{}, held: map[string]time.Time{}}
 }
@@ -82,7 +80,7 @@ func newHostPolicy(deps hostDeps, cfg Config) *hostPolicy {
 type hostVerdict struct {
 	held      bool      // its jobs wait until heldUntil, unattempted
 	heldUntil time.Time //
-	failing   bool      // its last attempt failed: the delivery waits in Waits
+	failing   bool      // its last attempt failed: the delivery waits in the waits
 	answered  bool      // it answered promptly lately: the delivery keeps its slot
 }
 
@@ -117,7 +115,7 @@ func (p *hostPolicy) skipHosts(now time.Time, failingFull bool) []string {
 // keeps its slots for its next deliveries; one that answered slowly gives
 // them back after ParkAfter as a silent host's do, so that however many
 // servers are slow, the ones that answer promptly keep the slots and the
-// slow ones go on in the Waits budget, within their per-host cap.
+// slow ones go on in the waits, within their per-host cap.
 func (p *hostPolicy) heard(r result) {
 	if r.outcome == nil || !r.outcome.Answered() {
 		return
@@ -151,7 +149,7 @@ func (p *hostPolicy) record(ctx context.Context, batch []result, final bool) {
 // quarantine. It runs before the batch is settled, so that the host's slots
 // come back only once its queued jobs have moved.
 func (p *hostPolicy) holdFailed(ctx context.Context, batch []result) {
-	if p.holdFor < 0 {
+	if p.noHold {
 		return
 	}
 	holds := map[string]time.Time{}
@@ -160,10 +158,7 @@ func (p *hostPolicy) holdFailed(ctx context.Context, batch []result) {
 		if o == nil || !o.HostFailure && o.RetryAfter <= 0 {
 			continue
 		}
-		hold := p.holdFor
-		if hold == 0 {
-			hold = domain.RetryDelay(1, p.rnd.Float64())
-		}
+		hold := domain.RetryDelay(1, p.rnd.Float64())
 		until := r.at.Add(max(hold, min(o.RetryAfter, domain.MaxRetryAfter)))
 		if until.After(holds[r.job.Host]) {
 			holds[r.job.Host] = until

@@ -11,7 +11,7 @@ import (
 // Leasing is pipelined: the round trips run beside the dispatcher (lease),
 // at most leaseDepth at once, and their jobs wait in the dispatcher's
 // ahead until a slot is free. While leases come back full (a backlog), the
-// dispatcher leases up to LeaseAhead jobs beyond its free slots, so that
+// dispatcher leases up to leaseAhead jobs beyond its free slots, so that
 // the slots the running batch frees are filled at once from ahead while
 // the next round trip is in flight, instead of standing idle for it. A
 // second lease goes out beside a first only for a whole batch (Workers
@@ -62,7 +62,7 @@ func (d *dispatcher) leaseIfRoom(ctx context.Context, now time.Time) {
 }
 
 // leaseRoom is how many jobs the next lease may ask for: the free slots,
-// plus LeaseAhead when the last lease came back full (more is likely
+// plus leaseAhead when the last lease came back full (more is likely
 // runnable, and the running batch's slots will want it) and the results
 // keep up, less the jobs leased and not yet started and those the leases
 // in flight asked for.
@@ -71,22 +71,22 @@ func (d *dispatcher) leaseRoom() int {
 	// Ahead only while the results keep up (no more than a batch of them
 	// unwritten): when the store is slow or away, a job leased ahead would
 	// wait for the completer with its lease running.
-	if d.pipe.more && d.done.unwritten() < d.cfg.FlushMax {
-		room += max(0, d.cfg.LeaseAhead)
+	if d.pipe.more && d.done.unwritten() < d.cfg.flushMax {
+		room += d.cfg.leaseAhead
 	}
 	return room - len(d.ahead) - d.pipe.reserved
 }
 
-// gather waits, up to LeaseWindow, for the deliveries still running to end,
+// gather waits, up to the lease window (1 ms), for the deliveries still running to end,
 // so that the next lease fills their slots too: with deliveries that end
 // together (a fast host, a no-op benchmark) one round trip then leases for
 // every slot instead of one. It returns at once when every slot is free,
 // on an enqueue, or at shutdown.
 func (d *dispatcher) gather(ctx context.Context) {
-	if d.cfg.LeaseWindow < 0 || d.slots.taken() == 0 {
+	if d.slots.taken() == 0 {
 		return
 	}
-	window := time.NewTimer(d.cfg.LeaseWindow) // wall clock: see Engine
+	window := time.NewTimer(d.cfg.leaseWindow) // wall clock: see Engine
 	defer window.Stop()
 	for d.slots.taken() > 0 {
 		select {

@@ -11,9 +11,9 @@ import (
 // slots counts this process's running deliveries, under its own lock: the
 // dispatcher admits them (admit), each frees its place from its own
 // goroutine (work). A delivery holds one of the Workers slots, or a place
-// in the Waits budget beside them:
+// in the waits beside them:
 //   - one to a host whose last attempt failed waits there from its start,
-//     at most FailingSlots of them at a time;
+//     at most failingSlots of them at a time;
 //   - one to a host that has not answered promptly lately parks there
 //     after ParkAfter without an answer (park), if there is room, giving
 //     its slot back: a dead server's timeout costs a slot ParkAfter at most,
@@ -22,27 +22,27 @@ type slots struct {
 	workers, waits, failingMax int
 	parkAfter                  time.Duration
 	// bound is the most deliveries running and results unwritten at once:
-	// what a kill -9 may send again (Workers + Waits + FlushMax).
+	// what a kill -9 may send again (Workers + waits + flushMax).
 	bound int
 
 	mu      sync.Mutex
 	inSlots int // deliveries holding one of the Workers slots
-	waiting int // deliveries in the Waits budget
-	failing int // deliveries to hosts whose last attempt failed (in Waits)
+	waiting int // deliveries in the waits
+	failing int // deliveries to hosts whose last attempt failed (in the waits)
 	flights map[*flight]struct{}
 }
 
 // flight is one running delivery, guarded by slots.mu.
 type flight struct {
-	parkAt  time.Time // when it moves to the Waits budget; zero: never (its host answers)
-	inWaits bool      // it holds a place in Waits, not a slot
+	parkAt  time.Time // when it moves to the waits; zero: never (its host answers)
+	inWaits bool      // it holds a place in the waits, not a slot
 	failing bool      // its host's last attempt failed (it counts in failing)
 }
 
 func newSlots(cfg Config) *slots {
 	return &slots{
-		workers: cfg.Workers, waits: cfg.Waits, failingMax: cfg.FailingSlots, parkAfter: cfg.ParkAfter,
-		bound: cfg.Workers + cfg.Waits + cfg.FlushMax, flights: map[*flight]struct{}{},
+		workers: cfg.Workers, waits: cfg.waits, failingMax: cfg.failingSlots, parkAfter: cfg.ParkAfter,
+		bound: cfg.Workers + cfg.waits + cfg.flushMax, flights: map[*flight]struct{}{},
 	}
 }
 
@@ -129,7 +129,7 @@ func (s *slots) free(f *flight) int {
 }
 
 // park moves the deliveries that have waited ParkAfter on a host that has
-// not answered lately from their slots into the Waits budget, as far as it
+// not answered lately from their slots into the waits, as far as it
 // has room, and returns the next time one is due (zero: none) and whether
 // any moved.
 func (s *slots) park(now time.Time) (next time.Time, moved bool) {
@@ -162,14 +162,14 @@ func (s *slots) park(now time.Time) (next time.Time, moved bool) {
 //   - a job of a held host (one that just failed, or asked to wait with
 //     Retry-After: hostPolicy.hold) goes back to the end of the hold,
 //     unattempted;
-//   - a job of a host whose last attempt failed waits in the Waits budget,
-//     at most FailingSlots of them at a time: the failing-host jobs beyond
+//   - a job of a host whose last attempt failed waits in the waits,
+//     at most failingSlots of them at a time: the failing-host jobs beyond
 //     that go straight back (a release through the completer: no attempt
 //     spent, their place in the queue kept);
 //   - any other job takes one of the Workers slots, and may park after
 //     ParkAfter when its host has not answered lately;
 //   - no job starts while the deliveries running and the results not yet
-//     written reach Workers + Waits + FlushMax: what a kill -9 may
+//     written reach Workers + waits + flushMax: what a kill -9 may
 //     re-deliver stays within that however far the store falls behind;
 //   - a job that waited here for more than an eighth of its lease goes
 //     back, unattempted, rather than start late: every delivery starts

@@ -49,7 +49,7 @@ func benchEngineSQLite(ctx context.Context, r *report) error {
 	t := &table{
 		title:   "Engine throughput on SQLite",
 		command: "go run ./test/bench/heraldbench -only engine-sqlite",
-		intro: fmt.Sprintf("The run of \"Engine throughput against River\" on the default store: %d no-op jobs over %d hosts drained by the real `application.Engine` "+
+		intro: fmt.Sprintf("The run of \"Engine throughput against River\" on the default store: %d no-op jobs over %d hosts drained by the real engine (`application/engine`) "+
 			"on the SQLite stores (`synchronous=FULL`: every commit an fsync of the WAL; per-host cap 2), %d rounds interleaved with the same run on the memory stores, median. "+
 			"Commits: the SQLite stores' write calls, each one statement or one `BEGIN IMMEDIATE` transaction; a lease batch that found nothing writes no WAL frame and is not counted. "+
 			"Bound: the same engine on the memory stores (its own cost, no I/O), at the same worker count.",

@@ -414,10 +414,8 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 		{"postgres", "no faulty host, PostgreSQL store", hostProfile.answers, 1, "postgres", nil},
 		// What each rule is worth, on the dead-host row.
 		{"dead-no-park", "dead hosts; waits keep their slots (ParkAfter 1 h)", with(kindDead), 1, "memory", []string{"-park-after", "1h"}},
-		{"dead-no-hold", "dead hosts; no hold after a failure (Hold < 0)", with(kindDead), 1, "memory", []string{"-hold", "-1ns"}},
-		{"dead-neither", "dead hosts; neither", with(kindDead), 1, "memory", []string{"-park-after", "1h", "-hold", "-1ns"}},
-		// What leasing ahead costs or saves a fan-out (issue 13's pipelining).
-		{"clean-no-ahead", "no faulty host; no lease ahead (LeaseAhead < 0)", hostProfile.answers, 1, "memory", []string{"-lease-ahead", "-1"}},
+		{"dead-no-hold", "dead hosts; no hold after a failure (NoHold)", with(kindDead), 1, "memory", []string{"-no-hold"}},
+		{"dead-neither", "dead hosts; neither", with(kindDead), 1, "memory", []string{"-park-after", "1h", "-no-hold"}},
 	}
 	t := &table{
 		title:   fmt.Sprintf("Fan-out makespan: one post to %d inboxes on %d hosts, with the faults of the fediverse", hosts*inboxesPerHost, hosts),
@@ -469,7 +467,7 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 	labels = append(labels, "bound")
 	values = append(values, bound.Seconds())
 	t.notes = append(t.notes,
-		"What keeps a faulty or slow host's cost small (docs/architecture.md, the delivery engine): a delivery to a host that has not answered promptly lately (within 1 s, EngineConfig.ParkAfter; a slow host's 2 s answers do not count) gives its slot back after 1 s without an answer and waits out its answer or timeout in a separate budget of 8 waits (Waits), so a dead host costs 1 s of a slot, not the 10 s timeout, and the 2 s hosts 1 s of a slot per delivery, not 2 (until issue 36 a host that answered at all kept its slot however slow: the clean row took 149.3 s); deliveries to hosts whose last attempt failed run in that budget from the start, at most 2 at a time (FailingSlots); and a host failure or a Retry-After holds the host's other jobs, unattempted, until the first step of the retry curve (16 s) or the Retry-After, so a dead host's 10 jobs cost it 2 attempts (its 2 per-host slots) per hold, not 10. Before these (issue 14) the dead-host row took 281.9 s, 1.79× the bound: every wait on a dead host held a slot for the whole timeout.",
+		"What keeps a faulty or slow host's cost small (docs/delivery.md): a delivery to a host that has not answered promptly lately (within 1 s, engine.Config.ParkAfter; a slow host's 2 s answers do not count) gives its slot back after 1 s without an answer and waits out its answer or timeout in a separate budget of 8 waits, so a dead host costs 1 s of a slot, not the 10 s timeout, and the 2 s hosts 1 s of a slot per delivery, not 2 (until issue 36 a host that answered at all kept its slot however slow: the clean row took 149.3 s); deliveries to hosts whose last attempt failed run in that budget from the start, at most 2 at a time (a quarter of the slots); and a host failure or a Retry-After holds the host's other jobs, unattempted, until the first step of the retry curve (16 s) or the Retry-After, so a dead host's 10 jobs cost it 2 attempts (its 2 per-host slots) per hold, not 10. Before these (issue 14) the dead-host row took 281.9 s, 1.79× the bound: every wait on a dead host held a slot for the whole timeout.",
 		"Faulty requests per faulty job show the hold: without it every job of a faulty host is attempted when leased.",
 	)
 	t.plot = r.svg("fanout-makespan.svg", barChart("Fan-out makespan (s) by fault row, against the bound", "s", labels, values))
@@ -518,13 +516,12 @@ func workerMain(args []string) int {
 	dbURL := fs.String("database-url", "", "PostgreSQL")
 	workers := fs.Int("workers", 8, "")
 	perHost := fs.Int("per-host", 2, "")
-	parkAfter := fs.Duration("park-after", 0, "EngineConfig.ParkAfter (0: the default)")
-	hold := fs.Duration("hold", 0, "EngineConfig.Hold (0: the default; negative: no hold)")
-	ahead := fs.Int("lease-ahead", 0, "EngineConfig.LeaseAhead (0: the default; negative: none)")
+	parkAfter := fs.Duration("park-after", 0, "engine.Config.ParkAfter (0: the default)")
+	noHold := fs.Bool("no-hold", false, "engine.Config.NoHold")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	cfg := engine.Config{Workers: *workers, PerHost: *perHost, ParkAfter: *parkAfter, Hold: *hold, LeaseAhead: *ahead, PurgeEvery: -1}
+	cfg := engine.Config{Workers: *workers, PerHost: *perHost, ParkAfter: *parkAfter, NoHold: *noHold, PurgeEvery: -1}
 	if err := worker(*store, *targets, *dbURL, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1

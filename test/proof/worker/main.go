@@ -64,9 +64,6 @@ func run() int {
 		poll     = flag.Duration("poll", 5*time.Second, "lease poll without wake-ups (production: 5s)")
 		grace    = flag.Duration("grace", 10*time.Second, "shutdown grace for in-flight deliveries")
 		timeout  = flag.Duration("timeout", 10*time.Second, "timeout of one delivery")
-		flushMax = flag.Int("flush-max", 0, "most results one completer write carries (0: the engine's default, 4 x workers, at least 32)")
-		waits    = flag.Int("waits", 0, "budget of waits on hosts that have not answered, beside the slots (0: the engine's default, workers)")
-		ahead    = flag.Int("lease-ahead", 0, "jobs leased beyond the free slots while leases come back full (0: the engine's default, workers; negative: none)")
 	)
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here (diagnosis only)")
 	flag.Parse()
@@ -137,13 +134,11 @@ func run() int {
 		Log:      log,
 	}, engine.Config{
 		Workers: *workers, PerHost: *perHost, LeaseFor: *leaseFor, ReapEvery: *reap, PollEvery: *poll,
-		Grace: *grace, Owner: fmt.Sprintf("%s/%d", *name, os.Getpid()), FlushMax: *flushMax,
-		Waits: *waits, LeaseAhead: *ahead,
+		Grace: *grace, Owner: fmt.Sprintf("%s/%d", *name, os.Getpid()),
 	})
 	cfg := eng.Config()
 	log.Info("worker starting", "workers", cfg.Workers, "per_host", cfg.PerHost, "lease", cfg.LeaseFor,
-		"reap_every", cfg.ReapEvery, "poll_every", cfg.PollEvery, "flush_max", cfg.FlushMax,
-		"waits", cfg.Waits, "lease_ahead", cfg.LeaseAhead)
+		"reap_every", cfg.ReapEvery, "poll_every", cfg.PollEvery)
 	_ = eng.Run(ctx)
 	s := obs.summary()
 	jobs.report(s)
