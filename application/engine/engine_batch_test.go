@@ -2,17 +2,14 @@ package engine_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldfed/herald/adapters/memory"
-	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
-	"github.com/heraldfed/herald/test/fake"
 )
 
 // countingJobs records the engine's lease and settle round trips.
@@ -86,11 +83,7 @@ func withCounters(t *testing.T, b *bundle, cfg engine.Config) (*countingJobs, *c
 	t.Helper()
 	jobs := &countingJobs{JobStore: b.jobs}
 	inst := &countingInstances{InstanceStore: b.instances}
-	b.engine = engine.New(engine.Deps{
-		Jobs: jobs, Instances: inst, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
-		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, cfg)
-	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+	b.rebuild(cfg, func(d *engine.Deps) { d.Jobs, d.Instances = jobs, inst })
 	return jobs, inst
 }
 
@@ -112,10 +105,7 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	b := setup(t, engine.Config{}, nil)
 	cfg := engine.WithFlushEvery(engine.Config{}, time.Hour)
 	jobs, _ := withCounters(t, b, cfg)
-	var all []domain.Job
-	for i := range 40 {
-		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
-	}
+	all := b.spread(40)
 	b.enqueueSilently(all...)
 	b.start()
 	b.eventually("all 40 succeeded", func() bool {
@@ -163,10 +153,7 @@ func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
 		return domain.Classify(202, "", time.Time{})
 	})
 	jobs, _ := withCounters(t, b, engine.Config{})
-	var all []domain.Job
-	for i := range 40 {
-		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
-	}
+	all := b.spread(40)
 	b.enqueueSilently(all...)
 	b.start()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -207,10 +194,7 @@ func TestEngineBreakerReadsAreNotPerJob(t *testing.T) {
 	t.Parallel()
 	b := setup(t, engine.Config{}, nil)
 	_, inst := withCounters(t, b, engine.WithFlushEvery(engine.Config{}, time.Hour))
-	var all []domain.Job
-	for i := range 50 {
-		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
-	}
+	all := b.spread(50)
 	b.enqueueSilently(all...)
 	b.start()
 	b.eventually("all 50 succeeded", func() bool {
@@ -224,10 +208,10 @@ func TestEngineBreakerReadsAreNotPerJob(t *testing.T) {
 		t.Fatalf("breaker round trips for 50 jobs: %d Get, %d List, %d Update, %d UpdateMany; want 0, 1, 0, 1-2",
 			inst.gets, inst.lists, inst.updates, inst.many)
 	}
-	for i := range 50 {
-		r, err := b.instances.Get(context.Background(), fmt.Sprintf("h%02d.example", i))
+	for _, j := range all {
+		r, err := b.instances.Get(context.Background(), j.Host)
 		if err != nil || !r.LastSuccessAt.Equal(t0) {
-			t.Fatalf("the success of h%02d was not recorded: %+v %v", i, r, err)
+			t.Fatalf("the success of %s was not recorded: %+v %v", j.Host, r, err)
 		}
 	}
 }
@@ -275,16 +259,9 @@ func TestEngineWritesEveryResultBeforeRunReturns(t *testing.T) {
 		<-release
 		return domain.Classify(202, "", time.Time{})
 	})
-	b.engine = engine.New(engine.Deps{
-		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
-		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, engine.WithFlushEvery(engine.Config{Grace: time.Hour}, time.Hour))
-	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+	b.rebuild(engine.WithFlushEvery(engine.Config{Grace: time.Hour}, time.Hour), nil)
 	b.start()
-	var all []domain.Job
-	for i := range 8 {
-		all = append(all, b.job(fmt.Sprintf("j%d", i), fmt.Sprintf("h%d.example", i)))
-	}
+	all := b.spread(8)
 	b.enqueue(all...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -388,17 +365,11 @@ func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 	t.Parallel()
 	b := setup(t, engine.Config{}, nil)
 	store := &blockedSettle{JobStore: b.jobs, release: make(chan struct{})}
-	b.engine = engine.New(engine.Deps{
-		Jobs: store, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
-		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, engine.Config{})
+	b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Jobs = store })
 	cfg := b.engine.Config()
 	waits, flushMax, _ := b.engine.Budgets()
 	bound := cfg.Workers + waits + flushMax
-	var all []domain.Job
-	for i := range 200 {
-		all = append(all, b.job(fmt.Sprintf("j%03d", i), fmt.Sprintf("h%03d.example", i)))
-	}
+	all := b.spread(200)
 	b.enqueueSilently(all...)
 	b.start()
 	b.eventually("the bound reached", func() bool { return len(b.deliverer.Calls()) >= bound })
@@ -436,10 +407,7 @@ func TestEngineJobLeasedAheadTooLongGoesBack(t *testing.T) {
 		return domain.Classify(202, "", time.Time{})
 	}
 	jobs, _ := withCounters(t, b, engine.Config{})
-	var all []domain.Job
-	for i := range 16 {
-		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
-	}
+	all := b.spread(16)
 	b.enqueueSilently(all...)
 	b.start()
 	b.eventually("8 running and 8 leased ahead", func() bool {

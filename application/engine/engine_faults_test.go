@@ -201,11 +201,7 @@ func TestEngineHoldsAHostAfterItFails(t *testing.T) {
 				return domain.Classify(202, "", time.Time{})
 			})
 			b.start()
-			var jobs []domain.Job
-			for i := 0; i < 5; i++ {
-				jobs = append(jobs, b.job(fmt.Sprintf("j%d", i), "sick.example"))
-			}
-			b.enqueue(jobs...)
+			b.enqueue(b.onHost("sick.example", 5)...)
 			b.eventually("first attempt settled", func() bool { return b.get("j0").Attempts == 1 && b.get("j0").State == domain.JobQueued })
 			b.settleIdle()
 			if n := len(b.deliverer.Calls()); n != 1 {
@@ -242,10 +238,6 @@ func TestEngineNoHoldDoesNotHold(t *testing.T) {
 	t.Parallel()
 	b := setup(t, engine.Config{PerHost: 1, NoHold: true}, status(503))
 	b.start()
-	var jobs []domain.Job
-	for i := 0; i < 5; i++ {
-		jobs = append(jobs, b.job(fmt.Sprintf("j%d", i), "sick.example"))
-	}
-	b.enqueue(jobs...)
+	b.enqueue(b.onHost("sick.example", 5)...)
 	b.eventually("every job attempted once, no clock moved", func() bool { return len(b.deliverer.Calls()) == 5 })
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
-	"github.com/heraldfed/herald/test/fake"
 )
 
 // TestEngineSendsNothingToARefusedDomain: a job leased for a suspended
@@ -39,16 +38,7 @@ func TestEngineSendsNothingToARefusedDomain(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			actors := memory.NewAccountStore()
-			keys, _ := (&fake.Keys{}).GenerateKeyPair()
-			if err := actors.CreateAvatar(ctx, domain.Avatar{ID: "sender-1", RootUserID: "u1", Name: "alice", Keys: keys}); err != nil {
-				t.Fatal(err)
-			}
-			b.engine = engine.New(engine.Deps{
-				Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer, Policy: mod,
-				Keys: engine.ActorKeys{Actors: actors}, Clock: b.clock, Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-			}, engine.Config{})
-			b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+			b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Policy = mod })
 			b.start()
 			b.enqueue(b.job("bad", "sub.evil.example"), b.job("good", "good.example"))
 			j := b.waitState("bad", domain.JobDead)

@@ -9,12 +9,10 @@ import (
 	"time"
 
 	"github.com/heraldfed/herald/adapters/memory"
-	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
-	"github.com/heraldfed/herald/test/fake"
 )
 
 // TestEngineSignsWithTheRotatedKey: deliveries read the sender's key when
@@ -46,13 +44,8 @@ func TestEngineSignsWithTheRotatedKey(t *testing.T) {
 		}
 		return domain.Classify(http.StatusAccepted, "", time.Time{})
 	}
-	b := &bundle{t: t, clock: fake.NewClock(t0), jobs: memory.NewJobStore(), instances: memory.NewInstanceStore(),
-		deliverer: &fake.Deliverer{Respond: respond}}
-	b.engine = engine.New(engine.Deps{
-		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer,
-		Keys: engine.NewCachedKeys(engine.ActorKeys{Actors: actors}, b.clock), Clock: b.clock, Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, engine.Config{})
-	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+	b := setup(t, engine.Config{}, respond)
+	b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Keys = engine.NewCachedKeys(engine.ActorKeys{Actors: actors}, b.clock) })
 	b.start()
 
 	// done waits for the job's end, moving the clock past the engine's

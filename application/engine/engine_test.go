@@ -29,6 +29,7 @@ type bundle struct {
 	jobs      *memory.JobStore
 	instances *memory.InstanceStore
 	deliverer *fake.Deliverer
+	deps      engine.Deps // what rebuild builds the engine from
 	engine    *engine.Engine
 	enqueuer  application.EnqueueHandler
 	cancel    context.CancelFunc
@@ -44,17 +45,33 @@ func setup(t *testing.T, cfg engine.Config, respond func(context.Context, ports.
 		instances: memory.NewInstanceStore(),
 		deliverer: &fake.Deliverer{Respond: respond},
 	}
+	b.deps = engine.Deps{
+		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer,
+		Keys: keysOf(t), Clock: b.clock, Random: fake.Random(0), IDs: fake.NewIDs("lease"),
+	}
+	b.rebuild(cfg, nil)
+	return b
+}
+
+// rebuild builds b's engine again with cfg, from b.deps as change (if not
+// nil) changes them.
+func (b *bundle) rebuild(cfg engine.Config, change func(*engine.Deps)) {
+	d := b.deps
+	if change != nil {
+		change(&d)
+	}
+	b.engine = engine.New(d, cfg)
+	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+}
+
+// keysOf is the signing keys of the jobs' sender, sender-1.
+func keysOf(t *testing.T) engine.SigningKeys {
 	actors := memory.NewAccountStore()
 	keys, _ := (&fake.Keys{}).GenerateKeyPair()
 	if err := actors.CreateAvatar(context.Background(), domain.Avatar{ID: "sender-1", RootUserID: "u1", Name: "alice", Keys: keys}); err != nil {
 		t.Fatal(err)
 	}
-	b.engine = engine.New(engine.Deps{
-		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer,
-		Keys: engine.ActorKeys{Actors: actors}, Clock: b.clock, Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, cfg)
-	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
-	return b
+	return engine.ActorKeys{Actors: actors}
 }
 
 // start runs the engine and waits until it is idle.
@@ -111,6 +128,24 @@ func (b *bundle) job(id, host string) domain.Job {
 		b.t.Fatal(err)
 	}
 	return j
+}
+
+// spread is n jobs, each to a host of its own: j000 to h000.example, ...
+func (b *bundle) spread(n int) []domain.Job {
+	jobs := make([]domain.Job, n)
+	for i := range jobs {
+		jobs[i] = b.job(fmt.Sprintf("j%03d", i), fmt.Sprintf("h%03d.example", i))
+	}
+	return jobs
+}
+
+// onHost is n jobs to host: j0, j1, ...
+func (b *bundle) onHost(host string, n int) []domain.Job {
+	jobs := make([]domain.Job, n)
+	for i := range jobs {
+		jobs[i] = b.job(fmt.Sprintf("j%d", i), host)
+	}
+	return jobs
 }
 
 func (b *bundle) enqueue(jobs ...domain.Job) {
@@ -341,11 +376,7 @@ func TestEngineRetriesOnTheCurve(t *testing.T) {
 func TestEngineRetryJitter(t *testing.T) {
 	t.Parallel()
 	b := setup(t, engine.Config{}, status(500))
-	b.engine = engine.New(engine.Deps{
-		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
-		Random: fake.Random(0.5), IDs: fake.NewIDs("lease"),
-	}, engine.Config{})
-	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+	b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Random = fake.Random(0.5) })
 	b.start()
 	b.enqueue(b.job("j1", "a.example"))
 	var j domain.Job
@@ -353,15 +384,6 @@ func TestEngineRetryJitter(t *testing.T) {
 	if want := t0.Add(domain.RetryDelay(1, 0.5)); !j.RunAt.Equal(want) {
 		t.Fatalf("runAt %v, want %v (jitter from the injected source)", j.RunAt, want)
 	}
-}
-
-func keysOf(t *testing.T) engine.SigningKeys {
-	actors := memory.NewAccountStore()
-	keys, _ := (&fake.Keys{}).GenerateKeyPair()
-	if err := actors.CreateAvatar(context.Background(), domain.Avatar{ID: "sender-1", RootUserID: "u1", Name: "alice", Keys: keys}); err != nil {
-		t.Fatal(err)
-	}
-	return engine.ActorKeys{Actors: actors}
 }
 
 // 429 proves the host is up, so the breaker stays out of this test and the
@@ -382,36 +404,37 @@ func TestEngineDeadAfterSixteenAttempts(t *testing.T) {
 	}
 }
 
-func TestEngineFinal4xxIsDeadAtOnce(t *testing.T) {
+// A 4xx other than 408 and 429 is final at once: dead after its one
+// attempt. The others are retried at the curve's first step (SPEC §2).
+func TestEngineStatuses(t *testing.T) {
 	t.Parallel()
-	for _, code := range []int{400, 401, 403, 404, 410, 422} {
-		t.Run(fmt.Sprint(code), func(t *testing.T) {
-			t.Parallel()
-			b := setup(t, engine.Config{}, status(code))
-			b.start()
-			b.enqueue(b.job("j1", "a.example"))
-			j := b.waitState("j1", domain.JobDead)
-			if j.Attempts != 1 || j.LastError == "" || len(b.deliverer.Calls()) != 1 {
-				t.Fatalf("%d: %+v", code, j)
-			}
-		})
-	}
-}
-
-func TestEngineRetryableStatuses(t *testing.T) {
-	t.Parallel()
-	for _, code := range []int{408, 429, 500, 502, 503, 504} {
-		t.Run(fmt.Sprint(code), func(t *testing.T) {
-			t.Parallel()
-			b := setup(t, engine.Config{}, status(code))
-			b.start()
-			b.enqueue(b.job("j1", "a.example"))
-			j := b.waitState("j1", domain.JobQueued)
-			b.eventually("attempt recorded", func() bool { j = b.get("j1"); return j.Attempts == 1 })
-			if !j.RunAt.Equal(t0.Add(domain.RetryDelay(1, 0))) {
-				t.Fatalf("%d: runAt %v", code, j.RunAt)
-			}
-		})
+	for _, tc := range []struct {
+		codes []int
+		final bool
+	}{
+		{[]int{400, 401, 403, 404, 410, 422}, true},
+		{[]int{408, 429, 500, 502, 503, 504}, false},
+	} {
+		for _, code := range tc.codes {
+			t.Run(fmt.Sprint(code), func(t *testing.T) {
+				t.Parallel()
+				b := setup(t, engine.Config{}, status(code))
+				b.start()
+				b.enqueue(b.job("j1", "a.example"))
+				if tc.final {
+					j := b.waitState("j1", domain.JobDead)
+					if j.Attempts != 1 || j.LastError == "" || len(b.deliverer.Calls()) != 1 {
+						t.Fatalf("%d: %+v", code, j)
+					}
+					return
+				}
+				var j domain.Job
+				b.eventually("attempt recorded", func() bool { j = b.get("j1"); return j.Attempts == 1 && j.State == domain.JobQueued })
+				if !j.RunAt.Equal(t0.Add(domain.RetryDelay(1, 0))) {
+					t.Fatalf("%d: runAt %v", code, j.RunAt)
+				}
+			})
+		}
 	}
 }
 
@@ -474,11 +497,7 @@ func TestEngineBreakerQuarantinesAfterTenFailures(t *testing.T) {
 		return domain.Classify(503, "", time.Time{})
 	})
 	b.start()
-	var jobs []domain.Job
-	for i := 0; i < 30; i++ {
-		jobs = append(jobs, b.job(fmt.Sprintf("j%02d", i), "sick.example"))
-	}
-	b.enqueue(jobs...)
+	b.enqueue(b.onHost("sick.example", 30)...)
 	// Each failure holds the host's other jobs for the first step of the
 	// curve (holdFailedHosts): the clock moves a step at a time until the
 	// tenth consecutive failure opens the breaker.
