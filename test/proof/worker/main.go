@@ -1,5 +1,5 @@
 // Command worker is one delivery process of the proofs (test/proof): the
-// real application.Engine over the stores -store names (postgres, mongo or
+// real engine (application/engine) over the stores -store names (postgres, mongo or
 // sqlite; by default postgres, or sqlite with -data-dir) and the real
 // signed HTTP client, and nothing else (no HTTP server, no migrations: the
 // test prepares the schema or database). The proofs start several of it
