@@ -42,7 +42,7 @@ type Deps struct {
 	Registrations domain.RegistrationMode
 }
 
-// Waker is told when jobs were enqueued; the Engine is one.
+// Waker is told when jobs were enqueued; the delivery engine is one.
 type Waker interface{ Wake() }
 
 // Application gathers the use cases the inbound adapters call.

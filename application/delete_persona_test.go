@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/fake"
@@ -222,7 +223,7 @@ func TestDeletePersona(t *testing.T) {
 	if left, _ := b.follows.FollowedURIs(ctx, b.carol, "", 10); len(left) != 0 {
 		t.Fatalf("carol still follows %v", left)
 	}
-	keys := application.ActorKeys{Actors: b.accounts}
+	keys := engine.ActorKeys{Actors: b.accounts}
 	if pem, err := keys.SigningKey(ctx, b.carolID); err != nil || pem == "" {
 		t.Fatalf("carol's key while her Delete is queued: %v", err)
 	}

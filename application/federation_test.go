@@ -29,6 +29,9 @@ const (
 	shared = "https://remote.example/inbox"
 )
 
+// t0 is the fake clock's start in the use cases' tests.
+var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
 // docFetcher serves documents from a map; unknown URLs are 404. A URL in
 // redirects answers with the document of the URL it names (as a server
 // redirecting there would), and types overrides the application/activity+json

@@ -166,6 +166,21 @@ func (m *Moderation) Refuse(ctx context.Context, host, kind string) error {
 	return &PolicyRefusal{Host: host, Why: v.Why()}
 }
 
+// RefusesDelivery is Refuse for a delivery, as the engine asks it
+// (engine.Policy): why nothing may be sent to host, or "" when it may; an
+// error when the rules cannot be read.
+func (m *Moderation) RefusesDelivery(ctx context.Context, host string) (string, error) {
+	err := m.Refuse(ctx, host, RefusedDelivery)
+	var r *PolicyRefusal
+	switch {
+	case errors.As(err, &r):
+		return r.Why, nil
+	case err != nil:
+		return "", err
+	}
+	return "", nil
+}
+
 // PolicyRefusal is Refuse's error: which host, and why ("suspended", "not
 // allowed (allowlist mode)"). It wraps ErrRefusedByPolicy.
 type PolicyRefusal struct{ Host, Why string }

@@ -263,3 +263,35 @@ func TestModerationKeepsNoReadOlderThanAChange(t *testing.T) {
 		t.Fatalf("after the lift: %+v %v, want no block", v, err)
 	}
 }
+
+// brokenBlocks is a moderation store whose rules cannot be read.
+type brokenBlocks struct{ ports.ModerationStore }
+
+func (brokenBlocks) DomainBlocks(context.Context) ([]domain.DomainBlock, error) {
+	return nil, errors.New("store down")
+}
+
+// RefusesDelivery is what the engine asks before a delivery: why a host is
+// refused, nothing for a host that may federate, and an error (nothing is
+// sent for now) when the rules cannot be read.
+func TestModerationRefusesDelivery(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupFed(t)
+	b.block("evil.example", domain.SeveritySuspend)
+	for _, tc := range []struct {
+		name, host, why string
+	}{
+		{"suspended", "evil.example", "suspended"},
+		{"a subdomain of it", "sub.evil.example", "suspended"},
+		{"federates", "good.example", ""},
+	} {
+		if why, err := b.mod.RefusesDelivery(ctx, tc.host); why != tc.why || err != nil {
+			t.Errorf("%s: %q, %v; want %q", tc.name, why, err, tc.why)
+		}
+	}
+	broken := application.NewModeration(application.ModerationDeps{Store: brokenBlocks{b.modStore}, JobAdmin: b.jobs, Foreign: b.content, Followers: b.follows, Clock: b.clock})
+	if why, err := broken.RefusesDelivery(ctx, "good.example"); why != "" || !errors.Is(err, domain.ErrUnavailable) {
+		t.Errorf("rules unreadable: %q, %v; want no reason and ErrUnavailable", why, err)
+	}
+}

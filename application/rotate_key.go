@@ -9,7 +9,7 @@ import (
 )
 
 // KeyRotations is told when a local actor's key pair was replaced, so the
-// signing keys this process caches drop the old one at once (the Engine
+// signing keys this process caches drop the old one at once (the engine
 // is one).
 type KeyRotations interface {
 	KeyRotated(actorID string)
@@ -42,13 +42,13 @@ type KeyRotated struct {
 // changed key it finds on a plain refetch; it takes one from an Update
 // its sender signed, as Mastodon does. A delivery signed with the new key
 // that a server refuses (401, 403) before its Update arrived is retried on
-// the curve for KeyRotationGrace rather than ended (Engine.deliver).
+// the curve for engine.KeyRotationGrace rather than ended (engine/deliver.go).
 //
 // Every delivery reads its key when it is sent, never when it was queued,
 // so the jobs still queued go out signed with the new key. This process
 // forgets its cached key at once (KeyRotations); another process sharing
 // the store may sign with the old key until its cache expires
-// (KeyCacheTTL): a delivery a server then refuses is sent again at once,
+// (engine.KeyCacheTTL): a delivery a server then refuses is sent again at once,
 // signed with the key read afresh, without spending an attempt. So a
 // rotation costs no delivery and needs no store read per delivery; a
 // versioned key id would not spare that window (the other process's cache

@@ -26,12 +26,13 @@ func ProvideFetcher(c *delivery.Client) application.Fetcher { return c }
 // ProvideFederation builds the ActivityPub use cases over the store, and
 // makes publishing resolve recipients it has not cached by fetching them.
 func ProvideFederation(cfg Config, s *Stores, fetcher application.Fetcher, html ports.HTMLSanitizer, mod *application.Moderation, clock ports.Clock, ids ports.IDs,
-	urls application.URLs, app *application.Application, engine *application.Engine, keys ports.KeyGenerator, log *slog.Logger) *application.Federation {
+	urls application.URLs, app *application.Application, waker application.Waker, rotations application.KeyRotations, keys ports.KeyGenerator,
+	log *slog.Logger) *application.Federation {
 	fed := application.NewFederation(application.FederationDeps{
 		Actors: s.Actors, Names: s.Names, Followers: s.Followers, Foreign: s.Foreign, Posts: s.Posts, HTML: html, Tombstones: s.Tombstones, Moderation: mod, Reports: s.Reports, Jobs: s.Jobs, FanOuts: s.FanOuts,
 		Blocks:  s.Blocks,
-		Fetcher: fetcher, Clock: clock, IDs: ids, Waker: engine, Log: log, URLs: urls, InstanceActor: cfg.InstanceActor,
-		Keys: keys, KeyRotations: engine,
+		Fetcher: fetcher, Clock: clock, IDs: ids, Waker: waker, Log: log, URLs: urls, InstanceActor: cfg.InstanceActor,
+		Keys: keys, KeyRotations: rotations,
 	})
 	app.Publish.Resolver = fed.Resolver
 	return fed

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldfed/herald/adapters/httpapi"
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 )
 
@@ -258,7 +258,7 @@ func (c Config) validate() error {
 	}
 	// A delivery must end well inside its job's lease, or the reaper could
 	// hand the job to another worker while the first is still sending it.
-	if limit := application.DefaultEngineConfig().LeaseFor / 2; c.DeliveryTimeout > limit {
+	if limit := engine.DefaultConfig().LeaseFor / 2; c.DeliveryTimeout > limit {
 		errs = append(errs, fmt.Errorf("HERALD_DELIVERY_TIMEOUT=%s: at most %s, half the %s lease", c.DeliveryTimeout, limit, 2*limit))
 	}
 	return errors.Join(errs...)

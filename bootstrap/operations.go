@@ -21,15 +21,11 @@ var operationsSet = wire.NewSet(ProvideOperator, ProvideModerator, ProvideAdmin,
 // ProvideOperator builds the operator use cases over the store. waker may
 // be nil (the CLI runs no engine; the servers' workers poll or are woken
 // through the store).
-func ProvideOperator(cfg Config, s *Stores, policy domain.NamePolicy, clock ports.Clock, waker *application.Engine) *application.Operator {
-	d := application.OperatorDeps{
+func ProvideOperator(cfg Config, s *Stores, policy domain.NamePolicy, clock ports.Clock, waker application.Waker) *application.Operator {
+	return application.NewOperator(application.OperatorDeps{
 		JobAdmin: s.JobAdmin, Jobs: s.Jobs, Instances: s.Instances, Names: s.Names, FanOuts: s.FanOuts, Policy: policy,
-		InstanceActor: cfg.InstanceActor, Clock: clock,
-	}
-	if waker != nil {
-		d.Waker = waker
-	}
-	return application.NewOperator(d)
+		InstanceActor: cfg.InstanceActor, Clock: clock, Waker: waker,
+	})
 }
 
 // ProvideModerator builds the moderation use cases (domain blocks and

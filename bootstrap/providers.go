@@ -15,6 +15,7 @@ import (
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 )
@@ -57,12 +58,12 @@ func ProvideDeliverer(cfg Config, urls application.URLs) (*delivery.Client, func
 
 // ProvideEngine builds the delivery engine over the store.
 func ProvideEngine(cfg Config, s *Stores, d ports.Deliverer, clock ports.Clock, rnd ports.Random, ids ports.IDs, obs ports.EngineObserver,
-	mod *application.Moderation, log *slog.Logger) *application.Engine {
+	mod *application.Moderation, log *slog.Logger) *engine.Engine {
 	host, _ := os.Hostname()
-	return application.NewEngine(application.EngineDeps{
-		Jobs: s.Jobs, Instances: s.Instances, Deliverer: d, Keys: application.NewCachedKeys(application.ActorKeys{Actors: s.Actors}, clock),
-		Clock: clock, Random: rnd, IDs: ids, Wakes: s.Wakes, Observer: obs, Moderation: mod, Log: log,
-	}, application.EngineConfig{
+	return engine.New(engine.Deps{
+		Jobs: s.Jobs, Instances: s.Instances, Deliverer: d, Keys: engine.NewCachedKeys(engine.ActorKeys{Actors: s.Actors}, clock),
+		Clock: clock, Random: rnd, IDs: ids, Wakes: s.Wakes, Observer: obs, Policy: mod, Log: log,
+	}, engine.Config{
 		Workers: cfg.Workers, PerHost: cfg.PerHost, Grace: cfg.ShutdownGrace, PurgeEvery: s.PurgeEvery,
 		Owner: fmt.Sprintf("%s/%d", host, os.Getpid()),
 	})
@@ -70,13 +71,13 @@ func ProvideEngine(cfg Config, s *Stores, d ports.Deliverer, clock ports.Clock, 
 
 // ProvideApplication gathers the use cases.
 func ProvideApplication(cfg Config, s *Stores, passwords ports.PasswordHasher, keys ports.KeyGenerator, html ports.HTMLSanitizer,
-	mod *application.Moderation, clock ports.Clock, ids ports.IDs, policy domain.NamePolicy, urls application.URLs, engine *application.Engine,
+	mod *application.Moderation, clock ports.Clock, ids ports.IDs, policy domain.NamePolicy, urls application.URLs, waker application.Waker,
 	log *slog.Logger) *application.Application {
 	return application.New(application.Deps{
 		Users: s.Users, Tokens: s.Tokens, Actors: s.Actors, Names: s.Names, Followers: s.Followers, FanOuts: s.FanOuts,
 		Foreign: s.Foreign, Posts: s.Posts, HTML: html, Moderation: mod, Blocks: s.Blocks, Jobs: s.Jobs, JobAdmin: s.JobAdmin, Passwords: passwords, Keys: keys,
 		Clock: clock, IDs: ids, Log: log, Registrations: domain.RegistrationMode(cfg.Registrations),
-	}, policy, cfg.InstanceActor, urls, engine)
+	}, policy, cfg.InstanceActor, urls, waker)
 }
 
 // Readiness is what /readyz reports: started (storage prepared and the

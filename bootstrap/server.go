@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 )
 
 // Server is one Herald process: the HTTP surface and the delivery engine
@@ -20,7 +21,7 @@ import (
 type Server struct {
 	cfg    Config
 	http   *httpapi.Handler
-	engine *application.Engine
+	engine *engine.Engine
 	app    *application.Application
 	ready  *Readiness
 	stores *Stores
@@ -32,8 +33,8 @@ type Server struct {
 }
 
 // NewServerFrom assembles a server (the Wire injector calls it).
-func NewServerFrom(cfg Config, h *httpapi.Handler, engine *application.Engine, app *application.Application, ready *Readiness, stores *Stores, log *slog.Logger) *Server {
-	return &Server{cfg: cfg, http: h, engine: engine, app: app, ready: ready, stores: stores, log: log, bound: make(chan struct{})}
+func NewServerFrom(cfg Config, h *httpapi.Handler, eng *engine.Engine, app *application.Application, ready *Readiness, stores *Stores, log *slog.Logger) *Server {
+	return &Server{cfg: cfg, http: h, engine: eng, app: app, ready: ready, stores: stores, log: log, bound: make(chan struct{})}
 }
 
 // Ready is what /readyz reports (for tests of the shutdown order).
@@ -47,7 +48,7 @@ func (s *Server) Stores() *Stores { return s.stores }
 func (s *Server) App() *application.Application { return s.app }
 
 // Engine exposes the delivery engine (for the CLI and tests).
-func (s *Server) Engine() *application.Engine { return s.engine }
+func (s *Server) Engine() *engine.Engine { return s.engine }
 
 // Addr waits until the server listens and returns its address.
 func (s *Server) Addr(ctx context.Context) (net.Addr, error) {

@@ -12,6 +12,8 @@ import (
 	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/ports"
 )
 
@@ -36,7 +38,8 @@ var deliverySet = wire.NewSet(
 
 // appSet builds the core and the HTTP surface over the stores.
 var appSet = wire.NewSet(
-	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvidePolicyObserver, ProvideModeration, ProvideEngine, ProvideApplication,
+	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvidePolicyObserver, ProvideModeration, ProvideApplication,
+	ProvideEngine, wire.Bind(new(application.Waker), new(*engine.Engine)), wire.Bind(new(application.KeyRotations), new(*engine.Engine)),
 	ProvideReadiness, ProvideProxies, ProvideHTTP, NewServerFrom,
 )
 

@@ -13,6 +13,8 @@ import (
 	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/ports"
 	"log/slog"
 )
@@ -56,7 +58,7 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 		return nil, nil, err
 	}
 	fetcher := ProvideFetcher(client)
-	federation := ProvideFederation(cfg, stores, fetcher, htmlSanitizer, moderation, clock, iDs, urLs, application, engine, rsaKeys, log)
+	federation := ProvideFederation(cfg, stores, fetcher, htmlSanitizer, moderation, clock, iDs, urLs, application, engine, engine, rsaKeys, log)
 	federationRoutes := ProvideFederationRoutes(cfg, application, federation, clock, log)
 	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter, proxies, federationRoutes)
 	server := NewServerFrom(cfg, httpapiHandler, engine, application, readiness, stores, log)
@@ -90,6 +92,6 @@ var deliverySet = wire.NewSet(
 
 // appSet builds the core and the HTTP surface over the stores.
 var appSet = wire.NewSet(
-	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvidePolicyObserver, ProvideModeration, ProvideEngine, ProvideApplication,
-	ProvideReadiness, ProvideProxies, ProvideHTTP, NewServerFrom,
+	ProvideNamePolicy, ProvideURLs, ProvideObserver, ProvidePolicyObserver, ProvideModeration, ProvideApplication,
+	ProvideEngine, wire.Bind(new(application.Waker), new(*engine.Engine)), wire.Bind(new(application.KeyRotations), new(*engine.Engine)), ProvideReadiness, ProvideProxies, ProvideHTTP, NewServerFrom,
 )

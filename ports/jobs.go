@@ -38,7 +38,8 @@ type LeaseRequest struct {
 
 // Settlement is where one leased job goes next, fenced by its lease token.
 // The store writes the fields as given and ends the lease; the caller
-// computes them (application.Engine: from the job as it leased it).
+// computes them (the engine, application/engine: from the job as it
+// leased it).
 type Settlement struct {
 	ID    string
 	Token string

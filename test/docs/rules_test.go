@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 )
 
@@ -41,7 +41,7 @@ func section(t *testing.T, rules string, n int) string {
 func TestRulesSayWhatTheCodeDoes(t *testing.T) {
 	t.Parallel()
 	rules := read(t, "docs/rules.md")
-	eng := application.DefaultEngineConfig()
+	eng := engine.DefaultConfig()
 	for _, tt := range []struct {
 		name    string
 		section int

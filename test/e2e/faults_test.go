@@ -16,6 +16,7 @@ import (
 	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/fake"
@@ -31,7 +32,7 @@ type engineHarness struct {
 	clock     *fake.Clock
 	jobs      *memory.JobStore
 	instances *memory.InstanceStore
-	engine    *application.Engine
+	engine    *engine.Engine
 	token     string
 	alice     string
 }
@@ -55,10 +56,10 @@ func startEngineHarness(t *testing.T) *engineHarness {
 		UserAgent: "Herald/e2e (+http://" + domainName + ")", Now: clock.Now})
 	t.Cleanup(client.Close)
 	ids := fake.NewIDs("e2e")
-	h.engine = application.NewEngine(application.EngineDeps{
-		Jobs: h.jobs, Instances: h.instances, Deliverer: client, Keys: application.ActorKeys{Actors: accounts},
+	h.engine = engine.New(engine.Deps{
+		Jobs: h.jobs, Instances: h.instances, Deliverer: client, Keys: engine.ActorKeys{Actors: accounts},
 		Clock: clock, Random: fake.Random(0), IDs: ids, Log: log,
-	}, application.EngineConfig{PurgeEvery: -1})
+	}, engine.Config{PurgeEvery: -1})
 	urls := application.NewURLs(domainName)
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	app := application.New(application.Deps{

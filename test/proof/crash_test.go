@@ -23,10 +23,11 @@ const (
 // recorded it). After a restart of that process and a reaper pass every
 // job is done, none is lost, and the re-deliveries are at most the
 // deliveries whose results died with that process: its deliveries in
-// flight (-workers slots plus -waits waits) plus the results its completer
-// had not yet written (at most -flush-max), and only jobs it held; exactly
-// the jobs it held are recovered by the reaper (those, and the jobs it had
-// leased ahead, undelivered: at most -lease-ahead), and nothing else is.
+// flight (-workers slots plus as many waits) plus the results its completer
+// had not yet written (at most proofFlushMax), and only jobs it held;
+// exactly the jobs it held are recovered by the reaper (those, and the jobs
+// it had leased ahead, undelivered: at most proofLeaseAhead), and nothing
+// else is.
 //
 // The lease is 5 s and the reaper runs every second so the recovery
 // happens within the test (5 s rather than less: on a loaded 2-core machine

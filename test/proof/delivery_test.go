@@ -27,17 +27,22 @@ const (
 	mongoProofJobs = 1000
 	hostRun        = 10 // consecutive jobs per host in the queue
 	inboxDelay     = 5 * time.Millisecond
+	// The engine's budgets at proofWorkers (application/engine/config.go,
+	// tuning): they are not configurable, and a change to them shows here
+	// as a proof that fails.
+	//
 	// proofFlushMax is the most results a worker's completer writes at
-	// once (its -flush-max): what a kill -9 may leave delivered and
+	// once (4×workers, at least 32): what a kill -9 may leave delivered and
 	// unwritten, on top of the deliveries in flight.
 	proofFlushMax = 32
 	// proofWaits is the engine's budget of waits on hosts that have not
-	// answered, beside the slots (its -waits): deliveries in flight may be
-	// proofWorkers + proofWaits.
-	proofWaits = 8
+	// answered, beside the slots (as many as the slots): deliveries in
+	// flight may be proofWorkers + proofWaits.
+	proofWaits = proofWorkers
 	// proofLeaseAhead is how many jobs a worker leases beyond its free
-	// slots (its -lease-ahead): leased, not delivered, at a kill -9.
-	proofLeaseAhead = 8
+	// slots (a batch, as many as the slots): leased, not delivered, at a
+	// kill -9.
+	proofLeaseAhead = proofWorkers
 	// proofMaxInFlight is the most deliveries of one process whose results
 	// a kill -9 can lose, so the most it re-delivers: every delivery in
 	// flight (slots and waits) and every result not yet written.
@@ -63,8 +68,7 @@ func jobsToRun(t *testing.T, env string, def int) int {
 
 func workerArgs(lease, reap time.Duration) []string {
 	return []string{"-workers", strconv.Itoa(proofWorkers), "-per-host", strconv.Itoa(proofPerHost),
-		"-lease", lease.String(), "-reap", reap.String(), "-flush-max", strconv.Itoa(proofFlushMax),
-		"-waits", strconv.Itoa(proofWaits), "-lease-ahead", strconv.Itoa(proofLeaseAhead)}
+		"-lease", lease.String(), "-reap", reap.String()}
 }
 
 // 4 processes of 8 workers deliver 20,000 jobs on 200 hosts: every job is

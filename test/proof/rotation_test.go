@@ -23,7 +23,7 @@ import (
 )
 
 // TestKeyRotatedByAnotherProcessIsUsedForQueuedDeliveries: a worker
-// process caches its sender's key (for application.KeyCacheTTL); another
+// process caches its sender's key (for engine.KeyCacheTTL); another
 // process (here the test) rotates the key in the shared store. The next
 // delivery the worker signs with the cached old key is refused by the
 // remote, which verifies with the key the actor publishes now, and the

@@ -108,7 +108,7 @@ func (s *sqliteStore) waitAllDone(t *testing.T, n int, timeout time.Duration) ti
 // jobs the dead process held, every job is done, none is lost, and the
 // re-deliveries are at most the jobs it held at the kill: its deliveries in
 // flight plus the results its completer had not yet written (at most
-// -flush-max), as in the PostgreSQL proof. Lease 5 s and reaper 1 s, as
+// proofFlushMax), as in the PostgreSQL proof. Lease 5 s and reaper 1 s, as
 // there.
 func TestKillNineOnSQLiteLosesNothingAndRedeliversOnlyInFlight(t *testing.T) {
 	t.Parallel()

@@ -23,7 +23,7 @@ import (
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/bench/pgcount"
@@ -59,18 +59,9 @@ func (r engineRun) cpuPerJob() float64 { return float64(r.CPUMicros) / float64(m
 
 // engineOpts are the engine rows' flags.
 type engineOpts struct {
-	systems map[string]bool // herald, herald-no-ahead, river
+	systems map[string]bool // herald, river
 	jobs    int             // 0: the default
 	rounds  int             // 0: the default
-}
-
-// heraldVariants are the engine configurations the rows can measure.
-var heraldVariants = []struct {
-	name string
-	cfg  application.EngineConfig
-}{
-	{"herald", application.EngineConfig{}},
-	{"herald-no-ahead", application.EngineConfig{LeaseAhead: -1}},
 }
 
 func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) error {
@@ -102,20 +93,15 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 	runs := map[string][]engineRun{}
 	for round := 0; round < rounds; round++ {
 		for _, w := range []int{8, 32} {
-			for _, v := range heraldVariants {
-				if !opts.systems[v.name] {
-					continue
-				}
-				cfg := v.cfg
-				cfg.Workers = w
-				h, err := runHerald(ctx, db, cfg, jobs)
+			if opts.systems["herald"] {
+				h, err := runHerald(ctx, db, engine.Config{Workers: w}, jobs)
 				if err != nil {
-					return fmt.Errorf("%s, %d workers: %w", v.name, w, err)
+					return fmt.Errorf("herald, %d workers: %w", w, err)
 				}
-				h.System = v.name
-				fmt.Fprintf(os.Stderr, "   %s %2d workers: %.0f jobs/s, %.3f statements/job, %.3f commits/job, %.0f µs CPU/job\n", v.name, w, h.rate(),
+				h.System = "herald"
+				fmt.Fprintf(os.Stderr, "   herald %2d workers: %.0f jobs/s, %.3f statements/job, %.3f commits/job, %.0f µs CPU/job\n", w, h.rate(),
 					float64(h.Statements)/float64(h.Jobs), float64(h.Commits)/float64(h.Jobs), h.cpuPerJob())
-				runs[key(v.name, w)] = append(runs[key(v.name, w)], h)
+				runs[key("herald", w)] = append(runs[key("herald", w)], h)
 			}
 			if riverErr != nil {
 				continue
@@ -132,7 +118,7 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 	t := &table{
 		title:   "Engine throughput against River",
 		command: "go run ./test/bench/heraldbench -only engine",
-		intro: fmt.Sprintf("%d no-op jobs over %d hosts drained on PostgreSQL by Herald's real `application.Engine` (a deliverer that succeeds at once, per-host cap 2, "+
+		intro: fmt.Sprintf("%d no-op jobs over %d hosts drained on PostgreSQL by Herald's real engine (`application/engine`, a deliverer that succeeds at once, per-host cap 2, "+
 			"the PostgreSQL stores and LISTEN/NOTIFY waker) and by River v0.51.2 (`riverpgxv5`, FetchCooldown 1 ms, a no-op worker; `test/bench/river`, a module of its own), "+
 			"%d interleaved rounds (Herald 8, River 8, Herald 32, River 32), median of the rounds. Each system works in a schema of its own in a database made for the run. "+
 			"Statements: every query, batch query and COPY the system's pool sent, counted by a pgx tracer (`test/bench/pgcount`); commits: `pg_stat_database.xact_commit` of that database, before and after, "+
@@ -140,7 +126,7 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 			jobs, engineHosts, rounds),
 		header: []string{"system", "workers", "jobs per second", "statements per job", "commits per job", "CPU per job (µs)", "Herald / River", "River / Herald CPU", "32 / 8 workers"},
 	}
-	for _, sys := range []string{"herald", "herald-no-ahead", "river"} {
+	for _, sys := range []string{"herald", "river"} {
 		if !opts.systems[sys] {
 			continue
 		}
@@ -167,11 +153,10 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 		}
 	}
 	t.notes = append(t.notes, "Herald leases as many jobs as it has free slots in one statement (the per-host cap counted in `host_slots` for every process), "+
-		"and, while leases come back full, the next batch ahead of them (EngineConfig.LeaseAhead, one batch of Workers jobs): up to two lease round trips at once, "+
+		"and, while leases come back full, the next batch ahead of them (one batch of Workers jobs): up to two lease round trips at once, "+
 		"so the slots a batch frees are filled at once from the jobs leased ahead while the next round trip is in flight. A batch's activity body is read once per fan-out, not once per lease (a cache by content address). "+
 		"Its completer writes the results in batches (every 10 ms, or 4×workers results, or when nothing is left to lease) with one statement; "+
-		"a worker's slot frees when its delivery ends, its host's slot when the result is written. Breaker successes of hosts not known failing (a fan-out's first contacts) are written together, at most once a second. "+
-		"herald-no-ahead (if measured) is the same engine with LeaseAhead off: one lease round trip at a time, for the free slots only.")
+		"a worker's slot frees when its delivery ends, its host's slot when the result is written. Breaker successes of hosts not known failing (a fan-out's first contacts) are written together, at most once a second.")
 	if riverErr != nil {
 		t.notes = append(t.notes, "River not measured: "+riverErr.Error())
 	}
@@ -179,7 +164,7 @@ func benchEngine(ctx context.Context, r *report, dbURL string, opts engineOpts) 
 	return nil
 }
 
-func withOwner(c application.EngineConfig, owner string) application.EngineConfig {
+func withOwner(c engine.Config, owner string) engine.Config {
 	c.PerHost, c.Owner = 2, owner
 	return c
 }
@@ -278,16 +263,16 @@ func (s *settledCounter) Settled(st domain.JobState) {
 	}
 }
 
-// drain runs engine until obs has heard every job succeed (at most five
+// drain runs eng until obs has heard every job succeed (at most five
 // minutes) and returns how long that took; measured is called at that
 // moment, before the engine shuts down.
-func drain(ctx context.Context, engine *application.Engine, obs *settledCounter, measured func()) (time.Duration, error) {
+func drain(ctx context.Context, eng *engine.Engine, obs *settledCounter, measured func()) (time.Duration, error) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	ran := make(chan struct{})
 	cpu0, self0 := pgcount.MachineCPU(), processCPU()
 	started := time.Now()
-	go func() { defer close(ran); _ = engine.Run(runCtx) }()
+	go func() { defer close(ran); _ = eng.Run(runCtx) }()
 	select {
 	case <-obs.done:
 	case <-time.After(5 * time.Minute):
@@ -304,7 +289,7 @@ func drain(ctx context.Context, engine *application.Engine, obs *settledCounter,
 }
 
 // runHerald drains jobs with the real engine over the PostgreSQL stores.
-func runHerald(ctx context.Context, db string, ecfg application.EngineConfig, jobs int) (engineRun, error) {
+func runHerald(ctx context.Context, db string, ecfg engine.Config, jobs int) (engineRun, error) {
 	workers := ecfg.Workers
 	admin, err := pgx.Connect(ctx, db)
 	if err != nil {
@@ -365,9 +350,9 @@ func runHerald(ctx context.Context, db string, ecfg application.EngineConfig, jo
 	}
 	obs := &settledCounter{want: int64(jobs), done: make(chan struct{})}
 	clock := system.Clock{}
-	engine := application.NewEngine(application.EngineDeps{
+	eng := engine.New(engine.Deps{
 		Jobs: postgres.NewJobStore(pool), Instances: postgres.NewInstanceStore(pool), Deliverer: noopDeliverer{},
-		Keys:  application.NewCachedKeys(application.ActorKeys{Actors: postgres.NewAccountStore(pool)}, clock),
+		Keys:  engine.NewCachedKeys(engine.ActorKeys{Actors: postgres.NewAccountStore(pool)}, clock),
 		Clock: clock, Random: system.Random{}, IDs: system.IDs{}, Wakes: postgres.NewWaker(pool, quiet), Observer: obs, Log: quiet,
 	}, withOwner(ecfg, app))
 	commits0, err := pgcount.Commits(ctx, admin)
@@ -376,7 +361,7 @@ func runHerald(ctx context.Context, db string, ecfg application.EngineConfig, jo
 		return engineRun{}, err
 	}
 	var statements int64
-	took, err := drain(ctx, engine, obs, func() { statements = stmts.Count() })
+	took, err := drain(ctx, eng, obs, func() { statements = stmts.Count() })
 	pool.Close()
 	if err != nil {
 		return engineRun{}, err

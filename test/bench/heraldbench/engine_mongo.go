@@ -39,7 +39,7 @@ func benchEngineMongo(ctx context.Context, r *report, mongoURI string) error {
 	t := &table{
 		title:   "Engine throughput on MongoDB",
 		command: "go run ./test/bench/heraldbench -only engine-mongo",
-		intro: fmt.Sprintf("%d no-op jobs over %d hosts drained by the real `application.Engine` on the Mongo stores (the server at MONGODB_URI; per-host cap 2), "+
+		intro: fmt.Sprintf("%d no-op jobs over %d hosts drained by the real engine (`application/engine`) on the Mongo stores (the server at MONGODB_URI; per-host cap 2), "+
 			"%d rounds interleaved with the same run on the memory stores, median. Commands: every command the stores' client sent during the drain. "+
 			"Bound: the same engine on the memory stores, at the same worker count.", jobs, engineHosts, rounds),
 		header: []string{"store", "workers", "jobs per second", "commands per job", "write calls per job", "bound (jobs/s)", "ratio to bound", "32 / 8 workers"},

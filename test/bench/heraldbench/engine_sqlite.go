@@ -15,7 +15,7 @@ import (
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/adapters/system"
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 )
@@ -49,7 +49,7 @@ func benchEngineSQLite(ctx context.Context, r *report) error {
 	t := &table{
 		title:   "Engine throughput on SQLite",
 		command: "go run ./test/bench/heraldbench -only engine-sqlite",
-		intro: fmt.Sprintf("The run of \"Engine throughput against River\" on the default store: %d no-op jobs over %d hosts drained by the real `application.Engine` "+
+		intro: fmt.Sprintf("The run of \"Engine throughput against River\" on the default store: %d no-op jobs over %d hosts drained by the real engine (`application/engine`) "+
 			"on the SQLite stores (`synchronous=FULL`: every commit an fsync of the WAL; per-host cap 2), %d rounds interleaved with the same run on the memory stores, median. "+
 			"Commits: the SQLite stores' write calls, each one statement or one `BEGIN IMMEDIATE` transaction; a lease batch that found nothing writes no WAL frame and is not counted. "+
 			"Bound: the same engine on the memory stores (its own cost, no I/O), at the same worker count.",
@@ -140,13 +140,13 @@ func runHeraldOn(ctx context.Context, store, mongoURI string, workers, jobs int)
 	clock := system.Clock{}
 	// No wake source: the jobs are in before the engine starts, and its
 	// first lease is at once (`herald serve` on SQLite is woken in process).
-	engine := application.NewEngine(application.EngineDeps{
+	eng := engine.New(engine.Deps{
 		Jobs: st.jobs, Instances: st.instances, Deliverer: noopDeliverer{},
-		Keys:  application.NewCachedKeys(application.ActorKeys{Actors: st.actors}, clock),
+		Keys:  engine.NewCachedKeys(engine.ActorKeys{Actors: st.actors}, clock),
 		Clock: clock, Random: system.Random{}, IDs: system.IDs{}, Observer: obs, Log: slog.New(slog.DiscardHandler),
-	}, application.EngineConfig{Workers: workers, PerHost: 2, Owner: "heraldbench"})
+	}, engine.Config{Workers: workers, PerHost: 2, Owner: "heraldbench"})
 	var n, cmds int64
-	took, err := drain(ctx, engine, obs, func() { n, cmds = commits.Load(), commands.Load() })
+	took, err := drain(ctx, eng, obs, func() { n, cmds = commits.Load(), commands.Load() })
 	if err != nil {
 		return engineRun{}, err
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/bootstrap"
 	"github.com/heraldfed/herald/domain"
 )
@@ -413,10 +414,8 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 		{"postgres", "no faulty host, PostgreSQL store", hostProfile.answers, 1, "postgres", nil},
 		// What each rule is worth, on the dead-host row.
 		{"dead-no-park", "dead hosts; waits keep their slots (ParkAfter 1 h)", with(kindDead), 1, "memory", []string{"-park-after", "1h"}},
-		{"dead-no-hold", "dead hosts; no hold after a failure (Hold < 0)", with(kindDead), 1, "memory", []string{"-hold", "-1ns"}},
-		{"dead-neither", "dead hosts; neither", with(kindDead), 1, "memory", []string{"-park-after", "1h", "-hold", "-1ns"}},
-		// What leasing ahead costs or saves a fan-out (issue 13's pipelining).
-		{"clean-no-ahead", "no faulty host; no lease ahead (LeaseAhead < 0)", hostProfile.answers, 1, "memory", []string{"-lease-ahead", "-1"}},
+		{"dead-no-hold", "dead hosts; no hold after a failure (NoHold)", with(kindDead), 1, "memory", []string{"-no-hold"}},
+		{"dead-neither", "dead hosts; neither", with(kindDead), 1, "memory", []string{"-park-after", "1h", "-no-hold"}},
 	}
 	t := &table{
 		title:   fmt.Sprintf("Fan-out makespan: one post to %d inboxes on %d hosts, with the faults of the fediverse", hosts*inboxesPerHost, hosts),
@@ -482,7 +481,7 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 	labels = append(labels, "bound")
 	values = append(values, bound.Seconds())
 	t.notes = append(t.notes,
-		"What keeps a faulty or slow host's cost small ([the life of a delivery](delivery.md)): a delivery to a host that has not answered promptly lately (within 1 s; a slow host's 2 s answers do not count) gives its slot back after 1 s without an answer and waits out its answer or timeout in a separate budget of 8 waits, so a dead host costs 1 s of a slot, not the 10 s timeout, and the 2 s hosts 1 s of a slot per delivery, not 2; deliveries to hosts whose last attempt failed run in that budget from the start, at most 2 at a time; and a host failure or a Retry-After holds the host's other jobs, unattempted, until the first step of the retry curve (16 s) or the Retry-After, so a dead host's 10 jobs cost it 2 attempts (its 2 per-host slots) per hold, not 10. The dead-no-park, dead-no-hold and dead-neither rows show what the first and the last rule are worth.",
+		"What keeps a faulty or slow host's cost small ([the life of a delivery](delivery.md)): a delivery to a host that has not answered promptly lately (within 1 s, engine.Config.ParkAfter; a slow host's 2 s answers do not count) gives its slot back after 1 s without an answer and waits out its answer or timeout in a separate budget of 8 waits, so a dead host costs 1 s of a slot, not the 10 s timeout, and the 2 s hosts 1 s of a slot per delivery, not 2; deliveries to hosts whose last attempt failed run in that budget from the start, at most 2 at a time; and a host failure or a Retry-After holds the host's other jobs, unattempted, until the first step of the retry curve (16 s) or the Retry-After, so a dead host's 10 jobs cost it 2 attempts (its 2 per-host slots) per hold, not 10. The dead-no-park, dead-no-hold and dead-neither rows show what the first and the last rule are worth.",
 		"Faulty requests per faulty job show the hold: without it every job of a faulty host is attempted when leased.",
 	)
 	t.plot = r.svg("fanout-makespan.svg", barChart("Fan-out makespan (s) by fault row, against the bound", "s", labels, values))
@@ -531,13 +530,12 @@ func workerMain(args []string) int {
 	dbURL := fs.String("database-url", "", "PostgreSQL")
 	workers := fs.Int("workers", 8, "")
 	perHost := fs.Int("per-host", 2, "")
-	parkAfter := fs.Duration("park-after", 0, "EngineConfig.ParkAfter (0: the default)")
-	hold := fs.Duration("hold", 0, "EngineConfig.Hold (0: the default; negative: no hold)")
-	ahead := fs.Int("lease-ahead", 0, "EngineConfig.LeaseAhead (0: the default; negative: none)")
+	parkAfter := fs.Duration("park-after", 0, "engine.Config.ParkAfter (0: the default)")
+	noHold := fs.Bool("no-hold", false, "engine.Config.NoHold")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	cfg := application.EngineConfig{Workers: *workers, PerHost: *perHost, ParkAfter: *parkAfter, Hold: *hold, LeaseAhead: *ahead, PurgeEvery: -1}
+	cfg := engine.Config{Workers: *workers, PerHost: *perHost, ParkAfter: *parkAfter, NoHold: *noHold, PurgeEvery: -1}
 	if err := worker(*store, *targets, *dbURL, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
@@ -545,7 +543,7 @@ func workerMain(args []string) int {
 	return 0
 }
 
-func worker(store, targetsFile, dbURL string, engineCfg application.EngineConfig) error {
+func worker(store, targetsFile, dbURL string, engineCfg engine.Config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	var inboxes []string
@@ -597,8 +595,8 @@ func worker(store, targetsFile, dbURL string, engineCfg application.EngineConfig
 	}
 	client := delivery.New(delivery.Config{Timeout: timeout, AllowPrivate: true, UserAgent: "Herald/bench"})
 	defer client.Close()
-	engine := application.NewEngine(application.EngineDeps{
-		Jobs: stores.Jobs, Instances: stores.Instances, Deliverer: client, Keys: application.NewCachedKeys(application.ActorKeys{Actors: stores.Actors}, clock),
+	eng := engine.New(engine.Deps{
+		Jobs: stores.Jobs, Instances: stores.Instances, Deliverer: client, Keys: engine.NewCachedKeys(engine.ActorKeys{Actors: stores.Actors}, clock),
 		Clock: clock, Random: system.Random{}, IDs: ids, Wakes: stores.Wakes, Log: log,
 	}, engineCfg)
 	policy, _ := domain.NewNamePolicy("instance", nil)
@@ -606,9 +604,9 @@ func worker(store, targetsFile, dbURL string, engineCfg application.EngineConfig
 		Users: stores.Users, Tokens: stores.Tokens, Actors: stores.Actors, Names: stores.Names, Followers: stores.Followers,
 		Foreign: stores.Foreign, Posts: stores.Posts, HTML: sanitizer.NewHTMLSanitizer(), Jobs: stores.Jobs, Passwords: security.Bcrypt{Cost: 4}, Keys: security.RSAKeys{},
 		Clock: clock, IDs: ids, Log: log,
-	}, policy, "instance", urls, engine)
+	}, policy, "instance", urls, eng)
 	done := make(chan struct{})
-	go func() { defer close(done); _ = engine.Run(ctx) }()
+	go func() { defer close(done); _ = eng.Run(ctx) }()
 	publish := func(n int) error {
 		fmt.Printf("PUBLISHING %d\n", time.Now().UnixNano())
 		_, err := app.Publish.Handle(ctx, application.Publish{UserID: "bench-user", As: "alice", Content: fmt.Sprintf("post %d hello, fediverse", n), Visibility: domain.VisibilityPublic})

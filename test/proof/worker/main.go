@@ -1,5 +1,5 @@
 // Command worker is one delivery process of the proofs (test/proof): the
-// real application.Engine over the stores -store names (postgres, mongo or
+// real engine (application/engine) over the stores -store names (postgres, mongo or
 // sqlite; by default postgres, or sqlite with -data-dir) and the real
 // signed HTTP client, and nothing else (no HTTP server, no migrations: the
 // test prepares the schema or database). The proofs start several of it
@@ -36,7 +36,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/delivery"
 	"github.com/heraldfed/herald/adapters/system"
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 )
@@ -64,9 +64,6 @@ func run() int {
 		poll     = flag.Duration("poll", 5*time.Second, "lease poll without wake-ups (production: 5s)")
 		grace    = flag.Duration("grace", 10*time.Second, "shutdown grace for in-flight deliveries")
 		timeout  = flag.Duration("timeout", 10*time.Second, "timeout of one delivery")
-		flushMax = flag.Int("flush-max", 0, "most results one completer write carries (0: the engine's default, 4 x workers, at least 32)")
-		waits    = flag.Int("waits", 0, "budget of waits on hosts that have not answered, beside the slots (0: the engine's default, workers)")
-		ahead    = flag.Int("lease-ahead", 0, "jobs leased beyond the free slots while leases come back full (0: the engine's default, workers; negative: none)")
 	)
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here (diagnosis only)")
 	flag.Parse()
@@ -123,28 +120,26 @@ func run() int {
 		out.emit(map[string]any{"event": "ready", "name": *name, "pid": os.Getpid()})
 	}}
 	jobs := &watchedJobs{JobStore: st.jobs, held: map[string]lease{}}
-	engine := application.NewEngine(application.EngineDeps{
+	eng := engine.New(engine.Deps{
 		Jobs:      jobs,
 		Instances: st.instances,
 		Deliverer: client,
 		// As bootstrap wires it: keys cached for a minute, not read per job.
-		Keys:     application.NewCachedKeys(application.ActorKeys{Actors: st.actors}, system.Clock{}),
+		Keys:     engine.NewCachedKeys(engine.ActorKeys{Actors: st.actors}, system.Clock{}),
 		Clock:    system.Clock{},
 		Random:   system.Random{},
 		IDs:      system.IDs{},
 		Wakes:    waker,
 		Observer: obs,
 		Log:      log,
-	}, application.EngineConfig{
+	}, engine.Config{
 		Workers: *workers, PerHost: *perHost, LeaseFor: *leaseFor, ReapEvery: *reap, PollEvery: *poll,
-		Grace: *grace, Owner: fmt.Sprintf("%s/%d", *name, os.Getpid()), FlushMax: *flushMax,
-		Waits: *waits, LeaseAhead: *ahead,
+		Grace: *grace, Owner: fmt.Sprintf("%s/%d", *name, os.Getpid()),
 	})
-	cfg := engine.Config()
+	cfg := eng.Config()
 	log.Info("worker starting", "workers", cfg.Workers, "per_host", cfg.PerHost, "lease", cfg.LeaseFor,
-		"reap_every", cfg.ReapEvery, "poll_every", cfg.PollEvery, "flush_max", cfg.FlushMax,
-		"waits", cfg.Waits, "lease_ahead", cfg.LeaseAhead)
-	_ = engine.Run(ctx)
+		"reap_every", cfg.ReapEvery, "poll_every", cfg.PollEvery)
+	_ = eng.Run(ctx)
 	s := obs.summary()
 	jobs.report(s)
 	var ru syscall.Rusage

@@ -1,10 +1,10 @@
-package application_test
+package engine_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 )
 
@@ -13,7 +13,7 @@ import (
 // empty request to a remote inbox.
 func TestEngineKillsAJobWhoseBodyIsMissing(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, status(202))
+	b := setup(t, engine.Config{}, status(202))
 	b.start()
 	missing := domain.BodyOf([]byte("never stored"))
 	j := b.job("orphan", "a.example")

@@ -1,4 +1,4 @@
-package application_test
+package engine_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
@@ -28,13 +29,14 @@ type bundle struct {
 	jobs      *memory.JobStore
 	instances *memory.InstanceStore
 	deliverer *fake.Deliverer
-	engine    *application.Engine
+	deps      engine.Deps // what rebuild builds the engine from
+	engine    *engine.Engine
 	enqueuer  application.EnqueueHandler
 	cancel    context.CancelFunc
 	done      chan struct{}
 }
 
-func setup(t *testing.T, cfg application.EngineConfig, respond func(context.Context, ports.Delivery) domain.Outcome) *bundle {
+func setup(t *testing.T, cfg engine.Config, respond func(context.Context, ports.Delivery) domain.Outcome) *bundle {
 	t.Helper()
 	b := &bundle{
 		t:         t,
@@ -43,17 +45,33 @@ func setup(t *testing.T, cfg application.EngineConfig, respond func(context.Cont
 		instances: memory.NewInstanceStore(),
 		deliverer: &fake.Deliverer{Respond: respond},
 	}
+	b.deps = engine.Deps{
+		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer,
+		Keys: keysOf(t), Clock: b.clock, Random: fake.Random(0), IDs: fake.NewIDs("lease"),
+	}
+	b.rebuild(cfg, nil)
+	return b
+}
+
+// rebuild builds b's engine again with cfg, from b.deps as change (if not
+// nil) changes them.
+func (b *bundle) rebuild(cfg engine.Config, change func(*engine.Deps)) {
+	d := b.deps
+	if change != nil {
+		change(&d)
+	}
+	b.engine = engine.New(d, cfg)
+	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+}
+
+// keysOf is the signing keys of the jobs' sender, sender-1.
+func keysOf(t *testing.T) engine.SigningKeys {
 	actors := memory.NewAccountStore()
 	keys, _ := (&fake.Keys{}).GenerateKeyPair()
 	if err := actors.CreateAvatar(context.Background(), domain.Avatar{ID: "sender-1", RootUserID: "u1", Name: "alice", Keys: keys}); err != nil {
 		t.Fatal(err)
 	}
-	b.engine = application.NewEngine(application.EngineDeps{
-		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer,
-		Keys: application.ActorKeys{Actors: actors}, Clock: b.clock, Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, cfg)
-	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
-	return b
+	return engine.ActorKeys{Actors: actors}
 }
 
 // start runs the engine and waits until it is idle.
@@ -112,6 +130,24 @@ func (b *bundle) job(id, host string) domain.Job {
 	return j
 }
 
+// spread is n jobs, each to a host of its own: j000 to h000.example, ...
+func (b *bundle) spread(n int) []domain.Job {
+	jobs := make([]domain.Job, n)
+	for i := range jobs {
+		jobs[i] = b.job(fmt.Sprintf("j%03d", i), fmt.Sprintf("h%03d.example", i))
+	}
+	return jobs
+}
+
+// onHost is n jobs to host: j0, j1, ...
+func (b *bundle) onHost(host string, n int) []domain.Job {
+	jobs := make([]domain.Job, n)
+	for i := range jobs {
+		jobs[i] = b.job(fmt.Sprintf("j%d", i), host)
+	}
+	return jobs
+}
+
 func (b *bundle) enqueue(jobs ...domain.Job) {
 	b.t.Helper()
 	if _, err := b.enqueuer.Handle(context.Background(), jobs); err != nil {
@@ -162,7 +198,7 @@ func status(code int) func(context.Context, ports.Delivery) domain.Outcome {
 
 func TestEngineWakesOnEnqueue(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	b.start()
 	b.enqueue(b.job("j1", "a.example"))
 	b.waitState("j1", domain.JobSucceeded)
@@ -173,7 +209,7 @@ func TestEngineWakesOnEnqueue(t *testing.T) {
 
 func TestEnginePollsEveryFiveSeconds(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	b.start()
 	b.enqueueSilently(b.job("j1", "a.example"))
 	b.advance(5*time.Second - time.Millisecond)
@@ -187,7 +223,7 @@ func TestEnginePollsEveryFiveSeconds(t *testing.T) {
 func TestEngineLeasesForTwoMinutes(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		<-release
 		return domain.Classify(202, "", time.Time{})
 	})
@@ -202,7 +238,7 @@ func TestEngineLeasesForTwoMinutes(t *testing.T) {
 
 func TestEngineDeliversOldestFirst(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{Workers: 1}, nil)
+	b := setup(t, engine.Config{Workers: 1}, nil)
 	var jobs []domain.Job
 	for i, off := range []int{3, 1, 4, 2} {
 		j := b.job(fmt.Sprintf("j%d", i), fmt.Sprintf("h%d.example", i))
@@ -225,7 +261,7 @@ func TestEngineDeliversOldestFirst(t *testing.T) {
 func TestEngineRunsEightAtATimeTwoPerHost(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		<-release
 		return domain.Classify(202, "", time.Time{})
 	})
@@ -271,7 +307,7 @@ func TestEngineRunsEightAtATimeTwoPerHost(t *testing.T) {
 // A dead host with many jobs holds two slots; every other host's jobs flow.
 func TestEngineDeadHostHoldsTwoSlotsOnly(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		if d.Inbox == "https://dead.example/inbox" {
 			<-ctx.Done() // a server that never answers
 			return domain.NetworkFailure(ctx.Err())
@@ -308,7 +344,7 @@ func TestEngineRetriesOnTheCurve(t *testing.T) {
 	var b *bundle
 	var mu sync.Mutex
 	var attemptAt []time.Time
-	b = setup(t, application.EngineConfig{}, func(context.Context, ports.Delivery) domain.Outcome {
+	b = setup(t, engine.Config{}, func(context.Context, ports.Delivery) domain.Outcome {
 		mu.Lock()
 		attemptAt = append(attemptAt, b.clock.Now())
 		mu.Unlock()
@@ -339,12 +375,8 @@ func TestEngineRetriesOnTheCurve(t *testing.T) {
 
 func TestEngineRetryJitter(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, status(500))
-	b.engine = application.NewEngine(application.EngineDeps{
-		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
-		Random: fake.Random(0.5), IDs: fake.NewIDs("lease"),
-	}, application.EngineConfig{})
-	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+	b := setup(t, engine.Config{}, status(500))
+	b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Random = fake.Random(0.5) })
 	b.start()
 	b.enqueue(b.job("j1", "a.example"))
 	var j domain.Job
@@ -354,20 +386,11 @@ func TestEngineRetryJitter(t *testing.T) {
 	}
 }
 
-func keysOf(t *testing.T) application.SigningKeys {
-	actors := memory.NewAccountStore()
-	keys, _ := (&fake.Keys{}).GenerateKeyPair()
-	if err := actors.CreateAvatar(context.Background(), domain.Avatar{ID: "sender-1", RootUserID: "u1", Name: "alice", Keys: keys}); err != nil {
-		t.Fatal(err)
-	}
-	return application.ActorKeys{Actors: actors}
-}
-
 // 429 proves the host is up, so the breaker stays out of this test and the
 // job meets the attempt limit alone.
 func TestEngineDeadAfterSixteenAttempts(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, status(429))
+	b := setup(t, engine.Config{}, status(429))
 	b.start()
 	b.enqueue(b.job("j1", "a.example"))
 	for n := 1; n < domain.MaxAttempts; n++ {
@@ -381,42 +404,43 @@ func TestEngineDeadAfterSixteenAttempts(t *testing.T) {
 	}
 }
 
-func TestEngineFinal4xxIsDeadAtOnce(t *testing.T) {
+// A 4xx other than 408 and 429 is final at once: dead after its one
+// attempt. The others are retried at the curve's first step (SPEC §2).
+func TestEngineStatuses(t *testing.T) {
 	t.Parallel()
-	for _, code := range []int{400, 401, 403, 404, 410, 422} {
-		t.Run(fmt.Sprint(code), func(t *testing.T) {
-			t.Parallel()
-			b := setup(t, application.EngineConfig{}, status(code))
-			b.start()
-			b.enqueue(b.job("j1", "a.example"))
-			j := b.waitState("j1", domain.JobDead)
-			if j.Attempts != 1 || j.LastError == "" || len(b.deliverer.Calls()) != 1 {
-				t.Fatalf("%d: %+v", code, j)
-			}
-		})
-	}
-}
-
-func TestEngineRetryableStatuses(t *testing.T) {
-	t.Parallel()
-	for _, code := range []int{408, 429, 500, 502, 503, 504} {
-		t.Run(fmt.Sprint(code), func(t *testing.T) {
-			t.Parallel()
-			b := setup(t, application.EngineConfig{}, status(code))
-			b.start()
-			b.enqueue(b.job("j1", "a.example"))
-			j := b.waitState("j1", domain.JobQueued)
-			b.eventually("attempt recorded", func() bool { j = b.get("j1"); return j.Attempts == 1 })
-			if !j.RunAt.Equal(t0.Add(domain.RetryDelay(1, 0))) {
-				t.Fatalf("%d: runAt %v", code, j.RunAt)
-			}
-		})
+	for _, tc := range []struct {
+		codes []int
+		final bool
+	}{
+		{[]int{400, 401, 403, 404, 410, 422}, true},
+		{[]int{408, 429, 500, 502, 503, 504}, false},
+	} {
+		for _, code := range tc.codes {
+			t.Run(fmt.Sprint(code), func(t *testing.T) {
+				t.Parallel()
+				b := setup(t, engine.Config{}, status(code))
+				b.start()
+				b.enqueue(b.job("j1", "a.example"))
+				if tc.final {
+					j := b.waitState("j1", domain.JobDead)
+					if j.Attempts != 1 || j.LastError == "" || len(b.deliverer.Calls()) != 1 {
+						t.Fatalf("%d: %+v", code, j)
+					}
+					return
+				}
+				var j domain.Job
+				b.eventually("attempt recorded", func() bool { j = b.get("j1"); return j.Attempts == 1 && j.State == domain.JobQueued })
+				if !j.RunAt.Equal(t0.Add(domain.RetryDelay(1, 0))) {
+					t.Fatalf("%d: runAt %v", code, j.RunAt)
+				}
+			})
+		}
 	}
 }
 
 func TestEngineNetworkErrorRetries(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, func(context.Context, ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{}, func(context.Context, ports.Delivery) domain.Outcome {
 		return domain.NetworkFailure(fmt.Errorf("dial tcp: connection refused"))
 	})
 	b.start()
@@ -444,7 +468,7 @@ func TestEngine429WaitsRetryAfter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var b *bundle
-			b = setup(t, application.EngineConfig{}, func(context.Context, ports.Delivery) domain.Outcome {
+			b = setup(t, engine.Config{}, func(context.Context, ports.Delivery) domain.Outcome {
 				return domain.Classify(429, tt.retryAfter, b.clock.Now())
 			})
 			b.start()
@@ -464,7 +488,7 @@ func TestEngineBreakerQuarantinesAfterTenFailures(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	healthy := false
-	b := setup(t, application.EngineConfig{PerHost: 1}, func(context.Context, ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{PerHost: 1}, func(context.Context, ports.Delivery) domain.Outcome {
 		mu.Lock()
 		defer mu.Unlock()
 		if healthy {
@@ -473,11 +497,7 @@ func TestEngineBreakerQuarantinesAfterTenFailures(t *testing.T) {
 		return domain.Classify(503, "", time.Time{})
 	})
 	b.start()
-	var jobs []domain.Job
-	for i := 0; i < 30; i++ {
-		jobs = append(jobs, b.job(fmt.Sprintf("j%02d", i), "sick.example"))
-	}
-	b.enqueue(jobs...)
+	b.enqueue(b.onHost("sick.example", 30)...)
 	// Each failure holds the host's other jobs for the first step of the
 	// curve (holdFailedHosts): the clock moves a step at a time until the
 	// tenth consecutive failure opens the breaker.
@@ -538,7 +558,7 @@ func TestEngineBreakerQuarantinesAfterTenFailures(t *testing.T) {
 
 func TestEngineQuarantinedHostJobsKeepAttempts(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	until := t0.Add(time.Hour)
 	if _, err := b.instances.Update(context.Background(), "q.example", func(r *domain.RemoteInstance) {
 		r.ConsecutiveFailures, r.QuarantineLevel, r.QuarantinedUntil = 10, 1, until
@@ -573,7 +593,7 @@ func TestEngineRetryOfAnAttemptInFlightWaitsForTheQuarantine(t *testing.T) {
 	secondStarted, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	calls := 0
-	b := setup(t, application.EngineConfig{PerHost: 2}, func(ctx context.Context, _ ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{PerHost: 2}, func(ctx context.Context, _ ports.Delivery) domain.Outcome {
 		mu.Lock()
 		calls++
 		n := calls
@@ -616,7 +636,7 @@ func TestEngineRetryOfAnAttemptInFlightWaitsForTheQuarantine(t *testing.T) {
 
 func TestLiftQuarantineRunsJobsNow(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	until := t0.Add(4 * time.Hour)
 	if _, err := b.instances.Update(context.Background(), "q.example", func(r *domain.RemoteInstance) {
 		r.ConsecutiveFailures, r.QuarantineLevel, r.QuarantinedUntil = 12, 3, until
@@ -643,7 +663,7 @@ func TestLiftQuarantineRunsJobsNow(t *testing.T) {
 
 func TestEngineReaperRecoversExpiredLeases(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	b.enqueueSilently(b.job("j1", "a.example"))
 	// A worker of a process that then died took the job.
 	if got, err := b.jobs.LeaseBatch(context.Background(), ports.LeaseRequest{Owner: "dead", Token: "dead-token", Now: t0, Until: t0.Add(2 * time.Minute)}); err != nil || len(got) != 1 {
@@ -665,7 +685,7 @@ func TestEngineReaperRecoversExpiredLeases(t *testing.T) {
 
 func TestEngineRetentionPurge(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	b.start()
 	b.enqueue(b.job("j1", "a.example"))
 	b.waitState("j1", domain.JobSucceeded)
@@ -683,7 +703,7 @@ func TestEngineRetentionPurge(t *testing.T) {
 func TestEngineStaleResultIsDropped(t *testing.T) {
 	t.Parallel()
 	var b *bundle
-	b = setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b = setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		// While this delivery hangs, its lease expires, the reaper requeues
 		// the job and another process takes it.
 		later := t0.Add(3 * time.Minute)
@@ -707,7 +727,7 @@ func TestEngineStaleResultIsDropped(t *testing.T) {
 
 func TestEngineSenderGoneIsDead(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	b.start()
 	j := b.job("j1", "a.example")
 	j.SenderID = "deleted-actor"
@@ -721,7 +741,7 @@ func TestEngineSenderGoneIsDead(t *testing.T) {
 func TestEngineGracefulShutdown(t *testing.T) {
 	t.Parallel()
 	finish := make(chan struct{})
-	b := setup(t, application.EngineConfig{Grace: 30 * time.Second}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{Grace: 30 * time.Second}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		if d.Inbox == "https://quick.example/inbox" {
 			<-finish
 			return domain.Classify(202, "", time.Time{})
@@ -766,7 +786,7 @@ func TestEngineFailingHostsShareTheirSlots(t *testing.T) {
 	var mu sync.Mutex
 	release := make(chan struct{})
 	deadNow, deadMax := 0, 0
-	b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		if !strings.Contains(d.Inbox, "dead") {
 			return domain.Classify(202, "", time.Time{})
 		}

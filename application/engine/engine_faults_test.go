@@ -1,4 +1,4 @@
-package application_test
+package engine_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
@@ -57,12 +57,12 @@ func (b *bundle) succeeded(prefix string) int {
 }
 
 // A delivery to a host that has not answered gives its slot back after
-// ParkAfter and waits in the Waits budget; when that is full, a wait keeps
+// ParkAfter and waits beside the slots; when the waits are full, it keeps
 // its slot. Hosts that answer never have more than Workers deliveries.
 func TestEngineWaitsOnSilentHostsLeaveTheSlots(t *testing.T) {
 	t.Parallel()
 	h := newHanging()
-	b := setup(t, application.EngineConfig{Workers: 2, Waits: 2}, h.respond)
+	b := setup(t, engine.Config{Workers: 2}, h.respond)
 	b.start()
 	defer h.free()
 	b.enqueue(b.job("hang-a", "hang-a.example"), b.job("hang-b", "hang-b.example"))
@@ -81,7 +81,7 @@ func TestEngineWaitsOnSilentHostsLeaveTheSlots(t *testing.T) {
 	b.clock.Advance(time.Millisecond)
 	b.waitState("ok-0", domain.JobSucceeded)
 
-	// Waits is full: a third silent host keeps its slot after ParkAfter.
+	// The waits are full: a third silent host keeps its slot after ParkAfter.
 	b.enqueue(b.job("hang-c", "hang-c.example"))
 	b.eventually("third wait started", func() bool { return b.deliverer.InFlight() == 3 })
 	b.advance(2 * time.Second)
@@ -92,7 +92,7 @@ func TestEngineWaitsOnSilentHostsLeaveTheSlots(t *testing.T) {
 	b.enqueue(oks...)
 	b.eventually("healthy jobs delivered on the one free slot", func() bool { return b.succeeded("ok-") == 21 })
 	if total, _ := b.deliverer.MaxInFlight(); total > 2+2 {
-		t.Fatalf("%d deliveries at once, want at most Workers+Waits = 4", total)
+		t.Fatalf("%d deliveries at once, want at most the 2 slots and 2 waits", total)
 	}
 	if total, _ := b.deliverer.MaxInFlight(); total < 3 {
 		t.Fatalf("at most %d deliveries at once: the healthy jobs waited behind the silent hosts", total)
@@ -108,7 +108,7 @@ func TestEngineHostThatAnsweredKeepsItsSlot(t *testing.T) {
 	slow := false
 	release := make(chan struct{})
 	defer close(release)
-	b := setup(t, application.EngineConfig{Workers: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{Workers: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		mu.Lock()
 		s := slow && strings.Contains(d.Inbox, "slow")
 		mu.Unlock()
@@ -136,13 +136,13 @@ func TestEngineHostThatAnsweredKeepsItsSlot(t *testing.T) {
 }
 
 // A host that answers, but slowly, is not trusted with a slot: its next
-// delivery gives its slot back after ParkAfter and waits in the Waits
-// budget, so a prompt host's job runs meanwhile (issue 36: five slow
+// delivery gives its slot back after ParkAfter and waits beside the slots,
+// so a prompt host's job runs meanwhile (issue 36: five slow
 // servers held every slot under sustained load).
 func TestEngineSlowHostGivesItsSlotBack(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{}, 4)
-	b := setup(t, application.EngineConfig{Workers: 1, Waits: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{Workers: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		if strings.Contains(d.Inbox, "slow") {
 			select {
 			case <-release:
@@ -192,7 +192,7 @@ func TestEngineHoldsAHostAfterItFails(t *testing.T) {
 			var b *bundle
 			var mu sync.Mutex
 			fail := true
-			b = setup(t, application.EngineConfig{PerHost: 1}, func(context.Context, ports.Delivery) domain.Outcome {
+			b = setup(t, engine.Config{PerHost: 1}, func(context.Context, ports.Delivery) domain.Outcome {
 				mu.Lock()
 				defer mu.Unlock()
 				if fail {
@@ -201,11 +201,7 @@ func TestEngineHoldsAHostAfterItFails(t *testing.T) {
 				return domain.Classify(202, "", time.Time{})
 			})
 			b.start()
-			var jobs []domain.Job
-			for i := 0; i < 5; i++ {
-				jobs = append(jobs, b.job(fmt.Sprintf("j%d", i), "sick.example"))
-			}
-			b.enqueue(jobs...)
+			b.enqueue(b.onHost("sick.example", 5)...)
 			b.eventually("first attempt settled", func() bool { return b.get("j0").Attempts == 1 && b.get("j0").State == domain.JobQueued })
 			b.settleIdle()
 			if n := len(b.deliverer.Calls()); n != 1 {
@@ -236,16 +232,12 @@ func TestEngineHoldsAHostAfterItFails(t *testing.T) {
 	}
 }
 
-// A negative Hold turns the hold off: every job of a failing host is
+// NoHold turns the hold off: every job of a failing host is
 // attempted when leased (what the benchmark compares against).
-func TestEngineNegativeHoldDoesNotHold(t *testing.T) {
+func TestEngineNoHoldDoesNotHold(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{PerHost: 1, Hold: -1}, status(503))
+	b := setup(t, engine.Config{PerHost: 1, NoHold: true}, status(503))
 	b.start()
-	var jobs []domain.Job
-	for i := 0; i < 5; i++ {
-		jobs = append(jobs, b.job(fmt.Sprintf("j%d", i), "sick.example"))
-	}
-	b.enqueue(jobs...)
+	b.enqueue(b.onHost("sick.example", 5)...)
 	b.eventually("every job attempted once, no clock moved", func() bool { return len(b.deliverer.Calls()) == 5 })
 }

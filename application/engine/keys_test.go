@@ -1,4 +1,4 @@
-package application_test
+package engine_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/test/fake"
 )
@@ -28,7 +28,7 @@ func TestCachedKeys(t *testing.T) {
 	t.Parallel()
 	clock := fake.NewClock(t0)
 	next := &countingKeys{}
-	c := application.NewCachedKeys(next, clock)
+	c := engine.NewCachedKeys(next, clock)
 	ctx := context.Background()
 	for i := 0; i < 100; i++ {
 		if k, err := c.SigningKey(ctx, "a1"); err != nil || k != "pem-of-a1" {
@@ -38,13 +38,13 @@ func TestCachedKeys(t *testing.T) {
 	if n := next.calls.Load(); n != 1 {
 		t.Fatalf("100 lookups within the TTL read the store %d times", n)
 	}
-	clock.Advance(application.KeyCacheTTL)
+	clock.Advance(engine.KeyCacheTTL)
 	_, _ = c.SigningKey(ctx, "a1")
 	if n := next.calls.Load(); n != 2 {
 		t.Fatalf("a stale key was not read again (%d reads)", n)
 	}
 	gone := &countingKeys{err: domain.ErrNotFound}
-	g := application.NewCachedKeys(gone, clock)
+	g := engine.NewCachedKeys(gone, clock)
 	for i := 0; i < 3; i++ {
 		if _, err := g.SigningKey(ctx, "x"); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package application_test
+package engine_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 
 	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
-	"github.com/heraldfed/herald/test/fake"
 )
 
 // TestEngineSendsNothingToARefusedDomain: a job leased for a suspended
@@ -21,7 +21,7 @@ func TestEngineSendsNothingToARefusedDomain(t *testing.T) {
 	}{{domain.FederationBlocklist, "suspended"}, {domain.FederationAllowlist, "not allowed (allowlist mode)"}} {
 		t.Run(string(tt.mode), func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, application.EngineConfig{}, status(202))
+			b := setup(t, engine.Config{}, status(202))
 			store := memory.NewModerationStore()
 			mod := application.NewModeration(application.ModerationDeps{Store: store, JobAdmin: b.jobs, Foreign: memory.NewContentStore(),
 				Followers: memory.NewFollowerStore(), Mode: tt.mode, Clock: b.clock})
@@ -38,16 +38,7 @@ func TestEngineSendsNothingToARefusedDomain(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			actors := memory.NewAccountStore()
-			keys, _ := (&fake.Keys{}).GenerateKeyPair()
-			if err := actors.CreateAvatar(ctx, domain.Avatar{ID: "sender-1", RootUserID: "u1", Name: "alice", Keys: keys}); err != nil {
-				t.Fatal(err)
-			}
-			b.engine = application.NewEngine(application.EngineDeps{
-				Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer, Moderation: mod,
-				Keys: application.ActorKeys{Actors: actors}, Clock: b.clock, Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-			}, application.EngineConfig{})
-			b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+			b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Policy = mod })
 			b.start()
 			b.enqueue(b.job("bad", "sub.evil.example"), b.job("good", "good.example"))
 			j := b.waitState("bad", domain.JobDead)

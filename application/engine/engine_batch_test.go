@@ -1,17 +1,15 @@
-package application_test
+package engine_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldfed/herald/adapters/memory"
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
-	"github.com/heraldfed/herald/test/fake"
 )
 
 // countingJobs records the engine's lease and settle round trips.
@@ -81,40 +79,33 @@ func (c *countingInstances) UpdateMany(ctx context.Context, hosts []string, fn f
 }
 
 // withCounters rebuilds b's engine over counting stores.
-func withCounters(t *testing.T, b *bundle, cfg application.EngineConfig) (*countingJobs, *countingInstances) {
+func withCounters(t *testing.T, b *bundle, cfg engine.Config) (*countingJobs, *countingInstances) {
 	t.Helper()
 	jobs := &countingJobs{JobStore: b.jobs}
 	inst := &countingInstances{InstanceStore: b.instances}
-	b.engine = application.NewEngine(application.EngineDeps{
-		Jobs: jobs, Instances: inst, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
-		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, cfg)
-	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+	b.rebuild(cfg, func(d *engine.Deps) { d.Jobs, d.Instances = jobs, inst })
 	return jobs, inst
 }
 
 // One lease round trip fills every free slot, and the results are written
 // in batches, not one write per job: 40 jobs on 40 hosts with 8 workers are
 // leased in batches (the first for the 8 free slots, then, while leases
-// come back full, up to 8 more ahead of the running batch: LeaseAhead),
+// come back full, up to 8 more ahead of the running batch),
 // never more than 8 delivered at once, and written in batches of at most
-// FlushMax. FlushEvery is long here so that only the two other triggers
-// write: FlushMax results waiting, and the dispatcher idle. It goes idle
+// flushMax. The flush window is long here so that only the two other
+// triggers write: flushMax results waiting, and the dispatcher idle. It goes idle
 // only once the queue is drained (every job leased), and then each result
 // may be written as its delivery ends, since results held back could be
 // what keeps hosts at their cap; when that is depends on the machine's
 // load (a loaded CI wrote [32 4 1 3]). So the writes are bounded by one
-// FlushMax batch before the drain, the results pending at the drain, and
+// flushMax batch before the drain, the results pending at the drain, and
 // one per job unfinished then: at most the 8 running and the 8 ahead.
 func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
-	cfg := application.EngineConfig{FlushEvery: time.Hour}
+	b := setup(t, engine.Config{}, nil)
+	cfg := engine.WithFlushEvery(engine.Config{}, time.Hour)
 	jobs, _ := withCounters(t, b, cfg)
-	var all []domain.Job
-	for i := range 40 {
-		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
-	}
+	all := b.spread(40)
 	b.enqueueSilently(all...)
 	b.start()
 	b.eventually("all 40 succeeded", func() bool {
@@ -123,7 +114,7 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	})
 	leases, settles := jobs.calls()
 	leased, settled := 0, 0
-	ahead := b.engine.Config().LeaseAhead
+	_, flushMax, ahead := b.engine.Budgets()
 	for _, l := range leases {
 		leased += l.got
 		if l.got > l.limit || l.limit > 8+ahead {
@@ -132,8 +123,8 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	}
 	for _, n := range settles {
 		settled += n
-		if n > b.engine.Config().FlushMax {
-			t.Errorf("a settle of %d results, more than FlushMax %d", n, b.engine.Config().FlushMax)
+		if n > flushMax {
+			t.Errorf("a settle of %d results, more than flushMax %d", n, flushMax)
 		}
 	}
 	if leases[0] != (leaseCall{8, 8}) {
@@ -142,7 +133,7 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	if leased != 40 || settled != 40 {
 		t.Errorf("leased %d, settled %d, want 40 each", leased, settled)
 	}
-	if bound := 40/b.engine.Config().FlushMax + 1 + 8 + ahead; len(settles) > bound {
+	if bound := 40/flushMax + 1 + 8 + ahead; len(settles) > bound {
 		t.Errorf("%d settle round trips for 40 jobs (%v), want at most %d", len(settles), settles, bound)
 	}
 	if total, _ := b.deliverer.MaxInFlight(); total > 8 {
@@ -151,63 +142,47 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 }
 
 // The next batch is leased while the current one is in flight: with all 8
-// slots busy on a backlog, the jobs leased ahead (LeaseAhead, 8) wait,
-// leased and undelivered, and take each slot the moment it frees, with no
-// round trip between; never more than 8 deliveries at once. With
-// LeaseAhead negative nothing is leased beyond the free slots.
+// slots busy on a backlog, the jobs leased ahead (a batch, 8) wait, leased
+// and undelivered, and take each slot the moment it frees, with no round
+// trip between; never more than 8 deliveries at once.
 func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name      string
-		ahead     int
-		wantAhead int
-	}{
-		{"default: a batch ahead", 0, 8},
-		{"none", -1, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			release := make(chan struct{})
-			b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
-				<-release
-				return domain.Classify(202, "", time.Time{})
-			})
-			jobs, _ := withCounters(t, b, application.EngineConfig{LeaseAhead: tc.ahead})
-			var all []domain.Job
-			for i := range 40 {
-				all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
-			}
-			b.enqueueSilently(all...)
-			b.start()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if !b.deliverer.WaitFor(ctx, func(_, inFlight int) bool { return inFlight == 8 }) {
-				t.Fatal("never 8 in flight")
-			}
-			b.eventually("the jobs leased ahead", func() bool {
-				c, _ := b.jobs.Counts(context.Background())
-				return c[domain.JobLeased] == 8+tc.wantAhead
-			})
-			b.settleIdle()
-			if c, _ := b.jobs.Counts(context.Background()); c[domain.JobLeased] != 8+tc.wantAhead {
-				t.Fatalf("leased %d with 8 in flight, want %d ahead of them", c[domain.JobLeased], tc.wantAhead)
-			}
-			if n := len(b.deliverer.Calls()); n != 8 {
-				t.Fatalf("%d deliveries started with 8 slots", n)
-			}
-			before, _ := jobs.calls()
-			close(release)
-			b.eventually("all 40 succeeded", func() bool {
-				c, _ := b.jobs.Counts(context.Background())
-				return c[domain.JobSucceeded] == 40
-			})
-			if total, _ := b.deliverer.MaxInFlight(); total != 8 {
-				t.Fatalf("%d deliveries at once, want the 8 slots", total)
-			}
-			after, _ := jobs.calls()
-			t.Logf("leases before the release %v, after %v", before, after[len(before):])
-		})
+	release := make(chan struct{})
+	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		<-release
+		return domain.Classify(202, "", time.Time{})
+	})
+	jobs, _ := withCounters(t, b, engine.Config{})
+	all := b.spread(40)
+	b.enqueueSilently(all...)
+	b.start()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !b.deliverer.WaitFor(ctx, func(_, inFlight int) bool { return inFlight == 8 }) {
+		t.Fatal("never 8 in flight")
 	}
+	b.eventually("the jobs leased ahead", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobLeased] == 16
+	})
+	b.settleIdle()
+	if c, _ := b.jobs.Counts(context.Background()); c[domain.JobLeased] != 16 {
+		t.Fatalf("leased %d with 8 in flight, want 8 ahead of them", c[domain.JobLeased])
+	}
+	if n := len(b.deliverer.Calls()); n != 8 {
+		t.Fatalf("%d deliveries started with 8 slots", n)
+	}
+	before, _ := jobs.calls()
+	close(release)
+	b.eventually("all 40 succeeded", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobSucceeded] == 40
+	})
+	if total, _ := b.deliverer.MaxInFlight(); total != 8 {
+		t.Fatalf("%d deliveries at once, want the 8 slots", total)
+	}
+	after, _ := jobs.calls()
+	t.Logf("leases before the release %v, after %v", before, after[len(before):])
 }
 
 // The breaker costs no round trip per job: 50 jobs to 50 hosts read the
@@ -217,12 +192,9 @@ func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
 // stop), never with a per-host Update.
 func TestEngineBreakerReadsAreNotPerJob(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
-	_, inst := withCounters(t, b, application.EngineConfig{FlushEvery: time.Hour})
-	var all []domain.Job
-	for i := range 50 {
-		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
-	}
+	b := setup(t, engine.Config{}, nil)
+	_, inst := withCounters(t, b, engine.WithFlushEvery(engine.Config{}, time.Hour))
+	all := b.spread(50)
 	b.enqueueSilently(all...)
 	b.start()
 	b.eventually("all 50 succeeded", func() bool {
@@ -236,10 +208,10 @@ func TestEngineBreakerReadsAreNotPerJob(t *testing.T) {
 		t.Fatalf("breaker round trips for 50 jobs: %d Get, %d List, %d Update, %d UpdateMany; want 0, 1, 0, 1-2",
 			inst.gets, inst.lists, inst.updates, inst.many)
 	}
-	for i := range 50 {
-		r, err := b.instances.Get(context.Background(), fmt.Sprintf("h%02d.example", i))
+	for _, j := range all {
+		r, err := b.instances.Get(context.Background(), j.Host)
 		if err != nil || !r.LastSuccessAt.Equal(t0) {
-			t.Fatalf("the success of h%02d was not recorded: %+v %v", i, r, err)
+			t.Fatalf("the success of %s was not recorded: %+v %v", j.Host, r, err)
 		}
 	}
 }
@@ -254,7 +226,7 @@ func TestEngineBreakerReadsAreNotPerJob(t *testing.T) {
 // second is deferred, which comes first.)
 func TestEngineSeesAnotherProcessQuarantineWithinTheTTL(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	b.start() // the view is read now: nothing is quarantined
 	until := t0.Add(time.Hour)
 	if _, err := b.instances.Update(context.Background(), "q.example", func(r *domain.RemoteInstance) {
@@ -283,20 +255,13 @@ func TestEngineSeesAnotherProcessQuarantineWithinTheTTL(t *testing.T) {
 func TestEngineWritesEveryResultBeforeRunReturns(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	b := setup(t, application.EngineConfig{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		<-release
 		return domain.Classify(202, "", time.Time{})
 	})
-	b.engine = application.NewEngine(application.EngineDeps{
-		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
-		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, application.EngineConfig{FlushEvery: time.Hour, Grace: time.Hour})
-	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+	b.rebuild(engine.WithFlushEvery(engine.Config{Grace: time.Hour}, time.Hour), nil)
 	b.start()
-	var all []domain.Job
-	for i := range 8 {
-		all = append(all, b.job(fmt.Sprintf("j%d", i), fmt.Sprintf("h%d.example", i)))
-	}
+	all := b.spread(8)
 	b.enqueue(all...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -324,8 +289,8 @@ func TestEngineWritesEveryResultBeforeRunReturns(t *testing.T) {
 // BusyFor (2 s) has passed with nothing found, it is back to 5 s polls.
 func TestEngineLooksAgainSoonWhileOtherProcessesHoldTheCap(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
-	jobs, _ := withCounters(t, b, application.EngineConfig{})
+	b := setup(t, engine.Config{}, nil)
+	jobs, _ := withCounters(t, b, engine.Config{})
 	b.start()
 	b.enqueueSilently(b.job("j1", "a.example"), b.job("j2", "a.example"), b.job("j3", "a.example"))
 	// The other process: two leases of a.example, the cap.
@@ -393,23 +358,18 @@ func (s *blockedSettle) Settle(ctx context.Context, batch []ports.Settlement) ([
 
 // What a kill -9 may re-deliver is bounded however far the store falls
 // behind: while no result can be written, the engine starts deliveries only
-// until those running and the results unwritten number Workers + Waits +
-// FlushMax (8 + 8 + 32), then waits for a write. Without the bound all 200
+// until those running and the results unwritten number Workers + waits +
+// flushMax (8 + 8 + 32), then waits for a write. Without the bound all 200
 // jobs (200 hosts, nothing capped) would be delivered with none written.
 func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 	t.Parallel()
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	store := &blockedSettle{JobStore: b.jobs, release: make(chan struct{})}
-	b.engine = application.NewEngine(application.EngineDeps{
-		Jobs: store, Instances: b.instances, Deliverer: b.deliverer, Keys: keysOf(t), Clock: b.clock,
-		Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, application.EngineConfig{})
+	b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Jobs = store })
 	cfg := b.engine.Config()
-	bound := cfg.Workers + cfg.Waits + cfg.FlushMax
-	var all []domain.Job
-	for i := range 200 {
-		all = append(all, b.job(fmt.Sprintf("j%03d", i), fmt.Sprintf("h%03d.example", i)))
-	}
+	waits, flushMax, _ := b.engine.Budgets()
+	bound := cfg.Workers + waits + flushMax
+	all := b.spread(200)
 	b.enqueueSilently(all...)
 	b.start()
 	b.eventually("the bound reached", func() bool { return len(b.deliverer.Calls()) >= bound })
@@ -418,10 +378,10 @@ func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 	for range 5 {
 		b.advance(5 * time.Second)
 	}
-	time.Sleep(50 * time.Millisecond) // FlushEvery's wall-clock window, several times over
+	time.Sleep(50 * time.Millisecond) // the flush window (10 ms, wall clock), several times over
 	if n := len(b.deliverer.Calls()); n != bound {
 		t.Fatalf("%d deliveries with no result written, want the bound %d (workers %d + waits %d + flush max %d)",
-			n, bound, cfg.Workers, cfg.Waits, cfg.FlushMax)
+			n, bound, cfg.Workers, waits, flushMax)
 	}
 	close(store.release)
 	b.eventually("all 200 succeeded once the store caught up", func() bool {
@@ -441,16 +401,13 @@ func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 func TestEngineJobLeasedAheadTooLongGoesBack(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	b := setup(t, application.EngineConfig{}, nil)
+	b := setup(t, engine.Config{}, nil)
 	b.deliverer.Respond = func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		<-release
 		return domain.Classify(202, "", time.Time{})
 	}
-	jobs, _ := withCounters(t, b, application.EngineConfig{})
-	var all []domain.Job
-	for i := range 16 {
-		all = append(all, b.job(fmt.Sprintf("j%02d", i), fmt.Sprintf("h%02d.example", i)))
-	}
+	jobs, _ := withCounters(t, b, engine.Config{})
+	all := b.spread(16)
 	b.enqueueSilently(all...)
 	b.start()
 	b.eventually("8 running and 8 leased ahead", func() bool {

@@ -1,18 +1,18 @@
-package application_test
+package engine_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldfed/herald/adapters/memory"
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
-	"github.com/heraldfed/herald/test/fake"
 )
 
 // TestEngineSignsWithTheRotatedKey: deliveries read the sender's key when
@@ -26,8 +26,7 @@ import (
 func TestEngineSignsWithTheRotatedKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	seq := &seqKeys{}
-	k1, _ := seq.GenerateKeyPair()
+	k1 := keyPair(1)
 	actors := memory.NewAccountStore() // the store both processes share
 	if err := actors.CreateAvatar(ctx, domain.Avatar{ID: "sender-1", RootUserID: "u1", Name: "alice", Keys: k1}); err != nil {
 		t.Fatal(err)
@@ -45,13 +44,8 @@ func TestEngineSignsWithTheRotatedKey(t *testing.T) {
 		}
 		return domain.Classify(http.StatusAccepted, "", time.Time{})
 	}
-	b := &bundle{t: t, clock: fake.NewClock(t0), jobs: memory.NewJobStore(), instances: memory.NewInstanceStore(),
-		deliverer: &fake.Deliverer{Respond: respond}}
-	b.engine = application.NewEngine(application.EngineDeps{
-		Jobs: b.jobs, Instances: b.instances, Deliverer: b.deliverer,
-		Keys: application.NewCachedKeys(application.ActorKeys{Actors: actors}, b.clock), Clock: b.clock, Random: fake.Random(0), IDs: fake.NewIDs("lease"),
-	}, application.EngineConfig{})
-	b.enqueuer = application.NewEnqueueHandler(b.jobs, b.engine)
+	b := setup(t, engine.Config{}, respond)
+	b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Keys = engine.NewCachedKeys(engine.ActorKeys{Actors: actors}, b.clock) })
 	b.start()
 
 	// done waits for the job's end, moving the clock past the engine's
@@ -87,7 +81,7 @@ func TestEngineSignsWithTheRotatedKey(t *testing.T) {
 	// Another process rotates: the store has k2, this cache still k1. (An
 	// hour ago, as far as the rotation grace goes: the refusals below are
 	// judged on their keys alone.)
-	k2, _ := seq.GenerateKeyPair()
+	k2 := keyPair(2)
 	if err := actors.SetAvatarKeys(ctx, "sender-1", k2, t0.Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +96,7 @@ func TestEngineSignsWithTheRotatedKey(t *testing.T) {
 	}
 
 	// A rotation in this process: the next delivery signs with k3 at once.
-	k3, _ := seq.GenerateKeyPair()
+	k3 := keyPair(3)
 	if err := actors.SetAvatarKeys(ctx, "sender-1", k3, t0.Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +135,7 @@ func TestEngineSignsWithTheRotatedKey(t *testing.T) {
 
 	// Within KeyRotationGrace of a rotation a refusal is retried on the
 	// curve (the server may not have read the Update yet), not final.
-	k4, _ := seq.GenerateKeyPair()
+	k4 := keyPair(4)
 	if err := actors.SetAvatarKeys(ctx, "sender-1", k4, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -151,5 +145,13 @@ func TestEngineSignsWithTheRotatedKey(t *testing.T) {
 	b.eventually("j6 attempted", func() bool { j6 = b.get("j6"); return j6.Attempts == 1 })
 	if j6.State != domain.JobQueued || !strings.Contains(j6.LastError, "key rotation") || !j6.RunAt.After(b.clock.Now()) {
 		t.Fatalf("j6 refused right after a rotation: %s, %q, due %v; want queued for a retry", j6.State, j6.LastError, j6.RunAt)
+	}
+}
+
+// keyPair is the n-th of distinct key pairs, so a rotation shows.
+func keyPair(n int) domain.KeyPair {
+	return domain.KeyPair{
+		PublicPEM:  fmt.Sprintf("-----BEGIN PUBLIC KEY-----\nrotated%d\n-----END PUBLIC KEY-----\n", n),
+		PrivatePEM: fmt.Sprintf("-----BEGIN PRIVATE KEY-----\nrotated%d\n-----END PRIVATE KEY-----\n", n),
 	}
 }

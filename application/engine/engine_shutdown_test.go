@@ -1,4 +1,4 @@
-package application_test
+package engine_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldfed/herald/adapters/memory"
-	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
@@ -56,9 +56,9 @@ func TestEngineShutdownDuringLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	deliverer := &fake.Deliverer{}
-	e := application.NewEngine(application.EngineDeps{Jobs: store, Instances: memory.NewInstanceStore(), Deliverer: deliverer,
-		Keys: application.ActorKeys{Actors: actors}, Clock: clock, Random: fake.Random(0), IDs: fake.NewIDs("lease")},
-		application.EngineConfig{})
+	e := engine.New(engine.Deps{Jobs: store, Instances: memory.NewInstanceStore(), Deliverer: deliverer,
+		Keys: engine.ActorKeys{Actors: actors}, Clock: clock, Random: fake.Random(0), IDs: fake.NewIDs("lease")},
+		engine.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = e.Run(ctx) }()

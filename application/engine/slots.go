@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/heraldfed/herald/domain"
+)
+
+// slots counts this process's running deliveries, under its own lock: the
+// dispatcher admits them (admit), each frees its place from its own
+// goroutine (work). A delivery holds one of the Workers slots, or a place
+// in the waits beside them:
+//   - one to a host whose last attempt failed waits there from its start,
+//     at most failingSlots of them at a time;
+//   - one to a host that has not answered promptly lately parks there
+//     after ParkAfter without an answer (park), if there is room, giving
+//     its slot back: a dead server's timeout costs a slot ParkAfter at most,
+//     and at most Workers deliveries at a time go to hosts that answer.
+type slots struct {
+	workers, waits, failingMax int
+	parkAfter                  time.Duration
+	// bound is the most deliveries running and results unwritten at once:
+	// what a kill -9 may send again (Workers + waits + flushMax).
+	bound int
+
+	mu      sync.Mutex
+	inSlots int // deliveries holding one of the Workers slots
+	waiting int // deliveries in the waits
+	failing int // deliveries to hosts whose last attempt failed (in the waits)
+	flights map[*flight]struct{}
+}
+
+// flight is one running delivery, guarded by slots.mu.
+type flight struct {
+	parkAt  time.Time // when it moves to the waits; zero: never (its host answers)
+	inWaits bool      // it holds a place in the waits, not a slot
+	failing bool      // its host's last attempt failed (it counts in failing)
+}
+
+func newSlots(cfg Config) *slots {
+	return &slots{
+		workers: cfg.Workers, waits: cfg.waits, failingMax: cfg.failingSlots, parkAfter: cfg.ParkAfter,
+		bound: cfg.Workers + cfg.waits + cfg.flushMax, flights: map[*flight]struct{}{},
+	}
+}
+
+// running is the number of deliveries running, in slots and waiting.
+func (s *slots) running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inSlots + s.waiting
+}
+
+// taken is the number of deliveries holding a slot.
+func (s *slots) taken() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inSlots
+}
+
+// failingFull reports whether no more deliveries to failing hosts may
+// start: their share of the waits, or the waits, are taken.
+func (s *slots) failingFull() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failingFullLocked()
+}
+
+func (s *slots) failingFullLocked() bool { return s.failing >= s.failingMax || s.waiting >= s.waits }
+
+// behind reports whether the deliveries running and the unwritten results
+// have reached the bound a kill -9 may re-deliver.
+func (s *slots) behind(unwritten int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inSlots+s.waiting+unwritten >= s.bound
+}
+
+// admission is what take decided for a job.
+type admission int
+
+const (
+	admitted    admission = iota
+	noSlot                // no slot free: this job and the rest wait
+	failingFull           // its host is failing and their share of the waits is taken: it goes back
+)
+
+// take gives a job a place, by what the host policy says of its host (v),
+// and counts it.
+func (s *slots) take(v hostVerdict, now time.Time) (*flight, admission) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := &flight{failing: v.failing}
+	switch {
+	case v.failing && s.failingFullLocked():
+		return nil, failingFull
+	case v.failing:
+		f.inWaits = true
+		s.failing++
+		s.waiting++
+	case s.inSlots >= s.workers:
+		return nil, noSlot
+	default:
+		if !v.answered {
+			f.parkAt = now.Add(s.parkAfter)
+		}
+		s.inSlots++
+	}
+	s.flights[f] = struct{}{}
+	return f, admitted
+}
+
+// free gives back a delivery's place and returns how many still run.
+func (s *slots) free(f *flight) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.flights, f)
+	if f.inWaits {
+		s.waiting--
+	} else {
+		s.inSlots--
+	}
+	if f.failing {
+		s.failing--
+	}
+	return s.inSlots + s.waiting
+}
+
+// park moves the deliveries that have waited ParkAfter on a host that has
+// not answered lately from their slots into the waits, as far as it
+// has room, and returns the next time one is due (zero: none) and whether
+// any moved.
+func (s *slots) park(now time.Time) (next time.Time, moved bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for f := range s.flights {
+		if f.inWaits || f.parkAt.IsZero() {
+			continue
+		}
+		if now.Before(f.parkAt) {
+			if next.IsZero() || f.parkAt.Before(next) {
+				next = f.parkAt
+			}
+			continue
+		}
+		if s.waiting >= s.waits {
+			continue // it keeps its slot; a freed wait wakes the dispatcher
+		}
+		f.inWaits = true
+		s.inSlots--
+		s.waiting++
+		moved = true
+	}
+	return next, moved
+}
+
+// admit starts the jobs leased and not yet started (ahead, in queue order)
+// as far as this process has room, keeps the rest in ahead, and returns
+// how many it sent back. What the engine adds to the store's per-host cap:
+//   - a job of a held host (one that just failed, or asked to wait with
+//     Retry-After: hostPolicy.hold) goes back to the end of the hold,
+//     unattempted;
+//   - a job of a host whose last attempt failed waits in the waits,
+//     at most failingSlots of them at a time: the failing-host jobs beyond
+//     that go straight back (a release through the completer: no attempt
+//     spent, their place in the queue kept);
+//   - any other job takes one of the Workers slots, and may park after
+//     ParkAfter when its host has not answered lately;
+//   - no job starts while the deliveries running and the results not yet
+//     written reach Workers + waits + flushMax: what a kill -9 may
+//     re-deliver stays within that however far the store falls behind;
+//   - a job that waited here for more than an eighth of its lease goes
+//     back, unattempted, rather than start late: every delivery starts
+//     with at least 7/8 of its lease to deliver and write its result in,
+//     as one leased for a free slot does (rare: jobs are leased ahead only
+//     while the results keep up, leaseRoom).
+//
+// The first job that needs a slot when none is free stops admission: the
+// rest wait, in order, for the next freed slot.
+func (d *dispatcher) admit(deliverCtx context.Context, now time.Time, deliveries *sync.WaitGroup) (sentBack int) {
+	if len(d.ahead) == 0 {
+		return 0
+	}
+	// Past the bound nothing starts until the completer has written a
+	// batch (it signals flushed). Only this goroutine starts deliveries,
+	// so the count read here can only fall before take.
+	unwritten := d.done.unwritten()
+	var start []admittedJob
+	i := 0
+jobs:
+	for ; i < len(d.ahead); i++ {
+		j := d.ahead[i]
+		if d.slots.behind(unwritten) {
+			break // the results are behind: this job and the rest wait
+		}
+		v := d.hosts.verdict(j.Host, now)
+		if v.held {
+			d.sendBack(release(j, v.heldUntil, "host held after a failure"), &sentBack)
+			continue
+		}
+		if j.LeaseUntil.Sub(now) < d.cfg.LeaseFor-d.cfg.LeaseFor/aheadWaitShare {
+			// Leased ahead and kept waiting (slow deliveries, results
+			// behind): its lease has run too far for a delivery whose
+			// result must be written before it ends.
+			d.sendBack(release(j, j.RunAt, "leased ahead and waited too long for a slot"), &sentBack)
+			continue
+		}
+		f, a := d.slots.take(v, now)
+		switch a {
+		case failingFull:
+			d.sendBack(release(j, j.RunAt, "failing hosts' slots taken"), &sentBack)
+			continue
+		case noSlot:
+			break jobs // this job and the rest wait
+		}
+		start = append(start, admittedJob{job: j, flight: f})
+	}
+	d.ahead = d.ahead[i:]
+	if len(start) > 0 {
+		d.obs.InFlight(d.slots.running())
+	}
+	for _, a := range start {
+		deliveries.Add(1)
+		go func() {
+			defer deliveries.Done()
+			d.work(deliverCtx, a.job, a.flight)
+		}()
+	}
+	return sentBack
+}
+
+// admittedJob is a job admit gave a place, and its place.
+type admittedJob struct {
+	job    domain.Job
+	flight *flight
+}
+
+func (d *dispatcher) sendBack(r result, n *int) {
+	d.done.add(r)
+	*n++
+}
+
+// work runs one admitted job, hands its result to the completer and frees
+// its place. The host's slot in the store stays taken until the completer
+// has written the result.
+func (d *dispatcher) work(ctx context.Context, job domain.Job, f *flight) {
+	r := d.deliver(ctx, job)
+	d.hosts.heard(r)
+	d.done.add(r)
+	n := d.slots.free(f)
+	d.obs.InFlight(n)
+	signal(d.freed)
+}
