@@ -192,3 +192,13 @@ func (h CollectionsHandler) PostsAndBoostsBy(ctx context.Context, actorURI strin
 	}
 	return out, nil
 }
+
+// Tagged lists the public posts held here, local or received, that carry
+// the hashtag tag (normalized), newest first, published before `before`
+// (zero: no bound), at most limit.
+func (h CollectionsHandler) Tagged(ctx context.Context, tag string, before time.Time, limit int) ([]domain.Post, error) {
+	if limit <= 0 || limit > MaxFollowerPage {
+		return nil, fmt.Errorf("%w: limit must be from 1 to %d", domain.ErrInvalidInput, MaxFollowerPage)
+	}
+	return h.core.deps.Posts.PostsTagged(ctx, tag, before, limit)
+}

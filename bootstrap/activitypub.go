@@ -34,6 +34,7 @@ func ProvideFederation(cfg Config, s *Stores, fetcher application.Fetcher, html 
 		Keys: keys, KeyRotations: engine,
 	})
 	app.Publish.Resolver = fed.Resolver
+	app.Polls = fed.Polls
 	return fed
 }
 
