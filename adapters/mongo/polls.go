@@ -316,7 +316,6 @@ func (s *ContentStore) ClosePoll(ctx context.Context, uri string, at time.Time) 
 	return *poll, true, nil
 }
 
-
 // Voters implements ports.PollStore along poll_votes_vote: the votes
 // after afterURI in voter order, a voter's several (one per option) read
 // and told once.
