@@ -41,11 +41,11 @@ func noteExtras(o as2Object, content string) (string, domain.Extras) {
 		}
 		switch typeOf(t.Type) {
 		case "Hashtag":
-			if len(e.Hashtags) < domain.MaxHashtags {
+			if len(e.Hashtags) < 10*domain.MaxHashtags { // invalid ones are left out later
 				e.Hashtags = append(e.Hashtags, stringOf(t.Name))
 			}
 		case "Emoji":
-			if len(e.Emojis) < domain.MaxEmojis {
+			if len(e.Emojis) < 10*domain.MaxEmojis {
 				icon := firstItem(t.Icon)
 				var ic struct {
 					URL       json.RawMessage `json:"url"`
