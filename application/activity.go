@@ -152,6 +152,15 @@ func (n Note) extended() bool {
 		slices.ContainsFunc(n.Tag, func(t Tag) bool { return t.Type != "Mention" })
 }
 
+// JSONLDContext is the @context a document of the note needs: the
+// ActivityStreams one, and Mastodon's extensions when it uses them.
+func (n Note) JSONLDContext() any {
+	if n.extended() {
+		return noteContext
+	}
+	return ASContext
+}
+
 // noteActivity is an activity carrying a note, with the context its
 // extensions need.
 func noteActivity(a Activity, n Note) Activity {

@@ -72,7 +72,7 @@ func (h CollectionsHandler) note(p domain.Post) Note {
 		to = append(to, p.GroupURI)
 	}
 	return Note{ID: p.ObjectURI, Type: "Note", AttributedTo: p.AuthorURI, Content: p.Content,
-		Published: asTime(p.Published), To: to, CC: cc, InReplyTo: p.InReplyTo}
+		Published: asTime(p.Published), To: to, CC: cc, InReplyTo: p.InReplyTo}.withExtras(p.Extras, h.core.deps.URLs.Tag)
 }
 
 // Note returns a local public note by its object URI.
