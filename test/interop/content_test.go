@@ -245,6 +245,11 @@ func contentScenarios(t *testing.T, store string, g *gts, h *herald, step func(s
 		}
 	})
 
+	step("custom emoji GoToSocial to Herald", func(t *testing.T) {
+		t.Skip("not driven: GoToSocial's client API adds a custom emoji only for an admin account (POST /api/v1/admin/custom_emojis), " +
+			"and the suite's accounts are not admins; Herald keeps an Emoji tag's shortcode and icon (TestInboxKeepsWhatANoteCarries)")
+	})
+
 	// Both polls run a minute (Herald's shortest; GoToSocial takes as
 	// short), so that the close is seen in the last step.
 	var heraldPoll, gtsPollURI, gtsPollID string
