@@ -28,6 +28,10 @@ type Incoming struct {
 	Objects []string
 	// Content is the activity's own content (a Flag's comment).
 	Content string
+	// More are the embedded objects after the first when "object" is an
+	// array (a multiple-choice vote: one Note per option), at most
+	// domain.MaxPollOptions.
+	More []IncomingObject
 }
 
 // IncomingObject is the object of an incoming activity: a bare URI (only
@@ -49,6 +53,12 @@ type IncomingObject struct {
 	// Raw is the embedded object as received, for decoding it further
 	// (the actor document inside an Update).
 	Raw json.RawMessage
+	// Name is the object's name: a poll vote's option.
+	Name string
+	// Extras are what a note carries beside its text, as received: plain
+	// texts not yet stripped of markup, nothing checked against the
+	// limits (domain.NormalizeRemoteExtras does).
+	Extras domain.Extras
 }
 
 // Embedded reports whether the object came inline rather than as a URI.
@@ -75,6 +85,18 @@ type as2Object struct {
 	Bcc          json.RawMessage `json:"bcc"`
 	Audience     json.RawMessage `json:"audience"`
 	Tag          json.RawMessage `json:"tag"`
+	// What a note carries beside its text (SPEC §12).
+	Name        json.RawMessage `json:"name"`
+	Summary     json.RawMessage `json:"summary"`
+	Sensitive   json.RawMessage `json:"sensitive"`
+	ContentMap  json.RawMessage `json:"contentMap"`
+	URL         json.RawMessage `json:"url"`
+	Attachment  json.RawMessage `json:"attachment"`
+	OneOf       json.RawMessage `json:"oneOf"`
+	AnyOf       json.RawMessage `json:"anyOf"`
+	EndTime     json.RawMessage `json:"endTime"`
+	Closed      json.RawMessage `json:"closed"`
+	VotersCount json.RawMessage `json:"votersCount"`
 }
 
 func malformed(format string, args ...any) error {
@@ -104,11 +126,40 @@ func DecodeActivity(data []byte) (Incoming, error) {
 		return Incoming{}, err
 	}
 	a.Object = obj
+	if a.More, err = moreObjects(raw.Object); err != nil {
+		return Incoming{}, err
+	}
 	if a.Objects = urisOf(raw.Object); len(a.Objects) > maxAudience {
 		a.Objects = a.Objects[:maxAudience]
 	}
 	a.Content = stringOf(raw.Content)
 	return a, nil
+}
+
+// moreObjects decodes the embedded objects after the first of an array
+// "object", at most domain.MaxPollOptions (a vote names at most that
+// many options); references and the rest are left out.
+func moreObjects(raw json.RawMessage) ([]IncomingObject, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, nil
+	}
+	items := arrayOf(raw)
+	var out []IncomingObject
+	for i := 1; i < len(items) && len(out) < domain.MaxPollOptions; i++ {
+		item := bytes.TrimSpace(items[i])
+		if len(item) == 0 || item[0] != '{' {
+			continue
+		}
+		o, err := decodeIncomingObject(item)
+		if err != nil {
+			return nil, err
+		}
+		if o.Embedded() {
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }
 
 func decodeIncomingObject(raw json.RawMessage) (IncomingObject, error) {
@@ -141,7 +192,9 @@ func decodeIncomingObject(raw json.RawMessage) (IncomingObject, error) {
 		ID: idOf(o.ID), Type: typeOf(o.Type), Actor: idOf(o.Actor), Object: idOf(o.Object),
 		Author: idOf(o.AttributedTo), Content: stringOf(o.Content), Reply: idOf(o.InReplyTo),
 		Audience: audience(o.To, o.CC, o.Bto, o.Bcc, o.Audience), Mentions: mentions(o.Tag), Raw: raw,
+		Name: stringOf(o.Name),
 	}
+	obj.Content, obj.Extras = noteExtras(o, obj.Content)
 	if obj.Type == "" {
 		// An embedded object must say what it is; one without a type is
 		// only a reference.

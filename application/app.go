@@ -18,6 +18,9 @@ type Deps struct {
 	Foreign   ports.ForeignActorStore
 	Posts     ports.PostStore     // read and written through HTML, which New wraps it in
 	HTML      ports.HTMLSanitizer // sanitizes every post's content written or read (SPEC §10)
+	// Polls keeps the votes and counts of polls; nil takes the PostStore's
+	// own (every store implements both on the same data).
+	Polls ports.PollStore
 	// Moderation hides what the federation policy refuses from every read
 	// of posts (SPEC §11); nil hides nothing.
 	Moderation *Moderation
@@ -62,13 +65,20 @@ type Application struct {
 	// it (bootstrap runs it next to the engine, in every process).
 	DeletePersona    DeletePersonaHandler
 	PersonaDeletions PersonaDeletionsHandler
-	URLs             URLs
+	// Polls closes the polls written here and tells their followers of
+	// their counts (bootstrap runs it next to the engine, in every
+	// process); bootstrap sets it from the Federation, which sends them.
+	Polls PollsHandler
+	URLs  URLs
 }
 
 // New builds every use case over deps.
 func New(deps Deps, policy domain.NamePolicy, instanceActorName string, urls URLs, waker Waker) *Application {
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	if deps.Polls == nil {
+		deps.Polls, _ = deps.Posts.(ports.PollStore)
 	}
 	deps.Posts = moderatePosts(sanitizePosts(deps.Posts, deps.HTML), deps.Moderation)
 	id := identity{deps: deps, policy: policy}

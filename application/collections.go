@@ -72,7 +72,7 @@ func (h CollectionsHandler) note(p domain.Post) Note {
 		to = append(to, p.GroupURI)
 	}
 	return Note{ID: p.ObjectURI, Type: "Note", AttributedTo: p.AuthorURI, Content: p.Content,
-		Published: asTime(p.Published), To: to, CC: cc, InReplyTo: p.InReplyTo}
+		Published: asTime(p.Published), To: to, CC: cc, InReplyTo: p.InReplyTo}.withExtras(p.Extras, h.core.deps.URLs.Tag)
 }
 
 // Note returns a local public note by its object URI.
@@ -191,4 +191,14 @@ func (h CollectionsHandler) PostsAndBoostsBy(ctx context.Context, actorURI strin
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// Tagged lists the public posts held here, local or received, that carry
+// the hashtag tag (normalized), newest first, published before `before`
+// (zero: no bound), at most limit.
+func (h CollectionsHandler) Tagged(ctx context.Context, tag string, before time.Time, limit int) ([]domain.Post, error) {
+	if limit <= 0 || limit > MaxFollowerPage {
+		return nil, fmt.Errorf("%w: limit must be from 1 to %d", domain.ErrInvalidInput, MaxFollowerPage)
+	}
+	return h.core.deps.Posts.PostsTagged(ctx, tag, before, limit)
 }

@@ -61,12 +61,15 @@ const (
 
 // FederationDeps are the ports the ActivityPub use cases need.
 type FederationDeps struct {
-	Actors     ports.ActorStore
-	Names      ports.NameRegistry
-	Followers  ports.FollowerStore
-	Foreign    ports.ForeignActorStore
-	Posts      ports.PostStore      // read and written through HTML, which NewFederation wraps it in
-	HTML       ports.HTMLSanitizer  // sanitizes every post's content written or read (SPEC §10)
+	Actors    ports.ActorStore
+	Names     ports.NameRegistry
+	Followers ports.FollowerStore
+	Foreign   ports.ForeignActorStore
+	Posts     ports.PostStore     // read and written through HTML, which NewFederation wraps it in
+	HTML      ports.HTMLSanitizer // sanitizes every post's content written or read (SPEC §10)
+	// Polls keeps the votes and counts of polls; nil takes the PostStore's
+	// own (every store implements both on the same data).
+	Polls      ports.PollStore
 	Tombstones ports.TombstoneStore // deleted remote objects and actors (SPEC §10)
 	// Moderation is the operator's federation policy (SPEC §11); nil
 	// federates with everyone.
@@ -126,6 +129,11 @@ type Federation struct {
 	Mute           MuteActorHandler
 	Unfollow       UnfollowHandler
 	RemoveFollower RemoveFollowerHandler
+
+	// Vote makes a persona vote in a poll; Polls tells the followers of
+	// our polls of their counts and their close (SPEC §12 "Polls").
+	Vote  VoteHandler
+	Polls PollsHandler
 }
 
 // fedCore is what the federation use cases share.
@@ -143,10 +151,13 @@ func NewFederation(deps FederationDeps) *Federation {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
 	deps.Log = deps.Log.With("component", "federation")
+	if deps.Polls == nil {
+		deps.Polls, _ = deps.Posts.(ports.PollStore)
+	}
 	deps.Posts = moderatePosts(sanitizePosts(deps.Posts, deps.HTML), deps.Moderation)
 	enq := EnqueueHandler{jobs: deps.Jobs, waker: deps.Waker}
 	core := &fedCore{deps: deps, pub: newPublishHandler(Deps{Actors: deps.Actors, Followers: deps.Followers, Foreign: deps.Foreign,
-		Blocks: deps.Blocks, Posts: deps.Posts, HTML: deps.HTML, Jobs: deps.Jobs, FanOuts: deps.FanOuts, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log}, deps.URLs, enq)}
+		Blocks: deps.Blocks, Posts: deps.Posts, HTML: deps.HTML, Polls: deps.Polls, Jobs: deps.Jobs, FanOuts: deps.FanOuts, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log}, deps.URLs, enq)}
 	actors := LocalActorsHandler{core: core}
 	resolver := &ActorResolver{core: core, deref: Dereferencer{core: core}, failing: newFailingHosts(deps.Clock)}
 	core.pub.Resolver = resolver
@@ -174,6 +185,9 @@ func NewFederation(deps FederationDeps) *Federation {
 		Mute:           MuteActorHandler{core: core, resolver: resolver},
 		Unfollow:       UnfollowHandler{core: core, resolver: resolver},
 		RemoveFollower: RemoveFollowerHandler{core: core, resolver: resolver},
+
+		Vote:  VoteHandler{core: core},
+		Polls: PollsHandler{core: core},
 	}
 }
 

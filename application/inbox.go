@@ -314,6 +314,9 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	if o.Author != "" && o.Author != signer {
 		return InboxResult{}, fmt.Errorf("%w: note attributed to %q, not to the signer", domain.ErrForbidden, clip(o.Author))
 	}
+	if isVote(o) && h.core.local(o.Reply) {
+		return h.vote(ctx, req)
+	}
 	aud := distinct(append(append([]string(nil), act.Audience...), o.Audience...))
 	silenced := h.core.deps.Moderation.Silenced(ctx, hostOf(signer))
 	if silenced {
@@ -355,7 +358,7 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	if public {
 		vis = domain.VisibilityPublic
 	}
-	p, err := domain.NewRemotePost(id, o.ID, signer, o.Content, vis, published)
+	p, err := domain.NewRemoteNote(id, o.ID, signer, o.Content, vis, published, cleanExtras(d.HTML, o.Extras))
 	if err != nil {
 		return InboxResult{}, err
 	}
@@ -380,7 +383,8 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	}
 	// The group announces the content as stored: sanitized (CreatePost
 	// went through the sanitizing store, and sanitizing is idempotent).
-	note := Note{ID: o.ID, Type: "Note", AttributedTo: signer, Content: d.HTML.SanitizeHTML(o.Content), Published: asTime(published), To: aud, InReplyTo: o.Reply}
+	note := Note{ID: o.ID, Type: "Note", AttributedTo: signer, Content: d.HTML.SanitizeHTML(o.Content), Published: asTime(published), To: aud, InReplyTo: o.Reply}.
+		withExtras(cleanExtras(d.HTML, p.Extras), d.URLs.Tag)
 	for _, g := range groups {
 		if _, err := h.core.pub.announce(ctx, g, note, public); err != nil {
 			// Undo the post: the sender retries and we announce then.
@@ -503,7 +507,7 @@ func (h InboxHandler) createDm(ctx context.Context, req InboxRequest, id string,
 	if !slices.ContainsFunc(to, h.core.local) {
 		return h.core.ignore(ctx, req.Activity, "a direct note to actors that block its author"), nil
 	}
-	dm, err := domain.NewRemoteDmPost(id, o.ID, signer, o.Content, to, published)
+	dm, err := domain.NewRemoteDmNote(id, o.ID, signer, o.Content, to, published, cleanExtras(d.HTML, o.Extras))
 	if err != nil {
 		return InboxResult{}, err
 	}
@@ -672,15 +676,31 @@ func (h InboxHandler) updateNote(ctx context.Context, req InboxRequest) (InboxRe
 	if author != signer {
 		return InboxResult{}, fmt.Errorf("%w: only its author can update %s", domain.ErrForbidden, clip(o.ID))
 	}
-	if err := domain.CheckRemoteContent(o.Content); err != nil {
+	e := domain.NormalizeRemoteExtras(cleanExtras(d.HTML, o.Extras))
+	if err := domain.CheckRemoteBody(o.Content, e); err != nil {
 		return InboxResult{}, err
+	}
+	// A Question's poll changes without an edit (its counts, its close):
+	// its author's Update says so, "updated" or not.
+	pollChanged := false
+	if e.Poll != nil {
+		changed, err := h.core.deps.Polls.SetPoll(ctx, o.ID, *e.Poll)
+		if err != nil && !notFound(err) {
+			return InboxResult{}, err
+		}
+		pollChanged = changed
 	}
 	updated := o.Updated
 	if updated.IsZero() {
+		if pollChanged {
+			// A poll's Update without "updated" is not an edit.
+			d.Log.InfoContext(ctx, "remote poll updated", "object", o.ID, "author", signer)
+			return InboxResult{}, nil
+		}
 		// No "updated": the edit is as new as its arrival.
 		updated = d.Clock.Now()
 	}
-	changed, err := d.Posts.UpdateContent(ctx, o.ID, o.Content, updated)
+	changed, err := d.Posts.UpdateContent(ctx, o.ID, o.Content, e, updated)
 	if notFound(err) {
 		return h.core.ignore(ctx, act, "Update of a note deleted meanwhile"), nil
 	}
@@ -688,6 +708,10 @@ func (h InboxHandler) updateNote(ctx context.Context, req InboxRequest) (InboxRe
 		return InboxResult{}, err
 	}
 	if !changed {
+		if pollChanged {
+			d.Log.InfoContext(ctx, "remote poll updated", "object", o.ID, "author", signer)
+			return InboxResult{}, nil
+		}
 		return InboxResult{Duplicate: true}, nil
 	}
 	d.Log.InfoContext(ctx, "remote note updated", "object", o.ID, "author", signer)

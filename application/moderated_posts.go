@@ -104,6 +104,11 @@ func (s moderatedPosts) PostsMentioning(ctx context.Context, actorURI string, be
 	return keep(ctx, s, ps, err, postAuthor)
 }
 
+func (s moderatedPosts) PostsTagged(ctx context.Context, tag string, before time.Time, limit int) ([]domain.Post, error) {
+	ps, err := s.posts.PostsTagged(ctx, tag, before, limit)
+	return keep(ctx, s, ps, err, postAuthor)
+}
+
 func (s moderatedPosts) DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error) {
 	d, err := s.posts.DmByObjectURI(ctx, objectURI)
 	if err != nil {
@@ -135,8 +140,8 @@ func (s moderatedPosts) CreateDm(ctx context.Context, d domain.DmPost) (bool, er
 	return s.posts.CreateDm(ctx, d)
 }
 
-func (s moderatedPosts) UpdateContent(ctx context.Context, objectURI, content string, updated time.Time) (bool, error) {
-	return s.posts.UpdateContent(ctx, objectURI, content, updated)
+func (s moderatedPosts) UpdateContent(ctx context.Context, objectURI, content string, e domain.Extras, updated time.Time) (bool, error) {
+	return s.posts.UpdateContent(ctx, objectURI, content, e, updated)
 }
 
 func (s moderatedPosts) DeletePost(ctx context.Context, objectURI string) error {

@@ -64,6 +64,13 @@ func (o ownPost) addressed() []string {
 	return o.dm.Participants
 }
 
+func (o ownPost) extras() domain.Extras {
+	if o.post != nil {
+		return o.post.Extras.Clone()
+	}
+	return o.dm.Extras.Clone()
+}
+
 func (o ownPost) lastEdit() time.Time {
 	if o.post != nil {
 		return laterOf(o.post.Published, o.post.Updated)
@@ -132,7 +139,11 @@ func (h OwnPostsHandler) Edit(ctx context.Context, cmd EditPost) (OwnPost, error
 	if err != nil {
 		return OwnPost{}, err
 	}
-	if err := domain.CheckLocalContent(cmd.Content); err != nil {
+	// What the post carries beside its text stays; its hashtags are the
+	// new text's.
+	extras := o.extras()
+	extras.Hashtags = domain.Hashtags(cmd.Content)
+	if err := domain.CheckLocalBody(cmd.Content, extras); err != nil {
 		return OwnPost{}, err
 	}
 	note, inboxes, followers, err := h.audience(ctx, o)
@@ -140,8 +151,8 @@ func (h OwnPostsHandler) Edit(ctx context.Context, cmd EditPost) (OwnPost, error
 		return OwnPost{}, err
 	}
 	// The new text is rendered as at publishing, its @-mentions of the
-	// actors the post addressed linked.
-	content := domain.RenderText(cmd.Content, h.core.pub.mentionLinks(note.Tag, o.addressed()))
+	// actors the post addressed and its hashtags linked.
+	content := domain.RenderPost(cmd.Content, h.core.pub.mentionLinks(note.Tag, o.addressed()), d.URLs.Tag)
 	// Edits are ordered by their time, which must pass the last edit's
 	// (UpdateContent applies only later ones): a clock that did not move
 	// (or moved back) still gives a later instant, by a millisecond, the
@@ -150,16 +161,23 @@ func (h OwnPostsHandler) Edit(ctx context.Context, cmd EditPost) (OwnPost, error
 	if last := o.lastEdit(); !updated.After(last) {
 		updated = last.Add(time.Millisecond)
 	}
-	changed, err := d.Posts.UpdateContent(ctx, o.uri(), content, updated)
+	changed, err := d.Posts.UpdateContent(ctx, o.uri(), content, extras, updated)
 	if err != nil {
 		return OwnPost{}, err
 	}
 	if !changed {
 		return OwnPost{}, fmt.Errorf("%w: the post was edited at the same time; try again", domain.ErrAlreadyExists)
 	}
+	if extras.Poll != nil {
+		// The counts as they are now: an edit resets no poll.
+		if p, err := d.Posts.PostByObjectURI(ctx, o.uri()); err == nil && p.Poll != nil {
+			extras.Poll = p.Poll
+		}
+	}
 	note.Content, note.Updated = content, asTime(updated)
-	act := Activity{ID: d.URLs.Activity(o.me.URI, d.IDs.NewID()), Type: "Update", Actor: o.me.URI,
-		Published: asTime(updated), To: note.To, CC: note.CC, Object: note}
+	note = note.withExtras(extras, d.URLs.Tag)
+	act := noteActivity(Activity{ID: d.URLs.Activity(o.me.URI, d.IDs.NewID()), Type: "Update", Actor: o.me.URI,
+		Published: asTime(updated), To: note.To, CC: note.CC}, note)
 	res, err := h.send(ctx, o.me, act, inboxes, followers)
 	if err != nil {
 		return OwnPost{}, err

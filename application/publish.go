@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -22,6 +23,24 @@ type Publish struct {
 	// hold that note and its author is remote, the author is addressed
 	// (cc), mentioned and delivered to, so the reply reaches its thread.
 	InReplyTo string
+	// What the post carries beside its text (SPEC §12): a content warning,
+	// the sensitive flag, the text's language (BCP 47), media hosted by
+	// the application in front of Herald (URLs, with alt text), and a
+	// poll. Hashtags come from the text (#tag).
+	Summary   string
+	Sensitive bool
+	Language  string
+	Media     []domain.Attachment
+	Poll      *NewPoll
+}
+
+// NewPoll is the poll of a post being published.
+type NewPoll struct {
+	Options  []string
+	Multiple bool
+	// Duration is how long it takes votes: domain.MinPollDuration to
+	// domain.MaxPollDuration.
+	Duration time.Duration
 }
 
 // Published says what was posted and how many deliveries were queued.
@@ -115,21 +134,25 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 	var groups []LocalActor // local groups addressed: they announce the post
 	toFollowers := cmd.Visibility != domain.VisibilityDirect
 	var content string // the post's text rendered to HTML, as stored and sent
+	extras, err := h.extras(cmd, now)
+	if err != nil {
+		return Published{}, err
+	}
 	if !toFollowers {
-		dm, err := domain.NewDmPost(id, noteURI, actor, cmd.Content, cmd.To, now)
+		dm, err := domain.NewLocalDmNote(id, noteURI, actor, cmd.Content, cmd.To, now, extras)
 		if err != nil {
 			return Published{}, err
 		}
 		if inboxes, tags, err = h.recipientInboxes(ctx, actor, cmd.To); err != nil {
 			return Published{}, err
 		}
-		content = domain.RenderText(cmd.Content, h.mentionLinks(tags, cmd.To))
+		content = domain.RenderPost(cmd.Content, h.mentionLinks(tags, cmd.To), h.urls.Tag)
 		dm.Content, dm.Local = content, true
 		if _, err := d.Posts.CreateDm(ctx, dm); err != nil {
 			return Published{}, err
 		}
 	} else {
-		p, err := domain.NewPost(id, noteURI, actor, cmd.Content, cmd.Visibility, now)
+		p, err := domain.NewLocalNote(id, noteURI, actor, cmd.Content, cmd.Visibility, now, extras)
 		if err != nil {
 			return Published{}, err
 		}
@@ -159,7 +182,7 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 			inboxes = distinct(append(inboxes, extra...))
 			to = append(to, cmd.To...)
 		}
-		content = domain.RenderText(cmd.Content, h.mentionLinks(tags, cmd.To))
+		content = domain.RenderPost(cmd.Content, h.mentionLinks(tags, cmd.To), h.urls.Tag)
 		p.Content, p.Local = content, true
 		p.Mentions = mentioned(tags, cmd.To, groups)
 		if _, err := d.Posts.CreatePost(ctx, p); err != nil {
@@ -169,10 +192,9 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 
 	touch(ctx, d, a.ID)
 
-	act := Activity{
-		ID: h.urls.Activity(actor, id), Type: "Create", Actor: actor, Published: asTime(now), To: to, CC: cc,
-		Object: Note{ID: noteURI, Type: "Note", AttributedTo: actor, Content: content, Published: asTime(now), To: to, CC: cc, InReplyTo: cmd.InReplyTo, Tag: tags},
-	}
+	note := Note{ID: noteURI, Type: "Note", AttributedTo: actor, Content: content, Published: asTime(now), To: to, CC: cc, InReplyTo: cmd.InReplyTo, Tag: tags}
+	act := noteActivity(Activity{ID: h.urls.Activity(actor, id), Type: "Create", Actor: actor, Published: asTime(now), To: to, CC: cc},
+		note.withExtras(extras, h.urls.Tag))
 	payload, err := act.Marshal()
 	if err != nil {
 		return Published{}, err
@@ -198,6 +220,25 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 	}
 	d.Log.Info("post published", "object", noteURI, "inboxes", n, "queued", res.Queued)
 	return Published{ID: id, ObjectURI: noteURI, ActivityID: act.ID, Inboxes: n, EnqueueResult: res}, nil
+}
+
+// extras checks what the post carries beside its text (SPEC §12) and
+// returns it as kept: its hashtags from the text, a poll open for its
+// duration from now.
+func (h PublishHandler) extras(cmd Publish, now time.Time) (domain.Extras, error) {
+	e := domain.Extras{Summary: cmd.Summary, Sensitive: cmd.Sensitive, Language: cmd.Language, Attachments: cmd.Media,
+		Hashtags: domain.Hashtags(cmd.Content)}
+	if p := cmd.Poll; p != nil {
+		if p.Duration < domain.MinPollDuration || p.Duration > domain.MaxPollDuration {
+			return domain.Extras{}, fmt.Errorf("%w: a poll runs from %s to %s, not %s", domain.ErrInvalidInput,
+				domain.MinPollDuration, domain.MaxPollDuration, p.Duration)
+		}
+		e.Poll = &domain.Poll{Multiple: p.Multiple, EndTime: now.Add(p.Duration).UTC()}
+		for _, o := range p.Options {
+			e.Poll.Options = append(e.Poll.Options, domain.PollOption{Name: o})
+		}
+	}
+	return domain.CheckLocalExtras(e)
 }
 
 // fanOutTo enqueues one job per inbox for the activity (a short list: the

@@ -47,11 +47,42 @@ func (s sanitizedPosts) clean(content string) (string, error) {
 	return s.html.SanitizeHTML(content), nil
 }
 
+// cleanExtras is what a post carries as a reader may see it: its
+// plain-text fields (content warning, alt texts, poll options) stripped of
+// markup, and within the limits of SPEC §12 (URLs http(s) only, lengths
+// and counts cut) whatever a store holds.
+func (s sanitizedPosts) cleanExtras(e domain.Extras) (domain.Extras, error) {
+	if s.html == nil {
+		return domain.Extras{}, errNoSanitizer
+	}
+	return cleanExtras(s.html, e), nil
+}
+
+func cleanExtras(html ports.HTMLSanitizer, e domain.Extras) domain.Extras {
+	if e.Empty() {
+		return e
+	}
+	e = e.Clone()
+	e.Summary = html.SanitizeText(e.Summary)
+	for i := range e.Attachments {
+		e.Attachments[i].Name = html.SanitizeText(e.Attachments[i].Name)
+	}
+	if e.Poll != nil {
+		for i := range e.Poll.Options {
+			e.Poll.Options[i].Name = html.SanitizeText(e.Poll.Options[i].Name)
+		}
+	}
+	return domain.NormalizeRemoteExtras(e)
+}
+
 func (s sanitizedPosts) cleanPost(p domain.Post, err error) (domain.Post, error) {
 	if err != nil {
 		return p, err
 	}
-	p.Content, err = s.clean(p.Content)
+	if p.Content, err = s.clean(p.Content); err != nil {
+		return p, err
+	}
+	p.Extras, err = s.cleanExtras(p.Extras)
 	return p, err
 }
 
@@ -60,7 +91,7 @@ func (s sanitizedPosts) cleanPosts(ps []domain.Post, err error) ([]domain.Post, 
 		return nil, err
 	}
 	for i := range ps {
-		if ps[i].Content, err = s.clean(ps[i].Content); err != nil {
+		if ps[i], err = s.cleanPost(ps[i], nil); err != nil {
 			return nil, err
 		}
 	}
@@ -71,7 +102,10 @@ func (s sanitizedPosts) cleanDm(d domain.DmPost, err error) (domain.DmPost, erro
 	if err != nil {
 		return d, err
 	}
-	d.Content, err = s.clean(d.Content)
+	if d.Content, err = s.clean(d.Content); err != nil {
+		return d, err
+	}
+	d.Extras, err = s.cleanExtras(d.Extras)
 	return d, err
 }
 
@@ -79,8 +113,8 @@ func (s sanitizedPosts) cleanDm(d domain.DmPost, err error) (domain.DmPost, erro
 // leave nothing (a note that was only a script): it is stored empty
 // rather than refused, since a 4xx is final for the sender.
 func (s sanitizedPosts) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
-	var err error
-	if p.Content, err = s.clean(p.Content); err != nil {
+	p, err := s.cleanPost(p, nil)
+	if err != nil {
 		return false, err
 	}
 	return s.posts.CreatePost(ctx, p)
@@ -88,20 +122,23 @@ func (s sanitizedPosts) CreatePost(ctx context.Context, p domain.Post) (bool, er
 
 // CreateDm is CreatePost for direct posts.
 func (s sanitizedPosts) CreateDm(ctx context.Context, d domain.DmPost) (bool, error) {
-	var err error
-	if d.Content, err = s.clean(d.Content); err != nil {
+	d, err := s.cleanDm(d, nil)
+	if err != nil {
 		return false, err
 	}
 	return s.posts.CreateDm(ctx, d)
 }
 
-// UpdateContent stores the new content sanitized.
-func (s sanitizedPosts) UpdateContent(ctx context.Context, objectURI, content string, updated time.Time) (bool, error) {
+// UpdateContent stores the new content and extras sanitized.
+func (s sanitizedPosts) UpdateContent(ctx context.Context, objectURI, content string, e domain.Extras, updated time.Time) (bool, error) {
 	content, err := s.clean(content)
 	if err != nil {
 		return false, err
 	}
-	return s.posts.UpdateContent(ctx, objectURI, content, updated)
+	if e, err = s.cleanExtras(e); err != nil {
+		return false, err
+	}
+	return s.posts.UpdateContent(ctx, objectURI, content, e, updated)
 }
 
 func (s sanitizedPosts) PostByObjectURI(ctx context.Context, objectURI string) (domain.Post, error) {
@@ -130,11 +167,15 @@ func (s sanitizedPosts) DmThread(ctx context.Context, participantsKey string, be
 		return nil, err
 	}
 	for i := range ds {
-		if ds[i].Content, err = s.clean(ds[i].Content); err != nil {
+		if ds[i], err = s.cleanDm(ds[i], nil); err != nil {
 			return nil, err
 		}
 	}
 	return ds, nil
+}
+
+func (s sanitizedPosts) PostsTagged(ctx context.Context, tag string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.cleanPosts(s.posts.PostsTagged(ctx, tag, before, limit))
 }
 
 // The rest holds no content and passes through.

@@ -2,6 +2,7 @@ package application
 
 import (
 	"net"
+	"net/url"
 	"strings"
 )
 
@@ -65,3 +66,8 @@ func (u URLs) Note(actorURI, id string) string { return actorURI + "/statuses/" 
 
 // Activity is a local activity's id.
 func (u URLs) Activity(actorURI, id string) string { return actorURI + "/activities/" + id }
+
+// Tag is a hashtag's page, the href of its Hashtag tags (as Mastodon's
+// /tags/NAME). Herald serves no page there; the client API lists a tag's
+// posts at /api/v1/tags/{tag}/posts.
+func (u URLs) Tag(name string) string { return u.base() + "/tags/" + url.PathEscape(name) }

@@ -35,6 +35,7 @@ func ProvideFederation(cfg Config, s *Stores, fetcher application.Fetcher, html 
 		Keys: keys, KeyRotations: rotations,
 	})
 	app.Publish.Resolver = fed.Resolver
+	app.Polls = fed.Polls
 	return fed
 }
 

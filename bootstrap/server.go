@@ -105,6 +105,14 @@ func (s *Server) Run(ctx context.Context) error {
 		s.app.PersonaDeletions.Run(engineCtx)
 	}()
 
+	// Polls written here: their counts told, their close made and told
+	// (whichever process gets there first; the store decides).
+	pollsDone := make(chan struct{})
+	go func() {
+		defer close(pollsDone)
+		s.app.Polls.Run(engineCtx)
+	}()
+
 	srv := &http.Server{
 		Handler:           s.http,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -138,6 +146,7 @@ func (s *Server) Run(ctx context.Context) error {
 	<-engineDone
 	<-resumerDone
 	<-deletionsDone
+	<-pollsDone
 	s.log.Info("stopped")
 	return runErr
 }

@@ -41,6 +41,8 @@ type Post struct {
 	// Updated is when its author last edited it; zero if never.
 	Updated time.Time
 	Local   bool
+	// Extras are what it carries beside its text (SPEC §12).
+	Extras
 }
 
 // DmPost is a note addressed to listed participants, threaded by
@@ -55,6 +57,9 @@ type DmPost struct {
 	Published       time.Time
 	Updated         time.Time // last edit by its author; zero if never
 	Local           bool
+	// Extras are what it carries beside its text (SPEC §12); a direct
+	// post keeps no poll.
+	Extras
 }
 
 // MaxPostLength bounds the plain text of a post written here, in bytes
@@ -101,10 +106,50 @@ func NewPost(id, objectURI, authorURI, content string, vis Visibility, published
 	return newPost(id, objectURI, authorURI, content, vis, published, checkContent)
 }
 
+// NewLocalNote is NewPost for a post that carries extras, checked by
+// CheckLocalExtras first: its text may be empty when they hold media or a
+// poll.
+func NewLocalNote(id, objectURI, authorURI, content string, vis Visibility, published time.Time, e Extras) (Post, error) {
+	p, err := newPost(id, objectURI, authorURI, content, vis, published, func(c string) error { return CheckLocalBody(c, e) })
+	p.Extras = e
+	return p, err
+}
+
+// NewLocalDmNote is NewDmPost for a direct post that carries extras (no
+// poll), as NewLocalNote.
+func NewLocalDmNote(id, objectURI, authorURI, content string, to []string, published time.Time, e Extras) (DmPost, error) {
+	if e.Poll != nil {
+		return DmPost{}, fmt.Errorf("%w: a direct post cannot hold a poll", ErrInvalidInput)
+	}
+	d, err := newDmPost(id, objectURI, authorURI, content, to, published, func(c string) error { return CheckLocalBody(c, e) })
+	d.Extras = e
+	return d, err
+}
+
+// CheckLocalBody is CheckLocalContent for a post with extras: its text may
+// be empty when they hold media or a poll.
+func CheckLocalBody(content string, e Extras) error {
+	if strings.TrimSpace(content) == "" && (len(e.Attachments) > 0 || e.Poll != nil) {
+		return nil
+	}
+	return checkContent(content)
+}
+
 // NewRemotePost validates a post received from another server: its
 // content is bounded by the remote content limits instead.
 func NewRemotePost(id, objectURI, authorURI, content string, vis Visibility, published time.Time) (Post, error) {
-	return newPost(id, objectURI, authorURI, content, vis, published, checkRemoteContent)
+	return NewRemoteNote(id, objectURI, authorURI, content, vis, published, Extras{})
+}
+
+// NewRemoteNote is NewRemotePost for a note that carries extras: they are
+// kept within the limits of SPEC §12 (NormalizeRemoteExtras), and its
+// text may be empty when they hold media, a poll or a content warning (a
+// photo posted without a caption).
+func NewRemoteNote(id, objectURI, authorURI, content string, vis Visibility, published time.Time, e Extras) (Post, error) {
+	e = NormalizeRemoteExtras(e)
+	p, err := newPost(id, objectURI, authorURI, content, vis, published, func(c string) error { return CheckRemoteBody(c, e) })
+	p.Extras = e
+	return p, err
 }
 
 func newPost(id, objectURI, authorURI, content string, vis Visibility, published time.Time, check func(string) error) (Post, error) {
@@ -130,7 +175,17 @@ func NewDmPost(id, objectURI, authorURI, content string, to []string, published 
 // NewRemoteDmPost validates a direct post received from another server,
 // bounded by the remote content limits.
 func NewRemoteDmPost(id, objectURI, authorURI, content string, to []string, published time.Time) (DmPost, error) {
-	return newDmPost(id, objectURI, authorURI, content, to, published, checkRemoteContent)
+	return NewRemoteDmNote(id, objectURI, authorURI, content, to, published, Extras{})
+}
+
+// NewRemoteDmNote is NewRemoteDmPost for a note that carries extras, as
+// NewRemoteNote; a direct post keeps no poll.
+func NewRemoteDmNote(id, objectURI, authorURI, content string, to []string, published time.Time, e Extras) (DmPost, error) {
+	e.Poll = nil
+	e = NormalizeRemoteExtras(e)
+	d, err := newDmPost(id, objectURI, authorURI, content, to, published, func(c string) error { return CheckRemoteBody(c, e) })
+	d.Extras = e
+	return d, err
 }
 
 func newDmPost(id, objectURI, authorURI, content string, to []string, published time.Time, check func(string) error) (DmPost, error) {
@@ -165,6 +220,16 @@ func CheckLocalContent(content string) error { return checkContent(content) }
 // CheckRemoteContent applies the remote content limits to a note's
 // content (a Create's, or an Update's new text).
 func CheckRemoteContent(content string) error { return checkRemoteContent(content) }
+
+// CheckRemoteBody is CheckRemoteContent for a note with extras (kept as
+// NormalizeRemoteExtras keeps them): its text may be empty when it carries
+// media, a poll or a content warning.
+func CheckRemoteBody(content string, e Extras) error {
+	if strings.TrimSpace(content) == "" && (len(e.Attachments) > 0 || e.Poll != nil || e.Summary != "") {
+		return nil
+	}
+	return checkRemoteContent(content)
+}
 
 func checkRemoteContent(content string) error {
 	if strings.TrimSpace(content) == "" {

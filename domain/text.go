@@ -33,6 +33,14 @@ const linkAttrs = ` rel="nofollow noreferrer noopener" target="_blank"`
 // markup the HTML sanitizer keeps, written as it writes it, so sanitizing
 // it changes nothing.
 func RenderText(text string, mentions []MentionLink) string {
+	return RenderPost(text, mentions, nil)
+}
+
+// RenderPost is RenderText that links hashtags too: #tag (as Hashtags
+// finds them) becomes a link to tagURL of its normalized name, written as
+// Mastodon writes one (class "mention hashtag", the name in a span). With
+// a nil tagURL hashtags stay text.
+func RenderPost(text string, mentions []MentionLink, tagURL func(tag string) string) string {
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
@@ -52,7 +60,7 @@ func RenderText(text string, mentions []MentionLink) string {
 			b.WriteString("<p>")
 			open = true
 		}
-		renderLine(&b, line, mentions)
+		renderLine(&b, line, mentions, tagURL)
 	}
 	if open {
 		b.WriteString("</p>")
@@ -61,7 +69,7 @@ func RenderText(text string, mentions []MentionLink) string {
 }
 
 // renderLine writes one line: text escaped, URLs and known mentions linked.
-func renderLine(b *strings.Builder, line string, mentions []MentionLink) {
+func renderLine(b *strings.Builder, line string, mentions []MentionLink, tagURL func(string) string) {
 	plain := 0 // start of the text not yet written
 	for i := 0; i < len(line); {
 		prev, _ := utf8.DecodeLastRuneInString(line[:i])
@@ -84,10 +92,69 @@ func renderLine(b *strings.Builder, line string, mentions []MentionLink) {
 				continue
 			}
 		}
+		if line[i] == '#' && tagURL != nil && (i == 0 || hashtagMayFollow(prev)) {
+			if n, tag := hashtagAt(line[i:]); n > 0 {
+				if href, err := url.Parse(tagURL(tag)); err == nil && (href.Scheme == "http" || href.Scheme == "https") {
+					b.WriteString(html.EscapeString(line[plain:i]))
+					b.WriteString(`<a href="` + html.EscapeString(href.String()) + `" class="mention hashtag"` + linkAttrs +
+						`>#<span>` + html.EscapeString(line[i+1:i+n]) + `</span></a>`)
+					i += n
+					plain = i
+					continue
+				}
+			}
+		}
 		_, size := utf8.DecodeRuneInString(line[i:])
 		i += size
 	}
 	b.WriteString(html.EscapeString(line[plain:]))
+}
+
+// hashtagMayFollow: a hashtag starts after a space or punctuation, not
+// inside a word, a URL's path or fragment, or an entity ("&#233;").
+func hashtagMayFollow(prev rune) bool {
+	return !isWordRune(prev) && !unicode.IsMark(prev) && !strings.ContainsRune("/=)#&", prev)
+}
+
+// hashtagAt returns the length of the hashtag s starts with ("#tag") and
+// its normalized name (NormalizeHashtag); 0 when s starts with none.
+func hashtagAt(s string) (int, string) {
+	body := runOf(s[1:], hashtagRune)
+	if body == "" {
+		return 0, ""
+	}
+	tag := NormalizeHashtag(body)
+	if tag == "" {
+		return 0, ""
+	}
+	return 1 + len(body), tag
+}
+
+// Hashtags returns the hashtags of a post's plain text as RenderPost links
+// them: normalized, distinct, in order of appearance, at most MaxHashtags.
+func Hashtags(text string) []string {
+	var out []string
+	for _, line := range strings.Split(strings.ToValidUTF8(text, "\uFFFD"), "\n") {
+		for i := 0; i < len(line); {
+			prev, _ := utf8.DecodeLastRuneInString(line[:i])
+			if line[i] == '#' && (i == 0 || hashtagMayFollow(prev)) {
+				if n, tag := hashtagAt(line[i:]); n > 0 {
+					out = append(out, tag)
+					i += n
+					continue
+				}
+			}
+			if i == 0 || !isWordRune(prev) {
+				if n, _ := urlAt(line[i:]); n > 0 {
+					i += n // a fragment (#section) of a URL is no hashtag
+					continue
+				}
+			}
+			_, size := utf8.DecodeRuneInString(line[i:])
+			i += size
+		}
+	}
+	return normalizeHashtags(out)
 }
 
 func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }

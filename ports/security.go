@@ -22,4 +22,9 @@ type KeyGenerator interface {
 // work; Herald writes no HTML parsing of its own.
 type HTMLSanitizer interface {
 	SanitizeHTML(html string) string
+	// SanitizeText is the text a reader sees of s, for the fields that
+	// are plain text (a content warning, alt text, a poll option): every
+	// tag removed (the contents of script and style with it), entities
+	// decoded. Whoever shows it escapes it.
+	SanitizeText(s string) string
 }

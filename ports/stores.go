@@ -205,12 +205,19 @@ type PostStore interface {
 	// DeletePost removes a post or a DM by ObjectURI; domain.ErrNotFound
 	// if neither exists.
 	DeletePost(ctx context.Context, objectURI string) error
-	// UpdateContent replaces the content of the post or direct post with
-	// that ObjectURI and sets its Updated, if updated is later than its
-	// last edit (its Published when never edited); changed is false
-	// otherwise, so a repeated or out-of-order Update changes nothing.
+	// UpdateContent replaces the content and the extras of the post or
+	// direct post with that ObjectURI (but its poll, which only PollStore
+	// changes) and sets its Updated, if updated is later than its last
+	// edit (its Published when never edited); changed is false otherwise,
+	// so a repeated or out-of-order Update changes nothing. A post's
+	// hashtags are listed by PostsTagged as they are after the edit.
 	// domain.ErrNotFound if neither exists.
-	UpdateContent(ctx context.Context, objectURI, content string, updated time.Time) (changed bool, err error)
+	UpdateContent(ctx context.Context, objectURI, content string, e domain.Extras, updated time.Time) (changed bool, err error)
+	// PostsTagged lists the public posts (not followers-only nor direct)
+	// whose Hashtags hold tag (normalized, domain.NormalizeHashtag), as
+	// PostsByAuthor, from an index CreatePost and UpdateContent keep in
+	// the same write as the post.
+	PostsTagged(ctx context.Context, tag string, before time.Time, limit int) ([]domain.Post, error)
 	// AddReaction records a Like or Announce of a post (not of a direct
 	// post), once per (post, actor, kind): created is false if it was
 	// already recorded. domain.ErrNotFound if there is no such post.
@@ -246,6 +253,51 @@ type PostStore interface {
 	// boosts, as DeletePost), its boosts and its reactions. It returns how
 	// many posts and direct posts went. Nothing of other actors changes.
 	DeleteActorContent(ctx context.Context, actorURI string) (int, error)
+}
+
+// PollStore keeps what changes in a post's poll after it is stored: the
+// votes of polls written here, counted once per voter and option, and the
+// counts of remote polls as their author's Updates say. Every post store
+// implements it on the same data (a post's poll is read with the post).
+type PollStore interface {
+	// AddVotes records voterURI's votes for options in the poll of the
+	// post objectURI, at `at`: each option once per voter, and in a
+	// single-choice poll one vote per voter (of concurrent votes exactly
+	// one is recorded: a unique key decides). For a post written here
+	// (Local) it then counts the poll again from its votes, stores the
+	// counts with the post and marks the poll changed (PollsDue), in the
+	// same write; a remote poll's counts are its author's (SetPoll), so
+	// its votes are only recorded (a persona's own). It returns the poll
+	// as stored and how many votes it recorded. domain.ErrNotFound if
+	// there is no post with a poll of that URI. Options are not checked
+	// against the poll's: the caller did.
+	AddVotes(ctx context.Context, objectURI, voterURI string, options []string, at time.Time) (domain.Poll, int, error)
+	// VotesOf lists the options voterURI voted for in the poll, in the
+	// order voted.
+	VotesOf(ctx context.Context, objectURI, voterURI string) ([]string, error)
+	// Voters lists who voted in the poll, each once, by URI after
+	// afterURI (for paging), at most limit: whom its Updates go to
+	// besides its author's followers.
+	Voters(ctx context.Context, objectURI, afterURI string, limit int) ([]string, error)
+	// SetPoll replaces the poll of a remote post (its author's
+	// Update{Question}), unless the stored poll is closed and p is not (a
+	// late Update does not reopen it): changed reports whether it did.
+	// domain.ErrNotFound if there is no post with a poll of that URI.
+	SetPoll(ctx context.Context, objectURI string, p domain.Poll) (changed bool, err error)
+	// PollsDue lists the polls written here that their followers must
+	// hear of at now, at most limit, by end time: those whose end time
+	// passed and that are not closed yet (Expired), and those with votes
+	// since the last TakePollChange (Changed).
+	PollsDue(ctx context.Context, now time.Time, limit int) ([]domain.PollDue, error)
+	// TakePollChange clears the poll's changed mark: true for the one
+	// caller that cleared it (another process may race for it), false
+	// when it was clear already.
+	TakePollChange(ctx context.Context, objectURI string) (bool, error)
+	// ClosePoll closes the poll at `at`: it is counted again from its
+	// votes, Closed set, and it leaves PollsDue; no vote is recorded after
+	// it. closed is true for the one caller that closed it. It returns the
+	// poll as stored. domain.ErrNotFound if there is no post with a poll.
+	ClosePoll(ctx context.Context, objectURI string, at time.Time) (p domain.Poll, closed bool, err error)
 }
 
 // TombstoneStore remembers the URIs of deleted remote objects and actors.

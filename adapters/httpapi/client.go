@@ -134,37 +134,3 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request, u domain.R
 	}
 	writeJSON(w, http.StatusCreated, actorJSON{ID: g.ID, Name: g.Name, URI: h.app.URLs.Group(g.Name), Kind: string(domain.NameKindGroup), CreatedAt: g.CreatedAt, Locked: g.Locked})
 }
-
-type postJSON struct {
-	As         string   `json:"as"`
-	Content    string   `json:"content"`
-	Visibility string   `json:"visibility"`
-	To         []string `json:"to"`
-	InReplyTo  string   `json:"in_reply_to"`
-}
-
-type publishedJSON struct {
-	ID            string `json:"id"` // for PATCH and DELETE /api/v1/posts/{id}
-	URI           string `json:"uri"`
-	Activity      string `json:"activity"`
-	Inboxes       int    `json:"inboxes"`
-	Queued        int    `json:"queued"`
-	AlreadyQueued int    `json:"already_queued"`
-}
-
-func (h *Handler) publish(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
-	var in postJSON
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	res, err := h.app.Publish.Handle(r.Context(), application.Publish{
-		UserID: u.ID, As: in.As, Content: in.Content, Visibility: domain.Visibility(in.Visibility), To: in.To, InReplyTo: in.InReplyTo,
-	})
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, publishedJSON{ID: res.ID, URI: res.ObjectURI, Activity: res.ActivityID, Inboxes: res.Inboxes,
-		Queued: res.Queued, AlreadyQueued: res.AlreadyQueued})
-}

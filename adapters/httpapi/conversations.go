@@ -17,13 +17,14 @@ type directOutJSON struct {
 	Published    time.Time `json:"published"`
 	Updated      string    `json:"updated,omitempty"`
 	Local        bool      `json:"local"`
+	extrasOutJSON
 }
 
 // directThread lists the direct conversation of the user's persona ?as=
 // with the actors ?with=<actor URI> (repeated for a group conversation):
 // the direct posts both ways, newest first, with ?before= and ?limit= as
 // the posts listing.
-func (f *FollowRoutes) directThread(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
+func (f *PostRoutes) directThread(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	q := r.URL.Query()
 	if q.Get("as") == "" || len(q["with"]) == 0 {
 		writeError(w, r, f.log, fmt.Errorf("%w: the as and with parameters are needed", errMalformed))
@@ -42,14 +43,14 @@ func (f *FollowRoutes) directThread(w http.ResponseWriter, r *http.Request, u do
 	out := make([]directOutJSON, 0, len(dms))
 	for _, d := range dms {
 		out = append(out, directOutJSON{URI: d.ObjectURI, Author: d.AuthorURI, Participants: d.Participants, Content: d.Content,
-			Published: d.Published, Updated: rfc3339(d.Updated), Local: d.Local})
+			Published: d.Published, Updated: rfc3339(d.Updated), Local: d.Local, extrasOutJSON: extrasOut(d.Extras)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"direct": out})
 }
 
 // mentions lists the posts that mention the user's persona ?as=, local or
 // received, newest first, with ?before= and ?limit= as the posts listing.
-func (f *FollowRoutes) mentions(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
+func (f *PostRoutes) mentions(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	q := r.URL.Query()
 	if q.Get("as") == "" {
 		writeError(w, r, f.log, fmt.Errorf("%w: the as parameter is missing", errMalformed))
@@ -67,8 +68,7 @@ func (f *FollowRoutes) mentions(w http.ResponseWriter, r *http.Request, u domain
 	}
 	out := make([]postOutJSON, 0, len(posts))
 	for _, p := range posts {
-		out = append(out, postOutJSON{URI: p.ObjectURI, Author: p.AuthorURI, Content: p.Content, Visibility: string(p.Visibility),
-			Group: p.GroupURI, InReplyTo: p.InReplyTo, Mentions: p.Mentions, Published: p.Published, Updated: rfc3339(p.Updated), Local: p.Local})
+		out = append(out, f.postOut(p))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"posts": out})
 }

@@ -14,10 +14,10 @@ import (
 	"github.com/heraldfed/herald/domain"
 )
 
-// FollowRoutes is the client API of follows: following an actor, listing a
-// persona's followers, and reading the public posts this server holds by
-// an author (how a user sees that a followed actor's posts arrived). It is
-// one of New's extra Routes, so the federation use cases it calls need no
+// FollowRoutes is the client API of follows and relations: following an
+// actor, listing a persona's followers, blocks, reports, a persona's
+// settings; it registers the posts API beside it (PostRoutes). It is one
+// of New's extra Routes, so the federation use cases it calls need no
 // field in Application.
 type FollowRoutes struct {
 	app *application.Application
@@ -36,14 +36,8 @@ func (f *FollowRoutes) Register(r *mux.Router) {
 	r.Handle("/api/v1/personas/{name}/followers", f.authed(f.listFollowers)).Methods(http.MethodGet)
 	r.Handle("/api/v1/follow_requests/authorize", f.authed(f.answerFollow(true))).Methods(http.MethodPost)
 	r.Handle("/api/v1/follow_requests/reject", f.authed(f.answerFollow(false))).Methods(http.MethodPost)
-	r.Handle("/api/v1/posts", f.authed(f.listPosts)).Methods(http.MethodGet)
-	r.Handle("/api/v1/posts/{id}", f.authed(f.editPost)).Methods(http.MethodPatch)
-	r.Handle("/api/v1/posts/{id}", f.authed(f.deletePost)).Methods(http.MethodDelete)
-	r.Handle("/api/v1/boosts", f.authed(f.boost)).Methods(http.MethodPost)
-	r.Handle("/api/v1/boosts", f.authed(f.unboost)).Methods(http.MethodDelete)
-	r.Handle("/api/v1/direct", f.authed(f.directThread)).Methods(http.MethodGet)
-	r.Handle("/api/v1/mentions", f.authed(f.mentions)).Methods(http.MethodGet)
 	r.Handle("/api/v1/reports", f.authed(f.report)).Methods(http.MethodPost)
+	NewPostRoutes(f.app, f.fed, f.log).Register(r)
 	f.registerActorSettings(r)
 	f.registerRelations(r)
 }
@@ -160,73 +154,6 @@ func (f *FollowRoutes) listFollowers(w http.ResponseWriter, r *http.Request, u d
 		out.Followers = append(out.Followers, followerJSON{URI: fl.FollowerURI, State: string(fl.State), Since: fl.CreatedAt})
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-type postOutJSON struct {
-	URI        string    `json:"uri"`
-	Author     string    `json:"author"`
-	Content    string    `json:"content"`
-	Visibility string    `json:"visibility"`
-	Group      string    `json:"group,omitempty"`
-	InReplyTo  string    `json:"in_reply_to,omitempty"`
-	Mentions   []string  `json:"mentions,omitempty"`
-	Published  time.Time `json:"published"`
-	Updated    string    `json:"updated,omitempty"` // RFC 3339, when its author last edited it
-	Local      bool      `json:"local"`
-	// Likes and Announces by remote actors, counted for our own posts.
-	Likes     *int `json:"likes,omitempty"`
-	Announces *int `json:"announces,omitempty"`
-	// Boost is set when the listed actor boosted this post (by someone
-	// else, or itself) rather than wrote it.
-	Boost *boostOutJSON `json:"boost,omitempty"`
-}
-
-type boostOutJSON struct {
-	By       string    `json:"by"`
-	Activity string    `json:"activity"`
-	At       time.Time `json:"at"`
-}
-
-// listPosts lists the public posts held by ?author=<actor URI> and the
-// posts that actor boosted (with "boost" set), newest first (a boost at
-// its time), ?before=<RFC 3339> paging and ?limit=<n> (20 by default).
-func (f *FollowRoutes) listPosts(w http.ResponseWriter, r *http.Request, _ domain.RootUser) {
-	q := r.URL.Query()
-	author := q.Get("author")
-	if author == "" {
-		writeError(w, r, f.log, fmt.Errorf("%w: the author parameter is missing", errMalformed))
-		return
-	}
-	before, limit, err := pageParams(q)
-	if err != nil {
-		writeError(w, r, f.log, err)
-		return
-	}
-	items, err := f.fed.Collections.PostsAndBoostsBy(r.Context(), author, before, limit)
-	if err != nil {
-		writeError(w, r, f.log, err)
-		return
-	}
-	out := make([]postOutJSON, 0, len(items))
-	for _, it := range items {
-		p := it.Post
-		po := postOutJSON{URI: p.ObjectURI, Author: p.AuthorURI, Content: p.Content, Visibility: string(p.Visibility),
-			Group: p.GroupURI, InReplyTo: p.InReplyTo, Mentions: p.Mentions, Published: p.Published, Updated: rfc3339(p.Updated), Local: p.Local}
-		if p.Local {
-			c, err := f.fed.Collections.Reactions(r.Context(), p.ObjectURI)
-			if err != nil {
-				writeError(w, r, f.log, err)
-				return
-			}
-			likes, announces := c[domain.ReactionLike], c[domain.ReactionAnnounce]
-			po.Likes, po.Announces = &likes, &announces
-		}
-		if b := it.Boost; b != nil {
-			po.Boost = &boostOutJSON{By: b.ActorURI, Activity: b.ActivityURI, At: b.CreatedAt}
-		}
-		out = append(out, po)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"posts": out})
 }
 
 // pageParams reads a listing's ?before=<RFC 3339> (zero when absent) and

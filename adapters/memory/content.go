@@ -15,6 +15,7 @@ var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
 	_ ports.TombstoneStore    = (*ContentStore)(nil)
+	_ ports.PollStore         = (*ContentStore)(nil)
 )
 
 // ContentStore keeps what comes from and goes to the fediverse: cached
@@ -35,6 +36,24 @@ type ContentStore struct {
 	keyOwners map[string]string
 	// tombstones by URI.
 	tombstones map[string]domain.Tombstone
+	// votes by poll object URI, then by (voter, slot): one vote per voter
+	// and option, and per voter in a single-choice poll (slot "").
+	votes map[string]map[voteKey]vote
+	// openPolls are the polls written here not closed yet, by URI.
+	openPolls map[string]*openPoll
+	voteSeq   int
+}
+
+type voteKey struct{ voter, slot string }
+
+type vote struct {
+	choice string
+	seq    int // the order votes were recorded in
+}
+
+type openPoll struct {
+	end     time.Time
+	changed bool
 }
 
 type reactionKey struct {
@@ -54,6 +73,8 @@ func NewContentStore() *ContentStore {
 		boosts:     make(map[string]map[string]domain.Boost),
 		keyOwners:  make(map[string]string),
 		tombstones: make(map[string]domain.Tombstone),
+		votes:      make(map[string]map[voteKey]vote),
+		openPolls:  make(map[string]*openPoll),
 	}
 }
 
@@ -163,8 +184,19 @@ func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, err
 	}
 	s.ids[p.ID] = struct{}{}
 	p.Mentions = domain.NormalizeMentions(p.Mentions) // a copy, as every store keeps them
+	p.Extras = p.Extras.Clone()
 	s.posts[p.ObjectURI] = p
+	if p.Local && p.Poll != nil && p.Poll.Closed.IsZero() {
+		s.openPolls[p.ObjectURI] = &openPoll{end: p.Poll.EndTime}
+	}
 	return true, nil
+}
+
+// copyPost is p as a read returns it: nothing it shares with the store.
+func copyPost(p domain.Post) domain.Post {
+	p.Mentions = slices.Clone(p.Mentions)
+	p.Extras = p.Extras.Clone()
+	return p
 }
 
 // PostByObjectURI implements ports.PostStore.
@@ -172,8 +204,7 @@ func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p, ok := s.posts[uri]; ok {
-		p.Mentions = slices.Clone(p.Mentions)
-		return p, nil
+		return copyPost(p), nil
 	}
 	return domain.Post{}, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
 }
@@ -193,14 +224,20 @@ func (s *ContentStore) PostsMentioning(ctx context.Context, actor string, before
 	return s.listPosts(func(p domain.Post) bool { return slices.Contains(p.Mentions, actor) }, before, limit), nil
 }
 
+// PostsTagged implements ports.PostStore.
+func (s *ContentStore) PostsTagged(ctx context.Context, tag string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.listPosts(func(p domain.Post) bool {
+		return p.Visibility == domain.VisibilityPublic && slices.Contains(p.Hashtags, tag)
+	}, before, limit), nil
+}
+
 func (s *ContentStore) listPosts(match func(domain.Post) bool, before time.Time, limit int) []domain.Post {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []domain.Post
 	for _, p := range s.posts {
 		if match(p) && (before.IsZero() || p.Published.Before(before)) {
-			p.Mentions = slices.Clone(p.Mentions)
-			out = append(out, p)
+			out = append(out, copyPost(p))
 		}
 	}
 	slices.SortFunc(out, func(a, b domain.Post) int { return newestFirst(a.Published, b.Published, a.ObjectURI, b.ObjectURI) })
@@ -225,6 +262,8 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	delete(s.posts, uri)
 	delete(s.dms, uri)
 	delete(s.reactions, uri)
+	delete(s.votes, uri)
+	delete(s.openPolls, uri)
 	for _, byObject := range s.boosts {
 		delete(byObject, uri)
 	}
@@ -333,7 +372,7 @@ func (s *ContentStore) CountReactions(ctx context.Context, uri string) (map[doma
 }
 
 // UpdateContent implements ports.PostStore.
-func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, updated time.Time) (bool, error) {
+func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, e domain.Extras, updated time.Time) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
@@ -344,7 +383,9 @@ func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, u
 		if !updated.After(lastEdit(p.Published, p.Updated)) {
 			return false, nil
 		}
-		p.Content, p.Updated = content, updated
+		poll := p.Poll
+		p.Content, p.Updated, p.Extras = content, updated, e.Clone()
+		p.Poll = poll
 		s.posts[uri] = p
 		return true, nil
 	}
@@ -352,7 +393,8 @@ func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, u
 		if !updated.After(lastEdit(d.Published, d.Updated)) {
 			return false, nil
 		}
-		d.Content, d.Updated = content, updated
+		d.Content, d.Updated, d.Extras = content, updated, e.Clone()
+		d.Poll = nil
 		s.dms[uri] = d
 		return true, nil
 	}
@@ -381,6 +423,8 @@ func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, err
 	}
 	s.ids[p.ID] = struct{}{}
 	p.Participants = slices.Clone(p.Participants)
+	p.Extras = p.Extras.Clone()
+	p.Poll = nil
 	s.dms[p.ObjectURI] = p
 	return true, nil
 }
@@ -391,6 +435,7 @@ func (s *ContentStore) DmByObjectURI(ctx context.Context, uri string) (domain.Dm
 	defer s.mu.Unlock()
 	if p, ok := s.dms[uri]; ok {
 		p.Participants = slices.Clone(p.Participants)
+		p.Extras = p.Extras.Clone()
 		return p, nil
 	}
 	return domain.DmPost{}, fmt.Errorf("direct post %q: %w", uri, domain.ErrNotFound)
@@ -404,6 +449,7 @@ func (s *ContentStore) DmThread(ctx context.Context, key string, before time.Tim
 	for _, p := range s.dms {
 		if p.ParticipantsKey == key && (before.IsZero() || p.Published.Before(before)) {
 			p.Participants = slices.Clone(p.Participants)
+			p.Extras = p.Extras.Clone()
 			out = append(out, p)
 		}
 	}
@@ -477,6 +523,8 @@ func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (in
 	}
 	for _, uri := range gone {
 		delete(s.reactions, uri)
+		delete(s.votes, uri)
+		delete(s.openPolls, uri)
 		for _, byObject := range s.boosts {
 			delete(byObject, uri)
 		}

@@ -49,6 +49,14 @@ func TestPostStore(t *testing.T) {
 	contract.PostStore(t, func(t *testing.T) ports.PostStore { return memory.NewContentStore() })
 }
 
+func TestPostExtras(t *testing.T) {
+	contract.PostExtras(t, func(t *testing.T) ports.PostStore { return memory.NewContentStore() })
+}
+
+func TestPollStore(t *testing.T) {
+	contract.PollStore(t, func(t *testing.T) contract.PostsAndPolls { return memory.NewContentStore() })
+}
+
 func TestTombstoneStore(t *testing.T) {
 	contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return memory.NewContentStore() })
 }

@@ -37,6 +37,8 @@ const (
 	collDomainAllows    = "domain_allows"
 	collReports         = "reports"
 	collActorBlocks     = "actor_blocks"
+	collPollVotes       = "poll_votes"
+	collOpenPolls       = "open_polls"
 	collDeliveries      = "deliveries" // legacy, read by migration 004 only
 )
 
@@ -47,7 +49,7 @@ var entityCollections = [...]string{
 	collForeignAvatars, collPosts, collDmPosts, collFollowers,
 	collRemoteInstances, collJobs, collBoosts, collFanOuts, collJobSignals,
 	collTombstones, collDomainBlocks, collDomainAllows, collReports,
-	collActorBlocks,
+	collActorBlocks, collPollVotes, collOpenPolls,
 }
 
 // collection returns a handle with the options SPEC §9 asks for, so callers

@@ -19,6 +19,7 @@ var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
 	_ ports.TombstoneStore    = (*ContentStore)(nil)
+	_ ports.PollStore         = (*ContentStore)(nil)
 )
 
 // ContentStore keeps cached remote actors (foreign_avatars), posts (posts)
@@ -26,6 +27,9 @@ var (
 // (tombstones).
 type ContentStore struct {
 	foreign, posts, dms, boosts, tombstones *mongodrv.Collection
+	// votes are the votes of polls (poll_votes), openPolls the polls
+	// written here not closed yet (open_polls).
+	votes, openPolls *mongodrv.Collection
 }
 
 // NewContentStore returns the store of db.
@@ -37,6 +41,8 @@ func NewContentStore(db *mongodrv.Database) *ContentStore {
 		boosts:  collection(db, collBoosts),
 
 		tombstones: collection(db, collTombstones),
+		votes:      collection(db, collPollVotes),
+		openPolls:  collection(db, collOpenPolls),
 	}
 }
 
@@ -78,6 +84,11 @@ type postDoc struct {
 	// Mentions are the actors the note mentions, sorted: a multikey
 	// index (posts_mentions) lists an actor's mentions.
 	Mentions []string `bson:"mentions,omitempty"`
+	// Extras are what the post carries beside its text; absent for none.
+	// Its hashtags are indexed (posts_hashtags) with the visibility.
+	Extras *extrasDoc `bson:"extras,omitempty"`
+	// Poll is the Question's poll; only the PollStore methods change it.
+	Poll *pollDoc `bson:"poll,omitempty"`
 }
 
 func reactionKey(kind domain.ReactionKind, actor string) string { return string(kind) + " " + actor }
@@ -85,7 +96,7 @@ func reactionKey(kind domain.ReactionKind, actor string) string { return string(
 func (d postDoc) post() domain.Post {
 	return domain.Post{ID: d.ID, ObjectURI: d.ObjectURI, AuthorURI: d.AuthorURI, GroupURI: d.GroupURI, Content: d.Content,
 		Visibility: domain.Visibility(d.Visibility), InReplyTo: d.InReplyTo, Published: d.Published, Local: d.Local, Updated: fromPtr(d.Updated),
-		Mentions: domain.NormalizeMentions(d.Mentions)}
+		Mentions: domain.NormalizeMentions(d.Mentions), Extras: d.Extras.extras(d.Poll)}
 }
 
 func fromPtr(t *time.Time) time.Time {
@@ -113,11 +124,13 @@ type dmDoc struct {
 	Published       time.Time  `bson:"published"`
 	Local           bool       `bson:"local"`
 	Updated         *time.Time `bson:"updated,omitempty"`
+	Extras          *extrasDoc `bson:"extras,omitempty"`
 }
 
 func (d dmDoc) dm() domain.DmPost {
 	return domain.DmPost{ID: d.ID, ObjectURI: d.ObjectURI, AuthorURI: d.AuthorURI, Participants: d.Participants,
-		ParticipantsKey: d.ParticipantsKey, Content: d.Content, Published: d.Published, Local: d.Local, Updated: fromPtr(d.Updated)}
+		ParticipantsKey: d.ParticipantsKey, Content: d.Content, Published: d.Published, Local: d.Local, Updated: fromPtr(d.Updated),
+		Extras: d.Extras.extras(nil)}
 }
 
 // Upsert implements ports.ForeignActorStore with a replace-upsert on
@@ -255,10 +268,21 @@ func createOnce(ctx context.Context, c *mongodrv.Collection, doc any, objectURI 
 var errAlreadyStored = errors.New("post already stored")
 
 // CreatePost implements ports.PostStore.
+//
+// A local post's open poll is recorded (open_polls) after the post: a
+// crash between the two leaves a poll no maintenance pass closes, which
+// a repeat of the insert does not mend; the post's author sees it open.
 func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
-	return createOnce(ctx, s.posts, postDoc{ID: p.ID, ObjectURI: p.ObjectURI, AuthorURI: p.AuthorURI, GroupURI: p.GroupURI,
+	created, err := createOnce(ctx, s.posts, postDoc{ID: p.ID, ObjectURI: p.ObjectURI, AuthorURI: p.AuthorURI, GroupURI: p.GroupURI,
 		Content: p.Content, Visibility: string(p.Visibility), InReplyTo: p.InReplyTo, Published: utc(p.Published), Local: p.Local, Updated: toPtr(p.Updated),
-		Mentions: domain.NormalizeMentions(p.Mentions)}, p.ObjectURI)
+		Mentions: domain.NormalizeMentions(p.Mentions), Extras: newExtrasDoc(p.Extras), Poll: newPollDoc(p.Poll)}, p.ObjectURI)
+	if err != nil || !created || !p.Local || p.Poll == nil || !p.Poll.Closed.IsZero() {
+		return created, err
+	}
+	if err := insertOne(ctx, s.openPolls, openPollDoc{ObjectURI: p.ObjectURI, EndTime: utc(p.Poll.EndTime)}); err != nil && !mongodrv.IsDuplicateKeyError(err) {
+		return true, fmt.Errorf("open poll %q: %w", p.ObjectURI, interpretError(err, nil))
+	}
+	return true, nil
 }
 
 // PostByObjectURI implements ports.PostStore.
@@ -286,6 +310,11 @@ func (s *ContentStore) PostsByGroup(ctx context.Context, group string, before ti
 // PostsMentioning implements ports.PostStore along posts_mentions.
 func (s *ContentStore) PostsMentioning(ctx context.Context, actor string, before time.Time, limit int) ([]domain.Post, error) {
 	return s.listPosts(ctx, bson.D{{Key: "mentions", Value: actor}}, before, limit)
+}
+
+// PostsTagged implements ports.PostStore along posts_hashtags.
+func (s *ContentStore) PostsTagged(ctx context.Context, tag string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.listPosts(ctx, bson.D{{Key: "extras.hashtags", Value: tag}, {Key: "visibility", Value: string(domain.VisibilityPublic)}}, before, limit)
 }
 
 // newestFirst is the listing order of the memory adapter: published
@@ -327,6 +356,12 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	// find no post for it.
 	if _, err := s.boosts.DeleteMany(ctx, filter); err != nil {
 		return fmt.Errorf("boosts of %q: %w", uri, interpretError(err, nil))
+	}
+	if _, err := s.votes.DeleteMany(ctx, filter); err != nil {
+		return fmt.Errorf("votes in %q: %w", uri, interpretError(err, nil))
+	}
+	if _, err := s.openPolls.DeleteOne(ctx, bson.D{{Key: "_id", Value: uri}}); err != nil {
+		return fmt.Errorf("open poll %q: %w", uri, interpretError(err, nil))
 	}
 	if p.DeletedCount+d.DeletedCount == 0 {
 		return fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
@@ -403,13 +438,18 @@ func (s *ContentStore) BoostsBy(ctx context.Context, actor string, before time.T
 // collection (the condition on the last edit is in the filter, so it is
 // atomic per document), then a count to tell an old Update from a missing
 // post.
-func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, updated time.Time) (bool, error) {
+func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, e domain.Extras, updated time.Time) (bool, error) {
 	t := utc(updated)
 	filter := bson.D{{Key: "objectUri", Value: uri}, {Key: "$or", Value: bson.A{
 		bson.D{{Key: "updated", Value: bson.D{{Key: "$lt", Value: t}}}},
 		bson.D{{Key: "updated", Value: bson.D{{Key: "$exists", Value: false}}}, {Key: "published", Value: bson.D{{Key: "$lt", Value: t}}}},
 	}}}
 	set := bson.D{{Key: "$set", Value: bson.D{{Key: "content", Value: content}, {Key: "updated", Value: t}}}}
+	if x := newExtrasDoc(e); x != nil {
+		set[0].Value = append(set[0].Value.(bson.D), bson.E{Key: "extras", Value: x})
+	} else {
+		set = append(set, bson.E{Key: "$unset", Value: bson.D{{Key: "extras", Value: ""}}})
+	}
 	for _, c := range []*mongodrv.Collection{s.posts, s.dms} {
 		res, err := c.UpdateOne(ctx, filter, set)
 		if err != nil {
@@ -494,8 +534,11 @@ func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, err
 	if parts == nil {
 		parts = []string{}
 	}
+	e := p.Extras
+	e.Poll = nil
 	return createOnce(ctx, s.dms, dmDoc{ID: p.ID, ObjectURI: p.ObjectURI, AuthorURI: p.AuthorURI, Participants: parts,
-		ParticipantsKey: p.ParticipantsKey, Content: p.Content, Published: utc(p.Published), Local: p.Local, Updated: toPtr(p.Updated)}, p.ObjectURI)
+		ParticipantsKey: p.ParticipantsKey, Content: p.Content, Published: utc(p.Published), Local: p.Local, Updated: toPtr(p.Updated),
+		Extras: newExtrasDoc(e)}, p.ObjectURI)
 }
 
 // DmByObjectURI implements ports.PostStore.
@@ -568,6 +611,12 @@ func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (in
 		chunk := bson.D{{Key: "objectUri", Value: bson.D{{Key: "$in", Value: uris}}}}
 		if _, err := s.boosts.DeleteMany(ctx, chunk); err != nil {
 			return fail("boosts of its posts", err)
+		}
+		if _, err := s.votes.DeleteMany(ctx, chunk); err != nil {
+			return fail("votes in its polls", err)
+		}
+		if _, err := s.openPolls.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: uris}}}}); err != nil {
+			return fail("its open polls", err)
 		}
 		res, err := s.posts.DeleteMany(ctx, append(chunk, byActor...))
 		if err != nil {

@@ -45,6 +45,9 @@ const (
 	idxBoostsActor         = "boosts_actor_created"
 	idxBoostsObjectURI     = "boosts_object_uri"
 	idxPostsMentions       = "posts_mentions"
+	idxPostsHashtags       = "posts_hashtags"
+	idxPollVotes           = "poll_votes_vote"
+	idxOpenPollsEnd        = "open_polls_end"
 	idxDmPostsAuthor       = "dm_posts_author"
 	idxPostsReactions      = "posts_reactions"
 	idxRootUsersStatus     = "root_users_status_created"
@@ -148,6 +151,13 @@ var indexSpecs = []indexSpec{
 	// an actor's mentions newest first (PostsMentioning): multikey on the
 	// post's sorted mentions
 	{coll: collPosts, name: idxPostsMentions, keys: keys("mentions", 1, "published", -1, "objectUri", 1)},
+	// a hashtag's public posts newest first (PostsTagged): multikey on the
+	// post's hashtags, equality on its visibility
+	{coll: collPosts, name: idxPostsHashtags, keys: keys("extras.hashtags", 1, "visibility", 1, "published", -1, "objectUri", 1)},
+	// one vote per (poll, voter, slot) (migration 011 makes it, as this
+	// spec has it), and the open polls by end time (PollsDue)
+	{coll: collPollVotes, name: idxPollVotes, keys: keys("objectUri", 1, "voter", 1, "slot", 1), unique: true},
+	{coll: collOpenPolls, name: idxOpenPollsEnd, keys: keys("endTime", 1, "_id", 1)},
 	// what DeleteActorContent removes of an actor besides its posts
 	// (posts_author_published) and boosts (boosts_actor_created): its
 	// direct posts, and its reactions, multikey on the posts' "kind actor"

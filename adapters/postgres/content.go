@@ -16,6 +16,7 @@ var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
 	_ ports.TombstoneStore    = (*ContentStore)(nil)
+	_ ports.PollStore         = (*ContentStore)(nil)
 )
 
 // ContentStore keeps cached remote actors (foreign_avatars), posts and
@@ -141,21 +142,29 @@ func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 	return nil
 }
 
-const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local, updated`
+const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local, updated, extras, poll`
 
 // postSelect reads postColumns, qualified, and the post's mentions
 // (post_mentions' primary key serves the subquery).
 const postSelect = `posts.id, posts.object_uri, posts.author_uri, posts.group_uri, posts.content, posts.visibility,
-  posts.in_reply_to, posts.published, posts.local, posts.updated,
+  posts.in_reply_to, posts.published, posts.local, posts.updated, posts.extras, posts.poll,
   ARRAY(SELECT m.actor_uri FROM post_mentions m WHERE m.object_uri = posts.object_uri ORDER BY m.actor_uri COLLATE "C")`
 
 func scanPost(row pgx.Row) (domain.Post, error) {
 	var p domain.Post
 	var vis string
 	var updated *time.Time
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &p.Published, &p.Local, &updated, &p.Mentions)
+	var extras, poll []byte
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &p.Published, &p.Local, &updated,
+		&extras, &poll, &p.Mentions)
 	if err != nil {
 		return domain.Post{}, err
+	}
+	if p.Extras, err = ports.DecodeExtras(extras); err != nil {
+		return domain.Post{}, fmt.Errorf("post %q: %w", p.ObjectURI, err)
+	}
+	if p.Poll, err = ports.DecodePoll(poll); err != nil {
+		return domain.Post{}, fmt.Errorf("post %q: %w", p.ObjectURI, err)
 	}
 	if len(p.Mentions) == 0 {
 		p.Mentions = nil
@@ -170,25 +179,51 @@ func scanPost(row pgx.Row) (domain.Post, error) {
 
 // CreatePost implements ports.PostStore: ON CONFLICT (object_uri) DO
 // NOTHING keeps the first copy when an inbox gets the same Create twice;
-// the mentions are inserted by the same statement, only with a post it
+// the mentions, the hashtags of a public post and the open poll of a
+// local one are inserted by the same statement, only with a post it
 // inserted.
 func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
 	mentions := domain.NormalizeMentions(p.Mentions)
 	if mentions == nil {
 		mentions = []string{}
 	}
+	extras, err := ports.EncodeExtras(p.Extras)
+	if err != nil {
+		return false, fmt.Errorf("post %q: %w", p.ObjectURI, err)
+	}
+	poll, err := ports.EncodePoll(p.Poll)
+	if err != nil {
+		return false, fmt.Errorf("post %q: %w", p.ObjectURI, err)
+	}
+	tags := []string{}
+	if p.Visibility == domain.VisibilityPublic && p.Hashtags != nil {
+		tags = p.Hashtags
+	}
+	var openEnd *time.Time
+	if p.Local && p.Poll != nil && p.Poll.Closed.IsZero() {
+		end := p.Poll.EndTime.UTC()
+		openEnd = &end
+	}
 	var created bool
-	err := s.pool.QueryRow(ctx, `
+	err = s.pool.QueryRow(ctx, `
 WITH p AS (
-  INSERT INTO posts (`+postColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+  INSERT INTO posts (`+postColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12::jsonb, $13::jsonb)
   ON CONFLICT (object_uri) DO NOTHING
   RETURNING object_uri, published
 ), m AS (
   INSERT INTO post_mentions (object_uri, actor_uri, published)
   SELECT p.object_uri, a, p.published FROM p, unnest($11::text[]) a
+), h AS (
+  INSERT INTO post_hashtags (object_uri, tag, published)
+  SELECT p.object_uri, t, p.published FROM p, unnest($14::text[]) t
+  ON CONFLICT DO NOTHING
+), o AS (
+  INSERT INTO open_polls (object_uri, end_time)
+  SELECT p.object_uri, $15::timestamptz FROM p WHERE $15::timestamptz IS NOT NULL
 )
 SELECT EXISTS (SELECT 1 FROM p)`,
-		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, p.Published, p.Local, nullTime(p.Updated), mentions).Scan(&created)
+		p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, p.Published, p.Local, nullTime(p.Updated), mentions,
+		jsonArg(extras), jsonArg(poll), tags, openEnd).Scan(&created)
 	if err != nil {
 		return false, fmt.Errorf("post %q: %w", p.ObjectURI, interpretError(err))
 	}
@@ -236,6 +271,32 @@ LIMIT $3`, actor, before(b), limitArg(limit))
 	return out, nil
 }
 
+// PostsTagged implements ports.PostStore on post_hashtags_tag_idx: the
+// hashtags carry their post's published time, which never changes.
+func (s *ContentStore) PostsTagged(ctx context.Context, tag string, b time.Time, limit int) ([]domain.Post, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT `+postSelect+` FROM post_hashtags ph JOIN posts ON posts.object_uri = ph.object_uri
+WHERE ph.tag = $1 AND ph.published < $2
+ORDER BY ph.published DESC, ph.object_uri COLLATE "C"
+LIMIT $3`, tag, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("posts tagged %q: %w", tag, interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Post, error) { return scanPost(row) })
+	if err != nil {
+		return nil, fmt.Errorf("posts tagged %q: %w", tag, interpretError(err))
+	}
+	return out, nil
+}
+
+// jsonArg passes encoded JSON as a jsonb parameter: NULL for none.
+func jsonArg(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
 // listPosts lists newest first; ties (one instant) in object URI byte order,
 // as the memory adapter does. column is one of two constants, never input.
 func (s *ContentStore) listPosts(ctx context.Context, column, value string, b time.Time, limit int) ([]domain.Post, error) {
@@ -262,7 +323,10 @@ WITH p AS (DELETE FROM posts WHERE object_uri = $1 RETURNING 1),
      d AS (DELETE FROM dm_posts WHERE object_uri = $1 RETURNING 1),
      r AS (DELETE FROM reactions WHERE object_uri = $1),
      b AS (DELETE FROM boosts WHERE object_uri = $1),
-     m AS (DELETE FROM post_mentions WHERE object_uri = $1)
+     m AS (DELETE FROM post_mentions WHERE object_uri = $1),
+     h AS (DELETE FROM post_hashtags WHERE object_uri = $1),
+     v AS (DELETE FROM poll_votes WHERE object_uri = $1),
+     o AS (DELETE FROM open_polls WHERE object_uri = $1)
 SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d)`, uri).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("delete post %q: %w", uri, interpretError(err))
@@ -275,16 +339,38 @@ SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d)`, uri).Scan(&n)
 
 // UpdateContent implements ports.PostStore: one statement over both
 // tables, the condition on the last edit inside the UPDATE so that two
-// Updates at once apply in their order, whichever runs first.
-func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, updated time.Time) (bool, error) {
-	var changed int
+// Updates at once apply in their order, whichever runs first; an edited
+// public post's hashtags are indexed again in the same transaction.
+func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, e domain.Extras, updated time.Time) (bool, error) {
+	extras, err := ports.EncodeExtras(e)
+	if err != nil {
+		return false, fmt.Errorf("update post %q: %w", uri, err)
+	}
+	tags := e.Hashtags
+	if tags == nil {
+		tags = []string{}
+	}
+	var changed, posts int
 	var exists bool
-	err := s.pool.QueryRow(ctx, `
-WITH p AS (UPDATE posts SET content = $2, updated = $3 WHERE object_uri = $1 AND COALESCE(updated, published) < $3 RETURNING 1),
-     d AS (UPDATE dm_posts SET content = $2, updated = $3 WHERE object_uri = $1 AND COALESCE(updated, published) < $3 RETURNING 1)
-SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d),
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `
+WITH p AS (UPDATE posts SET content = $2, updated = $3, extras = $4::jsonb WHERE object_uri = $1 AND COALESCE(updated, published) < $3 RETURNING 1),
+     d AS (UPDATE dm_posts SET content = $2, updated = $3, extras = $4::jsonb WHERE object_uri = $1 AND COALESCE(updated, published) < $3 RETURNING 1)
+SELECT (SELECT count(*) FROM p) + (SELECT count(*) FROM d), (SELECT count(*) FROM p),
        EXISTS (SELECT 1 FROM posts WHERE object_uri = $1) OR EXISTS (SELECT 1 FROM dm_posts WHERE object_uri = $1)`,
-		uri, content, updated.UTC()).Scan(&changed, &exists)
+			uri, content, updated.UTC(), jsonArg(extras)).Scan(&changed, &posts, &exists)
+		if err != nil || posts == 0 {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM post_hashtags WHERE object_uri = $1`, uri); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `
+INSERT INTO post_hashtags (object_uri, tag, published)
+SELECT object_uri, t, published FROM posts, unnest($2::text[]) t WHERE object_uri = $1 AND visibility = 'public'
+ON CONFLICT DO NOTHING`, uri, tags)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("update post %q: %w", uri, interpretError(err))
 	}
@@ -419,14 +505,18 @@ func nullTime(t time.Time) *time.Time {
 	return &u
 }
 
-const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local, updated`
+const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local, updated, extras`
 
 func scanDm(row pgx.Row) (domain.DmPost, error) {
 	var p domain.DmPost
 	var updated *time.Time
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.Participants, &p.ParticipantsKey, &p.Content, &p.Published, &p.Local, &updated)
+	var extras []byte
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.Participants, &p.ParticipantsKey, &p.Content, &p.Published, &p.Local, &updated, &extras)
 	if err != nil {
 		return domain.DmPost{}, err
+	}
+	if p.Extras, err = ports.DecodeExtras(extras); err != nil {
+		return domain.DmPost{}, fmt.Errorf("direct post %q: %w", p.ObjectURI, err)
 	}
 	p.Published = p.Published.UTC()
 	if updated != nil {
@@ -441,10 +531,14 @@ func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, err
 	if parts == nil {
 		parts = []string{}
 	}
+	extras, err := ports.EncodeExtras(p.Extras)
+	if err != nil {
+		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, err)
+	}
 	tag, err := s.pool.Exec(ctx, `
-INSERT INTO dm_posts (`+dmColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+INSERT INTO dm_posts (`+dmColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)
 ON CONFLICT (object_uri) DO NOTHING`,
-		p.ID, p.ObjectURI, p.AuthorURI, parts, p.ParticipantsKey, p.Content, p.Published, p.Local, nullTime(p.Updated))
+		p.ID, p.ObjectURI, p.AuthorURI, parts, p.ParticipantsKey, p.Content, p.Published, p.Local, nullTime(p.Updated), jsonArg(extras))
 	if err != nil {
 		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, interpretError(err))
 	}
@@ -499,7 +593,10 @@ WITH p AS (DELETE FROM posts WHERE author_uri = $1 RETURNING object_uri),
      gone AS (SELECT object_uri FROM p UNION ALL SELECT object_uri FROM d),
      r AS (DELETE FROM reactions WHERE actor_uri = $1 OR object_uri IN (SELECT object_uri FROM gone)),
      b AS (DELETE FROM boosts WHERE actor_uri = $1 OR object_uri IN (SELECT object_uri FROM gone)),
-     m AS (DELETE FROM post_mentions WHERE object_uri IN (SELECT object_uri FROM gone))
+     m AS (DELETE FROM post_mentions WHERE object_uri IN (SELECT object_uri FROM gone)),
+     h AS (DELETE FROM post_hashtags WHERE object_uri IN (SELECT object_uri FROM gone)),
+     v AS (DELETE FROM poll_votes WHERE object_uri IN (SELECT object_uri FROM gone)),
+     o AS (DELETE FROM open_polls WHERE object_uri IN (SELECT object_uri FROM gone))
 SELECT count(*) FROM gone`, actor).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("delete content of %q: %w", actor, interpretError(err))

@@ -103,6 +103,16 @@ func TestPostStore(t *testing.T) {
 	contract.PostStore(t, func(t *testing.T) ports.PostStore { return postgres.NewContentStore(migrated(t)) })
 }
 
+func TestPostExtras(t *testing.T) {
+	t.Parallel()
+	contract.PostExtras(t, func(t *testing.T) ports.PostStore { return postgres.NewContentStore(migrated(t)) })
+}
+
+func TestPollStore(t *testing.T) {
+	t.Parallel()
+	contract.PollStore(t, func(t *testing.T) contract.PostsAndPolls { return postgres.NewContentStore(migrated(t)) })
+}
+
 func TestTombstoneStore(t *testing.T) {
 	t.Parallel()
 	contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return postgres.NewContentStore(migrated(t)) })

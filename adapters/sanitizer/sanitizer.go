@@ -1,6 +1,7 @@
 package sanitizer
 
 import (
+	"html"
 	"regexp"
 
 	"github.com/microcosm-cc/bluemonday"
@@ -33,7 +34,7 @@ var _ ports.HTMLSanitizer = (*HTMLSanitizer)(nil)
 //
 // Its output is idempotent: sanitizing it again changes nothing. A policy
 // is safe for concurrent use once built.
-type HTMLSanitizer struct{ policy *bluemonday.Policy }
+type HTMLSanitizer struct{ policy, strict *bluemonday.Policy }
 
 // microformats matches a class attribute made only of the classes
 // Mastodon's ALLOWED_CLASS_TRANSFORMER keeps, separated by whitespace.
@@ -67,8 +68,18 @@ func NewHTMLSanitizer() *HTMLSanitizer {
 	// bluemonday already does for script, style, iframe, object and the
 	// like.
 	p.SkipElementsContent("svg", "math", "xmp", "plaintext")
-	return &HTMLSanitizer{policy: p}
+	// The text of plain-text fields: bluemonday's strict policy keeps no
+	// element (and drops the contents of script and style), and escapes
+	// what it keeps, which SanitizeText then decodes.
+	strict := bluemonday.StrictPolicy()
+	strict.SkipElementsContent("svg", "math", "xmp", "plaintext")
+	return &HTMLSanitizer{policy: p, strict: strict}
 }
 
 // SanitizeHTML implements ports.HTMLSanitizer.
 func (s *HTMLSanitizer) SanitizeHTML(html string) string { return s.policy.Sanitize(html) }
+
+// SanitizeText implements ports.HTMLSanitizer.
+func (s *HTMLSanitizer) SanitizeText(text string) string {
+	return html.UnescapeString(s.strict.Sanitize(text))
+}

@@ -1,6 +1,7 @@
 package sanitizer_test
 
 import (
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -180,10 +181,32 @@ var renderSeeds = []string{
 func TestRenderTextPassesTheSanitizerUnchanged(t *testing.T) {
 	t.Parallel()
 	s := sanitizer.NewHTMLSanitizer()
-	for _, text := range renderSeeds {
-		out := domain.RenderText(text, renderMentions)
-		if got := s.SanitizeHTML(out); got != out {
-			t.Errorf("RenderText(%q)\n = %q\nsanitized to %q", text, out, got)
+	for _, text := range append(renderSeeds, "#Go #café #日本 (#x) #a_b#c https://h.example/p#frag #123 &#233;") {
+		for _, out := range []string{domain.RenderText(text, renderMentions), domain.RenderPost(text, renderMentions, tagURL)} {
+			if got := s.SanitizeHTML(out); got != out {
+				t.Errorf("RenderText(%q)\n = %q\nsanitized to %q", text, out, got)
+			}
+		}
+	}
+}
+
+func tagURL(tag string) string { return "https://local.example/tags/" + url.PathEscape(tag) }
+
+// Plain-text fields (a content warning, alt text, a poll option) keep
+// their text and lose every tag, the contents of scripts with them.
+func TestSanitizeText(t *testing.T) {
+	t.Parallel()
+	s := sanitizer.NewHTMLSanitizer()
+	for in, want := range map[string]string{
+		"a cat <script>alert(1)</script>asleep":            "a cat asleep",
+		"<b>bold</b> & <i>it</i>":                          "bold & it",
+		"I <3 cats, 1 < 2":                                 "I <3 cats, 1 < 2",
+		`<img src=x onerror=alert(1)>x`:                    "x",
+		"AT&amp;T":                                         "AT&T",
+		"<style>p{}</style><svg><script>1</script></svg>y": "y",
+	} {
+		if got := s.SanitizeText(in); got != want {
+			t.Errorf("SanitizeText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -194,9 +217,9 @@ func FuzzRenderTextPassesTheSanitizerUnchanged(f *testing.F) {
 	}
 	s := sanitizer.NewHTMLSanitizer()
 	f.Fuzz(func(t *testing.T, text string) {
-		out := domain.RenderText(text, renderMentions)
+		out := domain.RenderPost(text, renderMentions, tagURL)
 		if got := s.SanitizeHTML(out); got != out {
-			t.Errorf("RenderText(%q)\n = %q\nsanitized to %q", text, out, got)
+			t.Errorf("RenderPost(%q)\n = %q\nsanitized to %q", text, out, got)
 		}
 	})
 }

@@ -15,6 +15,7 @@ var (
 	_ ports.ForeignActorStore = (*ContentStore)(nil)
 	_ ports.PostStore         = (*ContentStore)(nil)
 	_ ports.TombstoneStore    = (*ContentStore)(nil)
+	_ ports.PollStore         = (*ContentStore)(nil)
 )
 
 // ContentStore keeps cached remote actors (foreign_avatars), posts and
@@ -135,21 +136,28 @@ func (s *ContentStore) Delete(ctx context.Context, uri string) error {
 	return nil
 }
 
-const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local, updated`
+const postColumns = `id, object_uri, author_uri, group_uri, content, visibility, in_reply_to, published, local, updated, extras, poll`
 
 // postSelect reads postColumns, qualified, and the post's mentions as a
 // JSON array (post_mentions' primary key serves the subquery).
 const postSelect = `posts.id, posts.object_uri, posts.author_uri, posts.group_uri, posts.content, posts.visibility,
-  posts.in_reply_to, posts.published, posts.local, posts.updated,
+  posts.in_reply_to, posts.published, posts.local, posts.updated, posts.extras, posts.poll,
   (SELECT json_group_array(m.actor_uri) FROM post_mentions m WHERE m.object_uri = posts.object_uri)`
 
 func scanPost(row scanner) (domain.Post, error) {
 	var p domain.Post
-	var vis, mentions string
+	var vis, mentions, extras, poll string
 	var published, updated sql.NullInt64
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &published, &p.Local, &updated, &mentions)
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &p.GroupURI, &p.Content, &vis, &p.InReplyTo, &published, &p.Local, &updated,
+		&extras, &poll, &mentions)
 	if err != nil {
 		return domain.Post{}, err
+	}
+	if p.Extras, err = ports.DecodeExtras([]byte(extras)); err != nil {
+		return domain.Post{}, fmt.Errorf("post %q: %w", p.ObjectURI, err)
+	}
+	if p.Poll, err = ports.DecodePoll([]byte(poll)); err != nil {
+		return domain.Post{}, fmt.Errorf("post %q: %w", p.ObjectURI, err)
 	}
 	var ms []string
 	if err := json.Unmarshal([]byte(mentions), &ms); err != nil {
@@ -171,17 +179,35 @@ func scanPost(row scanner) (domain.Post, error) {
 // The mentions are written in the same transaction, only with a post it
 // inserted.
 func (s *ContentStore) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
+	extras, err := ports.EncodeExtras(p.Extras)
+	if err != nil {
+		return false, fmt.Errorf("post %q: %w", p.ObjectURI, err)
+	}
+	poll, err := ports.EncodePoll(p.Poll)
+	if err != nil {
+		return false, fmt.Errorf("post %q: %w", p.ObjectURI, err)
+	}
 	created := false
-	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
-INSERT INTO posts (`+postColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO posts (`+postColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (object_uri) DO NOTHING`,
-			p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, stamp(p.Published), p.Local, nullStamp(p.Updated))
+			p.ID, p.ObjectURI, p.AuthorURI, p.GroupURI, p.Content, string(p.Visibility), p.InReplyTo, stamp(p.Published), p.Local, nullStamp(p.Updated),
+			string(extras), string(poll))
 		if err != nil {
 			return err
 		}
 		if created = affected(res) == 1; !created {
 			return nil
+		}
+		if err := writeHashtags(ctx, tx, p); err != nil {
+			return err
+		}
+		if p.Local && p.Poll != nil && p.Poll.Closed.IsZero() {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO open_polls (object_uri, end_time) VALUES (?, ?)`,
+				p.ObjectURI, stamp(p.Poll.EndTime)); err != nil {
+				return err
+			}
 		}
 		for _, m := range domain.NormalizeMentions(p.Mentions) {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO post_mentions (object_uri, actor_uri, published) VALUES (?, ?, ?)`,
@@ -204,6 +230,35 @@ func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.
 		return domain.Post{}, fmt.Errorf("post %q: %w", uri, interpretError(err))
 	}
 	return p, nil
+}
+
+// writeHashtags indexes a public post's hashtags (PostsTagged); the
+// caller removed its earlier ones.
+func writeHashtags(ctx context.Context, tx *sql.Tx, p domain.Post) error {
+	if p.Visibility != domain.VisibilityPublic {
+		return nil
+	}
+	for _, tag := range p.Hashtags {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO post_hashtags (object_uri, tag, published) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+			p.ObjectURI, tag, stamp(p.Published)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PostsTagged implements ports.PostStore on post_hashtags_tag_idx: the
+// hashtags carry their post's published time, which never changes.
+func (s *ContentStore) PostsTagged(ctx context.Context, tag string, b time.Time, limit int) ([]domain.Post, error) {
+	out, err := query(ctx, s.db, scanPost, `
+SELECT `+postSelect+` FROM post_hashtags ph JOIN posts ON posts.object_uri = ph.object_uri
+WHERE ph.tag = ? AND ph.published < ?
+ORDER BY ph.published DESC, ph.object_uri
+LIMIT ?`, tag, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("posts tagged %q: %w", tag, interpretError(err))
+	}
+	return out, nil
 }
 
 // PostsByAuthor implements ports.PostStore on posts_author_published_idx.
@@ -259,7 +314,7 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 			}
 			n += affected(res)
 		}
-		for _, table := range []string{"reactions", "boosts", "post_mentions"} {
+		for _, table := range []string{"reactions", "boosts", "post_mentions", "post_hashtags", "poll_votes", "open_polls"} {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE object_uri = ?`, uri); err != nil {
 				return err
 			}
@@ -276,17 +331,35 @@ func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 }
 
 // UpdateContent implements ports.PostStore: both tables in one write
-// transaction, the condition on the last edit inside each UPDATE.
-func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, updated time.Time) (bool, error) {
+// transaction, the condition on the last edit inside each UPDATE; a
+// post's hashtags are indexed again when it changed.
+func (s *ContentStore) UpdateContent(ctx context.Context, uri, content string, e domain.Extras, updated time.Time) (bool, error) {
+	extras, err := ports.EncodeExtras(e)
+	if err != nil {
+		return false, fmt.Errorf("update post %q: %w", uri, err)
+	}
 	changed, exists := 0, 0
-	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.inTx(ctx, func(tx *sql.Tx) error {
 		for _, table := range []string{"posts", "dm_posts"} {
-			res, err := tx.ExecContext(ctx, `UPDATE `+table+` SET content = ?, updated = ? WHERE object_uri = ? AND COALESCE(updated, published) < ?`,
-				content, stamp(updated), uri, stamp(updated))
+			res, err := tx.ExecContext(ctx, `UPDATE `+table+` SET content = ?, extras = ?, updated = ? WHERE object_uri = ? AND COALESCE(updated, published) < ?`,
+				content, string(extras), stamp(updated), uri, stamp(updated))
 			if err != nil {
 				return err
 			}
-			changed += affected(res)
+			edited := affected(res)
+			changed += edited
+			if table == "posts" && edited > 0 {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM post_hashtags WHERE object_uri = ?`, uri); err != nil {
+					return err
+				}
+				p, err := scanPost(tx.QueryRowContext(ctx, `SELECT `+postSelect+` FROM posts WHERE object_uri = ?`, uri))
+				if err != nil {
+					return err
+				}
+				if err := writeHashtags(ctx, tx, p); err != nil {
+					return err
+				}
+			}
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+table+` WHERE object_uri = ?`, uri).Scan(&n); err != nil {
 				return err
@@ -450,15 +523,18 @@ func nullStamp(t time.Time) any {
 	return stamp(t)
 }
 
-const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local, updated`
+const dmColumns = `id, object_uri, author_uri, participants, participants_key, content, published, local, updated, extras`
 
 func scanDm(row scanner) (domain.DmPost, error) {
 	var p domain.DmPost
-	var parts string
+	var parts, extras string
 	var published, updated sql.NullInt64
-	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &parts, &p.ParticipantsKey, &p.Content, &published, &p.Local, &updated)
+	err := row.Scan(&p.ID, &p.ObjectURI, &p.AuthorURI, &parts, &p.ParticipantsKey, &p.Content, &published, &p.Local, &updated, &extras)
 	if err != nil {
 		return domain.DmPost{}, err
+	}
+	if p.Extras, err = ports.DecodeExtras([]byte(extras)); err != nil {
+		return domain.DmPost{}, fmt.Errorf("direct post %s: %w", p.ObjectURI, err)
 	}
 	if err := json.Unmarshal([]byte(parts), &p.Participants); err != nil {
 		return domain.DmPost{}, fmt.Errorf("participants of %s: %w", p.ObjectURI, err)
@@ -478,10 +554,14 @@ func (s *ContentStore) CreateDm(ctx context.Context, p domain.DmPost) (bool, err
 	if err != nil {
 		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, err)
 	}
+	extras, err := ports.EncodeExtras(p.Extras)
+	if err != nil {
+		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, err)
+	}
 	res, err := s.db.w.ExecContext(ctx, `
-INSERT INTO dm_posts (`+dmColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO dm_posts (`+dmColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (object_uri) DO NOTHING`,
-		p.ID, p.ObjectURI, p.AuthorURI, string(list), p.ParticipantsKey, p.Content, stamp(p.Published), p.Local, nullStamp(p.Updated))
+		p.ID, p.ObjectURI, p.AuthorURI, string(list), p.ParticipantsKey, p.Content, stamp(p.Published), p.Local, nullStamp(p.Updated), string(extras))
 	if err != nil {
 		return false, fmt.Errorf("direct post %q: %w", p.ObjectURI, interpretError(err))
 	}
@@ -533,6 +613,9 @@ func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (in
 			`DELETE FROM reactions WHERE actor_uri = ?1 OR object_uri IN (` + theirs + `)`,
 			`DELETE FROM boosts WHERE actor_uri = ?1 OR object_uri IN (` + theirs + `)`,
 			`DELETE FROM post_mentions WHERE object_uri IN (` + theirs + `)`,
+			`DELETE FROM post_hashtags WHERE object_uri IN (` + theirs + `)`,
+			`DELETE FROM poll_votes WHERE object_uri IN (` + theirs + `)`,
+			`DELETE FROM open_polls WHERE object_uri IN (` + theirs + `)`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, actor); err != nil {
 				return err

@@ -65,6 +65,9 @@ var indexes = []index{
 	// Plain, beyond SPEC §4: an actor's mentions newest first
 	// (PostsMentioning); a post's own are post_mentions' primary key.
 	{"post_mentions_actor_idx", `CREATE INDEX IF NOT EXISTS post_mentions_actor_idx ON post_mentions (actor_uri, published DESC, object_uri)`},
+	// The public posts of a hashtag newest first (PostsTagged); a post's
+	// own are post_hashtags' primary key (migration 016).
+	{"post_hashtags_tag_idx", `CREATE INDEX IF NOT EXISTS post_hashtags_tag_idx ON post_hashtags (tag, published DESC, object_uri)`},
 	// Plain, beyond SPEC §4: what DeleteActorContent removes of an actor
 	// besides its posts (posts_author_published_idx) and boosts
 	// (boosts_actor_created_idx): its direct posts and its reactions.

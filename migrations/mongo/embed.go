@@ -47,6 +47,16 @@
 //	                        previousPrivateKeyPem, keysRotatedAt) in avatars
 //	                        and groups. Missing fields read as false or empty,
 //	                        so up is a marker; down unsets them.
+//	011 post_extras         what a post carries beside its text (SPEC §12):
+//	                        fields extras and poll of posts (their hashtags
+//	                        indexed by EnsureIndexes' posts_hashtags), extras
+//	                        of dm_posts; the unique (objectUri,
+//	                        voter, slot) index of poll_votes, one vote per
+//	                        voter and option (slot "" in a single-choice
+//	                        poll: one per voter), and the open_polls by end
+//	                        time. Down drops both collections and unsets the
+//	                        fields: media, content warnings, hashtags and
+//	                        polls are lost.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

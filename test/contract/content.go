@@ -504,13 +504,13 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 			dm, _ := domain.NewDmPost("d1", "https://h.example/dm/1", alice, "x", []string{bob}, base)
 			_, _ = s.CreateDm(ctx(t), dm)
 			for _, uri := range []string{p.ObjectURI, dm.ObjectURI} {
-				changed, err := s.UpdateContent(ctx(t), uri, "edit 2", base.Add(2*time.Minute))
+				changed, err := s.UpdateContent(ctx(t), uri, "edit 2", domain.Extras{}, base.Add(2*time.Minute))
 				mustNil(t, err, "update")
 				if !changed {
 					t.Fatalf("%s: first edit not applied", uri)
 				}
 				for _, older := range []time.Time{base.Add(2 * time.Minute), base.Add(time.Minute), base.Add(-time.Minute)} {
-					changed, err = s.UpdateContent(ctx(t), uri, "stale", older)
+					changed, err = s.UpdateContent(ctx(t), uri, "stale", domain.Extras{}, older)
 					mustNil(t, err, "stale update")
 					if changed {
 						t.Fatalf("%s: an Update not later than the last edit (%s) was applied", uri, older)
@@ -538,7 +538,7 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 					t.Fatalf("a post never edited has Updated %v", got.Updated)
 				}
 			}
-			_, err = s.UpdateContent(ctx(t), "https://h.example/notes/none", "x", base.Add(time.Hour))
+			_, err = s.UpdateContent(ctx(t), "https://h.example/notes/none", "x", domain.Extras{}, base.Add(time.Hour))
 			mustIs(t, err, domain.ErrNotFound, "update of an unknown post")
 		}},
 		{"ReactionsCountOncePerActorAndKind", func(t *testing.T, s ports.PostStore) {

@@ -64,6 +64,14 @@ func TestRulesSayWhatTheCodeDoes(t *testing.T) {
 		{"purge", 2, "a purge every\n  hour", eng.PurgeEvery == time.Hour},
 		{"shutdown grace", 2, "`HERALD_SHUTDOWN_GRACE` (30 s)", eng.Grace == 30*time.Second},
 		{"name length", 3, "1 to 30 characters", domain.MaxNameLength == 30},
+		{"attachments", 12, "At most **16** attachments", domain.MaxAttachments == 16},
+		{"alt text", 12, "**1,500** characters of alt\n  text", domain.MaxAltTextChars == 1500},
+		{"content warning", 12, "**1,000** of a content warning", domain.MaxSummaryChars == 1000},
+		{"hashtags", 12, "**100** hashtags (of at most\n  **100** characters each)", domain.MaxHashtags == 100 && domain.MaxHashtagChars == 100},
+		{"emoji", 12, "**100** custom emoji", domain.MaxEmojis == 100},
+		{"poll options", 12, "**20** poll options of\n  at most **200** characters", domain.MaxPollOptions == 20 && domain.MaxPollOptionChars == 200},
+		{"poll duration", 12, "runs from **1 minute** to **31 days**", domain.MinPollDuration == time.Minute && domain.MaxPollDuration == 31*24*time.Hour},
+		{"poll updates", 12, "at most every **5 s**", application.PollInterval == 5*time.Second},
 	} {
 		if !strings.Contains(section(t, rules, tt.section), tt.phrase) || !tt.holds {
 			t.Errorf("%s: docs/rules.md §%d says %q: in the text %v, true of the code %v",

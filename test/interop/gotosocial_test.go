@@ -33,6 +33,7 @@ func runScenarios(t *testing.T, store string, g *gts, h *herald) {
 	personaRelationScenarios(t, store, g, h)
 	lockAndKeyScenarios(t, store, g, h, func(name string, f func(*testing.T)) { r.step(t, name, f) })
 	personaDeletionScenarios(t, store, g, h)
+	contentScenarios(t, store, g, h, func(name string, f func(*testing.T)) { r.step(t, name, f) })
 	r.play(t, lastScenarios)
 }
 

@@ -134,9 +134,9 @@ func (h *Handler) note(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.writeAS(w, r, struct {
-		Context string `json:"@context"`
+		Context any `json:"@context"`
 		application.Note
-	}{application.ASContext, n})
+	}{n.JSONLDContext(), n})
 }
 
 func nonNil[T any](s []T) []T {

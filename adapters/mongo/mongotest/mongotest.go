@@ -149,6 +149,12 @@ func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.O
 	t.Run("PostStore", func(t *testing.T) {
 		contract.PostStore(t, func(t *testing.T) ports.PostStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
 	})
+	t.Run("PostExtras", func(t *testing.T) {
+		contract.PostExtras(t, func(t *testing.T) ports.PostStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
+	})
+	t.Run("PollStore", func(t *testing.T) {
+		contract.PollStore(t, func(t *testing.T) contract.PostsAndPolls { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
+	})
 	t.Run("TombstoneStore", func(t *testing.T) {
 		contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
 	})
