@@ -47,6 +47,12 @@
 //	                        previousPrivateKeyPem, keysRotatedAt) in avatars
 //	                        and groups. Missing fields read as false or empty,
 //	                        so up is a marker; down unsets them.
+//	013 client_api          the Mastodon-compatible client API (issue 34):
+//	                        oauth_apps (_id the client id), oauth_grants and
+//	                        oauth_tokens (_id the hex SHA-256 of the secret),
+//	                        with the grants' expiry index and the tokens' index
+//	                        by grant. Down drops the three collections: every
+//	                        application must register and sign in again.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

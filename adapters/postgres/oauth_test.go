@@ -1,0 +1,14 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
+)
+
+func TestOAuthStore(t *testing.T) {
+	t.Parallel()
+	contract.OAuthStore(t, func(t *testing.T) ports.OAuthStore { return postgres.NewOAuthStore(migrated(t)) })
+}
