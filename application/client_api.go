@@ -1,0 +1,52 @@
+package application
+
+import (
+	"log/slog"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// ClientAPIDeps are the ports the Mastodon-compatible client API needs
+// beside the federation's (issue 34).
+type ClientAPIDeps struct {
+	OAuth     ports.OAuthStore
+	Users     ports.UserStore
+	Actors    ports.ActorStore
+	Passwords ports.PasswordHasher
+	Clock     ports.Clock
+	IDs       ports.IDs
+	Log       *slog.Logger
+	URLs      URLs
+	// Registrations is what the instance entity says of sign-ups.
+	Registrations domain.RegistrationMode
+}
+
+// ClientAPI gathers the use cases of the Mastodon-compatible client API:
+// OAuth 2 as Mastodon has it (one token, one persona) and, on top of the
+// federation's use cases, what its endpoints read and do. It lives beside
+// Application and Federation; bootstrap builds it.
+type ClientAPI struct {
+	RegisterApp  RegisterAppHandler
+	Authorize    AuthorizeHandler
+	IssueToken   IssueTokenHandler
+	RevokeToken  RevokeTokenHandler
+	Authenticate AuthenticateTokenHandler
+	URLs         URLs
+}
+
+// NewClientAPI builds the client API's use cases over deps.
+func NewClientAPI(deps ClientAPIDeps) *ClientAPI {
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	deps.Log = deps.Log.With("component", "clientapi")
+	return &ClientAPI{
+		RegisterApp:  RegisterAppHandler{deps: deps},
+		Authorize:    AuthorizeHandler{deps: deps},
+		IssueToken:   IssueTokenHandler{deps: deps},
+		RevokeToken:  RevokeTokenHandler{deps: deps},
+		Authenticate: AuthenticateTokenHandler{deps: deps},
+		URLs:         deps.URLs,
+	}
+}
