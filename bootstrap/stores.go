@@ -33,6 +33,8 @@ type Stores struct {
 	// Blocks keeps the personas' blocks and mutes, and remote actors'
 	// blocks of them (SPEC §11 "Personas").
 	Blocks ports.BlockStore
+	// OAuth keeps the client API's applications, grants and tokens.
+	OAuth  ports.OAuthStore
 	Pinger ports.Pinger
 	// Wakes carries enqueue notifications from other processes; nil when
 	// the store has none (memory: one process only).
@@ -84,6 +86,7 @@ func openMemory() *Stores {
 		Moderation: memory.NewModerationStore(),
 		Reports:    memory.NewReportStore(),
 		Blocks:     memory.NewBlockStore(),
+		OAuth:      memory.NewOAuthStore(),
 		Pinger:     memory.Pinger{},
 		PurgeEvery: time.Hour,
 	}

@@ -70,6 +70,7 @@ func sqliteStores(db *sqlite.DB) *Stores {
 		Moderation: sqlite.NewModerationStore(db),
 		Reports:    sqlite.NewReportStore(db),
 		Blocks:     sqlite.NewBlockStore(db),
+		OAuth:      sqlite.NewOAuthStore(db),
 		Pinger:     sqlite.NewPinger(db),
 	}
 }
