@@ -13,11 +13,17 @@ type ClientAPIDeps struct {
 	OAuth     ports.OAuthStore
 	Users     ports.UserStore
 	Actors    ports.ActorStore
-	Passwords ports.PasswordHasher
-	Clock     ports.Clock
-	IDs       ports.IDs
-	Log       *slog.Logger
-	URLs      URLs
+	Followers ports.FollowerStore
+	// Posts is read through HTML and Moderation, as the federation's is
+	// (SPEC §10, §11).
+	Posts      ports.PostStore
+	HTML       ports.HTMLSanitizer
+	Moderation *Moderation
+	Passwords  ports.PasswordHasher
+	Clock      ports.Clock
+	IDs        ports.IDs
+	Log        *slog.Logger
+	URLs       URLs
 	// Registrations is what the instance entity says of sign-ups.
 	Registrations domain.RegistrationMode
 }
@@ -32,6 +38,8 @@ type ClientAPI struct {
 	IssueToken   IssueTokenHandler
 	RevokeToken  RevokeTokenHandler
 	Authenticate AuthenticateTokenHandler
+	Accounts     AccountsHandler
+	Statuses     StatusesHandler
 	URLs         URLs
 }
 
@@ -41,12 +49,17 @@ func NewClientAPI(deps ClientAPIDeps) *ClientAPI {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
 	deps.Log = deps.Log.With("component", "clientapi")
+	if deps.Posts != nil {
+		deps.Posts = moderatePosts(sanitizePosts(deps.Posts, deps.HTML), deps.Moderation)
+	}
 	return &ClientAPI{
 		RegisterApp:  RegisterAppHandler{deps: deps},
 		Authorize:    AuthorizeHandler{deps: deps},
 		IssueToken:   IssueTokenHandler{deps: deps},
 		RevokeToken:  RevokeTokenHandler{deps: deps},
 		Authenticate: AuthenticateTokenHandler{deps: deps},
+		Accounts:     AccountsHandler{deps: deps},
+		Statuses:     StatusesHandler{deps: deps},
 		URLs:         deps.URLs,
 	}
 }

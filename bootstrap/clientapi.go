@@ -17,10 +17,10 @@ import (
 var clientAPISet = wire.NewSet(ProvideClientAPI, ProvideMastodonRoutes)
 
 // ProvideClientAPI builds the client API's use cases.
-func ProvideClientAPI(cfg Config, s *Stores, passwords ports.PasswordHasher, clock ports.Clock, ids ports.IDs, urls application.URLs,
+func ProvideClientAPI(cfg Config, s *Stores, passwords ports.PasswordHasher, html ports.HTMLSanitizer, mod *application.Moderation, clock ports.Clock, ids ports.IDs, urls application.URLs,
 	log *slog.Logger) *application.ClientAPI {
 	return application.NewClientAPI(application.ClientAPIDeps{
-		OAuth: s.OAuth, Users: s.Users, Actors: s.Actors, Passwords: passwords, Clock: clock, IDs: ids, Log: log, URLs: urls,
+		OAuth: s.OAuth, Users: s.Users, Actors: s.Actors, Followers: s.Followers, Posts: s.Posts, HTML: html, Moderation: mod, Passwords: passwords, Clock: clock, IDs: ids, Log: log, URLs: urls,
 		Registrations: domain.RegistrationMode(cfg.Registrations),
 	})
 }
@@ -29,8 +29,8 @@ func ProvideClientAPI(cfg Config, s *Stores, passwords ports.PasswordHasher, clo
 // authorization page and registering applications share the sign-in
 // limit per address (HERALD_AUTH_RATE_PER_MINUTE); every call is limited
 // per token as Mastodon does (300 in 5 minutes).
-func ProvideMastodonRoutes(cfg Config, api *application.ClientAPI, fed *application.Federation, auth *httpapi.RateLimiter, log *slog.Logger) *mastodon.Routes {
-	return mastodon.New(api, fed, mastodon.Config{
+func ProvideMastodonRoutes(cfg Config, app *application.Application, api *application.ClientAPI, fed *application.Federation, auth *httpapi.RateLimiter, log *slog.Logger) *mastodon.Routes {
+	return mastodon.New(app, api, fed, mastodon.Config{
 		Title: cfg.Domain, Version: Version, Registrations: domain.RegistrationMode(cfg.Registrations),
 	}, log, auth, httpapi.NewRateLimiter(mastodon.TokenRateLimit()))
 }

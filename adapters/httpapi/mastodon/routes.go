@@ -26,6 +26,7 @@ type Config struct {
 
 // Routes serves the Mastodon-compatible client API on the shared router.
 type Routes struct {
+	app *application.Application
 	api *application.ClientAPI
 	fed *application.Federation
 	cfg Config
@@ -34,6 +35,7 @@ type Routes struct {
 	// per client address; perToken limits every API call per token
 	// (Mastodon's 300 requests in 5 minutes).
 	auth, perToken *httpapi.RateLimiter
+	idem           idempotency
 }
 
 // TokenRateLimit is Mastodon's default limit of API calls: 300 requests
@@ -44,8 +46,8 @@ func TokenRateLimit() httpapi.RateLimit {
 
 // New builds the routes. auth is the limiter of sign-in and sign-up
 // (HERALD_AUTH_RATE_PER_MINUTE); perToken the API's.
-func New(api *application.ClientAPI, fed *application.Federation, cfg Config, log *slog.Logger, auth, perToken *httpapi.RateLimiter) *Routes {
-	return &Routes{api: api, fed: fed, cfg: cfg, log: log.With("component", "mastodon"), auth: auth, perToken: perToken}
+func New(app *application.Application, api *application.ClientAPI, fed *application.Federation, cfg Config, log *slog.Logger, auth, perToken *httpapi.RateLimiter) *Routes {
+	return &Routes{app: app, api: api, fed: fed, cfg: cfg, log: log.With("component", "mastodon"), auth: auth, perToken: perToken}
 }
 
 // Register implements httpapi.Routes.
@@ -57,6 +59,18 @@ func (m *Routes) Register(r *mux.Router) {
 	r.Handle("/oauth/authorize", limited(m.authorizeSubmit)).Methods(http.MethodPost)
 	r.Handle("/oauth/token", m.perToken.Wrap(http.HandlerFunc(m.token))).Methods(http.MethodPost)
 	r.Handle("/oauth/revoke", m.perToken.Wrap(http.HandlerFunc(m.revoke))).Methods(http.MethodPost)
+	add := routeAdder{r}
+	m.registerInstance(add)
+	m.registerAccounts(add)
+	m.registerStatuses(add)
+}
+
+// routeAdder registers a handler for one method; full paths, as the rest
+// of Herald's router has them (mux answers 405 for a wrong method).
+type routeAdder struct{ r *mux.Router }
+
+func (a routeAdder) Handle(path string, h http.Handler, method string) {
+	a.r.Handle(path, h).Methods(method)
 }
 
 // handler is an endpoint that acts for a principal, with its parameters.

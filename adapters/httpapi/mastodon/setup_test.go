@@ -73,7 +73,7 @@ func setup(t *testing.T) *server {
 		Blocks: blocks, Fetcher: s.fetcher, Clock: s.clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
 	})
 	s.app.Publish.Resolver = s.fed.Resolver
-	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, Users: accounts, Actors: accounts, Passwords: fake.Passwords{},
+	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Passwords: fake.Passwords{},
 		Clock: s.clock, IDs: ids, URLs: urls, Registrations: domain.RegistrationsOpen})
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func setup(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	routes := mastodon.New(s.api, s.fed, mastodon.Config{Title: "local.example", Version: "test", Registrations: domain.RegistrationsOpen}, log, nil, nil)
+	routes := mastodon.New(s.app, s.api, s.fed, mastodon.Config{Title: "local.example", Version: "test", Registrations: domain.RegistrationsOpen}, log, nil, nil)
 	s.Server = httptest.NewServer(httpapi.New(s.app, okReady{}, log, httpapi.NewFollowRoutes(s.app, s.fed, log), routes))
 	t.Cleanup(s.Close)
 	return s

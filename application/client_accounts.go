@@ -1,0 +1,80 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/heraldfed/herald/domain"
+)
+
+// AccountsHandler reads the client API's accounts: local personas by id
+// and by name, with their counts.
+type AccountsHandler struct{ deps ClientAPIDeps }
+
+// maxCountedFollowing bounds the following count read for an account
+// entity (a persona following more shows this many).
+const maxCountedFollowing = 10_000
+
+// Persona returns the live persona with this id; domain.ErrNotFound for
+// anything else (a group, the instance actor, a deleted persona).
+func (h AccountsHandler) Persona(ctx context.Context, id string) (domain.Avatar, error) {
+	a, err := h.deps.Actors.AvatarByID(ctx, id)
+	if err != nil {
+		return domain.Avatar{}, err
+	}
+	if a.RootUserID == "" || !a.DeletedAt.IsZero() {
+		return domain.Avatar{}, fmt.Errorf("%w: no account %q", domain.ErrNotFound, id)
+	}
+	return a, nil
+}
+
+// Lookup finds a local persona by acct: "name", "@name" or
+// "name@this-domain". Remote accounts are not looked up here (search
+// with resolve does that); they are domain.ErrNotFound.
+func (h AccountsHandler) Lookup(ctx context.Context, acct string) (domain.Avatar, error) {
+	acct = strings.TrimPrefix(strings.TrimSpace(acct), "@")
+	name, host, found := strings.Cut(acct, "@")
+	if found && !strings.EqualFold(host, h.deps.URLs.Domain) {
+		return domain.Avatar{}, fmt.Errorf("%w: no local account %q", domain.ErrNotFound, acct)
+	}
+	n, err := domain.NormalizeName(name)
+	if err != nil {
+		return domain.Avatar{}, fmt.Errorf("%w: no account %q", domain.ErrNotFound, acct)
+	}
+	a, err := h.deps.Actors.AvatarByName(ctx, n)
+	if err != nil {
+		return domain.Avatar{}, err
+	}
+	if a.RootUserID == "" || !a.DeletedAt.IsZero() {
+		return domain.Avatar{}, fmt.Errorf("%w: no account %q", domain.ErrNotFound, acct)
+	}
+	return a, nil
+}
+
+// AccountStats are an account entity's counts.
+type AccountStats struct {
+	Followers, Following int
+}
+
+// Stats counts a local actor's accepted followers and whom it follows
+// (any state, up to maxCountedFollowing).
+func (h AccountsHandler) Stats(ctx context.Context, actorURI string) (AccountStats, error) {
+	followers, err := h.deps.Followers.CountFollowers(ctx, actorURI, domain.FollowAccepted)
+	if err != nil {
+		return AccountStats{}, err
+	}
+	following, after := 0, ""
+	for following < maxCountedFollowing {
+		page, err := h.deps.Followers.FollowedURIs(ctx, actorURI, after, 1000)
+		if err != nil {
+			return AccountStats{}, err
+		}
+		following += len(page)
+		if len(page) < 1000 {
+			break
+		}
+		after = page[len(page)-1]
+	}
+	return AccountStats{Followers: followers, Following: min(following, maxCountedFollowing)}, nil
+}
