@@ -57,8 +57,8 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	}
 	fetcher := ProvideFetcher(client)
 	federation := ProvideFederation(cfg, stores, fetcher, htmlSanitizer, moderation, clock, iDs, urLs, application, engine, rsaKeys, log)
-	clientAPI := ProvideClientAPI(cfg, stores, bcrypt, clock, iDs, urLs, log)
-	routes := ProvideMastodonRoutes(cfg, clientAPI, federation, rateLimiter, log)
+	clientAPI := ProvideClientAPI(cfg, stores, bcrypt, htmlSanitizer, moderation, clock, iDs, urLs, log)
+	routes := ProvideMastodonRoutes(cfg, application, clientAPI, federation, rateLimiter, log)
 	federationRoutes := ProvideFederationRoutes(cfg, application, federation, routes, clock, log)
 	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter, proxies, federationRoutes)
 	server := NewServerFrom(cfg, httpapiHandler, engine, application, readiness, stores, log)
