@@ -272,3 +272,19 @@ func TestOAuthHostile(t *testing.T) {
 		}
 	})
 }
+
+// Signing in sweeps the grants expired for a day, and only those.
+func TestSignInSweepsOldGrants(t *testing.T) {
+	t.Parallel()
+	f := setupOAuth(t)
+	ctx := context.Background()
+	old := f.code(t, "alice")
+	f.clock.Advance(24*time.Hour + domain.OAuthCodeTTL + time.Second)
+	fresh := f.code(t, "alice") // this sign-in sweeps
+	if _, _, err := f.store.UseGrant(ctx, domain.HashToken(old), f.clock.Now()); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("the code expired a day ago: %v, want swept", err)
+	}
+	if _, first, err := f.store.UseGrant(ctx, domain.HashToken(fresh), f.clock.Now()); err != nil || !first {
+		t.Fatalf("the fresh code: first %v, %v", first, err)
+	}
+}
