@@ -78,3 +78,32 @@ func (h AccountsHandler) Stats(ctx context.Context, actorURI string) (AccountSta
 	}
 	return AccountStats{Followers: followers, Following: min(following, maxCountedFollowing)}, nil
 }
+
+// RemoteAccount is a remote actor as the client API shows it: from the
+// cache of remote actors, with its account id.
+type RemoteAccount struct {
+	ID    string
+	Actor domain.ForeignAvatar
+}
+
+// RemoteID returns the account id of a remote actor, giving it one (a
+// fresh id, so ids sort by when Herald first showed the actor) the first
+// time.
+func (h AccountsHandler) RemoteID(ctx context.Context, actorURI string) (string, error) {
+	return h.deps.AccountIDs.AccountID(ctx, actorURI, h.deps.IDs.NewID())
+}
+
+// Remote returns the cached remote actor of an account id;
+// domain.ErrNotFound when the id is none Herald gave, or the actor is no
+// longer cached.
+func (h AccountsHandler) Remote(ctx context.Context, id string) (RemoteAccount, error) {
+	uri, err := h.deps.AccountIDs.AccountURI(ctx, id)
+	if err != nil {
+		return RemoteAccount{}, err
+	}
+	f, err := h.deps.Foreign.ByActorURI(ctx, uri)
+	if err != nil {
+		return RemoteAccount{}, err
+	}
+	return RemoteAccount{ID: id, Actor: f}, nil
+}

@@ -10,10 +10,14 @@ import (
 // ClientAPIDeps are the ports the Mastodon-compatible client API needs
 // beside the federation's (issue 34).
 type ClientAPIDeps struct {
-	OAuth     ports.OAuthStore
-	Users     ports.UserStore
-	Actors    ports.ActorStore
-	Followers ports.FollowerStore
+	OAuth ports.OAuthStore
+	// AccountIDs gives remote actors account ids; Foreign is the cache
+	// of remote actors their entities are read from.
+	AccountIDs ports.AccountIDStore
+	Foreign    ports.ForeignActorStore
+	Users      ports.UserStore
+	Actors     ports.ActorStore
+	Followers  ports.FollowerStore
 	// Posts is read through HTML and Moderation, as the federation's is
 	// (SPEC §10, §11).
 	Posts      ports.PostStore

@@ -34,8 +34,10 @@ type Stores struct {
 	// blocks of them (SPEC §11 "Personas").
 	Blocks ports.BlockStore
 	// OAuth keeps the client API's applications, grants and tokens.
-	OAuth  ports.OAuthStore
-	Pinger ports.Pinger
+	OAuth ports.OAuthStore
+	// AccountIDs gives remote actors the client API's account ids.
+	AccountIDs ports.AccountIDStore
+	Pinger     ports.Pinger
 	// Wakes carries enqueue notifications from other processes; nil when
 	// the store has none (memory: one process only).
 	Wakes ports.WakeSource
@@ -87,6 +89,7 @@ func openMemory() *Stores {
 		Reports:    memory.NewReportStore(),
 		Blocks:     memory.NewBlockStore(),
 		OAuth:      memory.NewOAuthStore(),
+		AccountIDs: memory.NewAccountIDStore(),
 		Pinger:     memory.Pinger{},
 		PurgeEvery: time.Hour,
 	}

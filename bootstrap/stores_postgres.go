@@ -52,6 +52,7 @@ func openPostgres(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, f
 		Reports:    postgres.NewReportStore(pool),
 		Blocks:     postgres.NewBlockStore(pool),
 		OAuth:      postgres.NewOAuthStore(pool),
+		AccountIDs: postgres.NewAccountIDStore(pool),
 		Pinger:     postgres.NewPinger(pool),
 		Wakes:      postgres.NewWaker(pool, log),
 		PurgeEvery: time.Hour, // no TTL index: the engine purges

@@ -71,6 +71,7 @@ func sqliteStores(db *sqlite.DB) *Stores {
 		Reports:    sqlite.NewReportStore(db),
 		Blocks:     sqlite.NewBlockStore(db),
 		OAuth:      sqlite.NewOAuthStore(db),
+		AccountIDs: sqlite.NewAccountIDStore(db),
 		Pinger:     sqlite.NewPinger(db),
 	}
 }

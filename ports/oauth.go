@@ -44,3 +44,17 @@ type OAuthStore interface {
 	// 6749 §4.1.2) and returns how many went.
 	RevokeGrantTokens(ctx context.Context, grantHash string) (int, error)
 }
+
+// AccountIDStore gives remote actors the account ids of the client API:
+// strings that sort by when Herald first showed the actor (the caller
+// hands a fresh UUIDv7 in), one per actor URI for good. Local personas
+// keep their own ids and are not in it.
+type AccountIDStore interface {
+	// AccountID returns the id of actorURI, storing newID as it when the
+	// actor has none yet. Of concurrent first calls for one actor all get
+	// the one id that was stored. A newID already held by another actor is
+	// domain.ErrAlreadyExists.
+	AccountID(ctx context.Context, actorURI, newID string) (string, error)
+	// AccountURI returns the actor URI of id, or domain.ErrNotFound.
+	AccountURI(ctx context.Context, id string) (string, error)
+}

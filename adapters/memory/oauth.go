@@ -180,3 +180,51 @@ func (s *OAuthStore) RevokeGrantTokens(ctx context.Context, grantHash string) (i
 	}
 	return n, nil
 }
+
+var _ ports.AccountIDStore = (*AccountIDStore)(nil)
+
+// AccountIDStore maps remote actors to account ids, both ways.
+type AccountIDStore struct {
+	mu    sync.Mutex
+	byURI map[string]string
+	byID  map[string]string
+}
+
+// NewAccountIDStore returns an empty store.
+func NewAccountIDStore() *AccountIDStore {
+	return &AccountIDStore{byURI: map[string]string{}, byID: map[string]string{}}
+}
+
+// AccountID implements ports.AccountIDStore.
+func (s *AccountIDStore) AccountID(ctx context.Context, actorURI, newID string) (string, error) {
+	if actorURI == "" || newID == "" {
+		return "", fmt.Errorf("%w: an account id needs an actor and an id", domain.ErrInvalidInput)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.byURI[actorURI]; ok {
+		return id, nil
+	}
+	if _, ok := s.byID[newID]; ok {
+		return "", fmt.Errorf("account id %s: %w", newID, domain.ErrAlreadyExists)
+	}
+	s.byURI[actorURI], s.byID[newID] = newID, actorURI
+	return newID, nil
+}
+
+// AccountURI implements ports.AccountIDStore.
+func (s *AccountIDStore) AccountURI(ctx context.Context, id string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	uri, ok := s.byID[id]
+	if !ok {
+		return "", fmt.Errorf("account id %s: %w", id, domain.ErrNotFound)
+	}
+	return uri, nil
+}

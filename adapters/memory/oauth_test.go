@@ -12,3 +12,8 @@ func TestOAuthStore(t *testing.T) {
 	t.Parallel()
 	contract.OAuthStore(t, func(t *testing.T) ports.OAuthStore { return memory.NewOAuthStore() })
 }
+
+func TestAccountIDStore(t *testing.T) {
+	t.Parallel()
+	contract.AccountIDStore(t, func(t *testing.T) ports.AccountIDStore { return memory.NewAccountIDStore() })
+}

@@ -47,7 +47,7 @@ var entityCollections = [...]string{
 	collForeignAvatars, collPosts, collDmPosts, collFollowers,
 	collRemoteInstances, collJobs, collBoosts, collFanOuts, collJobSignals,
 	collTombstones, collDomainBlocks, collDomainAllows, collReports,
-	collActorBlocks, collOAuthApps, collOAuthGrants, collOAuthTokens,
+	collActorBlocks, collOAuthApps, collOAuthGrants, collOAuthTokens, collAccountIDs,
 }
 
 // collection returns a handle with the options SPEC §9 asks for, so callers

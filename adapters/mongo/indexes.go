@@ -110,6 +110,7 @@ var indexSpecs = []indexSpec{
 	// expiry, and a reused authorization code revokes its tokens
 	{coll: collOAuthGrants, name: idxOAuthGrantsExpires, keys: keys("expiresAt", 1)},
 	{coll: collOAuthTokens, name: idxOAuthTokensGrant, keys: keys("grantHash", 1)},
+	{coll: collAccountIDs, name: idxAccountIDsID, keys: keys("id", 1), unique: true},
 	// unique, as the memory adapter has it: one avatar, one group per name
 	{coll: collAvatars, name: idxAvatarsName, keys: keys("name", 1), unique: true},
 	{coll: collGroups, name: idxGroupsName, keys: keys("name", 1), unique: true},

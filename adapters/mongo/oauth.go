@@ -197,3 +197,60 @@ func (s *OAuthStore) RevokeGrantTokens(ctx context.Context, grantHash string) (i
 	}
 	return int(res.DeletedCount), nil
 }
+
+const (
+	collAccountIDs  = "account_ids"
+	idxAccountIDsID = "account_ids_id"
+)
+
+var _ ports.AccountIDStore = (*AccountIDStore)(nil)
+
+// AccountIDStore keeps remote actors' account ids in account_ids (_id
+// the actor URI; account_ids_id keeps each id one actor's).
+type AccountIDStore struct{ ids *mongodrv.Collection }
+
+// NewAccountIDStore returns the store of db.
+func NewAccountIDStore(db *mongodrv.Database) *AccountIDStore {
+	return &AccountIDStore{ids: collection(db, collAccountIDs)}
+}
+
+type accountIDDoc struct {
+	ActorURI string `bson:"_id"`
+	ID       string `bson:"id"`
+}
+
+// AccountID implements ports.AccountIDStore: a read, and on a miss an
+// insert; losing a race on the actor (_id) reads the winner's id.
+func (s *AccountIDStore) AccountID(ctx context.Context, actorURI, newID string) (string, error) {
+	if actorURI == "" || newID == "" {
+		return "", fmt.Errorf("%w: an account id needs an actor and an id", domain.ErrInvalidInput)
+	}
+	var d accountIDDoc
+	err := s.ids.FindOne(ctx, bson.D{{Key: "_id", Value: actorURI}}).Decode(&d)
+	if err == nil {
+		return d.ID, nil
+	}
+	if err != mongodrv.ErrNoDocuments {
+		return "", fmt.Errorf("account id of %s: %w", actorURI, interpretError(err, nil))
+	}
+	if err := insertOne(ctx, s.ids, accountIDDoc{ActorURI: actorURI, ID: newID}); err != nil {
+		if !mongodrv.IsDuplicateKeyError(err) {
+			return "", fmt.Errorf("account id of %s: %w", actorURI, interpretError(err, nil))
+		}
+		if ferr := s.ids.FindOne(ctx, bson.D{{Key: "_id", Value: actorURI}}).Decode(&d); ferr != nil {
+			// The duplicate was the id, held by another actor.
+			return "", fmt.Errorf("account id of %s: %w", actorURI, interpretError(err, nil))
+		}
+		return d.ID, nil
+	}
+	return newID, nil
+}
+
+// AccountURI implements ports.AccountIDStore along account_ids_id.
+func (s *AccountIDStore) AccountURI(ctx context.Context, id string) (string, error) {
+	var d accountIDDoc
+	if err := s.ids.FindOne(ctx, bson.D{{Key: "id", Value: id}}).Decode(&d); err != nil {
+		return "", fmt.Errorf("account id %s: %w", id, interpretError(err, nil))
+	}
+	return d.ActorURI, nil
+}

@@ -169,3 +169,45 @@ func (s *OAuthStore) RevokeGrantTokens(ctx context.Context, grantHash string) (i
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+var _ ports.AccountIDStore = (*AccountIDStore)(nil)
+
+// AccountIDStore keeps remote actors' account ids in account_ids
+// (migration 027): the actor URI is the primary key, the id unique.
+type AccountIDStore struct{ pool *pgxpool.Pool }
+
+// NewAccountIDStore returns the store on pool.
+func NewAccountIDStore(pool *pgxpool.Pool) *AccountIDStore { return &AccountIDStore{pool: pool} }
+
+// AccountID implements ports.AccountIDStore: a read, and on a miss an
+// insert whose conflict on the actor (a concurrent first call) does
+// nothing, then a read in a new statement, which sees the winner's row.
+func (s *AccountIDStore) AccountID(ctx context.Context, actorURI, newID string) (string, error) {
+	if actorURI == "" || newID == "" {
+		return "", fmt.Errorf("%w: an account id needs an actor and an id", domain.ErrInvalidInput)
+	}
+	var id string
+	err := s.pool.QueryRow(ctx, `SELECT id FROM account_ids WHERE actor_uri = $1`, actorURI).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("account id of %s: %w", actorURI, interpretError(err))
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO account_ids (actor_uri, id) VALUES ($1, $2) ON CONFLICT (actor_uri) DO NOTHING`, actorURI, newID); err != nil {
+		return "", fmt.Errorf("account id of %s: %w", actorURI, interpretError(err))
+	}
+	if err := s.pool.QueryRow(ctx, `SELECT id FROM account_ids WHERE actor_uri = $1`, actorURI).Scan(&id); err != nil {
+		return "", fmt.Errorf("account id of %s: %w", actorURI, interpretError(err))
+	}
+	return id, nil
+}
+
+// AccountURI implements ports.AccountIDStore.
+func (s *AccountIDStore) AccountURI(ctx context.Context, id string) (string, error) {
+	var uri string
+	if err := s.pool.QueryRow(ctx, `SELECT actor_uri FROM account_ids WHERE id = $1`, id).Scan(&uri); err != nil {
+		return "", fmt.Errorf("account id %s: %w", id, interpretError(err))
+	}
+	return uri, nil
+}

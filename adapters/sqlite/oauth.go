@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -159,4 +160,46 @@ func (s *OAuthStore) RevokeGrantTokens(ctx context.Context, grantHash string) (i
 		return 0, fmt.Errorf("tokens of a grant: %w", interpretError(err))
 	}
 	return affected(res), nil
+}
+
+var _ ports.AccountIDStore = (*AccountIDStore)(nil)
+
+// AccountIDStore keeps remote actors' account ids in account_ids
+// (migration 018): the actor URI is the primary key, the id unique.
+type AccountIDStore struct{ db *DB }
+
+// NewAccountIDStore returns the store on db.
+func NewAccountIDStore(db *DB) *AccountIDStore { return &AccountIDStore{db: db} }
+
+// AccountID implements ports.AccountIDStore: a read, and on a miss an
+// insert that leaves an existing row alone, then the row read on the
+// writer (SQLite's one writer orders concurrent first calls).
+func (s *AccountIDStore) AccountID(ctx context.Context, actorURI, newID string) (string, error) {
+	if actorURI == "" || newID == "" {
+		return "", fmt.Errorf("%w: an account id needs an actor and an id", domain.ErrInvalidInput)
+	}
+	var id string
+	err := s.db.r.QueryRowContext(ctx, `SELECT id FROM account_ids WHERE actor_uri = ?`, actorURI).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("account id of %s: %w", actorURI, interpretError(err))
+	}
+	if _, err := s.db.w.ExecContext(ctx, `INSERT INTO account_ids (actor_uri, id) VALUES (?, ?) ON CONFLICT (actor_uri) DO NOTHING`, actorURI, newID); err != nil {
+		return "", fmt.Errorf("account id of %s: %w", actorURI, interpretError(err))
+	}
+	if err := s.db.w.QueryRowContext(ctx, `SELECT id FROM account_ids WHERE actor_uri = ?`, actorURI).Scan(&id); err != nil {
+		return "", fmt.Errorf("account id of %s: %w", actorURI, interpretError(err))
+	}
+	return id, nil
+}
+
+// AccountURI implements ports.AccountIDStore.
+func (s *AccountIDStore) AccountURI(ctx context.Context, id string) (string, error) {
+	var uri string
+	if err := s.db.r.QueryRowContext(ctx, `SELECT actor_uri FROM account_ids WHERE id = ?`, id).Scan(&uri); err != nil {
+		return "", fmt.Errorf("account id %s: %w", id, interpretError(err))
+	}
+	return uri, nil
 }

@@ -12,3 +12,8 @@ func TestOAuthStore(t *testing.T) {
 	t.Parallel()
 	contract.OAuthStore(t, func(t *testing.T) ports.OAuthStore { return sqlite.NewOAuthStore(migrated(t)) })
 }
+
+func TestAccountIDStore(t *testing.T) {
+	t.Parallel()
+	contract.AccountIDStore(t, func(t *testing.T) ports.AccountIDStore { return sqlite.NewAccountIDStore(migrated(t)) })
+}

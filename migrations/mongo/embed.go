@@ -51,8 +51,10 @@
 //	                        oauth_apps (_id the client id), oauth_grants and
 //	                        oauth_tokens (_id the hex SHA-256 of the secret),
 //	                        with the grants' expiry index and the tokens' index
-//	                        by grant. Down drops the three collections: every
-//	                        application must register and sign in again.
+//	                        by grant; account_ids (_id the actor URI) with the
+//	                        unique index on id. Down drops the four
+//	                        collections: every application must register and
+//	                        sign in again, remote accounts get new ids.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

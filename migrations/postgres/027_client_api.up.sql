@@ -46,4 +46,13 @@ CREATE TABLE IF NOT EXISTS oauth_tokens (
 );
 CREATE INDEX IF NOT EXISTS oauth_tokens_grant ON oauth_tokens (grant_hash) WHERE grant_hash <> '';
 
+-- Account ids of remote actors: one per actor for good, each id one
+-- actor's.
+CREATE TABLE IF NOT EXISTS account_ids (
+    actor_uri text NOT NULL,
+    id        text NOT NULL,
+    CONSTRAINT account_ids_pkey PRIMARY KEY (actor_uri),
+    CONSTRAINT account_ids_id_key UNIQUE (id)
+);
+
 COMMIT;

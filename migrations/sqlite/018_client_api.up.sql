@@ -39,3 +39,10 @@ CREATE TABLE oauth_tokens (
     created_at INTEGER
 ) STRICT;
 CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_hash) WHERE grant_hash <> '';
+
+-- Account ids of remote actors: one per actor for good, each id one
+-- actor's.
+CREATE TABLE account_ids (
+    actor_uri TEXT NOT NULL PRIMARY KEY,
+    id        TEXT NOT NULL UNIQUE
+) STRICT;

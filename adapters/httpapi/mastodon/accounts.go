@@ -2,6 +2,7 @@ package mastodon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -148,9 +149,20 @@ func (m *Routes) lookupAccount(w http.ResponseWriter, r *http.Request, _ applica
 	writeJSON(w, http.StatusOK, out)
 }
 
-// getAccount is GET /api/v1/accounts/:id: local personas.
+// getAccount is GET /api/v1/accounts/:id: a local persona, or a remote
+// actor Herald gave an account id and still caches.
 func (m *Routes) getAccount(w http.ResponseWriter, r *http.Request, _ application.Principal, _ params) {
-	a, err := m.api.Accounts.Persona(r.Context(), mux.Vars(r)["id"])
+	id := mux.Vars(r)["id"]
+	a, err := m.api.Accounts.Persona(r.Context(), id)
+	if errors.Is(err, domain.ErrNotFound) {
+		remote, rerr := m.api.Accounts.Remote(r.Context(), id)
+		if rerr != nil {
+			writeError(w, r, m.log, rerr)
+			return
+		}
+		writeJSON(w, http.StatusOK, remoteAccount(remote))
+		return
+	}
 	if err != nil {
 		writeError(w, r, m.log, err)
 		return

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/heraldfed/herald/domain"
 )
 
 func TestInstance(t *testing.T) {
@@ -132,5 +134,32 @@ func TestUpdateCredentialsLocks(t *testing.T) {
 	read := s.login(t, "alice", "alice", "read")
 	if r := s.do(t, http.MethodPatch, "/api/v1/accounts/update_credentials", read, url.Values{"locked": {"false"}}); r.status != http.StatusForbidden {
 		t.Fatalf("update with a read token: %d %s", r.status, r.body)
+	}
+}
+
+// A remote actor gets an account id once, for good, and reads back as
+// an account while it is cached.
+func TestRemoteAccountIDs(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	ctx := t.Context()
+	bob := domain.ForeignAvatar{ActorURI: "https://remote.example/users/bob", PublicKeyID: "https://remote.example/users/bob#main-key",
+		PreferredUsername: "bob", Host: "remote.example", Inbox: "https://remote.example/users/bob/inbox", FetchedAt: s.clock.Now()}
+	if err := s.content.Upsert(ctx, bob); err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.api.Accounts.RemoteID(ctx, bob.ActorURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := s.api.Accounts.RemoteID(ctx, bob.ActorURI); err != nil || again != id {
+		t.Fatalf("a second id %q (%v) for bob, first %q", again, err, id)
+	}
+	acct := s.do(t, http.MethodGet, "/api/v1/accounts/"+id, "", nil).object(t)
+	if acct["acct"] != "bob@remote.example" || acct["uri"] != bob.ActorURI || acct["id"] != id {
+		t.Fatalf("remote account %v", acct)
+	}
+	if r := s.do(t, http.MethodGet, "/api/v1/accounts/no-such-id", "", nil); r.status != http.StatusNotFound {
+		t.Fatalf("unknown id: %d %s", r.status, r.body)
 	}
 }

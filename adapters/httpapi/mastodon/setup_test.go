@@ -73,7 +73,7 @@ func setup(t *testing.T) *server {
 		Blocks: blocks, Fetcher: s.fetcher, Clock: s.clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
 	})
 	s.app.Publish.Resolver = s.fed.Resolver
-	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Passwords: fake.Passwords{},
+	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, AccountIDs: memory.NewAccountIDStore(), Foreign: s.content, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Passwords: fake.Passwords{},
 		Clock: s.clock, IDs: ids, URLs: urls, Registrations: domain.RegistrationsOpen})
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)

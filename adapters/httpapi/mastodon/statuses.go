@@ -86,7 +86,11 @@ func (m *Routes) localStatus(ctx context.Context, author domain.Avatar, p domain
 		s.InReplyToID, s.InReplyToAccountID = &rid, &author.ID
 	}
 	for _, uri := range p.Mentions {
-		s.Mentions = append(s.Mentions, map[string]string{"url": uri, "username": "", "acct": "", "id": ""})
+		mt, err := m.mention(ctx, uri)
+		if err != nil {
+			return statusJSON{}, err
+		}
+		s.Mentions = append(s.Mentions, mt)
 	}
 	return s, nil
 }
