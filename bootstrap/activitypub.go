@@ -9,6 +9,7 @@ import (
 	"github.com/heraldfed/herald/adapters/delivery"
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/adapters/httpapi/activitypub"
+	"github.com/heraldfed/herald/adapters/httpapi/mastodon"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -55,10 +56,10 @@ func (f FederationRoutes) Register(r *mux.Router) {
 
 // ProvideFederationRoutes builds both surfaces; the inboxes are limited
 // per client address (HERALD_INBOX_RATE_PER_MINUTE, HERALD_INBOX_BURST).
-func ProvideFederationRoutes(cfg Config, app *application.Application, fed *application.Federation, clock ports.Clock, log *slog.Logger) FederationRoutes {
+func ProvideFederationRoutes(cfg Config, app *application.Application, fed *application.Federation, masto *mastodon.Routes, clock ports.Clock, log *slog.Logger) FederationRoutes {
 	inboxes := httpapi.NewRateLimiter(httpapi.RateLimit{PerMinute: cfg.InboxRatePerMinute, Burst: cfg.InboxBurst})
 	// NodeInfo tells the truth: only open registrations are open.
 	open := domain.RegistrationMode(cfg.Registrations) == domain.RegistrationsOpen
 	ap := activitypub.New(fed, clock, log, activitypub.Config{SoftwareVersion: Version, OpenRegistrations: open, Limit: inboxes.Wrap})
-	return FederationRoutes{routes: []httpapi.Routes{ap, httpapi.NewFollowRoutes(app, fed, log)}}
+	return FederationRoutes{routes: []httpapi.Routes{ap, httpapi.NewFollowRoutes(app, fed, log), masto}}
 }

@@ -33,7 +33,11 @@ type Stores struct {
 	// Blocks keeps the personas' blocks and mutes, and remote actors'
 	// blocks of them (SPEC §11 "Personas").
 	Blocks ports.BlockStore
-	Pinger ports.Pinger
+	// OAuth keeps the client API's applications, grants and tokens.
+	OAuth ports.OAuthStore
+	// AccountIDs gives remote actors the client API's account ids.
+	AccountIDs ports.AccountIDStore
+	Pinger     ports.Pinger
 	// Wakes carries enqueue notifications from other processes; nil when
 	// the store has none (memory: one process only).
 	Wakes ports.WakeSource
@@ -84,6 +88,8 @@ func openMemory() *Stores {
 		Moderation: memory.NewModerationStore(),
 		Reports:    memory.NewReportStore(),
 		Blocks:     memory.NewBlockStore(),
+		OAuth:      memory.NewOAuthStore(),
+		AccountIDs: memory.NewAccountIDStore(),
 		Pinger:     memory.Pinger{},
 		PurgeEvery: time.Hour,
 	}

@@ -65,6 +65,8 @@ func openMongo(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func
 		Moderation: mongo.NewModerationStore(db),
 		Reports:    mongo.NewReportStore(db),
 		Blocks:     mongo.NewBlockStore(db),
+		OAuth:      mongo.NewOAuthStore(db),
+		AccountIDs: mongo.NewAccountIDStore(db),
 		Pinger:     mongo.NewPinger(client),
 		PurgeEvery: purge,
 		// Enqueues in other processes wake this one: a change stream where

@@ -51,6 +51,8 @@ func openPostgres(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, f
 		Moderation: postgres.NewModerationStore(pool),
 		Reports:    postgres.NewReportStore(pool),
 		Blocks:     postgres.NewBlockStore(pool),
+		OAuth:      postgres.NewOAuthStore(pool),
+		AccountIDs: postgres.NewAccountIDStore(pool),
 		Pinger:     postgres.NewPinger(pool),
 		Wakes:      postgres.NewWaker(pool, log),
 		PurgeEvery: time.Hour, // no TTL index: the engine purges

@@ -70,6 +70,8 @@ func sqliteStores(db *sqlite.DB) *Stores {
 		Moderation: sqlite.NewModerationStore(db),
 		Reports:    sqlite.NewReportStore(db),
 		Blocks:     sqlite.NewBlockStore(db),
+		OAuth:      sqlite.NewOAuthStore(db),
+		AccountIDs: sqlite.NewAccountIDStore(db),
 		Pinger:     sqlite.NewPinger(db),
 	}
 }

@@ -45,6 +45,6 @@ var appSet = wire.NewSet(
 
 // InitializeServer opens the configured store and wires one server.
 func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Server, func(), error) {
-	wire.Build(OpenStores, systemSet, securitySet, deliverySet, appSet, operationsSet, activityPubSet)
+	wire.Build(OpenStores, systemSet, securitySet, deliverySet, appSet, operationsSet, activityPubSet, clientAPISet)
 	return nil, nil, nil
 }

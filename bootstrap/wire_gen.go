@@ -59,7 +59,9 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	}
 	fetcher := ProvideFetcher(client)
 	federation := ProvideFederation(cfg, stores, fetcher, htmlSanitizer, moderation, clock, iDs, urLs, application, engine, engine, rsaKeys, log)
-	federationRoutes := ProvideFederationRoutes(cfg, application, federation, clock, log)
+	clientAPI := ProvideClientAPI(cfg, stores, bcrypt, htmlSanitizer, moderation, clock, iDs, urLs, log)
+	routes := ProvideMastodonRoutes(cfg, application, clientAPI, federation, rateLimiter, log)
+	federationRoutes := ProvideFederationRoutes(cfg, application, federation, routes, clock, log)
 	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter, proxies, federationRoutes)
 	server := NewServerFrom(cfg, httpapiHandler, engine, application, readiness, stores, log)
 	return server, func() {

@@ -93,12 +93,24 @@ func (l *RateLimiter) Clients() int {
 
 // Wrap answers 429 with Retry-After once the client is over the limit.
 // A nil limiter limits nothing.
-func (l *RateLimiter) Wrap(next http.Handler) http.Handler {
+func (l *RateLimiter) Wrap(next http.Handler) http.Handler { return l.WrapBy(nil, next) }
+
+// WrapBy is Wrap with the client named by key (an access token's hash,
+// so each token has its own budget) where key returns one, and by its
+// address otherwise.
+func (l *RateLimiter) WrapBy(key func(*http.Request) string, next http.Handler) http.Handler {
 	if l == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if wait, ok := l.allow(clientKey(r.RemoteAddr)); !ok {
+		k := ""
+		if key != nil {
+			k = key(r)
+		}
+		if k == "" {
+			k = clientKey(r.RemoteAddr)
+		}
+		if wait, ok := l.allow(k); !ok {
 			secs := int(math.Ceil(wait.Seconds()))
 			w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
 			writeJSON(w, http.StatusTooManyRequests, errorBody{Error: "too many requests: try again in " + strconv.Itoa(max(secs, 1)) + " s"})

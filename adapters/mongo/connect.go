@@ -50,6 +50,7 @@ var entityCollections = [...]string{
 	collRemoteInstances, collJobs, collBoosts, collFanOuts, collJobSignals,
 	collTombstones, collDomainBlocks, collDomainAllows, collReports,
 	collActorBlocks, collPollVotes, collOpenPolls,
+	collOAuthApps, collOAuthGrants, collOAuthTokens, collAccountIDs,
 }
 
 // collection returns a handle with the options SPEC §9 asks for, so callers

@@ -109,6 +109,11 @@ var indexSpecs = []indexSpec{
 	// (SPEC §11 "Personas"; migration 009 makes it, as this spec has it);
 	// it serves every read of the BlockStore
 	{coll: collActorBlocks, name: idxActorBlocksPair, keys: keys("actor", 1, "target", 1, "kind", 1), unique: true},
+	// the client API's (migration 013): expired grants are swept by
+	// expiry, and a reused authorization code revokes its tokens
+	{coll: collOAuthGrants, name: idxOAuthGrantsExpires, keys: keys("expiresAt", 1)},
+	{coll: collOAuthTokens, name: idxOAuthTokensGrant, keys: keys("grantHash", 1)},
+	{coll: collAccountIDs, name: idxAccountIDsID, keys: keys("id", 1), unique: true},
 	// unique, as the memory adapter has it: one avatar, one group per name
 	{coll: collAvatars, name: idxAvatarsName, keys: keys("name", 1), unique: true},
 	{coll: collGroups, name: idxGroupsName, keys: keys("name", 1), unique: true},

@@ -48,7 +48,9 @@ func TestEveryMigrationParsesAndHasADownStep(t *testing.T) {
 		}
 	}
 	latest, err := LatestMigration()
-	if err != nil || ups != int(latest) || ups < 4 {
+	// Numbers may leave gaps (branches are given numbers ahead of their
+	// merge), never repeat one: no more up files than the latest number.
+	if err != nil || ups > int(latest) || ups < 4 {
 		t.Fatalf("%d up migrations, latest %d (%v)", ups, latest, err)
 	}
 }

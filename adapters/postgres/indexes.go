@@ -126,6 +126,10 @@ var indexes = []index{
 	// deletion is still to finish (RetiredAvatars), without reading every
 	// avatar and its key.
 	{"avatars_retired_idx", `CREATE INDEX IF NOT EXISTS avatars_retired_idx ON avatars (id COLLATE "C") WHERE deleted_at IS NOT NULL`},
+	// The client API's (migration 027): expired grants are swept by
+	// expiry, and a reused authorization code revokes its tokens.
+	{"oauth_grants_expires", `CREATE INDEX IF NOT EXISTS oauth_grants_expires ON oauth_grants (expires_at)`},
+	{"oauth_tokens_grant", `CREATE INDEX IF NOT EXISTS oauth_tokens_grant ON oauth_tokens (grant_hash) WHERE grant_hash <> ''`},
 }
 
 // retired are indexes an earlier version made that the ones above replace

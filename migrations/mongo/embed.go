@@ -57,6 +57,14 @@
 //	                        time. Down drops both collections and unsets the
 //	                        fields: media, content warnings, hashtags and
 //	                        polls are lost.
+//	013 client_api          the Mastodon-compatible client API (issue 34):
+//	                        oauth_apps (_id the client id), oauth_grants and
+//	                        oauth_tokens (_id the hex SHA-256 of the secret),
+//	                        with the grants' expiry index and the tokens' index
+//	                        by grant; account_ids (_id the actor URI) with the
+//	                        unique index on id. Down drops the four
+//	                        collections: every application must register and
+//	                        sign in again, remote accounts get new ids.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

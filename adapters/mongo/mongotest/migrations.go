@@ -712,7 +712,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatal(err)
 			}
 
-			down(t, client, db, int(latest(t))-7) // to 007, below 008
+			down(t, client, db, stepsDownTo(t, 7)) // to 007, below 008
 			if _, ok := indexDocs(t, db.Collection("avatars"))["avatars_retired"]; ok {
 				t.Fatal("avatars_retired left after 008 down")
 			}

@@ -167,4 +167,10 @@ func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.O
 	t.Run("BlockStore", func(t *testing.T) {
 		contract.BlockStore(t, func(t *testing.T) ports.BlockStore { return mongo.NewBlockStore(NewDB(t, client)) }, skip...)
 	})
+	t.Run("OAuthStore", func(t *testing.T) {
+		contract.OAuthStore(t, func(t *testing.T) ports.OAuthStore { return mongo.NewOAuthStore(NewDB(t, client)) }, skip...)
+	})
+	t.Run("AccountIDStore", func(t *testing.T) {
+		contract.AccountIDStore(t, func(t *testing.T) ports.AccountIDStore { return mongo.NewAccountIDStore(NewDB(t, client)) }, skip...)
+	})
 }

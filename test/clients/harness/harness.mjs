@@ -1,0 +1,114 @@
+// Drives Herald's Mastodon-compatible client API with megalodon, a client
+// library no one here wrote, as an app would: register, sign in through the
+// authorization page (its forms posted as a browser posts them), then call
+// the API. Run by test/clients/clients_test.go; prints one JSON line of what
+// it saw, exits 1 on the first failure.
+import generator from 'megalodon'
+
+const base = process.env.HERALD_URL
+const user = process.env.HERALD_USER
+const password = process.env.HERALD_PASSWORD
+const persona = process.env.HERALD_PERSONA
+const redirect = 'http://127.0.0.1:1/callback'
+const seen = {}
+
+function check(cond, what) {
+  if (!cond) throw new Error('check failed: ' + what)
+}
+
+// formOf reads a page's hidden fields, as a browser submits them.
+function formOf(html) {
+  const form = new URLSearchParams()
+  for (const m of html.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)) {
+    form.set(m[1], m[2].replaceAll('&amp;', '&').replaceAll('&#34;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>'))
+  }
+  return form
+}
+
+async function post(url, form) {
+  return fetch(url, { method: 'POST', body: form, redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } })
+}
+
+async function main() {
+  const anon = generator('mastodon', base)
+  const app = await anon.registerApp('Herald harness', { scopes: ['read', 'write', 'follow'], redirect_uris: redirect })
+  check(app.client_id && app.client_secret && app.url, 'registerApp gave a client and an authorization URL')
+  seen.app = app.name
+
+  // The authorization page, as a browser walks it.
+  let res = await fetch(app.url, { redirect: 'manual' })
+  check(res.status === 200, 'authorization page answered ' + res.status)
+  let form = formOf(await res.text())
+  form.set('username', user)
+  form.set('password', password)
+  res = await post(base + '/oauth/authorize', form)
+  check(res.status === 200, 'sign-in answered ' + res.status)
+  const consent = await res.text()
+  check(consent.includes(`value="${persona}"`), 'the consent page offers the persona ' + persona)
+  form = formOf(consent)
+  form.set('persona', persona)
+  form.set('decision', 'approve')
+  res = await post(base + '/oauth/authorize', form)
+  check(res.status === 302, 'consent answered ' + res.status)
+  const location = new URL(res.headers.get('location'))
+  check(location.href.startsWith(redirect), 'redirected to the app: ' + location.href)
+  const code = location.searchParams.get('code')
+
+  const token = await anon.fetchAccessToken(app.client_id, app.client_secret, code, redirect)
+  check(token.access_token, 'a token for the code')
+  const client = generator('mastodon', base, token.access_token)
+
+  const appCheck = await client.verifyAppCredentials()
+  check(appCheck.data.name === 'Herald harness', 'verifyAppCredentials names the app')
+
+  const me = (await client.verifyAccountCredentials()).data
+  check(me.username === persona, 'the token acts as ' + persona + ', not ' + me.username)
+  seen.account = me.acct
+
+  const instance = (await client.getInstance()).data
+  check(instance.uri && instance.version, 'getInstance')
+  seen.instance = instance.uri
+
+  const status = (await client.postStatus('Hello from megalodon', { visibility: 'public' })).data
+  check(status.id && status.account.username === persona, 'postStatus as ' + persona)
+  check(status.content.includes('Hello from megalodon'), 'the status text: ' + status.content)
+  seen.posted = status.id
+
+  const again = (await client.getStatus(status.id)).data
+  check(again.id === status.id, 'getStatus')
+
+  const mine = (await client.getAccountStatuses(me.id)).data
+  check(mine.some(s => s.id === status.id), 'getAccountStatuses lists the status')
+  seen.account_statuses = mine.length
+
+  const looked = (await client.lookupAccount(persona)).data
+  check(looked.id === me.id, 'lookupAccount')
+
+  await client.deleteStatus(status.id)
+  let gone = false
+  try {
+    await client.getStatus(status.id)
+  } catch (e) {
+    gone = e.response && e.response.status === 404
+  }
+  check(gone, 'the deleted status is gone')
+
+  await anon.revokeToken(app.client_id, app.client_secret, token.access_token)
+  let revoked = false
+  try {
+    await client.verifyAccountCredentials()
+  } catch (e) {
+    revoked = e.response && e.response.status === 401
+  }
+  check(revoked, 'the revoked token is refused')
+  seen.ok = true
+}
+
+main().then(() => {
+  console.log(JSON.stringify(seen))
+}).catch(e => {
+  const detail = e.response ? ` (HTTP ${e.response.status} ${JSON.stringify(e.response.data)})` : ''
+  console.log(JSON.stringify(seen))
+  console.error('harness failed: ' + e.message + detail)
+  process.exit(1)
+})
