@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/application/engine"
 	"github.com/heraldfed/herald/domain"
 )
