@@ -67,7 +67,7 @@ func TestHelp(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("help: %d", r.code)
 	}
-	for _, c := range commands {
+	for _, c := range commands() {
 		if !strings.Contains(r.stdout, c.name()) {
 			t.Errorf("help does not list %q", c.name())
 		}
@@ -89,6 +89,44 @@ func TestHelp(t *testing.T) {
 	if r := herald(t, nil, "--help"); r.code != 0 || !strings.Contains(r.stdout, "HERALD_ADMIN_TOKEN") {
 		t.Fatalf("--help: %d", r.code)
 	}
+	// herald help COMMAND is herald COMMAND -h; a command's help lists its
+	// own flags, not the settings'.
+	h := herald(t, nil, "help", "migrate", "down")
+	if h.code != 0 || h.stdout != herald(t, nil, "migrate", "down", "-h").stdout ||
+		!strings.Contains(h.stdout, "--steps N") || strings.Contains(h.stdout, "--herald-addr") {
+		t.Fatalf("help migrate down: %d %q", h.code, h.stdout)
+	}
+}
+
+// A command's flags and its argument come in any order; after "--" every
+// argument is the argument, a leading dash and all.
+func TestFlagsAndArgumentInAnyOrder(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		pos  []string
+		all  bool
+	}{
+		{"flag last", []string{"alice", "--all"}, []string{"alice"}, true},
+		{"flag first", []string{"--all", "alice"}, []string{"alice"}, true},
+		{"no flag", []string{"alice"}, []string{"alice"}, false},
+		{"after the terminator", []string{"--all", "--", "-alice", "--all"}, []string{"-alice", "--all"}, true},
+		{"nothing", nil, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := keysRotateCommand()
+			pos, err := parse(c.flags, tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(pos, " ") != strings.Join(tt.pos, " ") || c.flags.Lookup("all").Value.String() != strconv.FormatBool(tt.all) {
+				t.Fatalf("positional %q, --all %s; want %q, %v", pos, c.flags.Lookup("all").Value, tt.pos, tt.all)
+			}
+		})
+	}
 }
 
 func TestBadCommandLines(t *testing.T) {
@@ -109,12 +147,14 @@ func TestBadCommandLines(t *testing.T) {
 		{"stray argument", nil, []string{"jobs", "stats", "extra"}, 2, "unexpected"},
 		{"bad setting", map[string]string{"HERALD_WORKERS": "many"}, []string{"serve"}, 2, "HERALD_WORKERS"},
 		{"bad setting as flag", nil, []string{"--herald-store=redis"}, 2, "HERALD_STORE"},
-		{"steps zero", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://x"}, []string{"migrate", "down", "--steps=0"}, 2, "--steps"},
-		{"steps not a number", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://x"}, []string{"migrate", "down", "--steps", "all"}, 2, "--steps"},
-		{"steps without value", nil, []string{"migrate", "down", "--steps"}, 2, "needs a value"},
-		{"quarantined not a bool", nil, []string{"instances", "list", "--quarantined=maybe"}, 2, "--quarantined"},
-		{"demo posts", nil, []string{"demo", "--demo-posts=0"}, 2, "--demo-posts"},
-		{"demo every", nil, []string{"demo", "--demo-every=soon"}, 2, "--demo-every"},
+		{"steps zero", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://x"}, []string{"migrate", "down", "--steps=0"}, 2, "-steps: want a whole number of 1 or more"},
+		{"steps not a number", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://x"}, []string{"migrate", "down", "--steps", "all"}, 2, "-steps: want a whole number"},
+		{"steps without value", nil, []string{"migrate", "down", "--steps"}, 2, "needs an argument: -steps"},
+		{"quarantined not a bool", nil, []string{"instances", "list", "--quarantined=maybe"}, 2, "-quarantined"},
+		{"demo posts", nil, []string{"demo", "--demo-posts=0"}, 2, "-demo-posts: want a whole number of 1 or more"},
+		{"demo every", nil, []string{"demo", "--demo-every=soon"}, 2, "-demo-every: want a positive duration"},
+		{"two arguments", nil, []string{"names", "reserve", "a", "b"}, 2, "unexpected arguments: [b]"},
+		{"help of an unknown command", nil, []string{"help", "frobnicate"}, 2, "unknown command"},
 		{"memory store", map[string]string{"HERALD_STORE": "memory"}, []string{"jobs", "stats"}, 1, "HERALD_STORE=memory"},
 		{"memory lift", map[string]string{"HERALD_STORE": "memory"}, []string{"instances", "lift", "a.example"}, 1, "HERALD_STORE=memory"},
 		{"memory migrate", map[string]string{"HERALD_STORE": "memory"}, []string{"migrate", "up"}, 1, "no schema"},
@@ -623,7 +663,7 @@ func TestDomainBlocksCommands(t *testing.T) {
 		{"import without a file", env, []string{"domain-blocks", "import"}, 2, "missing FILE"},
 		{"no such file", env, []string{"domain-blocks", "import", filepath.Join(dir, "nope.csv")}, 1, "no such file"},
 		{"memory store", map[string]string{"HERALD_STORE": "memory"}, []string{"domain-blocks", "list"}, 1, "HERALD_STORE=memory"},
-		{"dry-run not a bool", env, []string{"domain-blocks", "import", list, "--dry-run=maybe"}, 2, "--dry-run"},
+		{"dry-run not a bool", env, []string{"domain-blocks", "import", list, "--dry-run=maybe"}, 2, "-dry-run"},
 	} {
 		if r := herald(t, tt.env, tt.args...); r.code != tt.want || !strings.Contains(r.stderr, tt.says) {
 			t.Errorf("%s: exit %d %q, want %d saying %q", tt.name, r.code, r.stderr, tt.want, tt.says)
