@@ -12,11 +12,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/heraldfed/herald/adapters/mongo"
-	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
-	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
@@ -33,47 +30,19 @@ var ErrMemoryStore = errors.New("HERALD_STORE=memory keeps its data inside the r
 // or what a server does at start). On SQLite it opens the data directory
 // beside the server that may own it. The cleanup closes it.
 func OpenStoresForCLI(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func(), error) {
-	switch cfg.Store {
-	case StoreMemory:
-		return nil, nil, ErrMemoryStore
-	case StoreSQLite:
-		return openSQLiteForCLI(ctx, cfg)
-	case StoreMongo:
-		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
-		if err != nil {
-			return nil, nil, err
-		}
-		closeClient := func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }
-		v, dirty, err := mongo.MigrationVersion(ctx, client, cfg.MongoDatabase)
-		latest, lerr := mongo.LatestMigration()
-		if err := schemaState(v, dirty, latest, errors.Join(err, lerr)); err != nil {
-			closeClient()
-			return nil, nil, fmt.Errorf("%w (run `herald migrate up`, or start a server, which migrates)", err)
-		}
-		db := client.Database(cfg.MongoDatabase)
-		jobs, accounts, content := mongo.NewJobStore(db), mongo.NewAccountStore(db), mongo.NewContentStore(db)
-		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: mongo.NewNameRegistry(db), Instances: mongo.NewInstanceStore(db),
-			Users: accounts, Actors: accounts, Foreign: content, Followers: mongo.NewFollowerStore(db),
-			Moderation: mongo.NewModerationStore(db), Reports: mongo.NewReportStore(db), Pinger: mongo.NewPinger(client),
-			FanOuts: mongo.NewFanOutStore(db), Posts: content, Tombstones: content}, closeClient, nil
-	case StorePostgres:
-		pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
-		if err != nil {
-			return nil, nil, err
-		}
-		v, dirty, err := postgres.MigrationVersion(ctx, pool)
-		latest, lerr := postgres.LatestMigration()
-		if err := schemaState(v, dirty, latest, errors.Join(err, lerr)); err != nil {
-			pool.Close()
-			return nil, nil, fmt.Errorf("%w (run `herald migrate up`, or start a server, which migrates)", err)
-		}
-		jobs, accounts, content := postgres.NewJobStore(pool), postgres.NewAccountStore(pool), postgres.NewContentStore(pool)
-		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: postgres.NewNameRegistry(pool), Instances: postgres.NewInstanceStore(pool),
-			Users: accounts, Actors: accounts, Foreign: content, Followers: postgres.NewFollowerStore(pool),
-			Moderation: postgres.NewModerationStore(pool), Reports: postgres.NewReportStore(pool), Pinger: postgres.NewPinger(pool),
-			FanOuts: postgres.NewFanOutStore(pool), Posts: content, Tombstones: content}, pool.Close, nil
+	st, err := openStore(ctx, cfg, storeLog(cfg, log), false)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, fmt.Errorf("unknown store %q", cfg.Store)
+	if m, ok := st.(migrator); ok {
+		v, dirty, err := m.version(ctx)
+		latest, lerr := m.latest()
+		if err := schemaState(v, dirty, latest, errors.Join(err, lerr)); err != nil {
+			st.close()
+			return nil, nil, fmt.Errorf("%w (run `herald migrate up`, or start a server, which migrates)", err)
+		}
+	}
+	return st.ports(), st.close, nil
 }
 
 // OpenOperator is the operator use cases over the configured store, for
@@ -160,138 +129,48 @@ type SchemaStatus struct {
 	Latest  uint // embedded in this build
 }
 
-func migrationsOnly(cfg Config, what string) error {
-	switch cfg.Store {
-	case StoreMemory:
-		return fmt.Errorf("herald migrate %s: HERALD_STORE=memory has no schema to migrate", what)
-	case StoreSQLite, StoreMongo, StorePostgres:
-		return nil
+// withMigrator runs f on the configured store's migrations. owner: it
+// opens the store as its owner (on SQLite: refused while a server runs,
+// which migrated at its start).
+func withMigrator(ctx context.Context, cfg Config, log *slog.Logger, owner bool, f func(migrator) error) error {
+	st, err := openStore(ctx, cfg, storeLog(cfg, log), owner)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown store %q", cfg.Store)
+	defer st.close()
+	m, ok := st.(migrator)
+	if !ok {
+		return fmt.Errorf("HERALD_STORE=%s has no schema to migrate", cfg.Store)
+	}
+	return f(m)
 }
 
 // MigrateUp applies every migration of this build (under the store's
 // migration lock), then ensures the indexes, as a server does at start.
 func MigrateUp(ctx context.Context, cfg Config, log *slog.Logger) error {
-	if err := migrationsOnly(cfg, "up"); err != nil {
-		return err
-	}
-	switch cfg.Store {
-	case StoreSQLite:
-		// Open takes the directory's lock: refused while a server runs
-		// (which migrated at its start).
-		db, err := sqlite.Open(ctx, cfg.DataDir)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		if err := sqlite.MigrateUp(ctx, db, log); err != nil {
-			return err
-		}
-		return sqlite.EnsureIndexes(ctx, db)
-	case StoreMongo:
-		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
-		if err != nil {
-			return err
-		}
-		defer func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }()
-		db := client.Database(cfg.MongoDatabase)
-		if err := mongo.Touch(ctx, db); err != nil {
-			return fmt.Errorf("touch collections: %w", err)
-		}
-		if err := mongo.MigrateUp(ctx, client, cfg.MongoDatabase, log); err != nil {
-			return err
-		}
-		_, err = mongo.EnsureIndexes(ctx, db, log)
-		return err
-	}
-	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if err := postgres.MigrateUp(ctx, pool, log); err != nil {
-		return err
-	}
-	return postgres.EnsureIndexes(ctx, pool)
+	return withMigrator(ctx, cfg, log, true, func(m migrator) error { return m.migrateUp(ctx, log) })
 }
 
 // MigrateDown reverts the last steps migrations.
 func MigrateDown(ctx context.Context, cfg Config, steps int, log *slog.Logger) error {
-	if err := migrationsOnly(cfg, "down"); err != nil {
-		return err
-	}
 	if steps < 1 {
 		return fmt.Errorf("herald migrate down: --steps=%d: want 1 or more", steps)
 	}
-	switch cfg.Store {
-	case StoreSQLite:
-		db, err := sqlite.Open(ctx, cfg.DataDir)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		return sqlite.MigrateDown(ctx, db, steps, log)
-	case StoreMongo:
-		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
-		if err != nil {
-			return err
-		}
-		defer func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }()
-		return mongo.MigrateDown(ctx, client, cfg.MongoDatabase, steps, log)
-	}
-	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	return postgres.MigrateDown(ctx, pool, steps, log)
+	return withMigrator(ctx, cfg, log, true, func(m migrator) error { return m.migrateDown(ctx, steps, log) })
 }
 
 // MigrationStatus reads the applied and the embedded versions.
 func MigrationStatus(ctx context.Context, cfg Config) (SchemaStatus, error) {
-	if err := migrationsOnly(cfg, "version"); err != nil {
-		return SchemaStatus{}, err
-	}
-	var (
-		v      uint
-		dirty  bool
-		latest uint
-		err    error
-	)
-	switch cfg.Store {
-	case StoreSQLite:
-		db, oerr := sqlite.OpenShared(ctx, cfg.DataDir)
-		if oerr != nil {
-			return SchemaStatus{}, oerr
+	var s SchemaStatus
+	err := withMigrator(ctx, cfg, nil, false, func(m migrator) error {
+		var err error
+		if s.Version, s.Dirty, err = m.version(ctx); err != nil {
+			return err
 		}
-		defer db.Close()
-		v, dirty, err = sqlite.MigrationVersion(ctx, db)
-		if err == nil {
-			latest, err = sqlite.LatestMigration()
-		}
-	case StoreMongo:
-		client, cerr := mongo.Connect(ctx, string(cfg.MongoURI))
-		if cerr != nil {
-			return SchemaStatus{}, cerr
-		}
-		defer func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }()
-		v, dirty, err = mongo.MigrationVersion(ctx, client, cfg.MongoDatabase)
-		if err == nil {
-			latest, err = mongo.LatestMigration()
-		}
-	default:
-		pool, cerr := postgres.Connect(ctx, string(cfg.DatabaseURL))
-		if cerr != nil {
-			return SchemaStatus{}, cerr
-		}
-		defer pool.Close()
-		v, dirty, err = postgres.MigrationVersion(ctx, pool)
-		if err == nil {
-			latest, err = postgres.LatestMigration()
-		}
-	}
-	return SchemaStatus{Version: v, Dirty: dirty, Latest: latest}, err
+		s.Latest, err = m.latest()
+		return err
+	})
+	return s, err
 }
 
 // Backup copies the SQLite store's database, consistently, into the
@@ -299,21 +178,11 @@ func MigrationStatus(ctx context.Context, cfg Config) (SchemaStatus, error) {
 // running: dest is then a data directory a server can start on
 // (HERALD_DATA_DIR=dest). Other stores have their own tools.
 func Backup(ctx context.Context, cfg Config, dest string) (BackupResult, error) {
-	switch cfg.Store {
-	case StoreSQLite:
-		res, err := sqlite.Backup(ctx, cfg.DataDir, dest)
-		if err != nil {
-			return BackupResult{}, fmt.Errorf("HERALD_DATA_DIR=%s: %w", cfg.DataDir, err)
-		}
-		return BackupResult{Path: res.Path, Bytes: res.Bytes}, nil
-	case StoreMemory:
-		return BackupResult{}, ErrMemoryStore
-	case StorePostgres:
-		return BackupResult{}, errors.New("herald backup copies the sqlite store; for PostgreSQL use pg_dump (see docs/operations.md)")
-	case StoreMongo:
-		return BackupResult{}, errors.New("herald backup copies the sqlite store; for MongoDB use mongodump (see docs/operations.md)")
+	k, err := kindOf(cfg)
+	if err != nil {
+		return BackupResult{}, err
 	}
-	return BackupResult{}, fmt.Errorf("unknown store %q", cfg.Store)
+	return k.backup(ctx, cfg, dest)
 }
 
 // BackupResult is what `herald backup` reports.

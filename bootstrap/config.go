@@ -218,22 +218,10 @@ func quoteDefault(d string) string {
 
 func (c Config) validate() error {
 	var errs []error
-	switch c.Store {
-	case StoreMemory:
-	case StoreSQLite:
-		if strings.TrimSpace(c.DataDir) == "" {
-			errs = append(errs, errors.New("HERALD_STORE=sqlite needs HERALD_DATA_DIR"))
-		}
-	case StoreMongo:
-		if c.MongoURI == "" {
-			errs = append(errs, errors.New("HERALD_STORE=mongo needs MONGODB_URI"))
-		}
-	case StorePostgres:
-		if c.DatabaseURL == "" {
-			errs = append(errs, errors.New("HERALD_STORE=postgres needs DATABASE_URL"))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("HERALD_STORE=%q: want sqlite, memory, mongo or postgres", c.Store))
+	if k, err := kindOf(c); err != nil {
+		errs = append(errs, err)
+	} else if err := k.check(c); err != nil {
+		errs = append(errs, err)
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_ADDR=%q: want host:port", c.Addr))
