@@ -97,16 +97,81 @@ func RotateKeys(ctx context.Context, cfg Config, log *slog.Logger, names []strin
 	return fed.RotateKey.Named(ctx, names)
 }
 
+// withOperator runs f on the operator use cases over the configured
+// store (OpenOperator), then closes the store.
+func withOperator[T any](ctx context.Context, cfg Config, log *slog.Logger, f func(*application.Operator) (T, error)) (T, error) {
+	op, cleanup, err := OpenOperator(ctx, cfg, log)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer cleanup()
+	return f(op)
+}
+
+// withModerator runs f on the moderation use cases over the configured
+// store (OpenModerator), then closes the store.
+func withModerator[T any](ctx context.Context, cfg Config, log *slog.Logger, f func(*application.Moderator) (T, error)) (T, error) {
+	mod, cleanup, err := OpenModerator(ctx, cfg, log)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer cleanup()
+	return f(mod)
+}
+
+// QueueStats counts the configured store's jobs by state and host, as
+// `herald jobs stats` does.
+func QueueStats(ctx context.Context, cfg Config, log *slog.Logger) (application.QueueStats, error) {
+	return withOperator(ctx, cfg, log, func(op *application.Operator) (application.QueueStats, error) { return op.Queue(ctx) })
+}
+
+// Instances lists the remote hosts with their breaker state (only the
+// quarantined ones when quarantinedOnly), as `herald instances list` does.
+func Instances(ctx context.Context, cfg Config, log *slog.Logger, quarantinedOnly bool) ([]application.InstanceView, error) {
+	return withOperator(ctx, cfg, log, func(op *application.Operator) ([]application.InstanceView, error) {
+		return op.Instances(ctx, quarantinedOnly)
+	})
+}
+
+// LiftQuarantine lifts a host's quarantine, as `herald instances lift`
+// does: its waiting jobs are due at once.
+func LiftQuarantine(ctx context.Context, cfg Config, log *slog.Logger, host string) (application.LiftResult, error) {
+	return withOperator(ctx, cfg, log, func(op *application.Operator) (application.LiftResult, error) { return op.Lift(ctx, host) })
+}
+
+// ReserveName reserves a system name, as `herald names reserve` does.
+func ReserveName(ctx context.Context, cfg Config, log *slog.Logger, name string) (domain.ReservedName, error) {
+	return withOperator(ctx, cfg, log, func(op *application.Operator) (domain.ReservedName, error) { return op.ReserveName(ctx, name) })
+}
+
+// ReleaseName releases a system name an operator had reserved, as `herald
+// names release` does.
+func ReleaseName(ctx context.Context, cfg Config, log *slog.Logger, name string) error {
+	_, err := withOperator(ctx, cfg, log, func(op *application.Operator) (struct{}, error) { return struct{}{}, op.ReleaseName(ctx, name) })
+	return err
+}
+
+// DomainBlocks lists the domain blocks, as `herald domain-blocks list`
+// does.
+func DomainBlocks(ctx context.Context, cfg Config, log *slog.Logger) ([]domain.DomainBlock, error) {
+	return withModerator(ctx, cfg, log, func(mod *application.Moderator) ([]domain.DomainBlock, error) { return mod.Blocks(ctx) })
+}
+
+// ExportDomainBlocks writes the domain blocks to w in Mastodon's CSV
+// format, as `herald domain-blocks export` does, and counts them.
+func ExportDomainBlocks(ctx context.Context, cfg Config, log *slog.Logger, w io.Writer) (int, error) {
+	return withModerator(ctx, cfg, log, func(mod *application.Moderator) (int, error) { return mod.ExportBlocks.Handle(ctx, w) })
+}
+
 // ImportDomainBlocks imports a Mastodon domain-block list from r into the
 // configured store (on a dry run, says what it would change), as `herald
 // domain-blocks import` does.
 func ImportDomainBlocks(ctx context.Context, cfg Config, log *slog.Logger, r io.Reader, dryRun bool) (application.ImportResult, error) {
-	mod, cleanup, err := OpenModerator(ctx, cfg, log)
-	if err != nil {
-		return application.ImportResult{}, err
-	}
-	defer cleanup()
-	return mod.ImportBlocks.Handle(ctx, application.ImportDomainBlocks{CSV: r, DryRun: dryRun})
+	return withModerator(ctx, cfg, log, func(mod *application.Moderator) (application.ImportResult, error) {
+		return mod.ImportBlocks.Handle(ctx, application.ImportDomainBlocks{CSV: r, DryRun: dryRun})
+	})
 }
 
 // DeletePersona begins the deletion of the persona name, whoever owns
@@ -114,12 +179,9 @@ func ImportDomainBlocks(ctx context.Context, cfg Config, log *slog.Logger, r io.
 // servers' deletions' pass (within application.PersonaDeletionEvery) sends
 // its Delete and removes its data and key.
 func DeletePersona(ctx context.Context, cfg Config, log *slog.Logger, name string) (application.DeletedPersona, error) {
-	mod, cleanup, err := OpenModerator(ctx, cfg, log)
-	if err != nil {
-		return application.DeletedPersona{}, err
-	}
-	defer cleanup()
-	return mod.DeletePersona.Handle(ctx, application.DeletePersona{Name: name, ByOperator: true})
+	return withModerator(ctx, cfg, log, func(mod *application.Moderator) (application.DeletedPersona, error) {
+		return mod.DeletePersona.Handle(ctx, application.DeletePersona{Name: name, ByOperator: true})
+	})
 }
 
 // SchemaStatus is what `herald migrate version` reports.

@@ -44,6 +44,26 @@ type Stores struct {
 	Schema func(ctx context.Context) error
 }
 
+// withFamilies fills s's ports that one store's job, account and content
+// stores each implement several of, so each store's file lists the rest.
+func withFamilies(s *Stores, jobs interface {
+	ports.JobStore
+	ports.JobAdmin
+}, accounts interface {
+	ports.UserStore
+	ports.TokenStore
+	ports.ActorStore
+}, content interface {
+	ports.ForeignActorStore
+	ports.PostStore
+	ports.TombstoneStore
+}) *Stores {
+	s.Jobs, s.JobAdmin = jobs, jobs
+	s.Users, s.Tokens, s.Actors = accounts, accounts, accounts
+	s.Foreign, s.Posts, s.Tombstones = content, content, content
+	return s
+}
+
 // storeKind is one technology HERALD_STORE names, in a file of its own
 // (stores_*.go); storeKinds maps the names to them, so nothing else in
 // bootstrap tells the stores apart.

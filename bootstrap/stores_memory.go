@@ -33,25 +33,15 @@ type memoryStore struct{}
 func (memoryStore) close() {}
 
 func (memoryStore) ports() *Stores {
-	jobs := memory.NewJobStore()
-	accounts := memory.NewAccountStore()
-	content := memory.NewContentStore()
-	return &Stores{
-		Jobs: jobs, JobAdmin: jobs,
+	return withFamilies(&Stores{
 		Names:      memory.NewNameRegistry(),
 		Instances:  memory.NewInstanceStore(),
 		Followers:  memory.NewFollowerStore(),
 		FanOuts:    memory.NewFanOutStore(),
-		Users:      accounts,
-		Tokens:     accounts,
-		Actors:     accounts,
-		Foreign:    content,
-		Posts:      content,
-		Tombstones: content,
 		Moderation: memory.NewModerationStore(),
 		Reports:    memory.NewReportStore(),
 		Blocks:     memory.NewBlockStore(),
 		Pinger:     memory.Pinger{},
 		PurgeEvery: time.Hour,
-	}
+	}, memory.NewJobStore(), memory.NewAccountStore(), memory.NewContentStore())
 }

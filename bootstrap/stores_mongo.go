@@ -88,21 +88,11 @@ func (s *mongoStore) ports() *Stores {
 	if s.ttl {
 		purge = -1 // the TTL index on jobs.finishedAt expires them
 	}
-	jobs := mongo.NewJobStore(db)
-	accounts := mongo.NewAccountStore(db)
-	content := mongo.NewContentStore(db)
-	return &Stores{
-		Jobs: jobs, JobAdmin: jobs,
+	return withFamilies(&Stores{
 		Names:      mongo.NewNameRegistry(db),
 		Instances:  mongo.NewInstanceStore(db),
 		Followers:  mongo.NewFollowerStore(db),
 		FanOuts:    mongo.NewFanOutStore(db),
-		Users:      accounts,
-		Tokens:     accounts,
-		Actors:     accounts,
-		Foreign:    content,
-		Posts:      content,
-		Tombstones: content,
 		Moderation: mongo.NewModerationStore(db),
 		Reports:    mongo.NewReportStore(db),
 		Blocks:     mongo.NewBlockStore(db),
@@ -112,5 +102,5 @@ func (s *mongoStore) ports() *Stores {
 		// the server has them, the enqueue signal read every second where
 		// it has none (logged once).
 		Wakes: mongo.NewWaker(db, system.Clock{}, mongo.WakePollEvery, s.log),
-	}
+	}, mongo.NewJobStore(db), mongo.NewAccountStore(db), mongo.NewContentStore(db))
 }

@@ -68,26 +68,16 @@ func (postgresStore) latest() (uint, error) { return postgres.LatestMigration() 
 
 func (s postgresStore) ports() *Stores {
 	pool := s.pool
-	jobs := postgres.NewJobStore(pool)
-	accounts := postgres.NewAccountStore(pool)
-	content := postgres.NewContentStore(pool)
-	return &Stores{
-		Jobs: jobs, JobAdmin: jobs,
+	return withFamilies(&Stores{
 		Names:      postgres.NewNameRegistry(pool),
 		Instances:  postgres.NewInstanceStore(pool),
 		Followers:  postgres.NewFollowerStore(pool),
 		FanOuts:    postgres.NewFanOutStore(pool),
-		Users:      accounts,
-		Tokens:     accounts,
-		Actors:     accounts,
-		Foreign:    content,
-		Posts:      content,
-		Tombstones: content,
 		Moderation: postgres.NewModerationStore(pool),
 		Reports:    postgres.NewReportStore(pool),
 		Blocks:     postgres.NewBlockStore(pool),
 		Pinger:     postgres.NewPinger(pool),
 		Wakes:      postgres.NewWaker(pool, s.log),
 		PurgeEvery: time.Hour, // no TTL index: the engine purges
-	}
+	}, postgres.NewJobStore(pool), postgres.NewAccountStore(pool), postgres.NewContentStore(pool))
 }

@@ -82,25 +82,15 @@ func (sqliteStore) latest() (uint, error) { return sqlite.LatestMigration() }
 
 func (s sqliteStore) ports() *Stores {
 	db := s.db
-	jobs := sqlite.NewJobStore(db)
-	accounts := sqlite.NewAccountStore(db)
-	content := sqlite.NewContentStore(db)
-	return &Stores{
-		Jobs: jobs, JobAdmin: jobs,
+	return withFamilies(&Stores{
 		Names:      sqlite.NewNameRegistry(db),
 		Instances:  sqlite.NewInstanceStore(db),
 		Followers:  sqlite.NewFollowerStore(db),
 		FanOuts:    sqlite.NewFanOutStore(db),
-		Users:      accounts,
-		Tokens:     accounts,
-		Actors:     accounts,
-		Foreign:    content,
-		Posts:      content,
-		Tombstones: content,
 		Moderation: sqlite.NewModerationStore(db),
 		Reports:    sqlite.NewReportStore(db),
 		Blocks:     sqlite.NewBlockStore(db),
 		Pinger:     sqlite.NewPinger(db),
 		PurgeEvery: time.Hour, // no TTL index: the engine purges
-	}
+	}, sqlite.NewJobStore(db), sqlite.NewAccountStore(db), sqlite.NewContentStore(db))
 }

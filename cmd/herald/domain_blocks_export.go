@@ -12,19 +12,15 @@ func domainBlocksExportCommand() *command {
 	c := newCommand("domain-blocks export", "write the domain blocks in Mastodon's CSV format to FILE, or to stdout without one, for other operators to import")
 	c.arg, c.argOptional = "FILE", true
 	c.run = func(x *call) int {
-		mod, cleanup, err := bootstrap.OpenModerator(x.ctx, x.cfg, x.log)
-		if err != nil {
-			return x.fail(err)
-		}
-		defer cleanup()
 		if x.arg == "" {
-			if _, err := mod.ExportBlocks.Handle(x.ctx, x.stdout); err != nil {
+			if _, err := bootstrap.ExportDomainBlocks(x.ctx, x.cfg, x.log, x.stdout); err != nil {
 				return x.fail(err)
 			}
 			return exitOK
 		}
+		// The file is written only once the whole list is read.
 		var buf bytes.Buffer
-		n, err := mod.ExportBlocks.Handle(x.ctx, &buf)
+		n, err := bootstrap.ExportDomainBlocks(x.ctx, x.cfg, x.log, &buf)
 		if err != nil {
 			return x.fail(err)
 		}

@@ -12,12 +12,7 @@ import (
 func domainBlocksListCommand() *command {
 	c := newCommand("domain-blocks list", "list the domain blocks: domain, severity, since, public comment, reason")
 	c.run = func(x *call) int {
-		mod, cleanup, err := bootstrap.OpenModerator(x.ctx, x.cfg, x.log)
-		if err != nil {
-			return x.fail(err)
-		}
-		defer cleanup()
-		bs, err := mod.Blocks(x.ctx)
+		bs, err := bootstrap.DomainBlocks(x.ctx, x.cfg, x.log)
 		if err != nil {
 			return x.fail(err)
 		}

@@ -10,12 +10,7 @@ func instancesLiftCommand() *command {
 	c := newCommand("instances lift", "lift the quarantine of HOST: its waiting jobs are due at once")
 	c.arg = "HOST"
 	c.run = func(x *call) int {
-		op, cleanup, err := bootstrap.OpenOperator(x.ctx, x.cfg, x.log)
-		if err != nil {
-			return x.fail(err)
-		}
-		defer cleanup()
-		r, err := op.Lift(x.ctx, x.arg)
+		r, err := bootstrap.LiftQuarantine(x.ctx, x.cfg, x.log, x.arg)
 		if err != nil {
 			return x.fail(fmt.Errorf("lift %s: %w", x.arg, err))
 		}

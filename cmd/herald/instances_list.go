@@ -12,12 +12,7 @@ func instancesListCommand() *command {
 	c := newCommand("instances list", "list remote hosts with their circuit breaker state")
 	only := c.flags.Bool("quarantined", false, "only the quarantined hosts")
 	c.run = func(x *call) int {
-		op, cleanup, err := bootstrap.OpenOperator(x.ctx, x.cfg, x.log)
-		if err != nil {
-			return x.fail(err)
-		}
-		defer cleanup()
-		vs, err := op.Instances(x.ctx, *only)
+		vs, err := bootstrap.Instances(x.ctx, x.cfg, x.log, *only)
 		if err != nil {
 			return x.fail(err)
 		}

@@ -10,12 +10,7 @@ import (
 func jobsStatsCommand() *command {
 	c := newCommand("jobs stats", "print the delivery queue's counts by state and by host")
 	c.run = func(x *call) int {
-		op, cleanup, err := bootstrap.OpenOperator(x.ctx, x.cfg, x.log)
-		if err != nil {
-			return x.fail(err)
-		}
-		defer cleanup()
-		s, err := op.Queue(x.ctx)
+		s, err := bootstrap.QueueStats(x.ctx, x.cfg, x.log)
 		if err != nil {
 			return x.fail(err)
 		}

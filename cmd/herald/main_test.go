@@ -235,14 +235,7 @@ func TestStoreCommands(t *testing.T) {
 // before any migration (a database server's schema), not only once migrate
 // up (or a server) creates it (SQLite's file).
 func storeCommands(t *testing.T, env map[string]string, latest uint, exists bool) {
-	expect := func(want int, says string, args ...string) result {
-		t.Helper()
-		r := herald(t, env, args...)
-		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
-			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
-		}
-		return r
-	}
+	expect := expecter(t, env)
 
 	if exists {
 		expect(0, "schema version 0, this build needs", "migrate", "version")
@@ -266,15 +259,7 @@ func storeCommands(t *testing.T, env map[string]string, latest uint, exists bool
 	// Seed what a running server would have made, through the stores the
 	// commands use.
 	ctx := context.Background()
-	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores, closeStores, err := bootstrap.OpenStoresForCLI(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeStores()
+	stores := cliStores(t, env)
 	now := time.Now().UTC()
 	jobs := stores.Jobs
 	var batch []domain.Job
@@ -326,6 +311,45 @@ func storeCommands(t *testing.T, env map[string]string, latest uint, exists bool
 	expect(1, "instance actor", "names", "release", "relay", "--herald-instance-actor=relay")
 	expect(1, "HERALD_RESERVED_NAMES", "names", "release", "ops", "--herald-reserved-names=ops")
 	expect(1, "invalid name", "names", "release", "no way")
+}
+
+// expecter runs herald with env and fails the test unless it exits with
+// want saying says (on stdout or stderr).
+func expecter(t *testing.T, env map[string]string) func(want int, says string, args ...string) result {
+	return func(want int, says string, args ...string) result {
+		t.Helper()
+		r := herald(t, env, args...)
+		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
+			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
+		}
+		return r
+	}
+}
+
+// cliStores opens the stores of env as the commands do, closed at the
+// test's end.
+func cliStores(t *testing.T, env map[string]string) *bootstrap.Stores {
+	t.Helper()
+	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores, closeStores, err := bootstrap.OpenStoresForCLI(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeStores)
+	return stores
+}
+
+// migratedSQLite is the default store in dir/data, migrated by `herald
+// migrate up`: its environment, an expecter on it, and its stores.
+func migratedSQLite(t *testing.T, dir string) (map[string]string, func(int, string, ...string) result, *bootstrap.Stores) {
+	t.Helper()
+	env := map[string]string{"HERALD_DATA_DIR": filepath.Join(dir, "data"), "HERALD_LOG_LEVEL": "warn"}
+	expect := expecter(t, env)
+	expect(0, "up to date", "migrate", "up")
+	return env, expect, cliStores(t, env)
 }
 
 func itoa(v uint) string { return strconv.FormatUint(uint64(v), 10) }
@@ -578,27 +602,8 @@ func TestReadmeListsEverySetting(t *testing.T) {
 func TestDomainBlocksCommands(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	env := map[string]string{"HERALD_DATA_DIR": filepath.Join(dir, "data"), "HERALD_LOG_LEVEL": "warn"}
-	expect := func(want int, says string, args ...string) result {
-		t.Helper()
-		r := herald(t, env, args...)
-		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
-			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
-		}
-		return r
-	}
-	expect(0, "up to date", "migrate", "up")
-
+	env, expect, stores := migratedSQLite(t, dir)
 	ctx := context.Background()
-	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores, closeStores, err := bootstrap.OpenStoresForCLI(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeStores()
 	j, _ := domain.NewJob(contract.JobID("cli-spam"), "https://l.example/act/1", "https://spam.example/inbox", "s", "k", []byte("{}"), time.Now())
 	if _, err := stores.Jobs.Enqueue(ctx, []domain.Job{j}); err != nil {
 		t.Fatal(err)
@@ -678,26 +683,8 @@ func TestDomainBlocksCommands(t *testing.T) {
 // the servers' deletions' pass does the rest. Unknown names exit 1.
 func TestPersonasDeleteCommand(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	env := map[string]string{"HERALD_DATA_DIR": filepath.Join(dir, "data"), "HERALD_LOG_LEVEL": "warn"}
-	expect := func(want int, says string, args ...string) {
-		t.Helper()
-		r := herald(t, env, args...)
-		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
-			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
-		}
-	}
-	expect(0, "up to date", "migrate", "up")
+	_, expect, stores := migratedSQLite(t, t.TempDir())
 	ctx := context.Background()
-	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores, closeStores, err := bootstrap.OpenStoresForCLI(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeStores()
 	rn, _ := domain.NewReservedName("dora", domain.NameKindPersona, "a1", time.Now())
 	if err := stores.Names.Reserve(ctx, rn); err != nil {
 		t.Fatal(err)

@@ -11,12 +11,7 @@ func namesReleaseCommand() *command {
 	c := newCommand("names release", "release a system name an operator had reserved (never the fixed list or the instance actor's)")
 	c.arg = "NAME"
 	c.run = func(x *call) int {
-		op, cleanup, err := bootstrap.OpenOperator(x.ctx, x.cfg, x.log)
-		if err != nil {
-			return x.fail(err)
-		}
-		defer cleanup()
-		if err := op.ReleaseName(x.ctx, x.arg); err != nil {
+		if err := bootstrap.ReleaseName(x.ctx, x.cfg, x.log, x.arg); err != nil {
 			return x.fail(fmt.Errorf("release %q: %w", x.arg, err))
 		}
 		fmt.Fprintf(x.stdout, "released %s\n", strings.ToLower(x.arg))

@@ -10,12 +10,7 @@ func namesReserveCommand() *command {
 	c := newCommand("names reserve", "reserve NAME as a system name, so no persona or group can take it")
 	c.arg = "NAME"
 	c.run = func(x *call) int {
-		op, cleanup, err := bootstrap.OpenOperator(x.ctx, x.cfg, x.log)
-		if err != nil {
-			return x.fail(err)
-		}
-		defer cleanup()
-		n, err := op.ReserveName(x.ctx, x.arg)
+		n, err := bootstrap.ReserveName(x.ctx, x.cfg, x.log, x.arg)
 		if err != nil {
 			return x.fail(fmt.Errorf("reserve %q: %w", x.arg, err))
 		}
