@@ -12,11 +12,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/heraldfed/herald/adapters/mongo"
-	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
-	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/adapters/system"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
@@ -33,47 +30,19 @@ var ErrMemoryStore = errors.New("HERALD_STORE=memory keeps its data inside the r
 // or what a server does at start). On SQLite it opens the data directory
 // beside the server that may own it. The cleanup closes it.
 func OpenStoresForCLI(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func(), error) {
-	switch cfg.Store {
-	case StoreMemory:
-		return nil, nil, ErrMemoryStore
-	case StoreSQLite:
-		return openSQLiteForCLI(ctx, cfg)
-	case StoreMongo:
-		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
-		if err != nil {
-			return nil, nil, err
-		}
-		closeClient := func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }
-		v, dirty, err := mongo.MigrationVersion(ctx, client, cfg.MongoDatabase)
-		latest, lerr := mongo.LatestMigration()
-		if err := schemaState(v, dirty, latest, errors.Join(err, lerr)); err != nil {
-			closeClient()
-			return nil, nil, fmt.Errorf("%w (run `herald migrate up`, or start a server, which migrates)", err)
-		}
-		db := client.Database(cfg.MongoDatabase)
-		jobs, accounts, content := mongo.NewJobStore(db), mongo.NewAccountStore(db), mongo.NewContentStore(db)
-		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: mongo.NewNameRegistry(db), Instances: mongo.NewInstanceStore(db),
-			Users: accounts, Actors: accounts, Foreign: content, Followers: mongo.NewFollowerStore(db),
-			Moderation: mongo.NewModerationStore(db), Reports: mongo.NewReportStore(db), Pinger: mongo.NewPinger(client),
-			FanOuts: mongo.NewFanOutStore(db), Posts: content, Tombstones: content}, closeClient, nil
-	case StorePostgres:
-		pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
-		if err != nil {
-			return nil, nil, err
-		}
-		v, dirty, err := postgres.MigrationVersion(ctx, pool)
-		latest, lerr := postgres.LatestMigration()
-		if err := schemaState(v, dirty, latest, errors.Join(err, lerr)); err != nil {
-			pool.Close()
-			return nil, nil, fmt.Errorf("%w (run `herald migrate up`, or start a server, which migrates)", err)
-		}
-		jobs, accounts, content := postgres.NewJobStore(pool), postgres.NewAccountStore(pool), postgres.NewContentStore(pool)
-		return &Stores{Jobs: jobs, JobAdmin: jobs, Names: postgres.NewNameRegistry(pool), Instances: postgres.NewInstanceStore(pool),
-			Users: accounts, Actors: accounts, Foreign: content, Followers: postgres.NewFollowerStore(pool),
-			Moderation: postgres.NewModerationStore(pool), Reports: postgres.NewReportStore(pool), Pinger: postgres.NewPinger(pool),
-			FanOuts: postgres.NewFanOutStore(pool), Posts: content, Tombstones: content}, pool.Close, nil
+	st, err := openStore(ctx, cfg, storeLog(cfg, log), false)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, fmt.Errorf("unknown store %q", cfg.Store)
+	if m, ok := st.(migrator); ok {
+		v, dirty, err := m.version(ctx)
+		latest, lerr := m.latest()
+		if err := schemaState(v, dirty, latest, errors.Join(err, lerr)); err != nil {
+			st.close()
+			return nil, nil, fmt.Errorf("%w (run `herald migrate up`, or start a server, which migrates)", err)
+		}
+	}
+	return st.ports(), st.close, nil
 }
 
 // OpenOperator is the operator use cases over the configured store, for
@@ -128,16 +97,81 @@ func RotateKeys(ctx context.Context, cfg Config, log *slog.Logger, names []strin
 	return fed.RotateKey.Named(ctx, names)
 }
 
+// withOperator runs f on the operator use cases over the configured
+// store (OpenOperator), then closes the store.
+func withOperator[T any](ctx context.Context, cfg Config, log *slog.Logger, f func(*application.Operator) (T, error)) (T, error) {
+	op, cleanup, err := OpenOperator(ctx, cfg, log)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer cleanup()
+	return f(op)
+}
+
+// withModerator runs f on the moderation use cases over the configured
+// store (OpenModerator), then closes the store.
+func withModerator[T any](ctx context.Context, cfg Config, log *slog.Logger, f func(*application.Moderator) (T, error)) (T, error) {
+	mod, cleanup, err := OpenModerator(ctx, cfg, log)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer cleanup()
+	return f(mod)
+}
+
+// QueueStats counts the configured store's jobs by state and host, as
+// `herald jobs stats` does.
+func QueueStats(ctx context.Context, cfg Config, log *slog.Logger) (application.QueueStats, error) {
+	return withOperator(ctx, cfg, log, func(op *application.Operator) (application.QueueStats, error) { return op.Queue(ctx) })
+}
+
+// Instances lists the remote hosts with their breaker state (only the
+// quarantined ones when quarantinedOnly), as `herald instances list` does.
+func Instances(ctx context.Context, cfg Config, log *slog.Logger, quarantinedOnly bool) ([]application.InstanceView, error) {
+	return withOperator(ctx, cfg, log, func(op *application.Operator) ([]application.InstanceView, error) {
+		return op.Instances(ctx, quarantinedOnly)
+	})
+}
+
+// LiftQuarantine lifts a host's quarantine, as `herald instances lift`
+// does: its waiting jobs are due at once.
+func LiftQuarantine(ctx context.Context, cfg Config, log *slog.Logger, host string) (application.LiftResult, error) {
+	return withOperator(ctx, cfg, log, func(op *application.Operator) (application.LiftResult, error) { return op.Lift(ctx, host) })
+}
+
+// ReserveName reserves a system name, as `herald names reserve` does.
+func ReserveName(ctx context.Context, cfg Config, log *slog.Logger, name string) (domain.ReservedName, error) {
+	return withOperator(ctx, cfg, log, func(op *application.Operator) (domain.ReservedName, error) { return op.ReserveName(ctx, name) })
+}
+
+// ReleaseName releases a system name an operator had reserved, as `herald
+// names release` does.
+func ReleaseName(ctx context.Context, cfg Config, log *slog.Logger, name string) error {
+	_, err := withOperator(ctx, cfg, log, func(op *application.Operator) (struct{}, error) { return struct{}{}, op.ReleaseName(ctx, name) })
+	return err
+}
+
+// DomainBlocks lists the domain blocks, as `herald domain-blocks list`
+// does.
+func DomainBlocks(ctx context.Context, cfg Config, log *slog.Logger) ([]domain.DomainBlock, error) {
+	return withModerator(ctx, cfg, log, func(mod *application.Moderator) ([]domain.DomainBlock, error) { return mod.Blocks(ctx) })
+}
+
+// ExportDomainBlocks writes the domain blocks to w in Mastodon's CSV
+// format, as `herald domain-blocks export` does, and counts them.
+func ExportDomainBlocks(ctx context.Context, cfg Config, log *slog.Logger, w io.Writer) (int, error) {
+	return withModerator(ctx, cfg, log, func(mod *application.Moderator) (int, error) { return mod.ExportBlocks.Handle(ctx, w) })
+}
+
 // ImportDomainBlocks imports a Mastodon domain-block list from r into the
 // configured store (on a dry run, says what it would change), as `herald
 // domain-blocks import` does.
 func ImportDomainBlocks(ctx context.Context, cfg Config, log *slog.Logger, r io.Reader, dryRun bool) (application.ImportResult, error) {
-	mod, cleanup, err := OpenModerator(ctx, cfg, log)
-	if err != nil {
-		return application.ImportResult{}, err
-	}
-	defer cleanup()
-	return mod.ImportBlocks.Handle(ctx, application.ImportDomainBlocks{CSV: r, DryRun: dryRun})
+	return withModerator(ctx, cfg, log, func(mod *application.Moderator) (application.ImportResult, error) {
+		return mod.ImportBlocks.Handle(ctx, application.ImportDomainBlocks{CSV: r, DryRun: dryRun})
+	})
 }
 
 // DeletePersona begins the deletion of the persona name, whoever owns
@@ -145,12 +179,9 @@ func ImportDomainBlocks(ctx context.Context, cfg Config, log *slog.Logger, r io.
 // servers' deletions' pass (within application.PersonaDeletionEvery) sends
 // its Delete and removes its data and key.
 func DeletePersona(ctx context.Context, cfg Config, log *slog.Logger, name string) (application.DeletedPersona, error) {
-	mod, cleanup, err := OpenModerator(ctx, cfg, log)
-	if err != nil {
-		return application.DeletedPersona{}, err
-	}
-	defer cleanup()
-	return mod.DeletePersona.Handle(ctx, application.DeletePersona{Name: name, ByOperator: true})
+	return withModerator(ctx, cfg, log, func(mod *application.Moderator) (application.DeletedPersona, error) {
+		return mod.DeletePersona.Handle(ctx, application.DeletePersona{Name: name, ByOperator: true})
+	})
 }
 
 // SchemaStatus is what `herald migrate version` reports.
@@ -160,138 +191,48 @@ type SchemaStatus struct {
 	Latest  uint // embedded in this build
 }
 
-func migrationsOnly(cfg Config, what string) error {
-	switch cfg.Store {
-	case StoreMemory:
-		return fmt.Errorf("herald migrate %s: HERALD_STORE=memory has no schema to migrate", what)
-	case StoreSQLite, StoreMongo, StorePostgres:
-		return nil
+// withMigrator runs f on the configured store's migrations. owner: it
+// opens the store as its owner (on SQLite: refused while a server runs,
+// which migrated at its start).
+func withMigrator(ctx context.Context, cfg Config, log *slog.Logger, owner bool, f func(migrator) error) error {
+	st, err := openStore(ctx, cfg, storeLog(cfg, log), owner)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown store %q", cfg.Store)
+	defer st.close()
+	m, ok := st.(migrator)
+	if !ok {
+		return fmt.Errorf("HERALD_STORE=%s has no schema to migrate", cfg.Store)
+	}
+	return f(m)
 }
 
 // MigrateUp applies every migration of this build (under the store's
 // migration lock), then ensures the indexes, as a server does at start.
 func MigrateUp(ctx context.Context, cfg Config, log *slog.Logger) error {
-	if err := migrationsOnly(cfg, "up"); err != nil {
-		return err
-	}
-	switch cfg.Store {
-	case StoreSQLite:
-		// Open takes the directory's lock: refused while a server runs
-		// (which migrated at its start).
-		db, err := sqlite.Open(ctx, cfg.DataDir)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		if err := sqlite.MigrateUp(ctx, db, log); err != nil {
-			return err
-		}
-		return sqlite.EnsureIndexes(ctx, db)
-	case StoreMongo:
-		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
-		if err != nil {
-			return err
-		}
-		defer func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }()
-		db := client.Database(cfg.MongoDatabase)
-		if err := mongo.Touch(ctx, db); err != nil {
-			return fmt.Errorf("touch collections: %w", err)
-		}
-		if err := mongo.MigrateUp(ctx, client, cfg.MongoDatabase, log); err != nil {
-			return err
-		}
-		_, err = mongo.EnsureIndexes(ctx, db, log)
-		return err
-	}
-	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if err := postgres.MigrateUp(ctx, pool, log); err != nil {
-		return err
-	}
-	return postgres.EnsureIndexes(ctx, pool)
+	return withMigrator(ctx, cfg, log, true, func(m migrator) error { return m.migrateUp(ctx, log) })
 }
 
 // MigrateDown reverts the last steps migrations.
 func MigrateDown(ctx context.Context, cfg Config, steps int, log *slog.Logger) error {
-	if err := migrationsOnly(cfg, "down"); err != nil {
-		return err
-	}
 	if steps < 1 {
 		return fmt.Errorf("herald migrate down: --steps=%d: want 1 or more", steps)
 	}
-	switch cfg.Store {
-	case StoreSQLite:
-		db, err := sqlite.Open(ctx, cfg.DataDir)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		return sqlite.MigrateDown(ctx, db, steps, log)
-	case StoreMongo:
-		client, err := mongo.Connect(ctx, string(cfg.MongoURI))
-		if err != nil {
-			return err
-		}
-		defer func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }()
-		return mongo.MigrateDown(ctx, client, cfg.MongoDatabase, steps, log)
-	}
-	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	return postgres.MigrateDown(ctx, pool, steps, log)
+	return withMigrator(ctx, cfg, log, true, func(m migrator) error { return m.migrateDown(ctx, steps, log) })
 }
 
 // MigrationStatus reads the applied and the embedded versions.
 func MigrationStatus(ctx context.Context, cfg Config) (SchemaStatus, error) {
-	if err := migrationsOnly(cfg, "version"); err != nil {
-		return SchemaStatus{}, err
-	}
-	var (
-		v      uint
-		dirty  bool
-		latest uint
-		err    error
-	)
-	switch cfg.Store {
-	case StoreSQLite:
-		db, oerr := sqlite.OpenShared(ctx, cfg.DataDir)
-		if oerr != nil {
-			return SchemaStatus{}, oerr
+	var s SchemaStatus
+	err := withMigrator(ctx, cfg, nil, false, func(m migrator) error {
+		var err error
+		if s.Version, s.Dirty, err = m.version(ctx); err != nil {
+			return err
 		}
-		defer db.Close()
-		v, dirty, err = sqlite.MigrationVersion(ctx, db)
-		if err == nil {
-			latest, err = sqlite.LatestMigration()
-		}
-	case StoreMongo:
-		client, cerr := mongo.Connect(ctx, string(cfg.MongoURI))
-		if cerr != nil {
-			return SchemaStatus{}, cerr
-		}
-		defer func() { _ = client.Disconnect(context.WithoutCancel(ctx)) }()
-		v, dirty, err = mongo.MigrationVersion(ctx, client, cfg.MongoDatabase)
-		if err == nil {
-			latest, err = mongo.LatestMigration()
-		}
-	default:
-		pool, cerr := postgres.Connect(ctx, string(cfg.DatabaseURL))
-		if cerr != nil {
-			return SchemaStatus{}, cerr
-		}
-		defer pool.Close()
-		v, dirty, err = postgres.MigrationVersion(ctx, pool)
-		if err == nil {
-			latest, err = postgres.LatestMigration()
-		}
-	}
-	return SchemaStatus{Version: v, Dirty: dirty, Latest: latest}, err
+		s.Latest, err = m.latest()
+		return err
+	})
+	return s, err
 }
 
 // Backup copies the SQLite store's database, consistently, into the
@@ -299,21 +240,11 @@ func MigrationStatus(ctx context.Context, cfg Config) (SchemaStatus, error) {
 // running: dest is then a data directory a server can start on
 // (HERALD_DATA_DIR=dest). Other stores have their own tools.
 func Backup(ctx context.Context, cfg Config, dest string) (BackupResult, error) {
-	switch cfg.Store {
-	case StoreSQLite:
-		res, err := sqlite.Backup(ctx, cfg.DataDir, dest)
-		if err != nil {
-			return BackupResult{}, fmt.Errorf("HERALD_DATA_DIR=%s: %w", cfg.DataDir, err)
-		}
-		return BackupResult{Path: res.Path, Bytes: res.Bytes}, nil
-	case StoreMemory:
-		return BackupResult{}, ErrMemoryStore
-	case StorePostgres:
-		return BackupResult{}, errors.New("herald backup copies the sqlite store; for PostgreSQL use pg_dump (see docs/operations.md)")
-	case StoreMongo:
-		return BackupResult{}, errors.New("herald backup copies the sqlite store; for MongoDB use mongodump (see docs/operations.md)")
+	k, err := kindOf(cfg)
+	if err != nil {
+		return BackupResult{}, err
 	}
-	return BackupResult{}, fmt.Errorf("unknown store %q", cfg.Store)
+	return k.backup(ctx, cfg, dest)
 }
 
 // BackupResult is what `herald backup` reports.

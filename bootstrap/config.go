@@ -167,34 +167,46 @@ func FlagName(env string) string { return strings.ToLower(strings.ReplaceAll(env
 // Unknown flags, malformed values and inconsistent settings are errors
 // that name the setting.
 func LoadConfig(args []string, getenv func(string) string, usageOut io.Writer) (Config, error) {
-	var c Config
 	fs := flag.NewFlagSet("herald", flag.ContinueOnError)
 	fs.SetOutput(usageOut)
-	flags := make(map[string]*string, len(settings))
-	for _, s := range settings {
-		flags[s.env] = fs.String(FlagName(s.env), "", s.usage+" (env "+s.env+", default "+quoteDefault(s.def)+")")
-	}
+	load := ConfigFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return load(getenv)
+}
+
+// ConfigFlags defines every setting as a flag of fs (HERALD_ADDR is
+// --herald-addr), beside the flags fs has of its own: a command's. Once fs
+// is parsed, the function it returns reads the environment through getenv
+// and gives the Config, a flag set on the command line winning over its
+// variable.
+func ConfigFlags(fs *flag.FlagSet) func(getenv func(string) string) (Config, error) {
+	flags := make(map[string]*string, len(settings))
 	for _, s := range settings {
-		v := s.def
-		if e := getenv(s.env); e != "" {
-			v = e
-		}
-		if set[FlagName(s.env)] {
-			v = *flags[s.env]
-		}
-		if err := s.apply(&c, v); err != nil {
-			return Config{}, err
-		}
+		flags[s.env] = fs.String(FlagName(s.env), "", s.usage+" (env "+s.env+", default "+quoteDefault(s.def)+")")
 	}
-	return c, c.validate()
+	return func(getenv func(string) string) (Config, error) {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		var c Config
+		for _, s := range settings {
+			v := s.def
+			if e := getenv(s.env); e != "" {
+				v = e
+			}
+			if set[FlagName(s.env)] {
+				v = *flags[s.env]
+			}
+			if err := s.apply(&c, v); err != nil {
+				return Config{}, err
+			}
+		}
+		return c, c.validate()
+	}
 }
 
 func quoteDefault(d string) string {
@@ -206,22 +218,10 @@ func quoteDefault(d string) string {
 
 func (c Config) validate() error {
 	var errs []error
-	switch c.Store {
-	case StoreMemory:
-	case StoreSQLite:
-		if strings.TrimSpace(c.DataDir) == "" {
-			errs = append(errs, errors.New("HERALD_STORE=sqlite needs HERALD_DATA_DIR"))
-		}
-	case StoreMongo:
-		if c.MongoURI == "" {
-			errs = append(errs, errors.New("HERALD_STORE=mongo needs MONGODB_URI"))
-		}
-	case StorePostgres:
-		if c.DatabaseURL == "" {
-			errs = append(errs, errors.New("HERALD_STORE=postgres needs DATABASE_URL"))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("HERALD_STORE=%q: want sqlite, memory, mongo or postgres", c.Store))
+	if k, err := kindOf(c); err != nil {
+		errs = append(errs, err)
+	} else if err := k.check(c); err != nil {
+		errs = append(errs, err)
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("HERALD_ADDR=%q: want host:port", c.Addr))

@@ -3,12 +3,10 @@ package bootstrap_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldfed/herald/bootstrap"
 )
@@ -34,18 +32,8 @@ func TestOperationsWiring(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			srv, cleanup, err := bootstrap.InitializeServer(ctx, cfg, slog.New(slog.DiscardHandler))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cleanup()
-			done := make(chan error, 1)
-			go func() { done <- srv.Run(ctx) }()
-			wait, stop := context.WithTimeout(ctx, 10*time.Second)
-			defer stop()
-			addr, err := srv.Addr(wait)
+			srv, stop := startServer(t, cfg)
+			addr, err := srv.Addr(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,10 +68,7 @@ func TestOperationsWiring(t *testing.T) {
 			if code, _ := status("GET", "/metrics", ""); code != 200 {
 				t.Errorf("/metrics: %d", code)
 			}
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
+			stop() // and Run ended without an error
 		})
 	}
 }

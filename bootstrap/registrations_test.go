@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldfed/herald/bootstrap"
 )
@@ -34,17 +32,8 @@ func TestRegistrationsWired(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			srv, cleanup, err := bootstrap.InitializeServer(ctx, cfg, slog.New(slog.DiscardHandler))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cleanup()
-			go func() { _ = srv.Run(ctx) }()
-			wait, stop := context.WithTimeout(ctx, 10*time.Second)
-			defer stop()
-			addr, err := srv.Addr(wait)
+			srv, _ := startServer(t, cfg)
+			addr, err := srv.Addr(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/heraldfed/herald/adapters/memory"
 	"github.com/heraldfed/herald/ports"
 )
 
@@ -49,48 +48,131 @@ type Stores struct {
 	Schema func(ctx context.Context) error
 }
 
+// withFamilies fills s's ports that one store's job, account and content
+// stores each implement several of, so each store's file lists the rest.
+func withFamilies(s *Stores, jobs interface {
+	ports.JobStore
+	ports.JobAdmin
+}, accounts interface {
+	ports.UserStore
+	ports.TokenStore
+	ports.ActorStore
+}, content interface {
+	ports.ForeignActorStore
+	ports.PostStore
+	ports.TombstoneStore
+}) *Stores {
+	s.Jobs, s.JobAdmin = jobs, jobs
+	s.Users, s.Tokens, s.Actors = accounts, accounts, accounts
+	s.Foreign, s.Posts, s.Tombstones = content, content, content
+	return s
+}
+
+// storeKind is one technology HERALD_STORE names, in a file of its own
+// (stores_*.go); storeKinds maps the names to them, so nothing else in
+// bootstrap tells the stores apart.
+type storeKind interface {
+	// check says what the configuration lacks for this store.
+	check(cfg Config) error
+	// open connects to the store. owner: this process owns the data (a
+	// server, a migration) and may create it and take its lock; otherwise
+	// it opens it beside a server that may be running (a maintenance
+	// command), never creating it.
+	open(ctx context.Context, cfg Config, log *slog.Logger, owner bool) (store, error)
+	// backup copies the store's data into dest, or says which tool does.
+	backup(ctx context.Context, cfg Config, dest string) (BackupResult, error)
+}
+
+var storeKinds = map[string]storeKind{
+	StoreMemory:   memoryKind{},
+	StoreSQLite:   sqliteKind{},
+	StorePostgres: postgresKind{},
+	StoreMongo:    mongoKind{},
+}
+
+func kindOf(cfg Config) (storeKind, error) {
+	if k, ok := storeKinds[cfg.Store]; ok {
+		return k, nil
+	}
+	return nil, fmt.Errorf("HERALD_STORE=%q: want sqlite, memory, mongo or postgres", cfg.Store)
+}
+
+// store is an open store.
+type store interface {
+	// ports are every port over it (once its schema is ready).
+	ports() *Stores
+	close()
+}
+
+// migrator is a store with a schema: every one but memory.
+type migrator interface {
+	// migrateUp prepares the schema in the order of SPEC §4: migrate
+	// (under the store's migration lock), then ensure the indexes.
+	migrateUp(ctx context.Context, log *slog.Logger) error
+	migrateDown(ctx context.Context, steps int, log *slog.Logger) error
+	// version is the applied migration, latest the one this build embeds.
+	version(ctx context.Context) (v uint, dirty bool, err error)
+	latest() (uint, error)
+}
+
+// openStore opens the configured store; log is storeLog's.
+func openStore(ctx context.Context, cfg Config, log *slog.Logger, owner bool) (store, error) {
+	k, err := kindOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return k.open(ctx, cfg, log, owner)
+}
+
+// storeLog is log (none: a discarding one) with the store's name.
+func storeLog(cfg Config, log *slog.Logger) *slog.Logger {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return log.With("store", cfg.Store)
+}
+
 // OpenStores connects to the configured store and prepares it in the order
 // of SPEC §4: connect (and, on Mongo, touch every collection one at a
 // time), run the migrations, ensure the indexes. Only after it returns may
 // anything concurrent start. The cleanup closes the connections.
 func OpenStores(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func(), error) {
-	switch cfg.Store {
-	case StoreMemory:
-		log.Warn("storage is in memory: every account, post and queued delivery is lost when the process exits",
-			"store", StoreMemory, "hint", "leave HERALD_STORE unset (sqlite, in HERALD_DATA_DIR), or set it to postgres or mongo, to keep data")
-		return openMemory(), func() {}, nil
-	case StoreSQLite:
-		return openSQLite(ctx, cfg, log)
-	case StorePostgres:
-		return openPostgres(ctx, cfg, log)
-	case StoreMongo:
-		return openMongo(ctx, cfg, log)
+	log = storeLog(cfg, log)
+	st, err := openStore(ctx, cfg, log, true)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, fmt.Errorf("unknown store %q", cfg.Store)
+	m, ok := st.(migrator)
+	if !ok {
+		return st.ports(), st.close, nil
+	}
+	if err := m.migrateUp(ctx, log); err != nil {
+		st.close()
+		return nil, nil, err
+	}
+	latest, err := m.latest()
+	if err != nil {
+		st.close()
+		return nil, nil, err
+	}
+	log.Info("schema ready", "version", latest)
+	s := st.ports()
+	s.Schema = func(ctx context.Context) error {
+		v, dirty, err := m.version(ctx)
+		return schemaState(v, dirty, latest, err)
+	}
+	return s, st.close, nil
 }
 
-func openMemory() *Stores {
-	jobs := memory.NewJobStore()
-	accounts := memory.NewAccountStore()
-	content := memory.NewContentStore()
-	return &Stores{
-		Jobs: jobs, JobAdmin: jobs,
-		Names:      memory.NewNameRegistry(),
-		Instances:  memory.NewInstanceStore(),
-		Followers:  memory.NewFollowerStore(),
-		FanOuts:    memory.NewFanOutStore(),
-		Users:      accounts,
-		Tokens:     accounts,
-		Actors:     accounts,
-		Foreign:    content,
-		Posts:      content,
-		Tombstones: content,
-		Moderation: memory.NewModerationStore(),
-		Reports:    memory.NewReportStore(),
-		Blocks:     memory.NewBlockStore(),
-		OAuth:      memory.NewOAuthStore(),
-		AccountIDs: memory.NewAccountIDStore(),
-		Pinger:     memory.Pinger{},
-		PurgeEvery: time.Hour,
+// schemaState turns a migration version into a readiness error.
+func schemaState(v uint, dirty bool, latest uint, err error) error {
+	switch {
+	case err != nil:
+		return fmt.Errorf("schema version: %w", err)
+	case dirty:
+		return fmt.Errorf("schema version %d is dirty: a migration failed half way", v)
+	case v < latest:
+		return fmt.Errorf("schema at version %d, this build needs %d", v, latest)
 	}
+	return nil
 }

@@ -2,76 +2,84 @@ package bootstrap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/heraldfed/herald/adapters/postgres"
 )
 
-// openPostgres follows SPEC §4 on PostgreSQL: connect, migrate (under
-// golang-migrate's advisory lock), ensure indexes; then the stores, and a
-// LISTEN/NOTIFY waker so an enqueue in any process wakes every process.
-func openPostgres(ctx context.Context, cfg Config, log *slog.Logger) (*Stores, func(), error) {
+// postgresKind is PostgreSQL at DATABASE_URL: migrations under
+// golang-migrate's advisory lock, and a LISTEN/NOTIFY waker so an enqueue
+// in any process wakes every process.
+type postgresKind struct{}
+
+func (postgresKind) check(cfg Config) error {
+	if cfg.DatabaseURL == "" {
+		return fmt.Errorf("HERALD_STORE=%s needs DATABASE_URL", StorePostgres)
+	}
+	return nil
+}
+
+func (postgresKind) open(ctx context.Context, cfg Config, log *slog.Logger, owner bool) (store, error) {
 	pool, err := postgres.Connect(ctx, string(cfg.DatabaseURL))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	log = log.With("store", StorePostgres)
-	log.Info("connected")
-	if err := postgres.MigrateUp(ctx, pool, log); err != nil {
-		pool.Close()
-		return nil, nil, fmt.Errorf("migrations: %w", err)
+	if owner {
+		log.Info("connected")
 	}
-	if err := postgres.EnsureIndexes(ctx, pool); err != nil {
-		pool.Close()
-		return nil, nil, fmt.Errorf("indexes: %w", err)
+	return postgresStore{pool: pool, log: log}, nil
+}
+
+func (postgresKind) backup(context.Context, Config, string) (BackupResult, error) {
+	return BackupResult{}, errors.New("herald backup copies the sqlite store; for PostgreSQL use pg_dump (see docs/operations.md)")
+}
+
+type postgresStore struct {
+	pool *pgxpool.Pool
+	log  *slog.Logger
+}
+
+func (s postgresStore) close() { s.pool.Close() }
+
+func (s postgresStore) migrateUp(ctx context.Context, log *slog.Logger) error {
+	if err := postgres.MigrateUp(ctx, s.pool, log); err != nil {
+		return fmt.Errorf("migrations: %w", err)
 	}
-	latest, err := postgres.LatestMigration()
-	if err != nil {
-		pool.Close()
-		return nil, nil, err
+	if err := postgres.EnsureIndexes(ctx, s.pool); err != nil {
+		return fmt.Errorf("indexes: %w", err)
 	}
-	log.Info("schema ready", "version", latest)
-	jobs := postgres.NewJobStore(pool)
-	accounts := postgres.NewAccountStore(pool)
-	content := postgres.NewContentStore(pool)
-	return &Stores{
-		Jobs: jobs, JobAdmin: jobs,
+	return nil
+}
+
+func (s postgresStore) migrateDown(ctx context.Context, steps int, log *slog.Logger) error {
+	return postgres.MigrateDown(ctx, s.pool, steps, log)
+}
+
+func (s postgresStore) version(ctx context.Context) (uint, bool, error) {
+	return postgres.MigrationVersion(ctx, s.pool)
+}
+
+func (postgresStore) latest() (uint, error) { return postgres.LatestMigration() }
+
+func (s postgresStore) ports() *Stores {
+	pool := s.pool
+	return withFamilies(&Stores{
 		Names:      postgres.NewNameRegistry(pool),
 		Instances:  postgres.NewInstanceStore(pool),
 		Followers:  postgres.NewFollowerStore(pool),
 		FanOuts:    postgres.NewFanOutStore(pool),
-		Users:      accounts,
-		Tokens:     accounts,
-		Actors:     accounts,
-		Foreign:    content,
-		Posts:      content,
-		Tombstones: content,
 		Moderation: postgres.NewModerationStore(pool),
 		Reports:    postgres.NewReportStore(pool),
 		Blocks:     postgres.NewBlockStore(pool),
 		OAuth:      postgres.NewOAuthStore(pool),
 		AccountIDs: postgres.NewAccountIDStore(pool),
 		Pinger:     postgres.NewPinger(pool),
-		Wakes:      postgres.NewWaker(pool, log),
+		Wakes:      postgres.NewWaker(pool, s.log),
 		PurgeEvery: time.Hour, // no TTL index: the engine purges
-		Schema: func(ctx context.Context) error {
-			v, dirty, err := postgres.MigrationVersion(ctx, pool)
-			return schemaState(v, dirty, latest, err)
-		},
-	}, pool.Close, nil
-}
-
-// schemaState turns a migration version into a readiness error.
-func schemaState(v uint, dirty bool, latest uint, err error) error {
-	switch {
-	case err != nil:
-		return fmt.Errorf("schema version: %w", err)
-	case dirty:
-		return fmt.Errorf("schema version %d is dirty: a migration failed half way", v)
-	case v < latest:
-		return fmt.Errorf("schema at version %d, this build needs %d", v, latest)
-	}
-	return nil
+	}, postgres.NewJobStore(pool), postgres.NewAccountStore(pool), postgres.NewContentStore(pool))
 }

@@ -3,6 +3,7 @@ package bootstrap_test
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"io"
 	"log/slog"
 	"net/url"
@@ -51,15 +52,19 @@ func TestOpenStoresFillsEveryPort(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cleanup()
-			v := reflect.ValueOf(*s)
-			for i := range v.NumField() {
-				f, field := v.Field(i), v.Type().Field(i)
-				if f.Kind() != reflect.Interface || (field.Name == "Wakes" && noWakes[name]) {
-					continue
+			everyPort(t, name+" for a server", s, noWakes[name])
+			// A maintenance command gets every port too, beside the server
+			// (memory's data lives in the server alone).
+			cli, closeCLI, err := bootstrap.OpenStoresForCLI(ctx, cfg, nil)
+			if name == "memory" {
+				if !errors.Is(err, bootstrap.ErrMemoryStore) {
+					t.Errorf("the CLI on memory: %v", err)
 				}
-				if f.IsNil() {
-					t.Errorf("Stores.%s is nil on %s", field.Name, name)
-				}
+			} else if err != nil {
+				t.Errorf("the CLI on %s: %v", name, err)
+			} else {
+				defer closeCLI()
+				everyPort(t, name+" for the CLI", cli, noWakes[name])
 			}
 			if _, err := s.Moderation.DomainBlocks(ctx); err != nil {
 				t.Errorf("the moderation store of %s: %v", name, err)
@@ -68,6 +73,22 @@ func TestOpenStoresFillsEveryPort(t *testing.T) {
 				t.Errorf("the report store of %s: %v", name, err)
 			}
 		})
+	}
+}
+
+// everyPort fails for each port of s left nil (Wakes may be, when
+// noWakes).
+func everyPort(t *testing.T, what string, s *bootstrap.Stores, noWakes bool) {
+	t.Helper()
+	v := reflect.ValueOf(*s)
+	for i := range v.NumField() {
+		f, field := v.Field(i), v.Type().Field(i)
+		if f.Kind() != reflect.Interface || (field.Name == "Wakes" && noWakes) {
+			continue
+		}
+		if f.IsNil() {
+			t.Errorf("Stores.%s is nil on %s", field.Name, what)
+		}
 	}
 }
 

@@ -43,9 +43,9 @@ func (s *InstanceStore) Update(ctx context.Context, host string, fn func(*domain
 	if err := ctx.Err(); err != nil {
 		return domain.RemoteInstance{}, err
 	}
-	host = strings.ToLower(host)
-	if host == "" {
-		return domain.RemoteInstance{}, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
+	host, err := ports.InstanceHost(host)
+	if err != nil {
+		return domain.RemoteInstance{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -64,19 +64,14 @@ func (s *InstanceStore) UpdateMany(ctx context.Context, hosts []string, fn func(
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for _, h := range hosts {
-		if h == "" {
-			return nil, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
-		}
+	keys, err := ports.InstanceHosts(hosts)
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]domain.RemoteInstance, len(hosts))
-	for _, h := range hosts {
-		h = strings.ToLower(h)
-		if _, done := out[h]; done {
-			continue
-		}
+	out := make(map[string]domain.RemoteInstance, len(keys))
+	for _, h := range keys {
 		r, ok := s.hosts[h]
 		if !ok {
 			r = domain.NewRemoteInstance(h)

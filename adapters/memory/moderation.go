@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -65,23 +66,14 @@ func (s *ModerationStore) UpdateDomainBlock(ctx context.Context, b domain.Domain
 func (s *ModerationStore) RemoveDomainBlock(ctx context.Context, d string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.blocks[d]; !ok {
-		return fmt.Errorf("block of %s: %w", d, domain.ErrNotFound)
-	}
-	delete(s.blocks, d)
-	return nil
+	return remove(s.blocks, "block", d)
 }
 
 // DomainBlocks implements ports.ModerationStore.
 func (s *ModerationStore) DomainBlocks(ctx context.Context) ([]domain.DomainBlock, error) {
 	s.mu.Lock()
-	out := make([]domain.DomainBlock, 0, len(s.blocks))
-	for _, b := range s.blocks {
-		out = append(out, b)
-	}
-	s.mu.Unlock()
-	slices.SortFunc(out, func(a, b domain.DomainBlock) int { return cmp.Compare(a.Domain, b.Domain) })
-	return out, nil
+	defer s.mu.Unlock()
+	return byDomain(s.blocks), nil
 }
 
 // AddDomainAllow implements ports.ModerationStore.
@@ -103,23 +95,34 @@ func (s *ModerationStore) AddDomainAllow(ctx context.Context, a domain.DomainAll
 func (s *ModerationStore) RemoveDomainAllow(ctx context.Context, d string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.allows[d]; !ok {
-		return fmt.Errorf("allow of %s: %w", d, domain.ErrNotFound)
-	}
-	delete(s.allows, d)
-	return nil
+	return remove(s.allows, "allow", d)
 }
 
 // DomainAllows implements ports.ModerationStore.
 func (s *ModerationStore) DomainAllows(ctx context.Context) ([]domain.DomainAllow, error) {
 	s.mu.Lock()
-	out := make([]domain.DomainAllow, 0, len(s.allows))
-	for _, a := range s.allows {
-		out = append(out, a)
+	defer s.mu.Unlock()
+	return byDomain(s.allows), nil
+}
+
+// remove deletes the block or allow of d from m, domain.ErrNotFound if
+// there is none. The caller holds the mutex.
+func remove[V any](m map[string]V, what, d string) error {
+	if _, ok := m[d]; !ok {
+		return fmt.Errorf("%s of %s: %w", what, d, domain.ErrNotFound)
 	}
-	s.mu.Unlock()
-	slices.SortFunc(out, func(a, b domain.DomainAllow) int { return cmp.Compare(a.Domain, b.Domain) })
-	return out, nil
+	delete(m, d)
+	return nil
+}
+
+// byDomain lists m's blocks or allows, which it keys by domain, in
+// domain order. The caller holds the mutex.
+func byDomain[V any](m map[string]V) []V {
+	out := make([]V, 0, len(m))
+	for _, d := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[d])
+	}
+	return out
 }
 
 // ReportStore keeps the reports by id, and the id of each Flag's report.

@@ -79,9 +79,9 @@ func (s *InstanceStore) Get(ctx context.Context, host string) (domain.RemoteInst
 // concurrent insert — reads again and calls fn again, so every concurrent
 // failure is counted once.
 func (s *InstanceStore) Update(ctx context.Context, host string, fn func(*domain.RemoteInstance)) (domain.RemoteInstance, error) {
-	host = strings.ToLower(host)
-	if host == "" {
-		return domain.RemoteInstance{}, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
+	host, err := ports.InstanceHost(host)
+	if err != nil {
+		return domain.RemoteInstance{}, err
 	}
 	for round := 0; round < maxUpdateRounds; round++ {
 		if err := ctx.Err(); err != nil {

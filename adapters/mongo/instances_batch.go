@@ -2,11 +2,9 @@ package mongo
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
 )
 
 // UpdateMany implements ports.InstanceStore simply: Update for each
@@ -15,16 +13,10 @@ import (
 // updated; the engine records breaker changes as a best effort, so a retry
 // of the whole call counts those again only if the caller retries.
 func (s *InstanceStore) UpdateMany(ctx context.Context, hosts []string, fn func(*domain.RemoteInstance)) (map[string]domain.RemoteInstance, error) {
-	keys := make([]string, 0, len(hosts))
-	for _, h := range hosts {
-		h = strings.ToLower(h)
-		if h == "" {
-			return nil, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
-		}
-		keys = append(keys, h)
+	keys, err := ports.InstanceHosts(hosts)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
 	out := make(map[string]domain.RemoteInstance, len(keys))
 	for _, h := range keys {
 		r, err := s.Update(ctx, h, fn)

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -55,12 +54,12 @@ func (s *InstanceStore) Update(ctx context.Context, host string, fn func(*domain
 	if err := ctx.Err(); err != nil {
 		return domain.RemoteInstance{}, err
 	}
-	host = strings.ToLower(host)
-	if host == "" {
-		return domain.RemoteInstance{}, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
+	host, err := ports.InstanceHost(host)
+	if err != nil {
+		return domain.RemoteInstance{}, err
 	}
 	var out domain.RemoteInstance
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO remote_instances (host) VALUES ($1) ON CONFLICT (host) DO NOTHING`, host); err != nil {
 			return err
 		}
@@ -97,24 +96,15 @@ func (s *InstanceStore) UpdateMany(ctx context.Context, hosts []string, fn func(
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	seen := make(map[string]bool, len(hosts))
-	var keys []string
-	for _, h := range hosts {
-		h = strings.ToLower(h)
-		if h == "" {
-			return nil, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
-		}
-		if !seen[h] {
-			seen[h] = true
-			keys = append(keys, h)
-		}
+	keys, err := ports.InstanceHosts(hosts)
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[string]domain.RemoteInstance, len(keys))
 	if len(keys) == 0 {
 		return out, nil
 	}
-	slices.Sort(keys)
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO remote_instances (host) SELECT unnest($1::text[]) ORDER BY 1 ON CONFLICT (host) DO NOTHING`, keys); err != nil {
 			return err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -52,12 +51,12 @@ func (s *InstanceStore) Update(ctx context.Context, host string, fn func(*domain
 	if err := ctx.Err(); err != nil {
 		return domain.RemoteInstance{}, err
 	}
-	host = strings.ToLower(host)
-	if host == "" {
-		return domain.RemoteInstance{}, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
+	host, err := ports.InstanceHost(host)
+	if err != nil {
+		return domain.RemoteInstance{}, err
 	}
 	var out domain.RemoteInstance
-	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		out, err = updateIn(ctx, tx, host, fn)
 		return err
@@ -77,21 +76,15 @@ func (s *InstanceStore) UpdateMany(ctx context.Context, hosts []string, fn func(
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var keys []string
-	for _, h := range hosts {
-		h = strings.ToLower(h)
-		if h == "" {
-			return nil, fmt.Errorf("%w: empty host", domain.ErrInvalidInput)
-		}
-		if !slices.Contains(keys, h) {
-			keys = append(keys, h)
-		}
+	keys, err := ports.InstanceHosts(hosts)
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[string]domain.RemoteInstance, len(keys))
 	if len(keys) == 0 {
 		return out, nil
 	}
-	err := s.db.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.inTx(ctx, func(tx *sql.Tx) error {
 		for _, h := range keys {
 			r, err := updateIn(ctx, tx, h, fn)
 			if err != nil {

@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"io"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldfed/herald/adapters/security"
-	"github.com/heraldfed/herald/bootstrap"
 	"github.com/heraldfed/herald/domain"
 )
 
@@ -19,28 +15,8 @@ import (
 // name or --all, not both.
 func TestKeysRotateCommand(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	env := map[string]string{"HERALD_DATA_DIR": filepath.Join(dir, "data"), "HERALD_LOG_LEVEL": "warn"}
-	expect := func(want int, says string, args ...string) result {
-		t.Helper()
-		r := herald(t, env, args...)
-		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
-			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
-		}
-		return r
-	}
-	expect(0, "up to date", "migrate", "up")
-
+	_, expect, stores := migratedSQLite(t, t.TempDir())
 	ctx := context.Background()
-	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores, closeStores, err := bootstrap.OpenStoresForCLI(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeStores()
 	keys := func() domain.KeyPair {
 		k, err := security.RSAKeys{}.GenerateKeyPair()
 		if err != nil {

@@ -67,7 +67,7 @@ func TestHelp(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("help: %d", r.code)
 	}
-	for _, c := range commands {
+	for _, c := range commands() {
 		if !strings.Contains(r.stdout, c.name()) {
 			t.Errorf("help does not list %q", c.name())
 		}
@@ -89,6 +89,44 @@ func TestHelp(t *testing.T) {
 	if r := herald(t, nil, "--help"); r.code != 0 || !strings.Contains(r.stdout, "HERALD_ADMIN_TOKEN") {
 		t.Fatalf("--help: %d", r.code)
 	}
+	// herald help COMMAND is herald COMMAND -h; a command's help lists its
+	// own flags, not the settings'.
+	h := herald(t, nil, "help", "migrate", "down")
+	if h.code != 0 || h.stdout != herald(t, nil, "migrate", "down", "-h").stdout ||
+		!strings.Contains(h.stdout, "--steps N") || strings.Contains(h.stdout, "--herald-addr") {
+		t.Fatalf("help migrate down: %d %q", h.code, h.stdout)
+	}
+}
+
+// A command's flags and its argument come in any order; after "--" every
+// argument is the argument, a leading dash and all.
+func TestFlagsAndArgumentInAnyOrder(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		pos  []string
+		all  bool
+	}{
+		{"flag last", []string{"alice", "--all"}, []string{"alice"}, true},
+		{"flag first", []string{"--all", "alice"}, []string{"alice"}, true},
+		{"no flag", []string{"alice"}, []string{"alice"}, false},
+		{"after the terminator", []string{"--all", "--", "-alice", "--all"}, []string{"-alice", "--all"}, true},
+		{"nothing", nil, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := keysRotateCommand()
+			pos, err := parse(c.flags, tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(pos, " ") != strings.Join(tt.pos, " ") || c.flags.Lookup("all").Value.String() != strconv.FormatBool(tt.all) {
+				t.Fatalf("positional %q, --all %s; want %q, %v", pos, c.flags.Lookup("all").Value, tt.pos, tt.all)
+			}
+		})
+	}
 }
 
 func TestBadCommandLines(t *testing.T) {
@@ -109,12 +147,14 @@ func TestBadCommandLines(t *testing.T) {
 		{"stray argument", nil, []string{"jobs", "stats", "extra"}, 2, "unexpected"},
 		{"bad setting", map[string]string{"HERALD_WORKERS": "many"}, []string{"serve"}, 2, "HERALD_WORKERS"},
 		{"bad setting as flag", nil, []string{"--herald-store=redis"}, 2, "HERALD_STORE"},
-		{"steps zero", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://x"}, []string{"migrate", "down", "--steps=0"}, 2, "--steps"},
-		{"steps not a number", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://x"}, []string{"migrate", "down", "--steps", "all"}, 2, "--steps"},
-		{"steps without value", nil, []string{"migrate", "down", "--steps"}, 2, "needs a value"},
-		{"quarantined not a bool", nil, []string{"instances", "list", "--quarantined=maybe"}, 2, "--quarantined"},
-		{"demo posts", nil, []string{"demo", "--demo-posts=0"}, 2, "--demo-posts"},
-		{"demo every", nil, []string{"demo", "--demo-every=soon"}, 2, "--demo-every"},
+		{"steps zero", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://x"}, []string{"migrate", "down", "--steps=0"}, 2, "-steps: want a whole number of 1 or more"},
+		{"steps not a number", map[string]string{"HERALD_STORE": "postgres", "DATABASE_URL": "postgres://x"}, []string{"migrate", "down", "--steps", "all"}, 2, "-steps: want a whole number"},
+		{"steps without value", nil, []string{"migrate", "down", "--steps"}, 2, "needs an argument: -steps"},
+		{"quarantined not a bool", nil, []string{"instances", "list", "--quarantined=maybe"}, 2, "-quarantined"},
+		{"demo posts", nil, []string{"demo", "--demo-posts=0"}, 2, "-demo-posts: want a whole number of 1 or more"},
+		{"demo every", nil, []string{"demo", "--demo-every=soon"}, 2, "-demo-every: want a positive duration"},
+		{"two arguments", nil, []string{"names", "reserve", "a", "b"}, 2, "unexpected arguments: [b]"},
+		{"help of an unknown command", nil, []string{"help", "frobnicate"}, 2, "unknown command"},
 		{"memory store", map[string]string{"HERALD_STORE": "memory"}, []string{"jobs", "stats"}, 1, "HERALD_STORE=memory"},
 		{"memory lift", map[string]string{"HERALD_STORE": "memory"}, []string{"instances", "lift", "a.example"}, 1, "HERALD_STORE=memory"},
 		{"memory migrate", map[string]string{"HERALD_STORE": "memory"}, []string{"migrate", "up"}, 1, "no schema"},
@@ -195,14 +235,7 @@ func TestStoreCommands(t *testing.T) {
 // before any migration (a database server's schema), not only once migrate
 // up (or a server) creates it (SQLite's file).
 func storeCommands(t *testing.T, env map[string]string, latest uint, exists bool) {
-	expect := func(want int, says string, args ...string) result {
-		t.Helper()
-		r := herald(t, env, args...)
-		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
-			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
-		}
-		return r
-	}
+	expect := expecter(t, env)
 
 	if exists {
 		expect(0, "schema version 0, this build needs", "migrate", "version")
@@ -226,15 +259,7 @@ func storeCommands(t *testing.T, env map[string]string, latest uint, exists bool
 	// Seed what a running server would have made, through the stores the
 	// commands use.
 	ctx := context.Background()
-	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores, closeStores, err := bootstrap.OpenStoresForCLI(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeStores()
+	stores := cliStores(t, env)
 	now := time.Now().UTC()
 	jobs := stores.Jobs
 	var batch []domain.Job
@@ -286,6 +311,45 @@ func storeCommands(t *testing.T, env map[string]string, latest uint, exists bool
 	expect(1, "instance actor", "names", "release", "relay", "--herald-instance-actor=relay")
 	expect(1, "HERALD_RESERVED_NAMES", "names", "release", "ops", "--herald-reserved-names=ops")
 	expect(1, "invalid name", "names", "release", "no way")
+}
+
+// expecter runs herald with env and fails the test unless it exits with
+// want saying says (on stdout or stderr).
+func expecter(t *testing.T, env map[string]string) func(want int, says string, args ...string) result {
+	return func(want int, says string, args ...string) result {
+		t.Helper()
+		r := herald(t, env, args...)
+		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
+			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
+		}
+		return r
+	}
+}
+
+// cliStores opens the stores of env as the commands do, closed at the
+// test's end.
+func cliStores(t *testing.T, env map[string]string) *bootstrap.Stores {
+	t.Helper()
+	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores, closeStores, err := bootstrap.OpenStoresForCLI(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeStores)
+	return stores
+}
+
+// migratedSQLite is the default store in dir/data, migrated by `herald
+// migrate up`: its environment, an expecter on it, and its stores.
+func migratedSQLite(t *testing.T, dir string) (map[string]string, func(int, string, ...string) result, *bootstrap.Stores) {
+	t.Helper()
+	env := map[string]string{"HERALD_DATA_DIR": filepath.Join(dir, "data"), "HERALD_LOG_LEVEL": "warn"}
+	expect := expecter(t, env)
+	expect(0, "up to date", "migrate", "up")
+	return env, expect, cliStores(t, env)
 }
 
 func itoa(v uint) string { return strconv.FormatUint(uint64(v), 10) }
@@ -538,27 +602,8 @@ func TestReadmeListsEverySetting(t *testing.T) {
 func TestDomainBlocksCommands(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	env := map[string]string{"HERALD_DATA_DIR": filepath.Join(dir, "data"), "HERALD_LOG_LEVEL": "warn"}
-	expect := func(want int, says string, args ...string) result {
-		t.Helper()
-		r := herald(t, env, args...)
-		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
-			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
-		}
-		return r
-	}
-	expect(0, "up to date", "migrate", "up")
-
+	env, expect, stores := migratedSQLite(t, dir)
 	ctx := context.Background()
-	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores, closeStores, err := bootstrap.OpenStoresForCLI(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeStores()
 	j, _ := domain.NewJob(contract.JobID("cli-spam"), "https://l.example/act/1", "https://spam.example/inbox", "s", "k", []byte("{}"), time.Now())
 	if _, err := stores.Jobs.Enqueue(ctx, []domain.Job{j}); err != nil {
 		t.Fatal(err)
@@ -623,7 +668,7 @@ func TestDomainBlocksCommands(t *testing.T) {
 		{"import without a file", env, []string{"domain-blocks", "import"}, 2, "missing FILE"},
 		{"no such file", env, []string{"domain-blocks", "import", filepath.Join(dir, "nope.csv")}, 1, "no such file"},
 		{"memory store", map[string]string{"HERALD_STORE": "memory"}, []string{"domain-blocks", "list"}, 1, "HERALD_STORE=memory"},
-		{"dry-run not a bool", env, []string{"domain-blocks", "import", list, "--dry-run=maybe"}, 2, "--dry-run"},
+		{"dry-run not a bool", env, []string{"domain-blocks", "import", list, "--dry-run=maybe"}, 2, "-dry-run"},
 	} {
 		if r := herald(t, tt.env, tt.args...); r.code != tt.want || !strings.Contains(r.stderr, tt.says) {
 			t.Errorf("%s: exit %d %q, want %d saying %q", tt.name, r.code, r.stderr, tt.want, tt.says)
@@ -638,26 +683,8 @@ func TestDomainBlocksCommands(t *testing.T) {
 // the servers' deletions' pass does the rest. Unknown names exit 1.
 func TestPersonasDeleteCommand(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	env := map[string]string{"HERALD_DATA_DIR": filepath.Join(dir, "data"), "HERALD_LOG_LEVEL": "warn"}
-	expect := func(want int, says string, args ...string) {
-		t.Helper()
-		r := herald(t, env, args...)
-		if r.code != want || !strings.Contains(r.stdout+r.stderr, says) {
-			t.Fatalf("herald %s: exit %d\nstdout %s\nstderr %s\nwant %d saying %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want, says)
-		}
-	}
-	expect(0, "up to date", "migrate", "up")
+	_, expect, stores := migratedSQLite(t, t.TempDir())
 	ctx := context.Background()
-	cfg, err := bootstrap.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores, closeStores, err := bootstrap.OpenStoresForCLI(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeStores()
 	rn, _ := domain.NewReservedName("dora", domain.NameKindPersona, "a1", time.Now())
 	if err := stores.Names.Reserve(ctx, rn); err != nil {
 		t.Fatal(err)
