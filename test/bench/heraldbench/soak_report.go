@@ -200,6 +200,8 @@ func soakTables(rep *report, f *soakFediverse, runs []*soakRun, o soakOpts, load
 			fmt.Sprintf("%d of %d", r.missing(), r.posts*r.wantPost), r.drainCell(), fmt.Sprint(r.dups)})
 	}
 	t.notes = append(t.notes, "What the slow servers could take: at 2 deliveries at a time and 3.5 s an answer on average, 0.57 a second each, or their demand when less (a shared inbox: one delivery every 5 s); in the control, every delivery sent to them during the load.")
+	t.notes = append(t.notes, "The issue's ten-minute soak, for a quiet machine: `go run ./test/bench/heraldbench -only soak -soak-duration 10m -out /tmp/soak.md` "+
+		"(four runs, each about a minute of set-up, the load and a drain of at most 3 minutes: about an hour); `-soak-baseline REV` runs a revision beside the working tree, run for run.")
 	rep.add(t)
 
 	c := &table{
