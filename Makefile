@@ -81,9 +81,10 @@ generate:
 ## lint: vet and gofmt
 lint: fmt-check vet
 
-## bench: measure and rewrite docs/benchmarks.md and its plots (about 14 min; run on a quiet machine). The inbox
-## section builds the baseline revision in a temporary git worktree (-inbox-baseline) and the working tree; one
-## section alone: go run ./test/bench/heraldbench -only inbox -out /tmp/inbox.md
+## bench: measure and rewrite docs/benchmarks.md and its plots (about 45 min; run on a quiet machine). The inbox
+## section builds the baseline revision in a temporary git worktree (-inbox-baseline) and the working tree; the
+## soak runs herald serve for 3 minutes under a busy instance's load per store and variant (the issue's 10:
+## -soak-duration 10m); one section alone: go run ./test/bench/heraldbench -only inbox -out /tmp/inbox.md
 bench:
 	$(GO) run ./test/bench/heraldbench -out docs/benchmarks.md -plots docs/bench
 

@@ -12,6 +12,8 @@ var InterpretError = interpretError
 const (
 	LeaseSQL         = leaseSQL
 	EndDomainJobsSQL = endDomainJobsSQL
+	CountsSQL        = countsSQL
+	CountsByHostSQL  = countsByHostSQL
 )
 
 // Exec runs one statement on the writer, for a test's set-up.

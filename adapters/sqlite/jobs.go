@@ -475,7 +475,19 @@ func (s *JobStore) ResumeHost(ctx context.Context, host string, until, now time.
 	return affected(res), nil
 }
 
-// Counts implements ports.JobAdmin.
+// countsSQL and countsByHostSQL read job_counts (migration 019): the
+// states' totals, and a state's hosts, largest first (?1 the state, ?2 the
+// limit).
+const (
+	countsSQL       = `SELECT state, sum(n) FROM job_counts GROUP BY state`
+	countsByHostSQL = `SELECT host, n FROM job_counts WHERE state = ?1 AND n > 0 ORDER BY n DESC, host LIMIT ?2`
+)
+
+// Counts implements ports.JobAdmin from job_counts (migration 019), kept
+// by triggers in the statements that change jobs: it reads a row per state
+// and host, not the jobs, whose finished ones stay for the retention
+// period (issue 36: counted from jobs, the operator's queue view took
+// seconds at a busy instance's load).
 func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) {
 	type count struct {
 		state string
@@ -484,7 +496,7 @@ func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) 
 	rows, err := query(ctx, s.db, func(r scanner) (count, error) {
 		var c count
 		return c, r.Scan(&c.state, &c.n)
-	}, `SELECT state, count(*) FROM jobs GROUP BY state`)
+	}, countsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("count jobs: %w", interpretError(err))
 	}
@@ -521,12 +533,13 @@ func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.
 	return out, nil
 }
 
-// CountsByHost implements ports.JobAdmin.
+// CountsByHost implements ports.JobAdmin from job_counts: the state's
+// range of its primary key, a row per host.
 func (s *JobStore) CountsByHost(ctx context.Context, state domain.JobState, limit int) ([]ports.HostCount, error) {
 	out, err := query(ctx, s.db, func(r scanner) (ports.HostCount, error) {
 		hc := ports.HostCount{State: state}
 		return hc, r.Scan(&hc.Host, &hc.Count)
-	}, `SELECT host, count(*) AS n FROM jobs WHERE state = ? GROUP BY host ORDER BY n DESC, host LIMIT ?`,
+	}, countsByHostSQL,
 		string(state), limitArg(limit))
 	if err != nil {
 		return nil, fmt.Errorf("count jobs by host: %w", interpretError(err))

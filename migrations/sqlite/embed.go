@@ -42,6 +42,11 @@
 //     kept) and when the actor holding a reserved name was deleted (the
 //     name stays taken for good). Down drops both marks: a persona still
 //     retired comes back live, so let deletions finish first.
+//   - 019_job_counts: the queue's counts by state and host (job_counts),
+//     filled from the jobs and kept by triggers on jobs, which the
+//     operator's queue view and the metrics read instead of the jobs
+//     (issue 36). No counterpart on the other stores. Down drops the table
+//     and the triggers; the jobs are untouched.
 //
 // 001 to 003 hold what PostgreSQL's 001 to 003 hold. PostgreSQL's and
 // Mongo's 004 (moving the old serial worker's deliveries into jobs) has no

@@ -109,61 +109,76 @@ type signedPost struct {
 	header http.Header
 }
 
-// sign builds and signs n distinct Create{Note} activities, request i from
-// actor i mod inboxActors, as Mastodon would send them to the shared inbox
-// of a server whose persona they mention: public, the persona in cc and in
-// a Mention tag, a short HTML paragraph with a mention and a link. tag
-// keeps the object ids of different calls apart. Signing runs on every
-// core; Dates are now.
+// sign builds and signs n distinct Create{Note} activities (createNote),
+// request i from actor i mod inboxActors. tag keeps the object ids of
+// different calls apart. Signing runs on every core; Dates are now.
 func (ra *remoteActors) sign(tag string, n int) ([]signedPost, error) {
 	posts := make([]signedPost, n)
-	persona := inboxPersonaURI()
 	var firstErr error
 	var once sync.Once
 	parallel(n, func(i int) {
 		a := i % inboxActors
 		actor := ra.actor(a)
-		note := fmt.Sprintf("%s/statuses/%s-%d", actor, tag, i)
 		now := time.Now().UTC()
-		content := fmt.Sprintf(`<p><span class="h-card" translate="no"><a href="%s" class="u-url mention">@<span>%s</span></a></span> `+
-			`the notes from meeting %d are up: <a href="https://example.org/notes/%d" target="_blank" rel="nofollow noopener noreferrer">`+
-			`<span class="invisible">https://</span><span class="">example.org/notes/%d</span></a> — comments welcome before Friday!</p>`,
-			persona, inboxPersona, i, i, i)
-		to, cc := []string{"https://www.w3.org/ns/activitystreams#Public"}, []string{actor + "/followers", persona}
-		body, err := json.Marshal(map[string]any{
-			"@context":  "https://www.w3.org/ns/activitystreams",
-			"id":        note + "/activity",
-			"type":      "Create",
-			"actor":     actor,
-			"published": now.Format(time.RFC3339),
-			"to":        to,
-			"cc":        cc,
-			"object": map[string]any{
-				"id":           note,
-				"type":         "Note",
-				"attributedTo": actor,
-				"content":      content,
-				"published":    now.Format(time.RFC3339),
-				"url":          note,
-				"to":           to,
-				"cc":           cc,
-				"sensitive":    false,
-				"tag":          []map[string]string{{"type": "Mention", "href": persona, "name": "@" + inboxPersona + "@" + inboxDomain}},
-			},
-		})
+		body, err := createNote(actor, fmt.Sprintf("%s/statuses/%s-%d", actor, tag, i), i, now)
 		if err == nil {
-			req, _ := http.NewRequest(http.MethodPost, "http://"+inboxDomain+"/inbox", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/activity+json")
-			req.Header.Set("Date", now.Format(http.TimeFormat))
-			req.Header.Set("Host", inboxDomain) // what the signer reads; the transport sends req.Host
-			err = delivery.Sign(req, actor+"#main-key", ra.keys[a], body)
-			posts[i] = signedPost{body: body, header: req.Header}
+			posts[i], err = signInboxPost(actor+"#main-key", ra.keys[a], body, now)
 		}
 		if err != nil {
 			once.Do(func() { firstErr = err })
 		}
 	})
 	return posts, firstErr
+}
+
+// createNote is the Create{Note} of note by actor that Mastodon would send
+// to the shared inbox of a server whose persona it mentions: public, the
+// persona in cc and in a Mention tag, a short HTML paragraph with a mention
+// and a link (i numbers the meeting it speaks of).
+func createNote(actor, note string, i int, now time.Time) ([]byte, error) {
+	persona := inboxPersonaURI()
+	content := fmt.Sprintf(`<p><span class="h-card" translate="no"><a href="%s" class="u-url mention">@<span>%s</span></a></span> `+
+		`the notes from meeting %d are up: <a href="https://example.org/notes/%d" target="_blank" rel="nofollow noopener noreferrer">`+
+		`<span class="invisible">https://</span><span class="">example.org/notes/%d</span></a> — comments welcome before Friday!</p>`,
+		persona, inboxPersona, i, i, i)
+	to, cc := []string{"https://www.w3.org/ns/activitystreams#Public"}, []string{actor + "/followers", persona}
+	return json.Marshal(map[string]any{
+		"@context":  "https://www.w3.org/ns/activitystreams",
+		"id":        note + "/activity",
+		"type":      "Create",
+		"actor":     actor,
+		"published": now.Format(time.RFC3339),
+		"to":        to,
+		"cc":        cc,
+		"object": map[string]any{
+			"id":           note,
+			"type":         "Note",
+			"attributedTo": actor,
+			"content":      content,
+			"published":    now.Format(time.RFC3339),
+			"url":          note,
+			"to":           to,
+			"cc":           cc,
+			"sensitive":    false,
+			"tag":          []map[string]string{{"type": "Mention", "href": persona, "name": "@" + inboxPersona + "@" + inboxDomain}},
+		},
+	})
+}
+
+// signInboxPost signs body as a POST to Herald's shared inbox at
+// inboxDomain, with keyID's key and a Date of now.
+func signInboxPost(keyID string, key *rsa.PrivateKey, body []byte, now time.Time) (signedPost, error) {
+	req, err := http.NewRequest(http.MethodPost, "http://"+inboxDomain+"/inbox", bytes.NewReader(body))
+	if err != nil {
+		return signedPost{}, err
+	}
+	req.Header.Set("Content-Type", "application/activity+json")
+	req.Header.Set("Date", now.Format(http.TimeFormat))
+	req.Header.Set("Host", inboxDomain) // what the signer reads; the transport sends req.Host
+	if err := delivery.Sign(req, keyID, key, body); err != nil {
+		return signedPost{}, err
+	}
+	return signedPost{body: body, header: req.Header}, nil
 }
 
 // parallel runs f(0..n-1) on every core.

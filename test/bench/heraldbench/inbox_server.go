@@ -111,13 +111,15 @@ type heraldServer struct {
 	dataDir string
 	logPath string
 	exited  chan struct{}
+	token   string // the persona's owner's, once signUp has run
 }
 
 // startHerald starts b on a free loopback port with a fresh SQLite data
 // directory under dir, and waits until /readyz answers. The environment
 // holds only the scenario's settings, so none of the caller's HERALD_
-// variables leaks in.
-func startHerald(ctx context.Context, b *heraldBuild, dir string) (*heraldServer, error) {
+// variables leaks in; extra settings (NAME=value) come last and win over
+// the defaults (exec keeps the last of a duplicate key).
+func startHerald(ctx context.Context, b *heraldBuild, dir string, extra ...string) (*heraldServer, error) {
 	dataDir, err := os.MkdirTemp(dir, "data-")
 	if err != nil {
 		return nil, err
@@ -148,6 +150,7 @@ func startHerald(ctx context.Context, b *heraldBuild, dir string) (*heraldServer
 		"HERALD_INBOX_RATE_PER_MINUTE=1000000",
 		"HERALD_INBOX_BURST=100000",
 	}
+	s.cmd.Env = append(s.cmd.Env, extra...)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
@@ -222,6 +225,7 @@ func (s *heraldServer) signUp(ctx context.Context) error {
 	}
 	defer resp.Body.Close()
 	var out struct {
+		Token   string `json:"token"`
 		Persona struct {
 			URI string `json:"uri"`
 		} `json:"persona"`
@@ -236,6 +240,7 @@ func (s *heraldServer) signUp(ctx context.Context) error {
 	if out.Persona.URI != inboxPersonaURI() {
 		return fmt.Errorf("sign-up made persona %q, the activities mention %q", out.Persona.URI, inboxPersonaURI())
 	}
+	s.token = out.Token
 	return nil
 }
 

@@ -35,6 +35,13 @@
 //	                   POST of the working tree against a baseline
 //	                   revision, two herald serve processes on SQLite in
 //	                   alternating rounds (bound: current ≥ 0.9× baseline)
+//	soak               a herald serve process as a busy instance lives, on
+//	                   SQLite and PostgreSQL: a post every 5 s to 1,050
+//	                   inboxes on 100 loopback servers, 100 signed Creates
+//	                   and one Like a second inbound, 5 slow, 3 dead and 2
+//	                   refusing servers, for 3 minutes (-soak-duration),
+//	                   and the same without slow servers as its control
+//	                   (issue 36)
 //
 // The fan-out runs the engine in a child process (the same binary, the
 // "worker" subcommand) so that the fake servers and the measurement do not
@@ -68,7 +75,7 @@ func main() {
 	}
 	out := flag.String("out", "docs/benchmarks.md", "report to write")
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
-	only := flag.String("only", "sign,memory,enqueue,lease,suspend,engine,engine-sqlite,engine-mongo,fanout,followers,delete,inbox", "which measurements, comma-separated")
+	only := flag.String("only", "sign,memory,enqueue,lease,suspend,engine,engine-sqlite,engine-mongo,fanout,followers,delete,inbox,soak", "which measurements, comma-separated")
 	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue, lease and suspend rows measure, comma-separated")
 	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither, and serial: the headline against one serial worker, beside clean and dead; empty: all)")
 	engineSystems := flag.String("engine-systems", "herald,river", "which systems the engine rows measure (herald, river)")
@@ -80,6 +87,11 @@ func main() {
 	inboxCurrent := flag.String("inbox-current", "", "git revision of the inbox rows' current build (empty: the working tree)")
 	inboxRounds := flag.Int("inbox-rounds", 0, "alternating rounds of the inbox rows, each build once a round (0: 5)")
 	inboxRequests := flag.Int("inbox-requests", 0, "timed POSTs per inbox run (0: 5,000, or 1,000 with -quick)")
+	soakDuration := flag.Duration("soak-duration", 0, "load of each soak run (0: 3m, or 1m with -quick; the issue's soak: 10m)")
+	soakDrain := flag.Duration("soak-drain", 0, "the most a soak run's drain may take after its load (0: 3m)")
+	soakStores := flag.String("soak-stores", "sqlite,postgres", "stores of the soak runs, comma-separated")
+	soakVariants := flag.String("soak-variants", "slow,control", "soak runs: slow (5 slow servers), control (they answer at once)")
+	soakBaseline := flag.String("soak-baseline", "", "git revision the soak also runs, beside the working tree, run for run (empty: none)")
 	quick := flag.Bool("quick", false, "smaller sizes, for a smoke run (figures not comparable)")
 	dbURL := flag.String("database-url", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL for the postgres rows")
 	mongoURI := flag.String("mongodb-uri", os.Getenv("MONGODB_URI"), "MongoDB for the mongo rows (skipped when empty)")
@@ -124,6 +136,10 @@ func main() {
 		{"delete", func(ctx context.Context, r *report) error { return benchDelete(ctx, r, *dbURL, *deleteSizes) }},
 		{"inbox", func(ctx context.Context, r *report) error {
 			return benchInbox(ctx, r, inboxOpts{baseline: *inboxBaseline, current: *inboxCurrent, rounds: *inboxRounds, requests: *inboxRequests})
+		}},
+		{"soak", func(ctx context.Context, r *report) error {
+			return benchSoak(ctx, r, soakOpts{duration: *soakDuration, drain: *soakDrain, stores: strings.Split(*soakStores, ","),
+				variants: strings.Split(*soakVariants, ","), baseline: *soakBaseline, dbURL: *dbURL})
 		}},
 	}
 	failed := false

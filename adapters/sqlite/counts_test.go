@@ -1,0 +1,224 @@
+package sqlite_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldfed/herald/adapters/sqlite"
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
+)
+
+// countDriftSQL counts the (state, host) pairs whose kept count
+// (job_counts, migration 019) differs from their jobs, in one statement
+// and so one snapshot.
+const countDriftSQL = `
+SELECT count(*) FROM (
+	SELECT state, host FROM job_counts
+	UNION SELECT state, host FROM jobs
+) k
+WHERE coalesce((SELECT n FROM job_counts c WHERE c.state = k.state AND c.host = k.host), 0)
+	<> (SELECT count(*) FROM jobs j WHERE j.state = k.state AND j.host = k.host)`
+
+func countDrift(t *testing.T, db *sqlite.DB) (int, error) {
+	var n int
+	err := sqlite.QueryRow(testCtx(t), db, countDriftSQL).Scan(&n)
+	return n, err
+}
+
+func mustNoCountDrift(t *testing.T, db *sqlite.DB, when string) {
+	t.Helper()
+	if n, err := countDrift(t, db); err != nil || n != 0 {
+		t.Fatalf("%s: %d (state, host) counts differ from the jobs (%v)", when, n, err)
+	}
+}
+
+// The chaos of the host slots' test (two handles on one file leasing,
+// settling every way, late, beside a reaper) moves jobs through every
+// state: at every reading the kept counts equal the jobs, state by state
+// and host by host.
+func TestJobCountsMatchJobsUnderChaos(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	owner := open(t, dir)
+	mustMigrate(t, owner)
+	other, err := sqlite.OpenShared(testCtx(t), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	contract.LeaseChaos(t, contract.Chaos{
+		Stores: []ports.JobStore{sqlite.NewJobStore(owner), sqlite.NewJobStore(other)},
+		Read: func() (contract.SlotReading, error) {
+			r, err := readSlots(t, owner)
+			if err != nil {
+				return r, err
+			}
+			drift, err := countDrift(t, owner)
+			r.Drift += drift
+			return r, err
+		},
+		Hosts: 12, Jobs: 600, Workers: 8,
+		Lease: time.Second, Slow: 1200 * time.Millisecond, // as TestHostSlotsMatchLeasedRowsUnderChaos
+	})
+	mustNoCountDrift(t, owner, "after the chaos")
+}
+
+// The triggers count every statement that changes jobs, not only the
+// store's own: an enqueue (and the same job again, a no-op), a lease, a
+// settlement, an operator's change of host, the end of a domain's jobs, a
+// retry of the dead, a purge, a delete. Counts and CountsByHost read them.
+func TestJobCountsFollowEveryWrite(t *testing.T) {
+	t.Parallel()
+	db := migrated(t)
+	s := sqlite.NewJobStore(db)
+	ctx := testCtx(t)
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	var jobs []domain.Job
+	for i, host := range []string{"a.example", "a.example", "a.example", "b.example", "c.example"} {
+		jobs = append(jobs, newJob(t, fmt.Sprintf("j%d", i), host, now))
+	}
+	type want struct {
+		states map[domain.JobState]int
+		queued string // CountsByHost(queued), "host=n" joined by spaces
+	}
+	steps := []struct {
+		name string
+		do   func() error
+		want want
+	}{
+		{"enqueued", func() error { _, err := s.Enqueue(ctx, jobs); return err },
+			want{map[domain.JobState]int{domain.JobQueued: 5}, "a.example=3 b.example=1 c.example=1"}},
+		{"enqueued again (dedupe no-op)", func() error { _, err := s.Enqueue(ctx, jobs); return err },
+			want{map[domain.JobState]int{domain.JobQueued: 5}, "a.example=3 b.example=1 c.example=1"}},
+		{"two of a.example leased", func() error {
+			_, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t1", Now: now, Until: now.Add(time.Minute), Limit: 2, PerHost: 2})
+			return err
+		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobLeased: 2}, "a.example=1 b.example=1 c.example=1"}},
+		{"one succeeded, one dead", func() error {
+			_, err := s.Settle(ctx, []ports.Settlement{
+				{ID: jobs[0].ID, Token: "t1", State: domain.JobSucceeded, Attempts: 1, FinishedAt: now},
+				{ID: jobs[1].ID, Token: "t1", State: domain.JobDead, Attempts: 1, LastError: "410", FinishedAt: now},
+			})
+			return err
+		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "a.example=1 b.example=1 c.example=1"}},
+		{"an operator moves a job to another host", func() error {
+			return sqlite.Exec(ctx, db, `UPDATE jobs SET host = 'b.example' WHERE id = ?`, jobs[2].ID)
+		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "b.example=2 c.example=1"}},
+		{"other columns changed", func() error {
+			return sqlite.Exec(ctx, db, `UPDATE jobs SET last_error = 'x', attempts = 3`)
+		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "b.example=2 c.example=1"}},
+		{"c.example's jobs ended", func() error {
+			_, err := s.EndDomainJobs(ctx, "c.example", "suspended", now)
+			return err
+		}, want{map[domain.JobState]int{domain.JobQueued: 2, domain.JobSucceeded: 1, domain.JobDead: 2}, "b.example=2"}},
+		{"a.example's dead retried", func() error {
+			_, err := s.RetryDead(ctx, "", "a.example", now)
+			return err
+		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "b.example=2 a.example=1"}},
+		{"finished jobs purged", func() error {
+			_, err := s.Purge(ctx, now.Add(time.Hour))
+			return err
+		}, want{map[domain.JobState]int{domain.JobQueued: 3}, "b.example=2 a.example=1"}},
+		{"deleted", func() error { return sqlite.Exec(ctx, db, `DELETE FROM jobs WHERE host = 'b.example'`) },
+			want{map[domain.JobState]int{domain.JobQueued: 1}, "a.example=1"}},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		mustNoCountDrift(t, db, st.name)
+		counts, err := s.Counts(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		for _, state := range domain.JobStates() {
+			if counts[state] != st.want.states[state] {
+				t.Errorf("%s: Counts %v, want %v", st.name, counts, st.want.states)
+				break
+			}
+		}
+		hc, err := s.CountsByHost(ctx, domain.JobQueued, 10)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		var got []string
+		for _, c := range hc {
+			got = append(got, fmt.Sprintf("%s=%d", c.Host, c.Count))
+		}
+		if g := strings.Join(got, " "); g != st.want.queued {
+			t.Errorf("%s: queued by host %q, want %q", st.name, g, st.want.queued)
+		}
+	}
+}
+
+// Migration 019 counts the jobs stored before it ran, and its down step
+// leaves them alone.
+func TestMigration019CountsExistingJobs(t *testing.T) {
+	t.Parallel()
+	db := migrated(t)
+	ctx := testCtx(t)
+	stepDownFrom019(t, db)
+	s := sqlite.NewJobStore(db)
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	var jobs []domain.Job
+	for i, host := range []string{"a.example", "a.example", "b.example"} {
+		jobs = append(jobs, newJob(t, fmt.Sprintf("j%d", i), host, now))
+	}
+	if _, err := s.Enqueue(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t", Now: now, Until: now.Add(time.Minute), Limit: 1}); err != nil {
+		t.Fatal(err)
+	}
+	mustMigrate(t, db)
+	mustNoCountDrift(t, db, "after 019")
+	counts, err := s.Counts(ctx)
+	if err != nil || counts[domain.JobQueued] != 2 || counts[domain.JobLeased] != 1 {
+		t.Fatalf("counts after 019: %v, %v; want 2 queued, 1 leased", counts, err)
+	}
+	stepDownFrom019(t, db)
+	var n int
+	if err := sqlite.QueryRow(ctx, db, `SELECT count(*) FROM jobs`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d jobs after 019 down (%v), want the 3", n, err)
+	}
+}
+
+// stepDownFrom019 takes the schema one step down from 019, the latest
+// here, to the one before it, whatever its number.
+func stepDownFrom019(t *testing.T, db *sqlite.DB) {
+	t.Helper()
+	ctx := testCtx(t)
+	if v, _, err := sqlite.MigrationVersion(ctx, db); v != 19 || err != nil {
+		t.Fatalf("version %d (%v); this test is about 019", v, err)
+	}
+	if err := sqlite.MigrateDown(ctx, db, 1, testLog(t)); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := sqlite.MigrationVersion(ctx, db); v >= 19 || err != nil {
+		t.Fatalf("version %d after a step down from 019 (%v)", v, err)
+	}
+}
+
+// The operator's readings read job_counts by its key, never jobs.
+func TestCountsReadNoJobs(t *testing.T) {
+	t.Parallel()
+	db := migrated(t)
+	ctx := testCtx(t)
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{{sqlite.CountsSQL, nil}, {sqlite.CountsByHostSQL, []any{"queued", 20}}} {
+		plan, err := sqlite.Plan(ctx, db, q.sql, q.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := strings.Join(plan, "\n")
+		if strings.Contains(all, " jobs ") || !strings.Contains(all, "job_counts") {
+			t.Errorf("%s:\n%s", q.sql, all)
+		}
+	}
+}
