@@ -191,6 +191,16 @@ func NormalizeLease(req LeaseRequest, noCap int) (LeaseRequest, error) {
 	return req, nil
 }
 
+// StateCounts is a count of jobs by state with every state present, at
+// zero: what JobAdmin.Counts and CountsOfBody fill in.
+func StateCounts() map[domain.JobState]int {
+	out := make(map[domain.JobState]int, len(domain.JobStates()))
+	for _, st := range domain.JobStates() {
+		out[st] = 0
+	}
+	return out
+}
+
 // CheckJobFilter is the validation every JobAdmin.List does: AfterID is
 // empty or a job id (a UUID), so that every store pages the same way.
 func CheckJobFilter(f JobFilter) error {

@@ -1090,39 +1090,25 @@ func (s *JobStore) ResumeHost(ctx context.Context, host string, until, now time.
 
 // Counts implements ports.JobAdmin.
 func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) {
-	rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM jobs GROUP BY state`)
-	if err != nil {
-		return nil, fmt.Errorf("count jobs: %w", interpretError(err))
-	}
-	out := make(map[domain.JobState]int, len(domain.JobStates()))
-	for _, st := range domain.JobStates() {
-		out[st] = 0
-	}
-	var state string
-	var n int
-	_, err = pgx.ForEachRow(rows, []any{&state, &n}, func() error {
-		out[domain.JobState(state)] = n
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("count jobs: %w", interpretError(err))
-	}
-	return out, nil
+	return s.countStates(ctx, "count jobs", `SELECT state, count(*) FROM jobs GROUP BY state`)
 }
 
 // CountsOfBody implements ports.JobAdmin, through job_activities_body_id_idx
 // and jobs_activity_idx.
 func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.JobState]int, error) {
-	rows, err := s.pool.Query(ctx, `
+	return s.countStates(ctx, "count jobs of body", `
 SELECT j.state, count(*) FROM job_activities a JOIN jobs j ON j.activity = a.id
 WHERE a.body_id = $1 AND $1 <> '' GROUP BY j.state`, bodyID)
+}
+
+// countStates runs a query of (state, count) rows into a count of every
+// state.
+func (s *JobStore) countStates(ctx context.Context, what, sql string, args ...any) (map[domain.JobState]int, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, fmt.Errorf("count jobs of body: %w", interpretError(err))
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
 	}
-	out := make(map[domain.JobState]int, len(domain.JobStates()))
-	for _, st := range domain.JobStates() {
-		out[st] = 0
-	}
+	out := ports.StateCounts()
 	var state string
 	var n int
 	_, err = pgx.ForEachRow(rows, []any{&state, &n}, func() error {
@@ -1130,7 +1116,7 @@ WHERE a.body_id = $1 AND $1 <> '' GROUP BY j.state`, bodyID)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("count jobs of body: %w", interpretError(err))
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
 	}
 	return out, nil
 }

@@ -475,29 +475,17 @@ func (s *JobStore) ResumeHost(ctx context.Context, host string, until, now time.
 
 // Counts implements ports.JobAdmin.
 func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) {
-	type count struct {
-		state string
-		n     int
-	}
-	rows, err := query(ctx, s.db, func(r scanner) (count, error) {
-		var c count
-		return c, r.Scan(&c.state, &c.n)
-	}, `SELECT state, count(*) FROM jobs GROUP BY state`)
-	if err != nil {
-		return nil, fmt.Errorf("count jobs: %w", interpretError(err))
-	}
-	out := make(map[domain.JobState]int, len(domain.JobStates()))
-	for _, st := range domain.JobStates() {
-		out[st] = 0
-	}
-	for _, c := range rows {
-		out[domain.JobState(c.state)] = c.n
-	}
-	return out, nil
+	return s.countStates(ctx, "count jobs", `SELECT state, count(*) FROM jobs GROUP BY state`)
 }
 
 // CountsOfBody implements ports.JobAdmin, through jobs_body_id_idx.
 func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.JobState]int, error) {
+	return s.countStates(ctx, "count jobs of body", `SELECT state, count(*) FROM jobs WHERE body_id = ? AND body_id <> '' GROUP BY state`, bodyID)
+}
+
+// countStates runs a query of (state, count) rows into a count of every
+// state.
+func (s *JobStore) countStates(ctx context.Context, what, q string, args ...any) (map[domain.JobState]int, error) {
 	type count struct {
 		state string
 		n     int
@@ -505,14 +493,11 @@ func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.
 	rows, err := query(ctx, s.db, func(r scanner) (count, error) {
 		var c count
 		return c, r.Scan(&c.state, &c.n)
-	}, `SELECT state, count(*) FROM jobs WHERE body_id = ? AND body_id <> '' GROUP BY state`, bodyID)
+	}, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("count jobs of body: %w", interpretError(err))
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
 	}
-	out := make(map[domain.JobState]int, len(domain.JobStates()))
-	for _, st := range domain.JobStates() {
-		out[st] = 0
-	}
+	out := ports.StateCounts()
 	for _, c := range rows {
 		out[domain.JobState(c.state)] = c.n
 	}
