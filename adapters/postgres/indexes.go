@@ -74,8 +74,8 @@ var indexes = []index{
 	// A week of finished jobs no longer sits in the queue's indexes either.
 	//
 	// The queued jobs in run_at order: a suspension's range
-	// (EndDomainJobs), and the lease's before the ready hosts. The
-	// jobs of a fan-out's page share a run_at, which B-tree deduplication
+	// (EndDomainJobs; the lease's until migration 026). The jobs of a
+	// fan-out's page share a run_at, which B-tree deduplication
 	// keeps once with a list of row pointers, about 8 bytes a job where a
 	// distinct tie-break column cost 32 (migration 019); within a run_at
 	// the scan goes in the rows' physical order.
