@@ -174,6 +174,34 @@ func CheckJobs(jobs []domain.Job) error {
 	return nil
 }
 
+// NormalizeLease is what every JobStore.LeaseBatch does with req before it
+// leases: a request without a token is domain.ErrInvalidInput; Limit below
+// 1 becomes 1; PerHost 0 (or less), no cap, becomes noCap, a count of
+// leased jobs no host reaches in the store; SkipHosts nil becomes empty.
+func NormalizeLease(req LeaseRequest, noCap int) (LeaseRequest, error) {
+	if req.Token == "" {
+		return req, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+	}
+	req.Limit = max(req.Limit, 1)
+	if req.PerHost <= 0 {
+		req.PerHost = noCap
+	}
+	if req.SkipHosts == nil {
+		req.SkipHosts = []string{}
+	}
+	return req, nil
+}
+
+// StateCounts is a count of jobs by state with every state present, at
+// zero: what JobAdmin.Counts and CountsOfBody fill in.
+func StateCounts() map[domain.JobState]int {
+	out := make(map[domain.JobState]int, len(domain.JobStates()))
+	for _, st := range domain.JobStates() {
+		out[st] = 0
+	}
+	return out
+}
+
 // CheckJobFilter is the validation every JobAdmin.List does: AfterID is
 // empty or a job id (a UUID), so that every store pages the same way.
 func CheckJobFilter(f JobFilter) error {

@@ -176,10 +176,10 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if req.Token == "" {
-		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+	req, err := ports.NormalizeLease(req, math.MaxInt)
+	if err != nil {
+		return nil, err
 	}
-	limit := max(req.Limit, 1)
 	now, until := instantOf(req.Now), instantOf(req.Until)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -193,13 +193,13 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 		}
 	}()
 	var out []domain.Job
-	for len(out) < limit && s.ready.Len() > 0 {
+	for len(out) < req.Limit && s.ready.Len() > 0 {
 		hq := s.ready[0]
 		head := hq.items[0]
 		if head.runAt > now {
 			break // every other host's earliest job is later still
 		}
-		if slices.Contains(req.SkipHosts, hq.host) || (req.PerHost > 0 && hq.leased >= req.PerHost) {
+		if slices.Contains(req.SkipHosts, hq.host) || hq.leased >= req.PerHost {
 			aside = append(aside, heap.Pop(&s.ready).(*hostQueue))
 			continue
 		}
@@ -478,10 +478,7 @@ func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := make(map[domain.JobState]int, 4)
-	for _, st := range domain.JobStates() {
-		out[st] = 0
-	}
+	out := ports.StateCounts()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range s.jobs {

@@ -10,6 +10,7 @@ import (
 
 func TestJobStore(t *testing.T) {
 	contract.JobStore(t, func(t *testing.T) contract.Jobs { return memory.NewJobStore() })
+	contract.JobStoreReadyHosts(t, func(t *testing.T) contract.Jobs { return memory.NewJobStore() })
 }
 
 func TestNameRegistry(t *testing.T) {

@@ -47,9 +47,9 @@ func TestEveryMigrationParsesAndHasADownStep(t *testing.T) {
 			}
 		}
 	}
+	// Numbers are handed out to branches ahead, so a version may be
+	// missing (golang-migrate steps over it).
 	latest, err := LatestMigration()
-	// Numbers may leave gaps (branches are given numbers ahead of their
-	// merge), never repeat one: no more up files than the latest number.
 	if err != nil || ups > int(latest) || ups < 4 {
 		t.Fatalf("%d up migrations, latest %d (%v)", ups, latest, err)
 	}

@@ -31,14 +31,15 @@ func TestJobStoreByCopy(t *testing.T) {
 func jobStoreContract(t *testing.T, newStore func(*pgxpool.Pool) *postgres.JobStore) {
 	var mu sync.Mutex
 	pools := map[contract.Jobs]*pgxpool.Pool{}
-	contract.JobStore(t, func(t *testing.T) contract.Jobs {
+	open := func(t *testing.T) contract.Jobs {
 		p := migrated(t)
 		s := newStore(p)
 		mu.Lock()
 		pools[s] = p
 		mu.Unlock()
 		return s
-	}, contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
+	}
+	second := contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
 		// A pool of its own on the same schema: another process.
 		mu.Lock()
 		p := pools[s]
@@ -49,7 +50,9 @@ func jobStoreContract(t *testing.T, newStore func(*pgxpool.Pool) *postgres.JobSt
 		}
 		t.Cleanup(other.Close)
 		return newStore(other)
-	}))
+	})
+	contract.JobStore(t, open, second)
+	contract.JobStoreReadyHosts(t, open, second)
 }
 
 func TestNameRegistry(t *testing.T) {

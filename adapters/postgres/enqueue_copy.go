@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgerrcode"
 	pgx "github.com/jackc/pgx/v5"
@@ -72,14 +73,15 @@ const notifySQL = `SELECT pg_notify('` + NotifyChannel + `', COALESCE(current_sc
 // leased: a leased job takes a host slot, which only enqueueSQL does) in
 // one transaction: bodies and activities stored and locked in one
 // pipelined round trip (copyBodiesSQL and the rest), then the jobs by
-// COPY. COPY has no ON CONFLICT: a job whose dedupe key or id is stored
+// COPY, then their hosts' ready_at lowered (enqueueReadySQL, a round trip
+// of its own: COPY cannot be pipelined with it). COPY has no ON CONFLICT: a job whose dedupe key or id is stored
 // already fails it, the transaction rolls back and nothing is kept, and
 // copied is false; Enqueue then sends the batch as enqueueSQL, which skips
 // stored keys (a fan-out page enqueued again after a crash) and reports
 // another job's id. A deadlock or serialization failure (batches sharing
 // keys), or a body or activity purged meanwhile, is reported the same
 // way: enqueueSQL's retries and upserts handle them.
-func (s *JobStore) enqueueByCopy(ctx context.Context, jobs []domain.Job, bodies []ports.Body) (n int, copied bool, err error) {
+func (s *JobStore) enqueueByCopy(ctx context.Context, jobs []domain.Job, bodies []ports.Body, hosts []string, runAts []time.Time) (n int, copied bool, err error) {
 	acts, actOf := activitiesOf(jobs)
 	ids, shorts, fulls := make([][16]byte, len(jobs)), make([][dedupeLen]byte, len(jobs)), make([][]byte, len(jobs))
 	fresh := true
@@ -172,6 +174,10 @@ func (s *JobStore) enqueueByCopy(ctx context.Context, jobs []domain.Job, bodies 
 		})
 		copiedRows, err := tx.CopyFrom(ctx, pgx.Identifier{"jobs"}, columns, src)
 		n = int(copiedRows)
+		if err != nil || len(hosts) == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, enqueueReadySQL, hosts, runAts)
 		return err
 	})
 	if err == nil {

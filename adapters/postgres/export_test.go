@@ -3,7 +3,11 @@ package postgres
 // Hooks for the black-box tests in package postgres_test.
 var InterpretError = interpretError
 
-var LeaseSQL = leaseSQL
+// The lease's two statements as sent without the lease function.
+var (
+	ReadyPlainSQL = readyPlainSQL
+	LeasePlainSQL = leasePlainSQL
+)
 
 var (
 	SettleSQL     = settleSQL

@@ -73,8 +73,9 @@ var indexes = []index{
 	// jobs_lease_until_idx) and a success 3 (the keys, jobs_finished_idx).
 	// A week of finished jobs no longer sits in the queue's indexes either.
 	//
-	// The lease's range: queued jobs in run_at order (see leaseSQL). The
-	// jobs of a fan-out's page share a run_at, which B-tree deduplication
+	// The queued jobs in run_at order: a suspension's range
+	// (EndDomainJobs; the lease's until migration 026). The jobs of a
+	// fan-out's page share a run_at, which B-tree deduplication
 	// keeps once with a list of row pointers, about 8 bytes a job where a
 	// distinct tie-break column cost 32 (migration 019); within a run_at
 	// the scan goes in the rows' physical order.
@@ -85,8 +86,12 @@ var indexes = []index{
 	// it; lease_until is set exactly while a job is leased (jobs_lease_check
 	// and every statement that ends a lease).
 	{"jobs_lease_until_idx", `CREATE INDEX IF NOT EXISTS jobs_lease_until_idx ON jobs (lease_until) WHERE lease_until IS NOT NULL`},
-	// A host's queued jobs: DeferHost and ResumeHost (a quarantine).
+	// A host's queued jobs: the lease's range, host by host (leaseSQL),
+	// and DeferHost and ResumeHost (a quarantine).
 	{"jobs_queued_host_idx", `CREATE INDEX IF NOT EXISTS jobs_queued_host_idx ON jobs (host, run_at) WHERE state = 'queued'`},
+	// The hosts that are ready, by their oldest queued job (migration
+	// 026): the lease reads them first (readyFrom), one entry per host.
+	{"host_slots_ready_idx", `CREATE INDEX IF NOT EXISTS host_slots_ready_idx ON host_slots (ready_at) WHERE ready_at IS NOT NULL`},
 	// Retention: Purge's range (PostgreSQL has no TTL index).
 	{"jobs_finished_idx", `CREATE INDEX IF NOT EXISTS jobs_finished_idx ON jobs (finished_at) WHERE finished_at IS NOT NULL`},
 	// Activities and bodies: Purge asks whether any job still refers to an

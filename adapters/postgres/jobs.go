@@ -286,8 +286,9 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	// cannot see a key of its own statement).
 	jobs, bodies := ports.SplitBodies(jobs)
 	jobs = byDedupeKey(jobs)
+	hosts, runAts := readyOf(jobs)
 	if s.copyable(jobs) {
-		n, copied, err := s.enqueueByCopy(ctx, jobs, bodies)
+		n, copied, err := s.enqueueByCopy(ctx, jobs, bodies, hosts, runAts)
 		if err != nil {
 			return 0, fmt.Errorf("enqueue %d jobs: %w", len(jobs), interpretError(err))
 		}
@@ -305,7 +306,7 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	insert := enqueueSQL
 	for attempt := 1; ; attempt++ {
 		var inserted int
-		inserted, err = s.enqueueOnce(ctx, insert, bodies, chunks)
+		inserted, err = s.enqueueOnce(ctx, insert, bodies, chunks, hosts, runAts)
 		if err == nil {
 			return inserted, nil
 		}
@@ -362,10 +363,11 @@ func byDedupeKey(jobs []domain.Job) []domain.Job {
 // enqueueAttempts bounds Enqueue's retries of a deadlocked batch.
 const enqueueAttempts = 5
 
-// enqueueOnce sends the chunks in one transaction. The pgx.Batch is built
+// enqueueOnce sends the chunks in one transaction, then lowers the
+// ready_at of the batch's hosts (enqueueReadySQL). The pgx.Batch is built
 // afresh each time: a batch that failed keeps statement descriptions the
 // connection has since dropped.
-func (s *JobStore) enqueueOnce(ctx context.Context, insert string, bodies []ports.Body, chunks [][]any) (int, error) {
+func (s *JobStore) enqueueOnce(ctx context.Context, insert string, bodies []ports.Body, chunks [][]any, hosts []string, runAts []time.Time) (int, error) {
 	batch := &pgx.Batch{}
 	if len(bodies) > 0 {
 		ids, data := bodyArrays(bodies)
@@ -373,6 +375,9 @@ func (s *JobStore) enqueueOnce(ctx context.Context, insert string, bodies []port
 	}
 	for _, args := range chunks {
 		batch.Queue(insert, args...)
+	}
+	if len(hosts) > 0 {
+		batch.Queue(enqueueReadySQL, hosts, runAts)
 	}
 	inserted := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -391,6 +396,12 @@ func (s *JobStore) enqueueOnce(ctx context.Context, insert string, bodies []port
 				return err
 			}
 			inserted += n
+		}
+		if len(hosts) > 0 {
+			if _, err := results.Exec(); err != nil {
+				_ = results.Close()
+				return err
+			}
 		}
 		return results.Close()
 	})
@@ -482,98 +493,110 @@ func (a activity) key() []byte {
 	return sum[:]
 }
 
-// leaseSQL leases a batch in one statement, taking the host slots in the
-// same statement, so the per-host cap holds across every process on the
-// database (host_slots, migration 005):
+// The lease reads the hosts that are ready, not the queue: host_slots
+// (migration 005) keeps, beside each host's count of leased jobs, ready_at
+// (migration 026), a lower bound of its queued jobs' run_at, NULL when it
+// has none. A lease is two statements, in one transaction (leaseFunc):
 //
-//   - cand locks the oldest runnable jobs (queued, due, host not skipped),
-//     passing over rows other leases hold (SKIP LOCKED) and, as a
-//     prefilter, hosts whose slots this statement's snapshot already sees
-//     full. $8 rows at most: a few times the batch, so runs of one host's
-//     jobs (a fan-out to many inboxes of one server) leave room for others.
-//     Jobs of one run_at come in the index's order, their rows' physical
-//     order (pos, the ctid), which for a fan-out is its insertion order.
-//   - firsts keeps at most $6 jobs of each host and, of those, the oldest $7,
-//     numbered in (run_at, pos) order (ord, by which LeaseBatch sorts).
-//   - slots takes each host's slots in host_slots: an INSERT … ON CONFLICT
-//     DO UPDATE in host order. That is what makes the cap exact under
-//     concurrency. The UPDATE arm locks the host's row and works on its
-//     newest version, committed by whoever held the lock before, not on
-//     this statement's snapshot; a count(*) of leased rows here would read
-//     the snapshot and miss a lease committed a moment before, and two
-//     processes would both see one slot free and both take it. Taking the
-//     rows in host order, as every statement that touches host_slots does,
-//     keeps concurrent leases, settlements and reaps from deadlocking.
-//     granted is what each host gave: min(wanted, cap - in_flight), 0 rows
-//     when the host is full.
-//   - pick is each host's first `granted` jobs; the UPDATE leases them.
+//   - readySQL locks the ready hosts: ready_at due, below the cap, not
+//     skipped, oldest ready_at first, $8 of them (the batch and a few more,
+//     leaseHosts), passing over the rows other transactions hold (SKIP
+//     LOCKED). Concurrent leases so take different hosts and never wait for
+//     each other, nor for a settlement. Held, a host's in_flight is its
+//     newest count (a locking read sees the newest version of a row), and
+//     no other lease can take its jobs until this one commits: what the
+//     lease grants is exact across every process.
+//   - leaseSQL, planned and run after those locks (a statement of its own,
+//     with a snapshot taken after them), leases from each host at most its
+//     free slots of its oldest due jobs (jobs_queued_host_idx, host by
+//     host), the oldest $7 of all of them, and in the same statement sets
+//     each read host's in_flight and ready_at: its oldest queued job left
+//     (an upsert of rows it holds, so that the write goes through the
+//     primary key whatever the plan's estimates).
 //
-// So the slots taken are exactly the jobs leased, and every transition out
-// of leased gives them back in its own statement (settleSQL, reapSQL,
-// enqueueSQL for jobs enqueued leased).
+// So a lease reads the jobs it returns and a few host rows, whatever the
+// backlog: the jobs of hosts at their cap, or skipped, are never read, and
+// their host rows are passed over in the ready index (one per host, at most
+// the hosts in flight divided by the cap). Every statement that makes a job
+// queued or due earlier lowers its host's ready_at under the host's row lock
+// in its own transaction (enqueueReadySQL, slotsBack, RetryDead,
+// ResumeHost): before a lease takes the lock, so that the lease's snapshot
+// sees the job, or after it commits, lowering what it wrote. A deferral or a
+// suspension leaves ready_at early, which the next lease to read the host
+// corrects. The slots taken are exactly the jobs leased, and every
+// transition out of leased gives them back in its own statement (settleSQL,
+// reapSQL, enqueueSQL for jobs enqueued leased).
 //
-// cand's scan is the plan TestLeasePlanUsesQueueIndex keeps: an Index Scan
-// on jobs_queue_idx (run_at of the queued jobs: indexes.go)
-// under LockRows and Limit, rows in queue order with no sort, the skipped
-// hosts and the full-host check filters on it (the latter a lookup in host_slots_pkey). On
-// PostgreSQL 15 with 1,000,000 jobs (100,000 queued, in groups of 500
-// sharing one run_at as a fan-out makes them) that read a handful of pages
-// for one job before slots were counted; the batch reads about as many per
-// job it takes. A lease passes over the due jobs of full hosts that sit
-// ahead of the first eligible ones, never over the rest of the queue.
-var leaseSQL = `
-WITH cand AS MATERIALIZED (
-	SELECT id, host, run_at, ctid AS pos FROM jobs
-	WHERE state = 'queued' AND run_at <= $4 AND host <> ALL($5::text[])
-		AND NOT EXISTS (SELECT 1 FROM host_slots s WHERE s.host = jobs.host AND s.in_flight >= $6)
-	ORDER BY run_at
+// The plans TestLeasePlanReadsReadyHosts keeps: host_slots_ready_idx for
+// the hosts, jobs_queued_host_idx for their jobs, no scan of the queue.
+const (
+	readyColumns = `SELECT array_agg(host), array_agg(free)`
+	readyFrom    = `
+FROM (
+	SELECT host, $6 - in_flight AS free FROM host_slots
+	WHERE ready_at <= $4 AND in_flight < $6 AND host <> ALL($5::text[])
+	ORDER BY ready_at
 	LIMIT $8
 	FOR UPDATE SKIP LOCKED
-), firsts AS MATERIALIZED (
-	SELECT id, host, rn, ord FROM (
-		SELECT id, host, row_number() OVER (PARTITION BY host ORDER BY run_at, pos) AS rn,
-			row_number() OVER (ORDER BY run_at, pos) AS ord
-		FROM cand
-	) ranked
-	WHERE rn <= $6
-	ORDER BY ord
+) r`
+)
+
+// leaseSQL is the lease's second statement (see readyFrom): _hosts and
+// _free are the hosts readySQL locked and their free slots.
+var leaseSQL = `
+WITH ready AS (
+	SELECT host, free FROM unnest(_hosts::text[], _free::integer[]) AS r(host, free)
+), cand AS MATERIALIZED (
+	SELECT c.id, c.run_at, c.pos FROM ready CROSS JOIN LATERAL (
+		SELECT id, run_at, ctid AS pos FROM jobs
+		WHERE jobs.host = ready.host AND state = 'queued' AND run_at <= $4
+		ORDER BY run_at
+		LIMIT LEAST(ready.free, $7)
+		FOR UPDATE SKIP LOCKED
+	) c
+), picked AS MATERIALIZED (
+	SELECT id, row_number() OVER (ORDER BY run_at, pos) AS ord FROM cand
+	ORDER BY run_at, pos
 	LIMIT $7
-), slots AS (
-	INSERT INTO host_slots AS s (host, in_flight, granted)
-	SELECT host, count(*), count(*) FROM firsts GROUP BY host ORDER BY host
-	ON CONFLICT (host) DO UPDATE
-		SET in_flight = s.in_flight + LEAST(EXCLUDED.granted, $6 - s.in_flight),
-			granted = LEAST(EXCLUDED.granted, $6 - s.in_flight)
-		WHERE s.in_flight < $6
-	RETURNING s.host, s.granted
-), pick AS (
-	SELECT f.id, f.ord FROM firsts f JOIN slots ON slots.host = f.host WHERE f.rn <= slots.granted
 ), leased AS (
 	UPDATE jobs j SET state = 'leased', lease_owner = NULLIF($1, ''), lease_token = $2, lease_until = $3
-	FROM pick
-	WHERE j.id = pick.id AND j.state = 'queued'
-	RETURNING ` + qualified("j", jobColumns) + `, j.activity, pick.ord
+	FROM picked
+	WHERE j.id = picked.id
+	RETURNING ` + qualified("j", jobColumns) + `, j.activity, picked.ord
+), next AS (
+	SELECT ready.host,
+		(SELECT count(*) FROM leased WHERE leased.host = ready.host)::integer AS n,
+		(SELECT q.run_at FROM jobs q
+			WHERE q.host = ready.host AND q.state = 'queued' AND NOT EXISTS (SELECT 1 FROM leased WHERE leased.id = q.id)
+			ORDER BY q.run_at LIMIT 1) AS ready_at
+	FROM ready
+), slots AS (
+	INSERT INTO host_slots AS h (host, in_flight, ready_at)
+	SELECT host, n, ready_at FROM next ORDER BY host
+	ON CONFLICT (host) DO UPDATE SET in_flight = h.in_flight + EXCLUDED.in_flight, ready_at = EXCLUDED.ready_at
+	WHERE EXCLUDED.in_flight > 0 OR h.ready_at IS DISTINCT FROM EXCLUDED.ready_at
+	RETURNING 1
 )
 SELECT ` + qualified("leased", jobColumns) + `, ` + activityColumns + `, leased.ord
 FROM leased LEFT JOIN job_activities a ON a.id = leased.activity`
 
-// leaseFunc runs leaseSQL as a PL/pgSQL function that keeps one generic
-// plan per connection. Sent as a prepared statement, leaseSQL is planned
-// afresh at every call: PostgreSQL's plan cache compares the generic
-// plan's estimate with the custom plans' and, with the limits and run_at
-// unknown, keeps choosing custom ones (150 custom plans of 150 calls). That
+// leaseFunc runs the lease as a PL/pgSQL function: one round trip for its
+// two statements, each with one generic plan per connection. Sent as
+// prepared statements, they were planned afresh at every call: PostgreSQL's
+// plan cache compares the generic plan's estimate with the custom plans'
+// and, with the limits and run_at unknown, keeps choosing custom ones. That
 // planning was a third of a lease's time; the function's SET clause makes
-// the plan generic (the plan TestLeasePlanUsesQueueIndex checks), planned
-// once per connection. Measured on this machine, a drain of 20,000 jobs in
-// batches of 32: 60 instead of 72 µs per leased job, 83 instead of 99 µs of
-// server CPU per job (lease and settlement). EnsureIndexes creates it (the
-// version in the name lets processes of two versions each call their own
-// during a rolling upgrade); LeaseBatch runs leaseSQL itself where it is
-// missing.
-const leaseFunc = "herald_lease_v7"
+// the plans generic, planned once per connection. Each statement of a
+// VOLATILE function takes its own snapshot (READ COMMITTED), which the
+// lease needs (see readyFrom). EnsureIndexes creates it (the version in
+// the name lets processes of two versions each call their own during a
+// rolling upgrade); LeaseBatch runs the statements itself, in a
+// transaction, where it is missing.
+const leaseFunc = "herald_lease_v8"
 
 // leaseFuncDDL creates leaseFunc in the current schema. Its parameters are
-// leaseSQL's, by position; its columns are leaseSQL's RETURNING.
+// the lease's ($1 owner, $2 token, $3 until, $4 now, $5 skipped hosts, $6
+// cap, $7 limit, $8 hosts to read); its columns are leaseSQL's.
 var leaseFuncDDL = `CREATE OR REPLACE FUNCTION ` + leaseFunc + `(text, text, timestamptz, timestamptz, text[], integer, integer, integer)
 RETURNS TABLE (r_id uuid, r_dedupe_key uuid, r_dedupe_full bytea, r_inbox_ref text, r_host text, r_state text, r_attempts integer,
 	r_run_at timestamptz, r_lease_owner text, r_lease_token text, r_lease_until timestamptz, r_last_error text,
@@ -586,67 +609,108 @@ AS $lease$` + leaseFuncBody + `$lease$`
 // leaseFuncBody is leaseFunc's source, as pg_proc.prosrc keeps it.
 var leaseFuncBody = `
 #variable_conflict use_column
+DECLARE
+	_hosts text[];
+	_free integer[];
 BEGIN
+	` + readyColumns + ` INTO _hosts, _free` + readyFrom + `;
+	IF _hosts IS NULL THEN
+		RETURN;
+	END IF;
 	RETURN QUERY ` + leaseSQL + `;
 END
 `
 
+// The lease's statements as LeaseBatch sends them where leaseFunc is
+// missing: the function's parameters and variables numbered for each.
+var (
+	readyPlainSQL = strings.NewReplacer("$4", "$1", "$5", "$2", "$6", "$3", "$8", "$4").Replace(readyColumns + readyFrom)
+	leasePlainSQL = strings.NewReplacer("$7", "$5", "_hosts", "$6", "_free", "$7").Replace(leaseSQL)
+)
+
 // slotsBack is the tail of every statement that moves jobs out of leased:
-// CTEs that give their host slots back, the rows locked in host order as
-// the lease takes them. moved is the CTE whose rows (with a host column)
-// left the leased state.
+// CTEs that give their host slots back, and lower the host's ready_at to
+// the jobs it put back in the queue, the rows locked in host order as
+// everywhere. moved is the CTE whose rows (with host, state and run_at
+// columns) left the leased state.
 func slotsBack(moved string) string {
 	return `freed AS (
-	SELECT host, count(*)::int AS n FROM ` + moved + ` GROUP BY host
+	SELECT host, count(*)::int AS n, min(run_at) FILTER (WHERE state = 'queued') AS ready FROM ` + moved + ` GROUP BY host
 ), locked AS MATERIALIZED (
-	SELECT h.host, freed.n FROM host_slots h JOIN freed ON freed.host = h.host
+	SELECT h.host, freed.n, freed.ready FROM host_slots h JOIN freed ON freed.host = h.host
 	ORDER BY h.host
 	FOR UPDATE OF h
 ), given AS (
-	UPDATE host_slots h SET in_flight = h.in_flight - locked.n FROM locked WHERE h.host = locked.host
+	UPDATE host_slots h SET in_flight = h.in_flight - locked.n, ready_at = LEAST(h.ready_at, locked.ready)
+	FROM locked WHERE h.host = locked.host
 	RETURNING 1
 )`
 }
 
-// noCap stands for "no per-host cap" in leaseSQL: a host never has this
+// enqueueReadySQL lowers the ready_at of the hosts of an enqueued batch to
+// their oldest queued job ($1 hosts, $2 run_ats), the last statement of the
+// enqueue's transaction: the rows are locked in host order, held only
+// until the commit, and a row that needs no change is locked all the same
+// (ON CONFLICT DO UPDATE locks the row it meets even where its WHERE is
+// false), so that a lease reading the host waits for the jobs or skips
+// the host.
+const enqueueReadySQL = `
+INSERT INTO host_slots AS h (host, ready_at)
+SELECT host, ready FROM unnest($1::text[], $2::timestamptz[]) AS t(host, ready) ORDER BY host
+ON CONFLICT (host) DO UPDATE SET ready_at = EXCLUDED.ready_at
+WHERE h.ready_at IS NULL OR h.ready_at > EXCLUDED.ready_at`
+
+// readyOf is enqueueReadySQL's arguments for jobs: each host of a queued
+// job once, with its oldest run_at. A job the enqueue skipped (its key
+// stored) lowers its host's ready_at all the same: early is what a
+// deferral leaves too, and the next lease corrects it.
+func readyOf(jobs []domain.Job) (hosts []string, runAts []time.Time) {
+	oldest := map[string]time.Time{}
+	for _, j := range jobs {
+		if j.State != domain.JobQueued {
+			continue
+		}
+		if t, ok := oldest[j.Host]; !ok || j.RunAt.Before(t) {
+			oldest[j.Host] = j.RunAt
+		}
+	}
+	hosts = make([]string, 0, len(oldest))
+	for h := range oldest {
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts)
+	runAts = make([]time.Time, len(hosts))
+	for i, h := range hosts {
+		runAts[i] = oldest[h]
+	}
+	return hosts, runAts
+}
+
+// noCap stands for "no per-host cap" in the lease: a host never has this
 // many jobs in flight.
 const noCap = 1 << 30
 
-// leaseScan is how many candidates leaseSQL considers per job wanted.
-// Every candidate is locked (FOR UPDATE SKIP LOCKED), and a row lock is a
-// write: a WAL record and a dirtied page. Measured with pg_stat_statements
-// on the engine benchmark (20,000 jobs on 1,000 hosts), 2 instead of 4
-// took the lease from 13.4 to 11.4 WAL records and from 107-110 to 97-100
-// µs of server time per leased job at 32 workers (15.2 to 13.2, 137-143 to
-// 127-130 µs at 8). Runs of one host's jobs at the head of the queue do
-// not need more: the host's rows stop being candidates once its slots are
-// full (cand's NOT EXISTS).
-const leaseScan = 2
+// leaseHosts is how many ready hosts a lease of limit jobs reads and
+// locks: one per job it may take, and a few more for hosts whose ready_at
+// a deferral or a suspension left early (they give nothing, once).
+func leaseHosts(limit int) int { return limit + 4 }
 
-// LeaseBatch implements ports.JobStore in one statement (leaseSQL).
+// LeaseBatch implements ports.JobStore in one round trip (leaseFunc).
 func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if req.Token == "" {
-		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+	req, err := ports.NormalizeLease(req, noCap)
+	if err != nil {
+		return nil, err
 	}
-	limit := max(req.Limit, 1)
-	perHost := req.PerHost
-	if perHost <= 0 {
-		perHost = noCap
-	}
-	skip := req.SkipHosts
-	if skip == nil {
-		skip = []string{} // <> ALL(NULL) is NULL, which would match nothing
-	}
-	args := []any{req.Owner, req.Token, req.Until, req.Now, skip, perHost, limit, leaseScan*limit + 16}
-	got, err := s.lease(ctx, `SELECT * FROM `+leaseFunc+`($1, $2, $3, $4, $5, $6, $7, $8)`, args)
+	args := []any{req.Owner, req.Token, req.Until, req.Now, req.SkipHosts, req.PerHost, req.Limit, leaseHosts(req.Limit)}
+	got, err := s.lease(ctx, s.pool, `SELECT * FROM `+leaseFunc+`($1, $2, $3, $4, $5, $6, $7, $8)`, args...)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UndefinedFunction {
-		// A schema EnsureIndexes has not seen: the same statement, planned
+		// A schema EnsureIndexes has not seen: the same statements, planned
 		// at every call. Nothing was leased by the failed call.
-		got, err = s.lease(ctx, leaseSQL, args)
+		got, err = s.leasePlain(ctx, args)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lease: %w", interpretError(err))
@@ -661,6 +725,26 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 		return nil, fmt.Errorf("lease: %w", interpretError(err))
 	}
 	return out, nil
+}
+
+// leasePlain runs the lease's two statements in a transaction, as
+// leaseFunc does; args are leaseFunc's.
+func (s *JobStore) leasePlain(ctx context.Context, args []any) ([]leasedRow, error) {
+	var got []leasedRow
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var hosts []string
+		var free []int32
+		if err := tx.QueryRow(ctx, readyPlainSQL, args[3], args[4], args[5], args[7]).Scan(&hosts, &free); err != nil {
+			return err
+		}
+		if len(hosts) == 0 {
+			return nil
+		}
+		var err error
+		got, err = s.lease(ctx, tx, leasePlainSQL, args[0], args[1], args[2], args[3], args[6], hosts, free)
+		return err
+	})
+	return got, err
 }
 
 // leaseBodies fills a leased batch's payloads, reading from the store only
@@ -719,9 +803,14 @@ type leasedRow struct {
 	ord int64
 }
 
-// lease runs leaseSQL (or leaseFunc) and reads its rows.
-func (s *JobStore) lease(ctx context.Context, sql string, args []any) ([]leasedRow, error) {
-	rows, err := s.pool.Query(ctx, sql, args...)
+// querier is a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// lease runs leaseFunc (or leaseSQL) on q and reads its rows.
+func (s *JobStore) lease(ctx context.Context, q querier, sql string, args ...any) ([]leasedRow, error) {
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -761,7 +850,7 @@ WITH s AS (
 		lease_owner = NULL, lease_token = NULL, lease_until = NULL
 	FROM held JOIN s ON s.ord = held.ord
 	WHERE j.id = held.id AND j.state = 'leased' AND j.lease_token = s.token
-	RETURNING held.ord, j.host
+	RETURNING held.ord, j.host, j.state, j.run_at
 ), ` + slotsBack("done") + `
 SELECT ord FROM done`
 
@@ -841,7 +930,7 @@ WITH expired AS MATERIALIZED (
 		lease_owner = NULL, lease_token = NULL, lease_until = NULL
 	FROM expired
 	WHERE jobs.id = expired.id AND jobs.state = 'leased' AND jobs.lease_until < $1
-	RETURNING jobs.state, jobs.host
+	RETURNING jobs.state, jobs.host, jobs.run_at
 ), ` + slotsBack("reaped") + `
 SELECT count(*) FILTER (WHERE state = 'queued'), count(*) FILTER (WHERE state = 'dead') FROM reaped`
 
@@ -954,11 +1043,32 @@ DELETE FROM bodies b WHERE b.id = ANY($1) AND NOT EXISTS (SELECT 1 FROM job_acti
 }
 
 // deferHostSQL and resumeHostSQL move a host's queued jobs, read from
-// jobs_queued_host_idx.
-const (
+// jobs_queued_host_idx. A deferral leaves the host's ready_at early, as a
+// lower bound may be (the next lease to read the host corrects it); a
+// resume makes jobs due earlier and so lowers it (lowerReady).
+var (
 	deferHostSQL  = `UPDATE jobs SET run_at = $2 WHERE host = $1 AND state = 'queued' AND run_at < $2`
-	resumeHostSQL = `UPDATE jobs SET run_at = $3 WHERE host = $1 AND state = 'queued' AND run_at > $3 AND run_at <= $2`
+	resumeHostSQL = `
+WITH moved AS (
+	UPDATE jobs SET run_at = $3 WHERE host = $1 AND state = 'queued' AND run_at > $3 AND run_at <= $2
+	RETURNING host, run_at
+), ` + lowerReady("moved") + `
+SELECT count(*) FROM moved`
 )
+
+// lowerReady is the tail of a statement that makes jobs queued, or due
+// earlier, other than an enqueue or a settlement: a CTE that lowers their
+// hosts' ready_at to them, the rows locked in host order (see readyFrom).
+// moved is the CTE of those jobs, with host and run_at columns.
+func lowerReady(moved string) string {
+	return `ready AS (
+	INSERT INTO host_slots AS h (host, ready_at)
+	SELECT host, min(run_at) FROM ` + moved + ` GROUP BY host ORDER BY host
+	ON CONFLICT (host) DO UPDATE SET ready_at = EXCLUDED.ready_at
+	WHERE h.ready_at IS NULL OR h.ready_at > EXCLUDED.ready_at
+	RETURNING 1
+)`
+}
 
 // DeferHost implements ports.JobStore.
 func (s *JobStore) DeferHost(ctx context.Context, host string, until time.Time) (int, error) {
@@ -971,48 +1081,34 @@ func (s *JobStore) DeferHost(ctx context.Context, host string, until time.Time) 
 
 // ResumeHost implements ports.JobStore.
 func (s *JobStore) ResumeHost(ctx context.Context, host string, until, now time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, resumeHostSQL, host, until, now)
-	if err != nil {
+	var n int
+	if err := s.pool.QueryRow(ctx, resumeHostSQL, host, until, now).Scan(&n); err != nil {
 		return 0, fmt.Errorf("resume host %s: %w", host, interpretError(err))
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }
 
 // Counts implements ports.JobAdmin.
 func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) {
-	rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM jobs GROUP BY state`)
-	if err != nil {
-		return nil, fmt.Errorf("count jobs: %w", interpretError(err))
-	}
-	out := make(map[domain.JobState]int, len(domain.JobStates()))
-	for _, st := range domain.JobStates() {
-		out[st] = 0
-	}
-	var state string
-	var n int
-	_, err = pgx.ForEachRow(rows, []any{&state, &n}, func() error {
-		out[domain.JobState(state)] = n
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("count jobs: %w", interpretError(err))
-	}
-	return out, nil
+	return s.countStates(ctx, "count jobs", `SELECT state, count(*) FROM jobs GROUP BY state`)
 }
 
 // CountsOfBody implements ports.JobAdmin, through job_activities_body_id_idx
 // and jobs_activity_idx.
 func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.JobState]int, error) {
-	rows, err := s.pool.Query(ctx, `
+	return s.countStates(ctx, "count jobs of body", `
 SELECT j.state, count(*) FROM job_activities a JOIN jobs j ON j.activity = a.id
 WHERE a.body_id = $1 AND $1 <> '' GROUP BY j.state`, bodyID)
+}
+
+// countStates runs a query of (state, count) rows into a count of every
+// state.
+func (s *JobStore) countStates(ctx context.Context, what, sql string, args ...any) (map[domain.JobState]int, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, fmt.Errorf("count jobs of body: %w", interpretError(err))
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
 	}
-	out := make(map[domain.JobState]int, len(domain.JobStates()))
-	for _, st := range domain.JobStates() {
-		out[st] = 0
-	}
+	out := ports.StateCounts()
 	var state string
 	var n int
 	_, err = pgx.ForEachRow(rows, []any{&state, &n}, func() error {
@@ -1020,7 +1116,7 @@ WHERE a.body_id = $1 AND $1 <> '' GROUP BY j.state`, bodyID)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("count jobs of body: %w", interpretError(err))
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
 	}
 	return out, nil
 }
@@ -1128,20 +1224,27 @@ func (s *JobStore) EndDomainJobs(ctx context.Context, d, reason string, now time
 // RetryDead implements ports.JobAdmin. As in the memory adapter, the last
 // error is kept so the operator still sees why the job had died.
 func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time) (int, error) {
-	const set = `UPDATE jobs SET state = 'queued', attempts = 0, finished_at = NULL, run_at = $1 `
-	var tag pgconn.CommandTag
+	retry := func(where string) string {
+		return `
+WITH moved AS (
+	UPDATE jobs SET state = 'queued', attempts = 0, finished_at = NULL, run_at = $1 ` + where + `
+	RETURNING host, run_at
+), ` + lowerReady("moved") + `
+SELECT count(*) FROM moved`
+	}
+	var n int
 	var err error
 	if id != "" {
 		key, ok := jobID(id)
 		if !ok {
 			return 0, nil // not a job id: no such job
 		}
-		tag, err = s.pool.Exec(ctx, set+`WHERE id = $2 AND state = 'dead' AND ($3 = '' OR host = $3)`, now, key, host)
+		err = s.pool.QueryRow(ctx, retry(`WHERE id = $2 AND state = 'dead' AND ($3 = '' OR host = $3)`), now, key, host).Scan(&n)
 	} else {
-		tag, err = s.pool.Exec(ctx, set+`WHERE host = $2 AND state = 'dead'`, now, host)
+		err = s.pool.QueryRow(ctx, retry(`WHERE host = $2 AND state = 'dead'`), now, host).Scan(&n)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("retry dead jobs: %w", interpretError(err))
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }

@@ -58,15 +58,16 @@ func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
 	return j
 }
 
-// The lease is an index scan on the queue index that stops at the first
-// row, not a scan or a sort of the queue (see leaseSQL's comment for the
-// numbers on a million jobs).
-func TestLeasePlanUsesQueueIndex(t *testing.T) {
+// The lease reads the ready hosts' index, then each host's own queued jobs:
+// no scan of the queue, no sort of it, whatever the backlog of hosts at
+// their cap (see readyFrom's comment in jobs.go).
+func TestLeasePlanReadsReadyHosts(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
 	ctx := testCtx(t)
-	// 200,000 jobs: 10% queued in groups of 500 sharing one run_at (as a
-	// fan-out makes them), the rest finished.
+	// 200,000 jobs on 500 hosts: 10% queued in groups of 500 sharing one
+	// run_at (as a fan-out makes them), the rest finished; the hosts'
+	// ready_at as migration 026 fills it.
 	mustExec(t, p, `
 INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at, finished_at)
 SELECT `+sqlJobID(`'j' || lpad(g::text, 8, '0')`)+`, encode(substr(sha256(g::text::bytea), 1, 16), 'hex')::uuid, g / 500, 'https://h' || (g % 500) || '.example/inbox',
@@ -75,62 +76,84 @@ SELECT `+sqlJobID(`'j' || lpad(g::text, 8, '0')`)+`, encode(substr(sha256(g::tex
 	timestamptz '2026-01-01' + ((g / 5000) || ' seconds')::interval, now(),
 	CASE WHEN g % 10 <> 0 THEN now() END
 FROM generate_series(1, 200000) g`)
+	mustExec(t, p, `
+INSERT INTO host_slots AS h (host, ready_at)
+SELECT host, min(run_at) FROM jobs WHERE state = 'queued' GROUP BY host
+ON CONFLICT (host) DO UPDATE SET ready_at = EXCLUDED.ready_at`)
 	mustExec(t, p, `ANALYZE jobs`)
+	mustExec(t, p, `ANALYZE host_slots`)
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	// The plan the lease function runs: the generic one (its SET clause),
-	// planned without the parameters' values.
-	var raw []byte
-	err := pgx.BeginFunc(ctx, p, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
-			return err
+	// The plans the lease function runs: the generic ones (its SET
+	// clause), planned without the parameters' values.
+	explain := func(name, types, sql, values string) planNode {
+		t.Helper()
+		var raw []byte
+		err := pgx.BeginFunc(ctx, p, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `PREPARE `+name+` (`+types+`) AS `+sql); err != nil {
+				return err
+			}
+			// EXECUTE takes no bound parameters: the values go in as literals.
+			return tx.QueryRow(ctx, `EXPLAIN (FORMAT JSON) EXECUTE `+name+` (`+values+`)`).Scan(&raw)
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
-		if _, err := tx.Exec(ctx, `PREPARE lease_plan (text, text, timestamptz, timestamptz, text[], integer, integer, integer) AS `+postgres.LeaseSQL); err != nil {
-			return err
+		var plan []struct{ Plan planNode }
+		if err := json.Unmarshal(raw, &plan); err != nil {
+			t.Fatal(err)
 		}
-		// EXECUTE takes no bound parameters: the values go in as literals.
-		return tx.QueryRow(ctx, fmt.Sprintf(`EXPLAIN (FORMAT JSON) EXECUTE lease_plan ('w', 'tok', '%s', '%s', '{h0.example,h10.example}', 2, 8, 48)`,
-			now.Add(time.Minute).Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))).Scan(&raw)
+		plan[0].Plan.walk(func(n planNode) {
+			if n.NodeType == "Seq Scan" || n.NodeType == "Bitmap Heap Scan" {
+				t.Errorf("%s has a %s on %s: %s", name, n.NodeType, n.RelationName, raw)
+			}
+		})
+		return plan[0].Plan
+	}
+	ready := explain("ready_plan", "timestamptz, text[], integer, integer", postgres.ReadyPlainSQL,
+		fmt.Sprintf(`'%s', '{h0.example,h10.example}', 2, 12`, now.Format(time.RFC3339Nano)))
+	readsReady := false
+	ready.walk(func(n planNode) {
+		readsReady = readsReady || n.IndexName == "host_slots_ready_idx"
 	})
-	if err != nil {
-		t.Fatal(err)
+	if !readsReady {
+		t.Errorf("the ready hosts are not read from host_slots_ready_idx")
 	}
-	var plan []struct{ Plan planNode }
-	if err := json.Unmarshal(raw, &plan); err != nil {
-		t.Fatal(err)
-	}
-	// The queue is read by cand, the CTE that picks the candidates: an
-	// index scan in queue order, no sort of the queue, no scan of the
-	// table. The sorts elsewhere (per host, for the host slots) are over the
-	// candidates only, a few times the batch.
+	lease := explain("lease_plan", "text, text, timestamptz, timestamptz, integer, text[], integer[]", postgres.LeasePlainSQL,
+		fmt.Sprintf(`'w', 'tok', '%s', '%s', 8, '{h1.example,h2.example}', '{2,2}'`, now.Add(time.Minute).Format(time.RFC3339Nano), now.Format(time.RFC3339Nano)))
+	// cand reads each host's due jobs from jobs_queued_host_idx, in
+	// run_at order (no sort under it).
 	var cand *planNode
-	plan[0].Plan.walk(func(n planNode) {
+	lease.walk(func(n planNode) {
 		if n.SubplanName == "CTE cand" {
 			cand = &n
 		}
-		if n.RelationName == "jobs" && (n.NodeType == "Seq Scan" || n.NodeType == "Bitmap Heap Scan") {
-			t.Errorf("lease plan has a %s on jobs: %s", n.NodeType, raw)
-		}
 	})
 	if cand == nil {
-		t.Fatalf("no CTE cand in the lease plan: %s", raw)
+		t.Fatalf("no CTE cand in the lease plan")
 	}
-	usesQueueIndex := false
+	byHost := false
 	cand.walk(func(n planNode) {
 		switch {
-		case n.NodeType == "Index Scan" && n.IndexName == "jobs_queue_idx":
-			usesQueueIndex = true
-		case strings.Contains(n.NodeType, "Sort"):
-			t.Errorf("the lease sorts the queue (%s): %s", n.NodeType, raw)
+		case n.RelationName == "jobs" && n.IndexName == "jobs_queued_host_idx":
+			byHost = true
+		case n.RelationName == "jobs":
+			t.Errorf("cand reads jobs by %s %s", n.NodeType, n.IndexName)
+		case strings.Contains(n.NodeType, "Sort") && len(n.Plans) > 0 && n.Plans[0].RelationName == "jobs":
+			t.Errorf("cand sorts a host's jobs (%s)", n.NodeType)
 		}
 	})
-	if !usesQueueIndex {
-		t.Fatalf("lease plan does not scan jobs_queue_idx: %s", raw)
+	if !byHost {
+		t.Fatalf("cand does not read jobs_queued_host_idx")
 	}
-	// And it does lease the oldest due job of a host not skipped.
+	// And it does lease an oldest due job (of the first 5,000, due at
+	// one instant on every host) of a host not skipped.
 	j, err := leaseOne(ctx, postgres.NewJobStore(p), ports.LeaseRequest{Owner: "w", Token: "tok", Now: now, Until: now.Add(time.Minute),
 		SkipHosts: []string{"h0.example", "h10.example"}})
-	if err != nil || contract.JobName(j.ID) != "j00000020" {
-		t.Fatalf("leased %s, %v; want j00000020", j.ID, err)
+	if err != nil || j.Host == "h0.example" || j.Host == "h10.example" || !j.RunAt.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("leased %s of %s due %v, %v; want one of the oldest, of a host not skipped", j.ID, j.Host, j.RunAt, err)
 	}
 }
 
@@ -143,8 +166,8 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	ctx := testCtx(t)
 	// v5 (migration 017: inbox_ref), and no older one left behind.
 	if got := column(t, p, `SELECT p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-		WHERE n.nspname = current_schema() AND p.proname LIKE 'herald\_lease\_v%'`); !slices.Equal(got, []string{"herald_lease_v7"}) {
-		t.Fatalf("lease functions after EnsureIndexes: %v, want [herald_lease_v7]", got)
+		WHERE n.nspname = current_schema() AND p.proname LIKE 'herald\_lease\_v%'`); !slices.Equal(got, []string{"herald_lease_v8"}) {
+		t.Fatalf("lease functions after EnsureIndexes: %v, want [herald_lease_v8]", got)
 	}
 	s := postgres.NewJobStore(p)
 	now := time.Now().UTC().Truncate(time.Microsecond)
@@ -172,7 +195,7 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	if got := lease("t1"); !slices.Equal(got, []string{"f0", "f1"}) {
 		t.Fatalf("through the function: leased %v, want f0 f1 (one per host)", got)
 	}
-	mustExec(t, p, `DROP FUNCTION herald_lease_v7`)
+	mustExec(t, p, `DROP FUNCTION herald_lease_v8`)
 	if got := lease("t2"); len(got) != 0 {
 		t.Fatalf("without the function: leased %v at the cap, want none", got)
 	}
@@ -185,7 +208,7 @@ func TestLeaseFunctionAndItsFallback(t *testing.T) {
 	if err := postgres.EnsureIndexes(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v7' AND pronamespace = current_schema()::regnamespace`); n != 1 {
+	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v8' AND pronamespace = current_schema()::regnamespace`); n != 1 {
 		t.Fatalf("%d lease functions after a second EnsureIndexes", n)
 	}
 }
@@ -351,9 +374,10 @@ func TestEnqueueLargeBatchInFewRoundTrips(t *testing.T) {
 		t.Fatalf("enqueue: %d, %v", n, err)
 	}
 	// New jobs go by COPY: BEGIN, one pipelined batch (bodies,
-	// activities, NOTIFY), the COPY, COMMIT.
-	if q, b, c := trips.queries.Load(), trips.batches.Load(), trips.copies.Load(); q+b > 3 || c != 1 {
-		t.Fatalf("10,000 new jobs took %d queries, %d batches and %d COPYs, want at most 3 and 1 COPY", q, b, c)
+	// activities, NOTIFY), the COPY, the hosts' ready_at (which cannot be
+	// pipelined with the COPY), COMMIT.
+	if q, b, c := trips.queries.Load(), trips.batches.Load(), trips.copies.Load(); q+b > 4 || c != 1 {
+		t.Fatalf("10,000 new jobs took %d queries, %d batches and %d COPYs, want at most 4 and 1 COPY", q, b, c)
 	}
 	// The same batch again with 10 new jobs among them: the COPY meets a
 	// stored key and keeps nothing, and the INSERT skips the stored keys
@@ -375,16 +399,28 @@ func TestEnqueueLargeBatchInFewRoundTrips(t *testing.T) {
 	if got := count(t, p, `SELECT count(*) FROM jobs`); got != len(again) {
 		t.Fatalf("%d jobs stored, want %d", got, len(again))
 	}
-	// Between jobs due at one instant the lease order is the insertion
-	// order, which is dedupe-key order (Enqueue sorts to avoid deadlocks);
-	// the 10 inserted later come after the first batch.
-	sorted := slices.Clone(jobs)
-	slices.SortFunc(sorted, func(a, b domain.Job) int { return strings.Compare(a.DedupeKey, b.DedupeKey) })
+	// Between one host's jobs due at one instant the lease order is the
+	// insertion order, which is dedupe-key order (Enqueue sorts to avoid
+	// deadlocks); the 10 inserted later come after the first batch. (Of
+	// jobs of several hosts due at one instant, the order of the hosts is
+	// the store's: the ready hosts' index.)
+	sorted := slices.Clone(again)
+	slices.SortStableFunc(sorted[:len(jobs)], func(a, b domain.Job) int { return strings.Compare(a.DedupeKey, b.DedupeKey) })
+	next := map[string][]string{} // each host's jobs in insertion order
+	for _, j := range sorted {
+		next[j.Host] = append(next[j.Host], j.ID)
+	}
 	store := postgres.NewJobStore(p)
-	for _, want := range sorted[:3] {
-		j, err := leaseOne(testCtx(t), store, ports.LeaseRequest{Owner: "w", Token: "t" + want.ID, Now: base, Until: base.Add(time.Minute)})
-		if err != nil || j.ID != want.ID {
-			t.Fatalf("leased %s, %v; want %s", j.ID, err, want.ID)
+	for round := range 3 {
+		got, err := store.LeaseBatch(testCtx(t), ports.LeaseRequest{Owner: "w", Token: fmt.Sprint("t", round), Now: base, Until: base.Add(time.Minute), Limit: 50})
+		if err != nil || len(got) != 50 {
+			t.Fatalf("lease %d: %d jobs, %v", round, len(got), err)
+		}
+		for _, j := range got {
+			if want := next[j.Host][0]; j.ID != want {
+				t.Fatalf("leased %s of %s; want %s, the host's first queued", j.ID, j.Host, want)
+			}
+			next[j.Host] = next[j.Host][1:]
 		}
 	}
 }

@@ -17,14 +17,15 @@ func TestJobStore(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	dbs := map[contract.Jobs]*sqlite.DB{}
-	contract.JobStore(t, func(t *testing.T) contract.Jobs {
+	newStore := func(t *testing.T) contract.Jobs {
 		db := migrated(t)
 		s := sqlite.NewJobStore(db)
 		mu.Lock()
 		dbs[s] = db
 		mu.Unlock()
 		return s
-	}, contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
+	}
+	second := contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
 		// A handle of its own on the same file, as an operator's command
 		// opens it beside the server (sqlite.OpenShared): its own writer
 		// connection, so the two are ordered by SQLite's file lock, as two
@@ -39,7 +40,9 @@ func TestJobStore(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = other.Close() })
 		return sqlite.NewJobStore(other)
-	}))
+	})
+	contract.JobStore(t, newStore, second)
+	contract.JobStoreReadyHosts(t, newStore, second)
 }
 
 func TestNameRegistry(t *testing.T) {

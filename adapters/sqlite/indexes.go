@@ -49,11 +49,16 @@ var indexes = []index{
 	{"posts_group_published_idx", `CREATE INDEX IF NOT EXISTS posts_group_published_idx ON posts (group_uri, published DESC)`},
 	{"dm_posts_participants_key_idx", `CREATE INDEX IF NOT EXISTS dm_posts_participants_key_idx ON dm_posts (participants_key, published DESC)`},
 	// The queue. Every SQLite index ends with the rowid (seq), so this one
-	// yields due jobs in (run_at, seq) order, the lease's, with no sort
-	// (TestLeasePlanUsesQueueIndex); it also serves Reap (state = 'leased')
-	// and the admin counts.
+	// yields due jobs in (run_at, seq) order; it serves Reap (state =
+	// 'leased'), EndDomainJobs (the queued range) and the admin counts.
 	{"jobs_state_run_at_idx", `CREATE INDEX IF NOT EXISTS jobs_state_run_at_idx ON jobs (state, run_at)`},
-	{"jobs_host_state_idx", `CREATE INDEX IF NOT EXISTS jobs_host_state_idx ON jobs (host, state)`},
+	// A host's queued jobs in run_at order: the lease's, host by host, and
+	// the ready hosts' triggers' (migration 017); and a host's jobs of a
+	// state (DeferHost, ResumeHost, RetryDead, the admin view).
+	{"jobs_host_state_run_at_idx", `CREATE INDEX IF NOT EXISTS jobs_host_state_run_at_idx ON jobs (host, state, run_at)`},
+	// The hosts that are ready, by their oldest queued job (migration
+	// 017): the lease reads them first.
+	{"host_slots_ready_idx", `CREATE INDEX IF NOT EXISTS host_slots_ready_idx ON host_slots (ready_at) WHERE ready_at IS NOT NULL`},
 	// Retention: Purge's range (SQLite has no TTL index).
 	{"jobs_finished_at_idx", `CREATE INDEX IF NOT EXISTS jobs_finished_at_idx ON jobs (finished_at)`},
 	// Bodies: Purge asks whether any job still refers to a body.
@@ -96,9 +101,10 @@ var indexes = []index{
 
 // retired are indexes an earlier version made that the ones above
 // replace (the plain index on key ids, by the unique one of migration
-// 011): EnsureIndexes drops them, after it made their replacements. A
-// rollback to an earlier version makes them again at its start.
-var retired = []string{"foreign_avatars_public_key_id_idx"}
+// 011; a host's jobs by state, by jobs_host_state_run_at_idx):
+// EnsureIndexes drops them, after it made their replacements. A rollback
+// to an earlier version makes them again at its start.
+var retired = []string{"foreign_avatars_public_key_id_idx", "jobs_host_state_idx"}
 
 // IndexNames lists the indexes EnsureIndexes guarantees, for tests and
 // operators.

@@ -131,41 +131,50 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 // statement's snapshot can be older than a lease committed a moment
 // before).
 //
-//   - cand reads jobs_state_run_at_idx from (queued, -inf) in (run_at, seq)
-//     order (the rowid ends every SQLite index), passing over skipped hosts
-//     (one JSON array, so the statement text is the same whatever their
-//     number) and hosts already at their cap, and stops after ?8 rows: a
-//     few times the batch, so a run of one host's jobs (a fan-out to many
-//     inboxes of one server) leaves room for the others.
-//   - ranked numbers each host's candidates and computes what the host has
-//     free; the batch is the oldest ?7 of those within their host's free
-//     slots.
-//   - The UPDATE leases them by rowid. The IN list is computed once, before
+// It reads the hosts that are ready, not the queue (issue 36): host_slots
+// keeps each host's ready_at, the run_at of its oldest queued job
+// (migration 017's triggers), so
+//
+//   - ready reads host_slots_ready_idx from the oldest ready_at on, passing
+//     over skipped hosts (one JSON array, so the statement text is the same
+//     whatever their number) and hosts already at their cap, and stops after
+//     ?8 hosts (as many as jobs wanted: each has a due job);
+//   - for each of them, the oldest ?9 (its cap, at most the batch) of its
+//     due jobs, from jobs_host_state_run_at_idx; ranked numbers them within
+//     the host's free slots, and the batch is the oldest ?7 of those;
+//   - the UPDATE leases them by rowid. The IN list is computed once, before
 //     the first row changes, of rows this statement read as queued (so the
 //     UPDATE needs no state check of its own: one would make SQLite drive it
 //     from the queued range of the state index instead of the rowids), and
-//     the triggers of migration 004 take each leased job's slot in
-//     host_slots as its row changes, in this same statement.
+//     the triggers of migrations 004 and 017 take each leased job's slot in
+//     host_slots, and move its host's ready_at on, as its row changes, in
+//     this same statement.
 //
-// EXPLAIN QUERY PLAN shows the queue index searched in order with no sort,
-// the jobs updated by rowid, and no scan of jobs
-// (TestLeasePlanUsesQueueIndex); the sorts are of the few candidates, for
-// the per-host numbering and the batch's order. RETURNING has no order:
-// LeaseBatch sorts by (run_at, seq).
+// A lease so reads a few host rows and the jobs it may return: the jobs of
+// hosts at their cap, or skipped, are never read, and their host rows are
+// passed over in the ready index (one per host, at most the hosts in flight
+// divided by the cap). EXPLAIN QUERY PLAN shows the ready index searched in
+// order, each host's jobs searched in its index, and no scan of jobs
+// (TestLeasePlanReadsReadyHosts). RETURNING has no order: LeaseBatch sorts
+// by (run_at, seq).
 const leaseSQL = `
 UPDATE jobs SET state = 'leased', lease_owner = ?1, lease_token = ?2, lease_until = ?3
 WHERE seq IN (
 	SELECT seq FROM (
-		SELECT seq, run_at,
-			row_number() OVER (PARTITION BY host ORDER BY run_at, seq) AS rn,
-			?6 - coalesce((SELECT in_flight FROM host_slots s WHERE s.host = cand.host), 0) AS free
+		SELECT j.seq, j.run_at,
+			row_number() OVER (PARTITION BY j.host ORDER BY j.run_at, j.seq) AS rn,
+			ready.free
 		FROM (
-			SELECT seq, host, run_at FROM jobs
-			WHERE state = 'queued' AND run_at <= ?4 AND host NOT IN (SELECT value FROM json_each(?5))
-				AND NOT EXISTS (SELECT 1 FROM host_slots s WHERE s.host = jobs.host AND s.in_flight >= ?6)
-			ORDER BY run_at, seq
+			SELECT host, ?6 - in_flight AS free FROM host_slots
+			WHERE ready_at <= ?4 AND in_flight < ?6 AND host NOT IN (SELECT value FROM json_each(?5))
+			ORDER BY ready_at
 			LIMIT ?8
-		) cand
+		) ready
+		JOIN jobs j ON j.seq IN (
+			SELECT seq FROM jobs WHERE host = ready.host AND state = 'queued' AND run_at <= ?4
+			ORDER BY run_at, seq
+			LIMIT ?9
+		)
 	) ranked
 	WHERE rn <= free
 	ORDER BY run_at, seq
@@ -177,27 +186,16 @@ RETURNING seq, ` + jobColumns
 // many jobs in flight.
 const noCap = 1 << 30
 
-// leaseScan is how many candidates leaseSQL considers per job wanted.
-const leaseScan = 4
-
 // LeaseBatch implements ports.JobStore in one statement (leaseSQL).
 func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if req.Token == "" {
-		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+	req, err := ports.NormalizeLease(req, noCap)
+	if err != nil {
+		return nil, err
 	}
-	limit := max(req.Limit, 1)
-	perHost := req.PerHost
-	if perHost <= 0 {
-		perHost = noCap
-	}
-	skip := req.SkipHosts
-	if skip == nil {
-		skip = []string{}
-	}
-	hosts, err := json.Marshal(skip)
+	hosts, err := json.Marshal(req.SkipHosts)
 	if err != nil {
 		return nil, fmt.Errorf("lease: %w", err)
 	}
@@ -211,7 +209,7 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 			return nil, err
 		}
 		rows, err := stmt.QueryContext(ctx, req.Owner, req.Token, nanos(req.Until), stamp(req.Now), string(hosts),
-			perHost, limit, leaseScan*limit+16)
+			req.PerHost, req.Limit, req.Limit, min(req.PerHost, req.Limit))
 		if err != nil {
 			return nil, err
 		}
@@ -489,29 +487,17 @@ const (
 // period (issue 36: counted from jobs, the operator's queue view took
 // seconds at a busy instance's load).
 func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) {
-	type count struct {
-		state string
-		n     int
-	}
-	rows, err := query(ctx, s.db, func(r scanner) (count, error) {
-		var c count
-		return c, r.Scan(&c.state, &c.n)
-	}, countsSQL)
-	if err != nil {
-		return nil, fmt.Errorf("count jobs: %w", interpretError(err))
-	}
-	out := make(map[domain.JobState]int, len(domain.JobStates()))
-	for _, st := range domain.JobStates() {
-		out[st] = 0
-	}
-	for _, c := range rows {
-		out[domain.JobState(c.state)] = c.n
-	}
-	return out, nil
+	return s.countStates(ctx, "count jobs", countsSQL)
 }
 
 // CountsOfBody implements ports.JobAdmin, through jobs_body_id_idx.
 func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.JobState]int, error) {
+	return s.countStates(ctx, "count jobs of body", `SELECT state, count(*) FROM jobs WHERE body_id = ? AND body_id <> '' GROUP BY state`, bodyID)
+}
+
+// countStates runs a query of (state, count) rows into a count of every
+// state.
+func (s *JobStore) countStates(ctx context.Context, what, q string, args ...any) (map[domain.JobState]int, error) {
 	type count struct {
 		state string
 		n     int
@@ -519,14 +505,11 @@ func (s *JobStore) CountsOfBody(ctx context.Context, bodyID string) (map[domain.
 	rows, err := query(ctx, s.db, func(r scanner) (count, error) {
 		var c count
 		return c, r.Scan(&c.state, &c.n)
-	}, `SELECT state, count(*) FROM jobs WHERE body_id = ? AND body_id <> '' GROUP BY state`, bodyID)
+	}, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("count jobs of body: %w", interpretError(err))
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
 	}
-	out := make(map[domain.JobState]int, len(domain.JobStates()))
-	for _, st := range domain.JobStates() {
-		out[st] = 0
-	}
+	out := ports.StateCounts()
 	for _, c := range rows {
 		out[domain.JobState(c.state)] = c.n
 	}

@@ -70,6 +70,10 @@
 //     actor holding a reserved name was deleted (the name stays taken for
 //     good). Down drops both marks: a persona still retired comes back
 //     live, so let deletions finish first.
+//   - 026_ready_hosts: host_slots.ready_at, each host's oldest queued
+//     run_at (a lower bound; NULL without queued jobs), indexed where set,
+//     so that a lease reads the ready hosts and not the backlog of hosts at
+//     their cap (issue 36). Down drops the column and its index.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

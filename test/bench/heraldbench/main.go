@@ -11,6 +11,8 @@
 //	                   all at once, a second post while retries come due)
 //	lease throughput   jobs leased and completed per second, 1/8/32 workers,
 //	                   and lease latency from 1k to 1M queued jobs, per store
+//	lease-capped       lease latency with 1k and 100k queued jobs, 90% of
+//	                   them on hosts at their per-host cap, per store
 //	engine throughput  20,000 no-op jobs over 1,000 hosts drained by the real
 //	                   engine on PostgreSQL and by River, 8 and 32 workers,
 //	                   with statements and commits per job; and by the
@@ -75,7 +77,7 @@ func main() {
 	}
 	out := flag.String("out", "docs/benchmarks.md", "report to write")
 	plots := flag.String("plots", "docs/bench", "directory for the SVG plots")
-	only := flag.String("only", "sign,memory,enqueue,lease,suspend,engine,engine-sqlite,engine-mongo,fanout,followers,delete,inbox,soak", "which measurements, comma-separated")
+	only := flag.String("only", "sign,memory,enqueue,lease,lease-capped,suspend,engine,engine-sqlite,engine-mongo,fanout,followers,delete,inbox,soak", "which measurements, comma-separated")
 	storeNames := flag.String("stores", "memory,sqlite,postgres,mongo", "which stores the enqueue, lease and suspend rows measure, comma-separated")
 	fanoutRows := flag.String("fanout-rows", "", "which fan-out rows (clean,dead,refused,retry-after,all,second-post,postgres,dead-no-park,dead-no-hold,dead-neither, and serial: the headline against one serial worker, beside clean and dead; empty: all)")
 	engineSystems := flag.String("engine-systems", "herald,river", "which systems the engine rows measure (herald, river)")
@@ -125,6 +127,7 @@ func main() {
 		{"memory", benchMemory},
 		{"enqueue", func(ctx context.Context, r *report) error { return benchEnqueue(ctx, r, stores) }},
 		{"lease", func(ctx context.Context, r *report) error { return benchLease(ctx, r, stores) }},
+		{"lease-capped", func(ctx context.Context, r *report) error { return benchLeaseCapped(ctx, r, stores) }},
 		{"suspend", func(ctx context.Context, r *report) error { return benchSuspend(ctx, r, stores, *mongoURI) }},
 		{"engine", func(ctx context.Context, r *report) error {
 			return benchEngine(ctx, r, *dbURL, engineOpts{systems: rowSet(*engineSystems), jobs: *engineJobsFlag, rounds: *engineRounds})
