@@ -72,7 +72,7 @@ testreport:
 ## interop: federate with a real GoToSocial and a real snac (their directories: HERALD_GOTOSOCIAL, HERALD_SNAC; test/interop/doc.go)
 ## on the memory, SQLite and PostgreSQL stores; lists every scenario by name (a few minutes; needs curl and jq)
 interop:
-	HERALD_INTEROP=1 $(GO) test -count=1 -v -timeout 20m ./test/interop/
+	HERALD_INTEROP=1 $(GO) test -count=1 -v -timeout 40m ./test/interop/
 
 ## generate: regenerate bootstrap/wire_gen.go
 generate:
