@@ -124,16 +124,13 @@ var indexSpecs = []indexSpec{
 	{coll: collPosts, name: idxPostsAuthor, keys: keys("authorUri", 1, "published", -1, "objectUri", 1)},
 	{coll: collPosts, name: idxPostsGroup, keys: keys("groupUri", 1, "published", -1, "objectUri", 1)},
 	{coll: collDmPosts, name: idxDmPostsParticipants, keys: keys("participantsKey", 1, "published", -1, "objectUri", 1)},
-	// The queue by state and runAt: the admin counts, the reaper's and a
-	// suspension's ranges (and the single-job lease of older versions).
+	// The lease index: equality on state, range on runAt, and the sort
+	// (runAt, _id) all from the index, so a lease is one short index scan
+	// whatever the queue's size. host comes last (it cannot change the
+	// order: _id is unique) so the skipped hosts are filtered on the index
+	// keys during the scan, without fetching their documents.
 	{coll: collJobs, name: idxJobsLease, keys: keys("state", 1, "runAt", 1, "_id", 1, "host", 1)},
-	// A host's jobs of a state in runAt order: the lease reads the ready
-	// hosts' leased jobs and queued jobs from it (jobs_batch.go).
 	{coll: collJobs, name: idxJobsHostState, keys: keys("host", 1, "state", 1, "runAt", 1)},
-	// The ready hosts by their oldest queued job (jobs_ready.go): sparse,
-	// so a host without queued jobs (no readyAt) is not in it; migration
-	// 012 makes it, as this spec has it.
-	{coll: collJobHosts, name: idxJobHostsReady, keys: keys("readyAt", 1), sparse: true},
 	// The host slots of leased jobs (jobs_batch.go): unique, so one job
 	// holds each slot, and sparse, so the jobs holding none (every job
 	// that is not leased) are not in it.

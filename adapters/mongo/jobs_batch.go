@@ -52,25 +52,16 @@ import (
 // idxJobsSlot is the unique sparse index on jobs.slot (see Host slots).
 const idxJobsSlot = "jobs_slot"
 
-// leaseRounds bounds the rounds of one LeaseBatch. A round reads
-// leaseHosts(n) ready hosts; only when it read that many and the batch is
-// still short (hosts at their cap among them, or one host's jobs filling
-// the window) does another round read the next ones.
+// leaseRounds bounds the find-and-stamp rounds of one LeaseBatch. A round
+// reads leaseWindow(n) candidates; only when that window was full and hosts
+// at their cap kept the batch short does another round look past them (the
+// skipped hosts grow by the saturated ones), so one host's backlog cannot
+// starve the rest of a batch.
 const leaseRounds = 3
 
-// leaseHosts is how many ready hosts a round reads for n wanted jobs: one
-// per job, and more for the hosts at their cap (passed over: at most the
-// jobs in flight divided by the cap) and the hosts a deferral left early.
-func leaseHosts(n int) int { return n + 16 }
-
-// leaseWindow is how many of the ready hosts' queued jobs a round reads
-// for n wanted jobs: enough that a few hosts with many due jobs leave room
-// for the others.
+// leaseWindow is how many candidates a round reads for n wanted jobs: as on
+// PostgreSQL, enough to pass over the backlog of a few hosts at their cap.
 func leaseWindow(n int) int { return 4*n + 16 }
-
-// noCap stands for "no per-host cap" in a lease: a host never has this
-// many jobs in flight.
-const noCap = 1 << 30
 
 func slotOf(host string, k int) string { return host + "#" + strconv.Itoa(k) }
 
@@ -84,29 +75,24 @@ func slotIndex(host, slot string) (int, bool) {
 	return k, err == nil && k >= 0
 }
 
-// LeaseBatch implements ports.JobStore in at most leaseRounds rounds
-// (usually one), each of six round trips, plus one to read the jobs'
+// LeaseBatch implements ports.JobStore in at most leaseRounds rounds, each
+// of four round trips (usually one round), plus one to read the jobs'
 // bodies:
 //
-//  1. find the ready hosts (job_hosts_ready; see jobs_ready.go): readyAt
-//     due, not skipped, oldest readyAt first, leaseHosts of them;
-//  2. find the leased jobs of those hosts (jobs_host_state): how many each
-//     has and which slots they hold; the hosts at their cap go no further;
-//  3. find the others' queued jobs (jobs_host_state, host by host merged in
-//     runAt order), leaseWindow of them, only _id, host and runAt;
-//  4. one unordered bulkWrite of conditional updates, one per chosen job
-//     (the oldest due candidates within each host's free slots, up to the
+//  1. find the candidates: queued, due, not of a skipped host, oldest
+//     (runAt, _id) first, leaseWindow of them, only _id, host and runAt;
+//  2. find the leased jobs of the candidates' hosts (jobs_host_state): how
+//     many each host has and which slots they hold;
+//  3. one unordered bulkWrite of conditional updates, one per chosen job
+//     (the oldest candidates within each host's free slots, up to the
 //     limit): {_id, state: queued, runAt <= now} → leased with the batch's
 //     token, lease expiry and the chosen slot. A job another leaser took
 //     meanwhile no longer matches; a slot another leaser took meanwhile is a
 //     duplicate key on jobs_slot; either way that job is passed over;
-//  5. read back by token the jobs this call won;
-//  6. raise the hosts' readyAt to their next job (raiseReady).
+//  4. read back by token the jobs this call won.
 //
-// So a lease reads a few host documents and the jobs it may return: the
-// jobs of hosts at their cap, or skipped, are never read. No step needs a
-// transaction, and nothing is locked: each job is won by one
-// single-document update, which the server applies atomically.
+// No step needs a transaction, and nothing is locked: each job is won by
+// one single-document update, which the server applies atomically.
 func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	out, err := s.leaseBatch(ctx, req)
 	if ferr := s.fillBodies(ctx, out); err == nil {
@@ -119,56 +105,38 @@ func (s *JobStore) leaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	req, err := ports.NormalizeLease(req, noCap)
-	if err != nil {
-		return nil, err
+	if req.Token == "" {
+		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
 	}
-	now := req.Now.UTC()
-	passed := slices.Clone(req.SkipHosts) // hosts this call does not read (again)
+	limit := max(req.Limit, 1)
+	skip := slices.Clone(req.SkipHosts)
 	var out []domain.Job
-	for round := 0; round < leaseRounds && len(out) < req.Limit; round++ {
-		want := req.Limit - len(out)
-		n := leaseHosts(want)
-		ready, err := s.readyHosts(ctx, now, passed, n)
+	for round := 0; round < leaseRounds && len(out) < limit; round++ {
+		want := limit - len(out)
+		window := leaseWindow(want)
+		cands, err := s.leaseCandidates(ctx, req.Now, skip, window)
 		if err != nil {
 			return out, err
 		}
-		if len(ready) == 0 {
+		if len(cands) == 0 {
 			break
 		}
-		names := make([]string, len(ready))
-		for i, h := range ready {
-			names[i] = h.Host
-		}
-		passed = append(passed, names...)
-		held, err := s.heldSlots(ctx, names)
+		held, err := s.heldSlots(ctx, cands)
 		if err != nil {
 			return out, err
 		}
-		var open []hostDoc
-		var openNames []string
-		for _, h := range ready {
-			if held[h.Host].leased < req.PerHost {
-				open = append(open, h)
-				openNames = append(openNames, h.Host)
-			}
+		plan, saturated := planLease(cands, held, req.PerHost, want)
+		got, err := s.stampLeases(ctx, req, plan)
+		out = append(out, got...)
+		if err != nil {
+			return out, err
 		}
-		if len(open) > 0 {
-			window := leaseWindow(want)
-			cands, err := s.leaseCandidates(ctx, openNames, window)
-			if err != nil {
-				return out, err
-			}
-			got, err := s.stampLeases(ctx, req, planLease(cands, held, now, req.PerHost, want))
-			out = append(out, got...)
-			if err != nil {
-				return out, err
-			}
-			s.raiseReady(ctx, open, cands, got, len(cands) == window)
+		if len(cands) < window || len(saturated) == 0 && len(got) == len(plan) {
+			// Every runnable job was in the window, or nothing held the
+			// batch back but the window itself: another round finds no more.
+			break
 		}
-		if len(ready) < n {
-			break // every ready host was read
-		}
+		skip = append(skip, saturated...)
 	}
 	slices.SortFunc(out, func(a, b domain.Job) int {
 		return cmp.Or(a.RunAt.Compare(b.RunAt), strings.Compare(a.ID, b.ID))
@@ -176,30 +144,31 @@ func (s *JobStore) leaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	return out, nil
 }
 
-// candidate is a queued job as step 3 reads it.
+// candidate is a runnable job as step 1 reads it.
 type candidate struct {
 	ID    string    `bson:"_id"`
 	Host  string    `bson:"host"`
 	RunAt time.Time `bson:"runAt"`
 }
 
-// leaseCandidates is step 3: the oldest n queued jobs of hosts, due or
-// not (the ones not due tell raiseReady when the host is next due), in
-// runAt order, from each host's range of jobs_host_state (hinted: the
-// planner could otherwise take jobs_lease's runAt order and filter the
-// hosts, reading past every other host's jobs).
-func (s *JobStore) leaseCandidates(ctx context.Context, hosts []string, n int) ([]candidate, error) {
+// leaseCandidates is step 1, on jobs_lease (the hint is taken on find by
+// every server seen; only findAndModify refuses it on FerretDB v2).
+func (s *JobStore) leaseCandidates(ctx context.Context, now time.Time, skip []string, n int) ([]candidate, error) {
 	filter := bson.D{
-		{Key: "host", Value: bson.D{{Key: "$in", Value: hosts}}},
 		{Key: "state", Value: string(domain.JobQueued)},
+		{Key: "runAt", Value: bson.D{{Key: "$lte", Value: now.UTC()}}},
 	}
-	return findAll(ctx, s.jobs, filter, "lease: candidates", func(c candidate) candidate { return c },
+	if len(skip) > 0 {
+		filter = append(filter, bson.E{Key: "host", Value: bson.D{{Key: "$nin", Value: skip}}})
+	}
+	out, err := findAll(ctx, s.jobs, filter, "lease: candidates", func(c candidate) candidate { return c },
 		options.Find().
-			SetSort(bson.D{{Key: "runAt", Value: 1}}).
+			SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
 			SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "runAt", Value: 1}}).
 			SetLimit(int64(n)).
 			SetBatchSize(int32(n)). // the whole window in the first reply: no getMore
-			SetHint(idxJobsHostState))
+			SetHint(idxJobsLease))
+	return out, err
 }
 
 // hostSlots is what step 2 reads of one host: its leased jobs and the slots
@@ -209,11 +178,15 @@ type hostSlots struct {
 	used   map[int]bool
 }
 
-// heldSlots is step 2: for each of hosts, its leased jobs.
-func (s *JobStore) heldSlots(ctx context.Context, hosts []string) (map[string]*hostSlots, error) {
-	held := make(map[string]*hostSlots, len(hosts))
-	for _, h := range hosts {
-		held[h] = &hostSlots{used: map[int]bool{}}
+// heldSlots is step 2: for each host of cands, its leased jobs.
+func (s *JobStore) heldSlots(ctx context.Context, cands []candidate) (map[string]*hostSlots, error) {
+	held := make(map[string]*hostSlots)
+	var hosts []string
+	for _, c := range cands {
+		if held[c.Host] == nil {
+			held[c.Host] = &hostSlots{used: map[int]bool{}}
+			hosts = append(hosts, c.Host)
+		}
 	}
 	type leasedDoc struct {
 		Host string `bson:"host"`
@@ -245,23 +218,28 @@ type planned struct {
 	id, host, slot string
 }
 
-// planLease chooses, oldest first, up to want of the candidates due by now
-// within each host's free slots (perHost noCap: any free slot).
-func planLease(cands []candidate, held map[string]*hostSlots, now time.Time, perHost, want int) []planned {
-	var plan []planned
+// planLease chooses, oldest first, up to want candidates within each host's
+// free slots (perHost <= 0: no cap, any free slot). saturated lists the
+// hosts that had a candidate left out for their cap.
+func planLease(cands []candidate, held map[string]*hostSlots, perHost, want int) (plan []planned, saturated []string) {
+	full := map[string]bool{}
 	for _, c := range cands {
-		if len(plan) == want || c.RunAt.After(now) {
-			break // candidates come in runAt order: the rest are not due
+		if len(plan) == want {
+			break
 		}
 		h := held[c.Host]
-		if h == nil || h.leased >= perHost {
+		if perHost > 0 && h.leased >= perHost {
+			if !full[c.Host] {
+				full[c.Host] = true
+				saturated = append(saturated, c.Host)
+			}
 			continue
 		}
 		k := 0
 		for h.used[k] {
 			k++
 		}
-		if k >= perHost {
+		if perHost > 0 && k >= perHost {
 			// Cannot happen (perHost slots in use are perHost leases);
 			// kept so that a cap is never passed whatever the count says.
 			continue
@@ -270,10 +248,10 @@ func planLease(cands []candidate, held map[string]*hostSlots, now time.Time, per
 		h.leased++
 		plan = append(plan, planned{id: c.ID, host: c.Host, slot: slotOf(c.Host, k)})
 	}
-	return plan
+	return plan, saturated
 }
 
-// stampLeases is steps 4 and 5: the conditional updates in one unordered
+// stampLeases is steps 3 and 4: the conditional updates in one unordered
 // bulkWrite, then the jobs that took this call's token, read back by it.
 func (s *JobStore) stampLeases(ctx context.Context, req ports.LeaseRequest, plan []planned) ([]domain.Job, error) {
 	if len(plan) == 0 {
@@ -411,11 +389,7 @@ func (s *JobStore) unstamp(ctx context.Context, token string, ids []string) {
 
 // Settle implements ports.JobStore with one unordered bulkWrite of fenced
 // updates ({_id, leaseToken, state: leased}), each ending the lease and
-// freeing the job's slot in the same document update; then, for the jobs
-// it put back in the queue, their hosts' readyAt is lowered
-// (lowerReadyOfJobs: two more round trips, only for such a batch). Should
-// that fail, Settle fails though the jobs were written: sent again, they
-// come back lost, and the next start makes them leasable (jobs_ready.go). A settlement that
+// freeing the job's slot in the same document update. A settlement that
 // repeats an earlier one of the batch (same job, same token) is lost
 // without being sent: the first ends the lease.
 //
@@ -474,20 +448,6 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 	matched, err := s.bulkUpdate(ctx, models)
 	if err != nil {
 		return nil, fmt.Errorf("settle: %w", interpretError(err, nil))
-	}
-	// The requeued jobs' hosts (jobs_ready.go), after the jobs; a lost
-	// settlement among them lowers its host for nothing, which is early,
-	// as a lower bound may be.
-	requeued := map[string]time.Time{}
-	for _, i := range sent {
-		if st := batch[i]; st.State == domain.JobQueued {
-			if t, ok := requeued[st.ID]; !ok || st.RunAt.Before(t) {
-				requeued[st.ID] = st.RunAt
-			}
-		}
-	}
-	if err := s.lowerReadyOfJobs(ctx, requeued); err != nil {
-		return nil, fmt.Errorf("settle: %w", err)
 	}
 	if matched == len(sent) {
 		return lost, nil

@@ -148,9 +148,8 @@ func (mg *migrator) locked(ctx context.Context, fn func(version int, dirty bool)
 // advisory lock (the lock collection's unique index lets one process in;
 // the others wait up to 5 minutes, or until ctx ends), then — still under
 // the lock, and on every start — moves any pending legacy deliveries into
-// jobs (migration 004's Go part, idempotent; see migrations/mongo), makes
-// a key id unique where it is not yet (006's, ownKeyIDs) and lowers each
-// host's readyAt to its oldest queued job (012's, repairReadyHosts).
+// jobs (migration 004's Go part, idempotent; see migrations/mongo) and
+// makes a key id unique where it is not yet (006's, ownKeyIDs).
 //
 // A migration that failed halfway leaves the version dirty; MigrateUp then
 // refuses to run and says how to recover.
@@ -186,12 +185,6 @@ func MigrateUp(ctx context.Context, client *mongodrv.Client, dbName string, log 
 		if forged+dups > 0 {
 			mg.log.Info("mongo: deleted cached actors claiming a key id they do not own", slog.Int("other_hosts_key", forged),
 				slog.Int("older_copies", dups))
-		}
-		if v < readyHostsVersion {
-			return nil
-		}
-		if _, err := repairReadyHosts(ctx, mg.db); err != nil {
-			return fmt.Errorf("migration 012 (ready hosts): %w", err)
 		}
 		return nil
 	})

@@ -57,14 +57,6 @@
 //	                        time. Down drops both collections and unsets the
 //	                        fields: media, content warnings, hashtags and
 //	                        polls are lost.
-//	012 ready_hosts         the hosts that are ready (issue 36): job_hosts, one
-//	                        document per host whose readyAt is a lower bound
-//	                        of its queued jobs' runAt (absent when it has
-//	                        none), and its sparse index job_hosts_ready, which
-//	                        the lease reads instead of the queue. Up makes
-//	                        the index; the documents are Go code, see below.
-//	                        Down drops the collection (an older lease reads
-//	                        the queue by runAt again).
 //	013 client_api          the Mastodon-compatible client API (issue 34):
 //	                        oauth_apps (_id the client id), oauth_grants and
 //	                        oauth_tokens (_id the hex SHA-256 of the secret),
@@ -123,13 +115,6 @@
 // (adapters/mongo.MigrateDown, before golang-migrate leaves version 6)
 // puts the plain index back; the deleted copies are fetched again when
 // needed.
-//
-// 012's documents are written by adapters/mongo.MigrateUp, under the lock,
-// at every start from version 12 on (repairReadyHosts): one aggregate of
-// the queued jobs' oldest runAt per host lowers each host's readyAt to it.
-// On the first start it fills job_hosts; later it repairs what a process
-// that died between an enqueue's insert and its hosts' update left too high
-// (the stores' writes keep readyAt otherwise: adapters/mongo/jobs_ready.go).
 //
 // Down steps: 001's deletes the reserved_names rows it seeded (seededBy
 // "001"); the duplicates it removed cannot come back, they were copies of

@@ -454,7 +454,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			if _, err := mongo.EnsureIndexes(Ctx(t), db, nil); err != nil {
 				t.Fatal(err)
 			}
-			j, err := leaseOne(t, mongo.NewJobStore(db), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Minute), Until: time.Now().Add(time.Hour),
+			j, err := mongo.NewJobStore(db).Lease(Ctx(t), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Minute), Until: time.Now().Add(time.Hour),
 				SkipHosts: []string{"r.example", "t.example"}})
 			if err != nil || j.ActivityID != act2 {
 				t.Fatalf("moved job not leasable: %+v %v", j, err)
@@ -468,7 +468,7 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatal(err)
 			}
 			// dl2's job is in flight: the rollback must leave it to the engine.
-			leased, err := leaseOne(t, mongo.NewJobStore(db), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Minute),
+			leased, err := mongo.NewJobStore(db).Lease(Ctx(t), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Minute),
 				Until: time.Now().Add(time.Hour), SkipHosts: []string{"r.example", "t.example"}})
 			if err != nil || leased.ActivityID != act2 {
 				t.Fatalf("lease dl2's job: %+v %v", leased, err)
@@ -811,18 +811,4 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			checkMoved(t, db)
 		}},
 	})
-}
-
-// leaseOne leases a batch of one: domain.ErrNoJob when nothing is due.
-func leaseOne(t *testing.T, s *mongo.JobStore, req ports.LeaseRequest) (domain.Job, error) {
-	t.Helper()
-	req.Limit = 1
-	jobs, err := s.LeaseBatch(Ctx(t), req)
-	if err != nil {
-		return domain.Job{}, err
-	}
-	if len(jobs) == 0 {
-		return domain.Job{}, domain.ErrNoJob
-	}
-	return jobs[0], nil
 }

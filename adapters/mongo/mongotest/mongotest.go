@@ -110,16 +110,14 @@ func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.O
 			}
 			return mongo.NewJobStore(second.Database(name))
 		})}, skip...)
-		newStore := func(t *testing.T) contract.Jobs {
+		contract.JobStore(t, func(t *testing.T) contract.Jobs {
 			db := NewDB(t, client)
 			s := mongo.NewJobStore(db)
 			mu.Lock()
 			dbOf[s] = db.Name()
 			mu.Unlock()
 			return s
-		}
-		contract.JobStore(t, newStore, opts...)
-		contract.JobStoreReadyHosts(t, newStore, opts...)
+		}, opts...)
 	})
 	t.Run("NameRegistry", func(t *testing.T) {
 		contract.NameRegistry(t, func(t *testing.T) ports.NameRegistry { return mongo.NewNameRegistry(NewDB(t, client)) }, skip...)
