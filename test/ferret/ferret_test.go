@@ -182,6 +182,8 @@ var skipped = map[string]string{
 	"FollowerStore/ConcurrentAddsCreateOnce":                    notAtomic,
 	"FanOutStore/ConcurrentClaimsTakeEachOnce":                  notAtomic,
 	"ForeignActorStore/ConcurrentClaimsOfOneKeyIDHaveOneWinner": notAtomic,
+	"PollStore/PollsDueChangesAndClose":                         notAtomic,
+	"OAuthStore/ConcurrentUsesHaveOneFirst":                     notAtomic,
 	"Indexes/LeaseQueryIsAnIndexScan":                           noPlanner,
 	"Migrations/001RemovesDuplicatesAndFillsReservedNames":      noMerge,
 	"Migrations/ConcurrentMigrateUpMigratesOnce":                notAtomic,
@@ -201,7 +203,7 @@ func skip[O any](prefix string, mk func(name, reason string) O) []O {
 func TestContracts(t *testing.T) {
 	t.Log("server: embedded FerretDB v1.24.2 (SQLite backend)")
 	var opts []contract.Option
-	for _, p := range []string{"JobStore", "NameRegistry", "InstanceStore", "FollowerStore", "FanOutStore", "ForeignActorStore"} {
+	for _, p := range []string{"JobStore", "NameRegistry", "InstanceStore", "FollowerStore", "FanOutStore", "ForeignActorStore", "PollStore", "OAuthStore"} {
 		opts = append(opts, skip(p, contract.Skip)...)
 	}
 	mongotest.Contracts(t, client, nil, opts...)
