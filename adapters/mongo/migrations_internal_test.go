@@ -47,8 +47,10 @@ func TestEveryMigrationParsesAndHasADownStep(t *testing.T) {
 			}
 		}
 	}
+	// Numbers may leave gaps (a number handed to work that did not land),
+	// never repeat one: no more up files than the latest number.
 	latest, err := LatestMigration()
-	if err != nil || ups != int(latest) || ups < 4 {
+	if err != nil || ups > int(latest) || ups < 4 {
 		t.Fatalf("%d up migrations, latest %d (%v)", ups, latest, err)
 	}
 }
