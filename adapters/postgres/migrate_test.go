@@ -1202,3 +1202,45 @@ func TestMigration020OneOwnerPerKeyIDAndTombstones(t *testing.T) {
 		}
 	}
 }
+
+// 026 fills each host's ready_at from the queued jobs already there (their
+// oldest run_at; none for a host without queued jobs; a host's first row
+// counts its leased jobs, as 005 did), so a lease finds them after the
+// upgrade; its down step drops the column.
+func TestMigration026ReadyHosts(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	downTo(t, p, 24)
+	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	rows := []struct {
+		name, host, state string
+		runAt             time.Time
+	}{
+		{"a2", "a.example", "queued", at.Add(2 * time.Second)},
+		{"a1", "a.example", "queued", at.Add(time.Second)},
+		{"a-leased", "a.example", "leased", at},
+		{"b-dead", "b.example", "dead", at},
+		{"c1", "c.example", "queued", at},
+	}
+	for i, r := range rows {
+		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at, lease_token, lease_until, finished_at)
+			VALUES ($1, $2, 1, '/inbox', $3, $4::text, $5::timestamptz, $5, CASE WHEN $4 = 'leased' THEN 'tok' END,
+				CASE WHEN $4 = 'leased' THEN $5 + interval '1 minute' END, CASE WHEN $4 = 'dead' THEN $5 END)`,
+			contract.JobID(r.name), contract.JobID(fmt.Sprint("k", i)), r.host, r.state, r.runAt)
+	}
+	mustMigrate(t, p)
+	got := column(t, p, `SELECT host || ' ' || in_flight || ' ' || COALESCE(to_char(ready_at AT TIME ZONE 'UTC', 'HH24:MI:SS'), '-') FROM host_slots ORDER BY host`)
+	if want := []string{"a.example 1 12:00:01", "c.example 0 12:00:00"}; !slices.Equal(got, want) {
+		t.Fatalf("host_slots after 026: %v, want %v", got, want)
+	}
+	s := postgres.NewJobStore(p)
+	leased, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t", Now: at.Add(time.Minute), Until: at.Add(2 * time.Minute), Limit: 10, PerHost: 2})
+	if err != nil || len(leased) != 2 || contract.JobName(leased[0].ID) != "c1" || contract.JobName(leased[1].ID) != "a1" {
+		t.Fatalf("leased after 026: %v, %v; want c1 and a1 (a.example has one slot left)", leased, err)
+	}
+	downTo(t, p, 24)
+	if n := count(t, p, `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'host_slots' AND column_name = 'ready_at'`); n != 0 {
+		t.Fatal("host_slots.ready_at after 026's down")
+	}
+}

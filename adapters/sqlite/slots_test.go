@@ -1,6 +1,8 @@
 package sqlite_test
 
 import (
+	"database/sql"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -167,4 +169,49 @@ func downTo(t *testing.T, db *sqlite.DB, v uint) {
 		got, _, err := sqlite.MigrationVersion(ctx, db)
 		return got, err
 	}, func() error { return sqlite.MigrateDown(ctx, db, 1, testLog(t)) })
+}
+
+// Migration 017 fills each host's ready_at from the queued jobs already
+// there (their oldest run_at; none for a host without queued jobs), so a
+// lease finds them after the upgrade; its down step drops the column.
+func TestMigration017ReadyHosts(t *testing.T) {
+	t.Parallel()
+	db := migrated(t)
+	ctx := testCtx(t)
+	downTo(t, db, 15)
+	s := sqlite.NewJobStore(db)
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	leased := newJob(t, "a-leased", "a.example", now)
+	leased.State, leased.LeaseToken, leased.LeaseUntil = domain.JobLeased, "tok", now.Add(time.Minute)
+	dead := newJob(t, "b-dead", "b.example", now)
+	dead.State, dead.FinishedAt = domain.JobDead, now
+	if _, err := s.Enqueue(ctx, []domain.Job{newJob(t, "a2", "a.example", now.Add(2*time.Second)), newJob(t, "a1", "a.example", now.Add(time.Second)),
+		leased, dead, newJob(t, "c1", "c.example", now)}); err != nil {
+		t.Fatal(err)
+	}
+	mustMigrate(t, db)
+	ready := func(host string) (at sql.NullInt64) {
+		t.Helper()
+		if err := sqlite.QueryRow(ctx, db, `SELECT ready_at FROM host_slots WHERE host = ?`, host).Scan(&at); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			t.Fatal(err)
+		}
+		return at
+	}
+	for host, want := range map[string]time.Time{"a.example": now.Add(time.Second), "c.example": now} {
+		if got := ready(host); !got.Valid || got.Int64 != want.UnixNano() {
+			t.Fatalf("%s ready_at after 017: %v, want %v", host, got, want)
+		}
+	}
+	if got := ready("b.example"); got.Valid {
+		t.Fatalf("b.example, without queued jobs, ready at %v", got)
+	}
+	got, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t", Now: now.Add(time.Minute), Until: now.Add(2 * time.Minute), Limit: 10, PerHost: 2})
+	if err != nil || len(got) != 2 || contract.JobName(got[0].ID) != "c1" || contract.JobName(got[1].ID) != "a1" {
+		t.Fatalf("leased after 017: %v, %v; want c1 and a1 (a.example has one slot left)", got, err)
+	}
+	downTo(t, db, 15)
+	var n int
+	if err := sqlite.QueryRow(ctx, db, `SELECT count(*) FROM pragma_table_info('host_slots') WHERE name = 'ready_at'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("host_slots.ready_at after 017's down: %d (%v)", n, err)
+	}
 }
