@@ -9,7 +9,7 @@ export DATABASE_URL
 SHELL       := /bin/bash
 TESTREPORT  := bin/testreport
 
-.PHONY: run test check fmt-check vet wire-check unit unit-run ferret ferret-run testreport interop generate lint bench bench-go build clean
+.PHONY: run screenshots test check fmt-check vet wire-check unit unit-run ferret ferret-run testreport interop generate lint bench bench-go build clean
 
 ## run: start Herald at http://127.0.0.1:8080 on the embedded SQLite store (data kept in ./herald-data)
 run:
@@ -73,6 +73,10 @@ testreport:
 ## on the memory, SQLite and PostgreSQL stores; lists every scenario by name (a few minutes; needs curl and jq)
 interop:
 	HERALD_INTEROP=1 $(GO) test -count=1 -v -timeout 40m ./test/interop/
+
+## screenshots: retake docs/admin.png and docs/admin-moderation.png from the operator page in headless Chromium
+screenshots:
+	HERALD_UPDATE_SCREENSHOTS=1 $(GO) test -count=1 -run 'TestPageInChromium|TestModerationPageInChromium' ./adapters/httpapi/admin/
 
 ## generate: regenerate bootstrap/wire_gen.go
 generate:
