@@ -176,3 +176,52 @@ func TestSearchRespectsPolicyAndPrivateTargets(t *testing.T) {
 		}
 	})
 }
+
+// What a remote serves for a URL is judged before anything is kept: a
+// search by URL stores only an actor or a public note of the server that
+// answered, and answers nothing for the rest.
+func TestSearchByURLKeepsOnlyWhatItMay(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	tok := s.login(t, "alice", "alice", "read")
+	const public = "https://www.w3.org/ns/activitystreams#Public"
+	docs := map[string]string{
+		"https://remote.example/collection":      `{"id":"https://remote.example/collection","type":"OrderedCollection","totalItems":3}`,
+		"https://remote.example/notes/followers": `{"id":"https://remote.example/notes/followers","type":"Note","attributedTo":"https://remote.example/users/gus","content":"only for followers","to":["https://remote.example/users/gus/followers"]}`,
+		"https://remote.example/notes/foreign":   `{"id":"https://remote.example/notes/foreign","type":"Note","attributedTo":"https://other.example/users/eve","content":"not theirs","to":["` + public + `"]}`,
+		// Served by remote.example, claiming an id on another host: only
+		// that host's own answer could speak for it, and it has none.
+		"https://remote.example/users/mallory": `{"id":"https://victim.example/users/mallory","type":"Person","preferredUsername":"mallory","inbox":"https://victim.example/inbox"}`,
+		"https://remote.example/notes/public":  `{"id":"https://remote.example/notes/public","type":"Note","attributedTo":"https://remote.example/users/gus","content":"for everyone","to":["` + public + `"]}`,
+	}
+	for u, d := range docs {
+		s.fetcher[u] = []byte(d)
+	}
+	cases := []struct {
+		url    string
+		stored bool
+	}{
+		{"https://remote.example/collection", false},
+		{"https://remote.example/notes/followers", false},
+		{"https://remote.example/notes/foreign", false},
+		{"https://remote.example/users/mallory", false},
+		{"https://remote.example/notes/public", true},
+		{"not a url://at all", false},
+		{"ftp://remote.example/notes/public", false},
+	}
+	for _, c := range cases {
+		status, accounts, statuses, _ := s.searchOf(t, tok, url.Values{"q": {c.url}, "resolve": {"true"}})
+		if status != 200 || len(accounts) != 0 || len(statuses) != 0 {
+			t.Errorf("%s: %d %v %v", c.url, status, accounts, statuses)
+		}
+		_, err := s.content.PostByObjectURI(t.Context(), c.url)
+		if stored := err == nil; stored != c.stored {
+			t.Errorf("%s: stored %v, want %v (%v)", c.url, stored, c.stored, err)
+		}
+	}
+	for _, actor := range []string{"https://victim.example/users/mallory", "https://remote.example/users/mallory"} {
+		if _, err := s.content.ByActorURI(t.Context(), actor); err == nil {
+			t.Errorf("%s was cached", actor)
+		}
+	}
+}
