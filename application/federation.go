@@ -134,6 +134,11 @@ type Federation struct {
 	// our polls of their counts and their close (SPEC §12 "Polls").
 	Vote  VoteHandler
 	Polls PollsHandler
+
+	// Relationships and Search serve the Mastodon client API's accounts
+	// graph and search (issue 34).
+	Relationships RelationshipsHandler
+	Search        SearchHandler
 }
 
 // fedCore is what the federation use cases share.
@@ -188,6 +193,9 @@ func NewFederation(deps FederationDeps) *Federation {
 
 		Vote:  VoteHandler{core: core},
 		Polls: PollsHandler{core: core},
+
+		Relationships: RelationshipsHandler{core: core},
+		Search:        SearchHandler{core: core, resolver: resolver},
 	}
 }
 

@@ -15,10 +15,12 @@ import (
 func (f *FollowRoutes) registerRelations(r *mux.Router) {
 	r.Handle("/api/v1/blocks", f.authed(f.block)).Methods(http.MethodPost)
 	r.Handle("/api/v1/blocks", f.authed(f.unblock)).Methods(http.MethodDelete)
-	r.Handle("/api/v1/blocks", f.authed(f.listBlocks(domain.BlockKindBlock))).Methods(http.MethodGet)
+	// The lists need ?as=: without it, GET /api/v1/blocks and /mutes are
+	// the Mastodon-compatible API's (adapters/httpapi/mastodon).
+	r.Handle("/api/v1/blocks", f.authed(f.listBlocks(domain.BlockKindBlock))).Methods(http.MethodGet).Queries("as", "{as}")
 	r.Handle("/api/v1/mutes", f.authed(f.mute(false))).Methods(http.MethodPost)
 	r.Handle("/api/v1/mutes", f.authed(f.mute(true))).Methods(http.MethodDelete)
-	r.Handle("/api/v1/mutes", f.authed(f.listBlocks(domain.BlockKindMute))).Methods(http.MethodGet)
+	r.Handle("/api/v1/mutes", f.authed(f.listBlocks(domain.BlockKindMute))).Methods(http.MethodGet).Queries("as", "{as}")
 	r.Handle("/api/v1/follows", f.authed(f.unfollow)).Methods(http.MethodDelete)
 	r.Handle("/api/v1/followers/remove", f.authed(f.removeFollower)).Methods(http.MethodPost)
 }

@@ -3,12 +3,20 @@ package clients_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +26,9 @@ import (
 // TestMegalodon registers an app with megalodon, signs in through the
 // authorization page as a browser would (choosing the persona alice_work
 // of the account alice), and posts, reads, looks up, deletes and revokes
-// with the library's own calls.
+// with the library's own calls; it finds a remote account by search
+// (resolve: WebFinger on a fake server this test runs), follows it, reads
+// the relationship, and the Follow reaches the remote's inbox.
 func TestMegalodon(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -42,7 +52,10 @@ func TestMegalodon(t *testing.T) {
 		}
 	}
 
-	h := heraldtest.Start(t, "herald", map[string]string{"HERALD_STORE": "memory"})
+	remote := newRemote(t, "gus")
+	// The remote is on loopback: Herald may reach it only with private
+	// targets allowed.
+	h := heraldtest.Start(t, "herald", map[string]string{"HERALD_STORE": "memory", "HERALD_ALLOW_PRIVATE_TARGETS": "true"})
 	signUp := func(body, path string, token string) string {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, h.Base+path, strings.NewReader(body))
@@ -70,7 +83,8 @@ func TestMegalodon(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "harness.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HERALD_URL="+h.Base, "HERALD_USER=alice", "HERALD_PASSWORD=correct horse battery", "HERALD_PERSONA=alice_work")
+	cmd.Env = append(os.Environ(), "HERALD_URL="+h.Base, "HERALD_USER=alice", "HERALD_PASSWORD=correct horse battery", "HERALD_PERSONA=alice_work",
+		"HERALD_REMOTE_ACCT="+remote.acct(), "HERALD_REMOTE_URI="+remote.actorURI())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
@@ -82,4 +96,77 @@ func TestMegalodon(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &seen); err != nil || seen["ok"] != true {
 		t.Fatalf("the harness did not finish: %s %v", stdout.String(), err)
 	}
+	// The follow megalodon asked for is delivered by Herald's engine.
+	deadline := time.Now().Add(30 * time.Second)
+	for !remote.got("Follow", h.Base+"/users/alice_work") {
+		if time.Now().After(deadline) {
+			t.Fatal("the Follow of gus by alice_work did not reach gus's inbox in 30 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// remote is a fediverse server on loopback, as small as a search and a
+// follow need: WebFinger, one actor (with a real public key), and an
+// inbox that keeps what it is sent.
+type remote struct {
+	srv    *httptest.Server
+	user   string
+	pubPEM string
+
+	mu    sync.Mutex
+	inbox []map[string]any
+}
+
+func newRemote(t *testing.T, user string) *remote {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	rm := &remote{user: user, pubPEM: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/webfinger", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("resource") != "acct:"+rm.acct() {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/jrd+json")
+		fmt.Fprintf(w, `{"subject":"acct:%s","links":[{"rel":"self","type":"application/activity+json","href":%q}]}`, rm.acct(), rm.actorURI())
+	})
+	mux.HandleFunc("GET /users/"+user, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/activity+json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"@context": []string{"https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"},
+			"id":       rm.actorURI(), "type": "Person", "preferredUsername": user, "inbox": rm.actorURI() + "/inbox",
+			"publicKey": map[string]string{"id": rm.actorURI() + "#main-key", "owner": rm.actorURI(), "publicKeyPem": rm.pubPEM},
+		})
+	})
+	mux.HandleFunc("POST /users/"+user+"/inbox", func(w http.ResponseWriter, r *http.Request) {
+		var act map[string]any
+		_ = json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&act)
+		rm.mu.Lock()
+		rm.inbox = append(rm.inbox, act)
+		rm.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	})
+	rm.srv = httptest.NewServer(mux)
+	t.Cleanup(rm.srv.Close)
+	return rm
+}
+
+func (rm *remote) acct() string     { return rm.user + "@" + strings.TrimPrefix(rm.srv.URL, "http://") }
+func (rm *remote) actorURI() string { return rm.srv.URL + "/users/" + rm.user }
+
+// got reports whether the inbox received an activity of that type by actor.
+func (rm *remote) got(typ, actor string) bool {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	for _, a := range rm.inbox {
+		if a["type"] == typ && a["actor"] == actor {
+			return true
+		}
+	}
+	return false
 }

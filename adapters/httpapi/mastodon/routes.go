@@ -61,6 +61,10 @@ func (m *Routes) Register(r *mux.Router) {
 	r.Handle("/oauth/revoke", m.perToken.Wrap(http.HandlerFunc(m.revoke))).Methods(http.MethodPost)
 	add := routeAdder{r}
 	m.registerInstance(add)
+	// Before the accounts: their /api/v1/accounts/{id} would take
+	// /api/v1/accounts/relationships and /search for an account id.
+	m.registerGraph(add)
+	m.registerSearch(add)
 	m.registerAccounts(add)
 	m.registerStatuses(add)
 }

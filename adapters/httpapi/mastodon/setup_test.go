@@ -40,6 +40,18 @@ type server struct {
 	jobs    *memory.JobStore
 	oauth   *memory.OAuthStore
 	fetcher mapFetcher
+	// blocks and moderation are the personas' blocks and the operator's
+	// federation policy (domain blocks and allows).
+	blocks     *memory.BlockStore
+	moderation *application.Moderation
+}
+
+// setupOptions change what setup builds.
+type setupOptions struct {
+	// fetcher replaces the map of documents (a real HTTP fetcher, for
+	// remote actors served by an httptest server).
+	fetcher application.Fetcher
+	mode    domain.FederationMode
 }
 
 type mapFetcher map[string][]byte
@@ -55,13 +67,24 @@ type okReady struct{}
 
 func (okReady) Ready(context.Context) error { return nil }
 
-func setup(t *testing.T) *server {
+func setup(t *testing.T, opts ...func(*setupOptions)) *server {
 	t.Helper()
+	var o setupOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ctx := context.Background()
 	accounts, names := memory.NewAccountStore(), memory.NewNameRegistry()
 	s := &server{follows: memory.NewFollowerStore(), content: memory.NewContentStore(), jobs: memory.NewJobStore(), oauth: memory.NewOAuthStore(),
 		clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), fetcher: mapFetcher{}}
 	blocks := memory.NewBlockStore()
+	s.blocks = blocks
+	s.moderation = application.NewModeration(application.ModerationDeps{Store: memory.NewModerationStore(), JobAdmin: s.jobs, Foreign: s.content,
+		Followers: s.follows, Mode: o.mode, Clock: s.clock})
+	var fetcher application.Fetcher = s.fetcher
+	if o.fetcher != nil {
+		fetcher = o.fetcher
+	}
 	ids, urls := fake.NewIDs("id"), application.NewURLs("local.example")
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	s.app = application.New(application.Deps{
@@ -70,10 +93,10 @@ func setup(t *testing.T) *server {
 	}, policy, "instance", urls, nil)
 	s.fed = application.NewFederation(application.FederationDeps{
 		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Jobs: s.jobs,
-		Blocks: blocks, Fetcher: s.fetcher, Clock: s.clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
+		Blocks: blocks, Fetcher: fetcher, Moderation: s.moderation, Clock: s.clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
 	})
 	s.app.Publish.Resolver = s.fed.Resolver
-	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, AccountIDs: memory.NewAccountIDStore(), Foreign: s.content, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Passwords: fake.Passwords{},
+	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, AccountIDs: memory.NewAccountIDStore(), Foreign: s.content, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Moderation: s.moderation, Passwords: fake.Passwords{},
 		Clock: s.clock, IDs: ids, URLs: urls, Registrations: domain.RegistrationsOpen})
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)

@@ -84,6 +84,28 @@ async function main() {
   const looked = (await client.lookupAccount(persona)).data
   check(looked.id === me.id, 'lookupAccount')
 
+  // A remote account (a fake server the Go test runs): found by search
+  // with resolve (WebFinger, then its actor, through Herald), followed,
+  // and the relationship read back.
+  const remoteAcct = process.env.HERALD_REMOTE_ACCT
+  const found = (await client.search('@' + remoteAcct, { type: 'accounts', resolve: true })).data
+  check(found.accounts.length === 1 && found.accounts[0].acct === remoteAcct, 'search resolved ' + remoteAcct + ': ' + JSON.stringify(found.accounts))
+  const remote = found.accounts[0]
+  check(remote.url === process.env.HERALD_REMOTE_URI, 'the account is the remote actor: ' + remote.url)
+  seen.searched = remote.acct
+  const followed = (await client.followAccount(remote.id)).data
+  check(followed.id === remote.id && followed.requested && !followed.following, 'followAccount: requested until the remote accepts')
+  const rels = (await client.getRelationships([remote.id, me.id])).data
+  const rel = rels.find(r => r.id === remote.id)
+  check(rels.length === 2 && rel && rel.requested && !rel.blocking && !rel.muting, 'getRelationships: ' + JSON.stringify(rels))
+  seen.relationship = { requested: rel.requested, following: rel.following }
+  const known = (await client.searchAccount(remoteAcct)).data
+  check(known.length === 1 && known[0].id === remote.id, 'searchAccount finds the account Herald now holds, by the same id')
+  const muted = (await client.muteAccount(remote.id, true)).data
+  check(muted.muting && muted.requested, 'muteAccount keeps the follow request')
+  check((await client.getMutes()).data.some(a => a.id === remote.id), 'getMutes lists it')
+  check(!(await client.unmuteAccount(remote.id)).data.muting, 'unmuteAccount')
+
   await client.deleteStatus(status.id)
   let gone = false
   try {

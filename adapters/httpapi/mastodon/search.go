@@ -1,0 +1,262 @@
+package mastodon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+)
+
+// Search: GET /api/v2/search and GET /api/v1/accounts/search. Herald
+// finds what a query names exactly, as GoToSocial does, not text in
+// names or posts: "@user@host" or "user@host" (a remote account, by
+// WebFinger with resolve), a URL (an actor or a post, fetched with
+// resolve), "name" or "@name" (a local persona), "#tag" or "tag" (a
+// hashtag Herald holds public posts of). Each kind has at most one
+// result.
+
+func (m *Routes) registerSearch(r routeAdder) {
+	r.Handle("/api/v2/search", m.public(m.search), http.MethodGet)
+	r.Handle("/api/v1/accounts/search", m.authed("read:accounts", true, m.searchAccounts), http.MethodGet)
+}
+
+// tagJSON is Mastodon's Tag entity (no usage history is kept).
+type tagJSON struct {
+	Name    string `json:"name"`
+	URL     string `json:"url"`
+	History []any  `json:"history"`
+}
+
+type searchJSON struct {
+	Accounts []accountJSON `json:"accounts"`
+	Statuses []statusJSON  `json:"statuses"`
+	Hashtags []tagJSON     `json:"hashtags"`
+}
+
+// search is GET /api/v2/search: public without resolve (what Herald
+// holds); resolve needs a user token with read:search, as Mastodon has it.
+func (m *Routes) search(w http.ResponseWriter, r *http.Request, p application.Principal, in params) {
+	if p.Token.Hash != "" {
+		if err := p.Require("read:search"); err != nil {
+			writeError(w, r, m.log, err)
+			return
+		}
+	}
+	resolve, _ := in.flag("resolve")
+	if resolve && !p.HasUser() {
+		writeJSON(w, http.StatusUnauthorized, mastodonError{Error: "Search queries that resolve remote resources are not supported without authentication"})
+		return
+	}
+	q := strings.TrimSpace(in.get("q"))
+	if q == "" {
+		writeError(w, r, m.log, fmt.Errorf("%w: q is required", errBadParams))
+		return
+	}
+	kind := in.get("type")
+	switch kind {
+	case "", "accounts", "statuses", "hashtags":
+	default:
+		writeError(w, r, m.log, fmt.Errorf("%w: type must be accounts, statuses or hashtags", domain.ErrInvalidInput))
+		return
+	}
+	limit, err := in.limit(20, 40)
+	if err != nil {
+		writeError(w, r, m.log, err)
+		return
+	}
+	out := searchJSON{Accounts: []accountJSON{}, Statuses: []statusJSON{}, Hashtags: []tagJSON{}}
+	// Every kind has one result at most: a later offset has none.
+	if in.get("offset") != "" && in.get("offset") != "0" {
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	if kind == "" || kind == "accounts" || kind == "statuses" {
+		accts, statuses, err := m.find(r.Context(), p, q, resolve)
+		if err != nil {
+			writeError(w, r, m.log, err)
+			return
+		}
+		if following, _ := in.flag("following"); following {
+			if accts, err = m.followed(r.Context(), p, accts); err != nil {
+				writeError(w, r, m.log, err)
+				return
+			}
+		}
+		if kind != "statuses" {
+			out.Accounts = append(out.Accounts, accts...)
+		}
+		if kind != "accounts" {
+			out.Statuses = append(out.Statuses, statuses...)
+		}
+	}
+	if kind == "" || kind == "hashtags" {
+		tags, err := m.findTag(r.Context(), q)
+		if err != nil {
+			writeError(w, r, m.log, err)
+			return
+		}
+		out.Hashtags = append(out.Hashtags, tags...)
+	}
+	out.Accounts, out.Statuses, out.Hashtags = out.Accounts[:min(limit, len(out.Accounts))], out.Statuses[:min(limit, len(out.Statuses))], out.Hashtags[:min(limit, len(out.Hashtags))]
+	writeJSON(w, http.StatusOK, out)
+}
+
+// searchAccounts is GET /api/v1/accounts/search: the accounts of the same
+// query.
+func (m *Routes) searchAccounts(w http.ResponseWriter, r *http.Request, p application.Principal, in params) {
+	q := strings.TrimSpace(in.get("q"))
+	if q == "" {
+		writeError(w, r, m.log, fmt.Errorf("%w: q is required", errBadParams))
+		return
+	}
+	if _, err := in.limit(40, 80); err != nil {
+		writeError(w, r, m.log, err)
+		return
+	}
+	resolve, _ := in.flag("resolve")
+	accts, _, err := m.find(r.Context(), p, q, resolve)
+	if err != nil {
+		writeError(w, r, m.log, err)
+		return
+	}
+	if following, _ := in.flag("following"); following {
+		if accts, err = m.followed(r.Context(), p, accts); err != nil {
+			writeError(w, r, m.log, err)
+			return
+		}
+	}
+	if in.get("offset") != "" && in.get("offset") != "0" {
+		accts = nil
+	}
+	if accts == nil {
+		accts = []accountJSON{}
+	}
+	writeJSON(w, http.StatusOK, accts)
+}
+
+// find resolves the query to the account and status it names.
+func (m *Routes) find(ctx context.Context, p application.Principal, q string, resolve bool) ([]accountJSON, []statusJSON, error) {
+	var found application.Found
+	var err error
+	switch {
+	case strings.Contains(q, "://"):
+		found, err = m.fed.Search.URL(ctx, q, resolve)
+	case strings.Contains(strings.TrimPrefix(q, "@"), "@"):
+		user, host, _ := strings.Cut(strings.TrimPrefix(q, "@"), "@")
+		if strings.EqualFold(host, m.api.URLs.Domain) {
+			return m.findLocal(ctx, user)
+		}
+		found, err = m.fed.Search.Account(ctx, user, host, resolve)
+	default:
+		return m.findLocal(ctx, strings.TrimPrefix(q, "@"))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var accts []accountJSON
+	var statuses []statusJSON
+	if found.Actor != nil {
+		a, err := m.accountByURI(ctx, found.Actor.ActorURI)
+		if err != nil {
+			return nil, nil, err
+		}
+		accts = append(accts, a)
+	}
+	if found.Post != nil {
+		s, ok, err := m.foundStatus(ctx, p, *found.Post)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			statuses = append(statuses, s)
+		}
+	}
+	if found.Actor == nil && found.Post == nil {
+		// A local persona's URL names the persona.
+		if name, ok := strings.CutPrefix(q, m.api.URLs.Persona("")); ok && !strings.Contains(name, "/") {
+			return m.findLocal(ctx, name)
+		}
+	}
+	return accts, statuses, nil
+}
+
+// findLocal is the local persona of that name, if there is one.
+func (m *Routes) findLocal(ctx context.Context, name string) ([]accountJSON, []statusJSON, error) {
+	a, err := m.api.Accounts.Lookup(ctx, name)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	acct, err := m.localAccount(ctx, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []accountJSON{acct}, nil, nil
+}
+
+// foundStatus renders a post a search found, if the persona may see it.
+// Only local posts are rendered here (public ones, and the persona's own)
+// until the status entity of remote posts lands; a remote post found by
+// URL is fetched and stored all the same.
+func (m *Routes) foundStatus(ctx context.Context, p application.Principal, post domain.Post) (statusJSON, bool, error) {
+	local := m.api.URLs.Persona("")
+	name, _, ok := strings.Cut(strings.TrimPrefix(post.AuthorURI, local), "/")
+	if !strings.HasPrefix(post.AuthorURI, local) || ok {
+		return statusJSON{}, false, nil
+	}
+	author, err := m.api.Accounts.Lookup(ctx, name)
+	if errors.Is(err, domain.ErrNotFound) {
+		return statusJSON{}, false, nil
+	}
+	if err != nil {
+		return statusJSON{}, false, err
+	}
+	if post.Visibility != domain.VisibilityPublic && !(p.HasUser() && p.Avatar.ID == author.ID) {
+		return statusJSON{}, false, nil
+	}
+	s, err := m.localStatus(ctx, author, post)
+	return s, err == nil, err
+}
+
+// findTag is the hashtag the query names, when Herald holds a public post
+// that carries it.
+func (m *Routes) findTag(ctx context.Context, q string) ([]tagJSON, error) {
+	tag := domain.NormalizeHashtag(q)
+	if tag == "" {
+		return nil, nil
+	}
+	posts, err := m.fed.Collections.Tagged(ctx, tag, time.Time{}, 1)
+	if err != nil || len(posts) == 0 {
+		return nil, err
+	}
+	return []tagJSON{{Name: tag, URL: m.api.URLs.Tag(tag), History: []any{}}}, nil
+}
+
+// followed keeps the accounts the persona follows (search's following).
+func (m *Routes) followed(ctx context.Context, p application.Principal, accts []accountJSON) ([]accountJSON, error) {
+	if !p.HasUser() || len(accts) == 0 {
+		return nil, nil
+	}
+	uris := make([]string, 0, len(accts))
+	for _, a := range accts {
+		uris = append(uris, a.URI)
+	}
+	rels, err := m.fed.Relationships.Handle(ctx, application.Relationships{UserID: p.User.ID, As: p.Avatar.Name, Targets: uris})
+	if err != nil {
+		return nil, err
+	}
+	var out []accountJSON
+	for i, rel := range rels {
+		if rel.Following {
+			out = append(out, accts[i])
+		}
+	}
+	return out, nil
+}
