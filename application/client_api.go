@@ -23,17 +23,18 @@ type ClientAPIDeps struct {
 	Posts      ports.PostStore
 	HTML       ports.HTMLSanitizer
 	Moderation *Moderation
-	// Polls is the poll side of Posts (taken from it when nil); Blocks
-	// the personas' blocks, which every read honours (SPEC §11).
-	Polls     ports.PollStore
-	Blocks    ports.BlockStore
-	Passwords ports.PasswordHasher
-	Clock     ports.Clock
-	IDs       ports.IDs
-	Log       *slog.Logger
-	URLs      URLs
+	Passwords  ports.PasswordHasher
+	Clock      ports.Clock
+	IDs        ports.IDs
+	Log        *slog.Logger
+	URLs       URLs
 	// Registrations is what the instance entity says of sign-ups.
 	Registrations domain.RegistrationMode
+
+	// Polls is the poll side of Posts (taken from it when nil); Blocks
+	// the personas' blocks, which every read honours (SPEC §11).
+	Polls  ports.PollStore
+	Blocks ports.BlockStore
 }
 
 // ClientAPI gathers the use cases of the Mastodon-compatible client API:

@@ -94,6 +94,18 @@ func (h StatusesHandler) ByID(ctx context.Context, viewer Principal, id string) 
 		return domain.Post{}, fmt.Errorf("%w: no status %q", domain.ErrNotFound, clip(id))
 	}
 	p, err := h.deps.Posts.PostByID(ctx, id)
+	if notFound(err) && viewer.HasUser() {
+		// A direct post of the persona's own, found by its URI (a direct
+		// post is no Post: this is the one way a status reads it).
+		me := h.deps.URLs.Persona(viewer.Avatar.Name)
+		d, derr := h.deps.Posts.DmByObjectURI(ctx, h.deps.URLs.Note(me, id))
+		if derr == nil && d.AuthorURI == me {
+			return directStatus(d), nil
+		}
+		if derr != nil && !notFound(derr) {
+			return domain.Post{}, derr
+		}
+	}
 	if err != nil {
 		return domain.Post{}, err
 	}
@@ -137,4 +149,17 @@ func (h StatusesHandler) CanSee(ctx context.Context, viewer Principal, p domain.
 		return f.State == domain.FollowAccepted, nil
 	}
 	return false, nil
+}
+
+// directStatus is a direct post as a status shows it: visibility direct,
+// the other participants mentioned.
+func directStatus(d domain.DmPost) domain.Post {
+	var others []string
+	for _, u := range d.Participants {
+		if u != d.AuthorURI {
+			others = append(others, u)
+		}
+	}
+	return domain.Post{ID: d.ID, ObjectURI: d.ObjectURI, AuthorURI: d.AuthorURI, Content: d.Content, Visibility: domain.VisibilityDirect,
+		Mentions: others, Published: d.Published, Updated: d.Updated, Local: d.Local, Extras: d.Extras}
 }

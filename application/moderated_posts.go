@@ -136,6 +136,26 @@ func (s moderatedPosts) PostByID(ctx context.Context, id string) (domain.Post, e
 	return p, nil
 }
 
+func (s moderatedPosts) PostsByAuthors(ctx context.Context, authorURIs []string, before time.Time, limit int) ([]domain.Post, error) {
+	ps, err := s.posts.PostsByAuthors(ctx, authorURIs, before, limit)
+	return keep(ctx, s, ps, err, postAuthor)
+}
+
+func (s moderatedPosts) PublicPosts(ctx context.Context, origin ports.Origin, before time.Time, limit int) ([]domain.Post, error) {
+	ps, err := s.posts.PublicPosts(ctx, origin, before, limit)
+	return keep(ctx, s, ps, err, postAuthor)
+}
+
+func (s moderatedPosts) BoostsByActors(ctx context.Context, actorURIs []string, before time.Time, limit int) ([]domain.Boost, error) {
+	bs, err := s.posts.BoostsByActors(ctx, actorURIs, before, limit)
+	return keep(ctx, s, bs, err, boostActor)
+}
+
+func (s moderatedPosts) Replies(ctx context.Context, objectURI string, limit int) ([]domain.Post, error) {
+	ps, err := s.posts.Replies(ctx, objectURI, limit)
+	return keep(ctx, s, ps, err, postAuthor)
+}
+
 func (s moderatedPosts) BoostsBy(ctx context.Context, actorURI string, before time.Time, limit int) ([]domain.Boost, error) {
 	bs, err := s.posts.BoostsBy(ctx, actorURI, before, limit)
 	return keep(ctx, s, bs, err, boostActor)

@@ -201,6 +201,18 @@ type PostStore interface {
 	// no bound), at most limit.
 	PostsByAuthor(ctx context.Context, authorURI string, before time.Time, limit int) ([]domain.Post, error)
 	PostsByGroup(ctx context.Context, groupURI string, before time.Time, limit int) ([]domain.Post, error)
+	// PostsByAuthors is PostsByAuthor for the posts of any of authorURIs
+	// (at most MaxAuthors), merged newest first: what a home timeline
+	// reads, one query for the authors a persona follows.
+	PostsByAuthors(ctx context.Context, authorURIs []string, before time.Time, limit int) ([]domain.Post, error)
+	// Replies lists the posts (not direct posts) whose InReplyTo is
+	// objectURI, oldest first (by Published, then ObjectURI), at most
+	// limit: a thread's descendants, a level at a time.
+	Replies(ctx context.Context, objectURI string, limit int) ([]domain.Post, error)
+	// PublicPosts lists the public posts (not followers-only nor direct)
+	// as PostsByAuthor: all of them (origin OriginAll), those written here
+	// (OriginLocal, Local) or those received (OriginRemote).
+	PublicPosts(ctx context.Context, origin Origin, before time.Time, limit int) ([]domain.Post, error)
 	// PostsMentioning lists the posts (not direct posts) whose Mentions
 	// hold actorURI, as PostsByAuthor. CreatePost stores a post's Mentions
 	// with it, in the same write; every read of a post returns them.
@@ -250,6 +262,9 @@ type PostStore interface {
 	// BoostsBy lists an actor's boosts newest first (by CreatedAt, then
 	// ObjectURI), made before `before` (zero: no bound), at most limit.
 	BoostsBy(ctx context.Context, actorURI string, before time.Time, limit int) ([]domain.Boost, error)
+	// BoostsByActors is BoostsBy for the boosts of any of actorURIs (at
+	// most MaxAuthors), merged newest first.
+	BoostsByActors(ctx context.Context, actorURIs []string, before time.Time, limit int) ([]domain.Boost, error)
 	// CreateDm is CreatePost for direct posts.
 	CreateDm(ctx context.Context, p domain.DmPost) (created bool, err error)
 	DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error)
@@ -264,6 +279,18 @@ type PostStore interface {
 	// many posts and direct posts went. Nothing of other actors changes.
 	DeleteActorContent(ctx context.Context, actorURI string) (int, error)
 }
+
+// MaxAuthors bounds the actors one PostsByAuthors or BoostsByActors reads.
+const MaxAuthors = 1000
+
+// Origin selects posts by where they were written (PostStore.PublicPosts).
+type Origin string
+
+const (
+	OriginAll    Origin = ""
+	OriginLocal  Origin = "local"
+	OriginRemote Origin = "remote"
+)
 
 // MaxReactedTo bounds the posts one PostStore.ReactedTo asks about.
 const MaxReactedTo = 100

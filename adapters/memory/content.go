@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -243,6 +244,60 @@ func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []strin
 		}
 	}
 	return out, nil
+}
+
+// PostsByAuthors implements ports.PostStore.
+func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, before time.Time, limit int) ([]domain.Post, error) {
+	if len(authors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d authors, over %d", domain.ErrInvalidInput, len(authors), ports.MaxAuthors)
+	}
+	return s.listPosts(func(p domain.Post) bool { return slices.Contains(authors, p.AuthorURI) }, before, limit), nil
+}
+
+// Replies implements ports.PostStore.
+func (s *ContentStore) Replies(ctx context.Context, uri string, limit int) ([]domain.Post, error) {
+	if uri == "" {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Post
+	for _, p := range s.posts {
+		if p.InReplyTo == uri {
+			out = append(out, copyPost(p))
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Post) int {
+		if c := a.Published.Compare(b.Published); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ObjectURI, b.ObjectURI)
+	})
+	return limitSlice(out, limit), nil
+}
+
+// PublicPosts implements ports.PostStore.
+func (s *ContentStore) PublicPosts(ctx context.Context, origin ports.Origin, before time.Time, limit int) ([]domain.Post, error) {
+	return s.listPosts(func(p domain.Post) bool {
+		return p.Visibility == domain.VisibilityPublic && (origin == ports.OriginAll || p.Local == (origin == ports.OriginLocal))
+	}, before, limit), nil
+}
+
+// BoostsByActors implements ports.PostStore.
+func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, before time.Time, limit int) ([]domain.Boost, error) {
+	if len(actors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d actors, over %d", domain.ErrInvalidInput, len(actors), ports.MaxAuthors)
+	}
+	var out []domain.Boost
+	for _, a := range slices.Compact(slices.Sorted(slices.Values(actors))) {
+		page, err := s.BoostsBy(ctx, a, before, limit)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+	}
+	slices.SortFunc(out, func(a, b domain.Boost) int { return newestFirst(a.CreatedAt, b.CreatedAt, a.ObjectURI, b.ObjectURI) })
+	return limitSlice(out, limit), nil
 }
 
 // PostsByAuthor implements ports.PostStore.

@@ -397,6 +397,57 @@ func (s *ContentStore) listPosts(ctx context.Context, filter bson.D, before time
 	return findAll(ctx, s.posts, withBefore(filter, before), "list posts", postDoc.post, listOptions(limit))
 }
 
+// PostsByAuthors implements ports.PostStore along posts_author_published.
+func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, before time.Time, limit int) ([]domain.Post, error) {
+	if len(authors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d authors, over %d", domain.ErrInvalidInput, len(authors), ports.MaxAuthors)
+	}
+	if len(authors) == 0 {
+		return nil, nil
+	}
+	return s.listPosts(ctx, bson.D{{Key: "authorUri", Value: bson.D{{Key: "$in", Value: authors}}}}, before, limit)
+}
+
+// Replies implements ports.PostStore along posts_in_reply_to.
+func (s *ContentStore) Replies(ctx context.Context, uri string, limit int) ([]domain.Post, error) {
+	if uri == "" {
+		return nil, nil
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "published", Value: 1}, {Key: "objectUri", Value: 1}})
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	return findAll(ctx, s.posts, bson.D{{Key: "inReplyTo", Value: uri}}, "replies", postDoc.post, opts)
+}
+
+// PublicPosts implements ports.PostStore along posts_visibility_published.
+func (s *ContentStore) PublicPosts(ctx context.Context, origin ports.Origin, before time.Time, limit int) ([]domain.Post, error) {
+	filter := bson.D{{Key: "visibility", Value: string(domain.VisibilityPublic)}}
+	if origin != ports.OriginAll {
+		filter = append(filter, bson.E{Key: "local", Value: origin == ports.OriginLocal})
+	}
+	return s.listPosts(ctx, filter, before, limit)
+}
+
+// BoostsByActors implements ports.PostStore along boosts_actor_created.
+func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, before time.Time, limit int) ([]domain.Boost, error) {
+	if len(actors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d actors, over %d", domain.ErrInvalidInput, len(actors), ports.MaxAuthors)
+	}
+	if len(actors) == 0 {
+		return nil, nil
+	}
+	filter := bson.D{{Key: "actorUri", Value: bson.D{{Key: "$in", Value: actors}}}}
+	if !before.IsZero() {
+		filter = append(filter, bson.E{Key: "createdAt", Value: bson.D{{Key: "$lt", Value: before.UTC()}}})
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "createdAt", Value: -1}, {Key: "objectUri", Value: 1}, {Key: "actorUri", Value: 1}})
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	return findAll(ctx, s.boosts, filter, "boosts by actors", boostDoc.boost, opts)
+}
+
 // DeletePost implements ports.PostStore.
 func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	filter := bson.D{{Key: "objectUri", Value: uri}}

@@ -353,6 +353,77 @@ LIMIT $3`, value, before(b), limitArg(limit))
 	return out, nil
 }
 
+// PostsByAuthors implements ports.PostStore on posts_author_published_idx.
+func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, b time.Time, limit int) ([]domain.Post, error) {
+	if len(authors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d authors, over %d", domain.ErrInvalidInput, len(authors), ports.MaxAuthors)
+	}
+	if len(authors) == 0 {
+		return nil, nil
+	}
+	return s.queryPosts(ctx, "posts by authors", `
+SELECT `+postSelect+` FROM posts
+WHERE author_uri = ANY($1) AND published < $2
+ORDER BY published DESC, object_uri COLLATE "C"
+LIMIT $3`, authors, before(b), limitArg(limit))
+}
+
+// Replies implements ports.PostStore on posts_in_reply_to_idx.
+func (s *ContentStore) Replies(ctx context.Context, uri string, limit int) ([]domain.Post, error) {
+	if uri == "" {
+		return nil, nil
+	}
+	return s.queryPosts(ctx, "replies", `
+SELECT `+postSelect+` FROM posts
+WHERE in_reply_to = $1
+ORDER BY published, object_uri COLLATE "C"
+LIMIT $2`, uri, limitArg(limit))
+}
+
+// PublicPosts implements ports.PostStore on posts_visibility_published_idx.
+func (s *ContentStore) PublicPosts(ctx context.Context, origin ports.Origin, b time.Time, limit int) ([]domain.Post, error) {
+	return s.queryPosts(ctx, "public posts", `
+SELECT `+postSelect+` FROM posts
+WHERE visibility = 'public' AND published < $1 AND ($2 = '' OR local = ($2 = 'local'))
+ORDER BY published DESC, object_uri COLLATE "C"
+LIMIT $3`, before(b), string(origin), limitArg(limit))
+}
+
+func (s *ContentStore) queryPosts(ctx context.Context, what, q string, args ...any) ([]domain.Post, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Post, error) { return scanPost(row) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
+	}
+	return out, nil
+}
+
+// BoostsByActors implements ports.PostStore on boosts_actor_created_idx.
+func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, b time.Time, limit int) ([]domain.Boost, error) {
+	if len(actors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d actors, over %d", domain.ErrInvalidInput, len(actors), ports.MaxAuthors)
+	}
+	if len(actors) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `
+SELECT `+boostColumns+` FROM boosts
+WHERE actor_uri = ANY($1) AND created_at < $2
+ORDER BY created_at DESC, object_uri COLLATE "C", actor_uri COLLATE "C"
+LIMIT $3`, actors, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("boosts by %d actors: %w", len(actors), interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Boost, error) { return scanBoost(row) })
+	if err != nil {
+		return nil, fmt.Errorf("boosts by %d actors: %w", len(actors), interpretError(err))
+	}
+	return out, nil
+}
+
 // DeletePost implements ports.PostStore: one statement over both tables.
 func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
 	var n int

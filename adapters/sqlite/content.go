@@ -251,7 +251,7 @@ func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []strin
 	if len(uris) == 0 {
 		return nil, nil
 	}
-	in := strings.TrimSuffix(strings.Repeat("?,", len(uris)), ",")
+	in := placeholders(len(uris))
 	args := make([]any, 0, 2*len(uris)+2)
 	args = append(args, actor)
 	for _, u := range uris {
@@ -347,6 +347,87 @@ LIMIT ?`, value, before(b), limitArg(limit))
 	}
 	return out, nil
 }
+
+// PostsByAuthors implements ports.PostStore on posts_author_published_idx
+// (one range per author, merged).
+func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, b time.Time, limit int) ([]domain.Post, error) {
+	if len(authors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d authors, over %d", domain.ErrInvalidInput, len(authors), ports.MaxAuthors)
+	}
+	if len(authors) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, len(authors)+2)
+	for _, a := range authors {
+		args = append(args, a)
+	}
+	args = append(args, before(b), limitArg(limit))
+	out, err := query(ctx, s.db, scanPost, `
+SELECT `+postSelect+` FROM posts
+WHERE author_uri IN (`+placeholders(len(authors))+`) AND published < ?
+ORDER BY published DESC, object_uri
+LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("posts by %d authors: %w", len(authors), interpretError(err))
+	}
+	return out, nil
+}
+
+// Replies implements ports.PostStore on posts_in_reply_to_idx.
+func (s *ContentStore) Replies(ctx context.Context, uri string, limit int) ([]domain.Post, error) {
+	if uri == "" {
+		return nil, nil
+	}
+	out, err := query(ctx, s.db, scanPost, `
+SELECT `+postSelect+` FROM posts
+WHERE in_reply_to = ?
+ORDER BY published, object_uri
+LIMIT ?`, uri, limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("replies to %q: %w", uri, interpretError(err))
+	}
+	return out, nil
+}
+
+// PublicPosts implements ports.PostStore on posts_visibility_published_idx.
+func (s *ContentStore) PublicPosts(ctx context.Context, origin ports.Origin, b time.Time, limit int) ([]domain.Post, error) {
+	out, err := query(ctx, s.db, scanPost, `
+SELECT `+postSelect+` FROM posts
+WHERE visibility = 'public' AND published < ? AND (? = '' OR local = (? = 'local'))
+ORDER BY published DESC, object_uri
+LIMIT ?`, before(b), string(origin), string(origin), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("public posts: %w", interpretError(err))
+	}
+	return out, nil
+}
+
+// BoostsByActors implements ports.PostStore on boosts_actor_created_idx.
+func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, b time.Time, limit int) ([]domain.Boost, error) {
+	if len(actors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d actors, over %d", domain.ErrInvalidInput, len(actors), ports.MaxAuthors)
+	}
+	if len(actors) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, len(actors)+2)
+	for _, a := range actors {
+		args = append(args, a)
+	}
+	args = append(args, before(b), limitArg(limit))
+	out, err := query(ctx, s.db, scanBoost, `
+SELECT `+boostColumns+` FROM boosts
+WHERE actor_uri IN (`+placeholders(len(actors))+`) AND created_at < ?
+ORDER BY created_at DESC, object_uri, actor_uri
+LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("boosts by %d actors: %w", len(actors), interpretError(err))
+	}
+	return out, nil
+}
+
+// placeholders is n comma-separated "?".
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
 // DeletePost implements ports.PostStore: both tables, in one transaction.
 func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {

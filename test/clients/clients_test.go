@@ -17,8 +17,10 @@ import (
 
 // TestMegalodon registers an app with megalodon, signs in through the
 // authorization page as a browser would (choosing the persona alice_work
-// of the account alice), and posts, reads, looks up, deletes and revokes
-// with the library's own calls.
+// of the account alice), and posts (with a content warning and a poll),
+// reads the home timeline and its next page, favourites and reblogs and
+// takes both back, looks up, deletes and revokes with the library's own
+// calls.
 func TestMegalodon(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {

@@ -39,6 +39,7 @@ type server struct {
 	content *memory.ContentStore
 	jobs    *memory.JobStore
 	oauth   *memory.OAuthStore
+	blocks  *memory.BlockStore
 	fetcher mapFetcher
 }
 
@@ -62,6 +63,7 @@ func setup(t *testing.T) *server {
 	s := &server{follows: memory.NewFollowerStore(), content: memory.NewContentStore(), jobs: memory.NewJobStore(), oauth: memory.NewOAuthStore(),
 		clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), fetcher: mapFetcher{}}
 	blocks := memory.NewBlockStore()
+	s.blocks = blocks
 	ids, urls := fake.NewIDs("id"), application.NewURLs("local.example")
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	s.app = application.New(application.Deps{
@@ -73,7 +75,7 @@ func setup(t *testing.T) *server {
 		Blocks: blocks, Fetcher: s.fetcher, Clock: s.clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
 	})
 	s.app.Publish.Resolver = s.fed.Resolver
-	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, AccountIDs: memory.NewAccountIDStore(), Foreign: s.content, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Passwords: fake.Passwords{},
+	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, AccountIDs: memory.NewAccountIDStore(), Foreign: s.content, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, Blocks: blocks, HTML: sanitizer.NewHTMLSanitizer(), Passwords: fake.Passwords{},
 		Clock: s.clock, IDs: ids, URLs: urls, Registrations: domain.RegistrationsOpen})
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)

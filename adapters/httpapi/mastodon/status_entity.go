@@ -118,7 +118,7 @@ type pollOptionJSON struct {
 // or direct) and is refused rather than made public.
 var (
 	toMastodonVisibility   = map[domain.Visibility]string{domain.VisibilityPublic: "public", domain.VisibilityFollowers: "private", domain.VisibilityDirect: "direct"}
-	fromMastodonVisibility = map[string]domain.Visibility{"public": domain.VisibilityPublic, "private": domain.VisibilityFollowers}
+	fromMastodonVisibility = map[string]domain.Visibility{"public": domain.VisibilityPublic, "private": domain.VisibilityFollowers, "direct": domain.VisibilityDirect}
 )
 
 // statusOf renders a post the viewer may see (the caller checked that:
