@@ -30,6 +30,9 @@ func (e TimelineEntry) At() time.Time {
 type Page struct {
 	Before, After time.Time
 	Limit         int
+	// Oldest asks for the entries right after After (min_id), where
+	// by default a page is the newest ones (since_id).
+	Oldest bool
 	// origin keeps the posts of one origin (a read that cannot select
 	// them itself).
 	origin ports.Origin
@@ -125,9 +128,16 @@ func (h StatusesHandler) merge(ctx context.Context, posts []domain.Post, boosts 
 // timeline reads pages (read: newest first, before a time) until it has
 // page.Limit entries the viewer may see or the reads run out, leaving out
 // what the viewer may not see and, for a persona, the posts and boosts
-// of whom it mutes or blocks.
+// of whom it mutes or blocks. With page.Oldest it keeps reading down to
+// page.After and answers the oldest page.Limit entries after it (the
+// newest first, as every page): within timelineReads reads; past them,
+// the oldest it read.
 func (h StatusesHandler) timeline(ctx context.Context, viewer Principal, page Page, read func(before time.Time, limit int) ([]TimelineEntry, error)) ([]TimelineEntry, error) {
 	var out []TimelineEntry
+	want := page.Limit
+	if page.Oldest && !page.After.IsZero() {
+		want = timelineReads * page.Limit
+	}
 	before := page.Before
 	for range timelineReads {
 		got, err := read(before, page.Limit)
@@ -146,17 +156,20 @@ func (h StatusesHandler) timeline(ctx context.Context, viewer Principal, page Pa
 			if err != nil {
 				return nil, err
 			}
-			if ok && len(out) < page.Limit {
+			if ok && len(out) < want {
 				out = append(out, e)
 			}
 		}
-		if len(got) < page.Limit || len(out) >= page.Limit {
+		if len(got) < page.Limit || len(out) >= want {
 			break
 		}
 		before = got[len(got)-1].At()
 		if !page.After.IsZero() && !before.After(page.After) {
 			break
 		}
+	}
+	if len(out) > page.Limit {
+		out = out[len(out)-page.Limit:]
 	}
 	return out, nil
 }

@@ -313,6 +313,9 @@ func TestTimelines(t *testing.T) {
 	same("home, the next page", ids(s.do(t, http.MethodGet, next, bob, nil)), c1, own)
 	same("home, the previous page", ids(s.do(t, http.MethodGet, prev, bob, nil)))
 	same("home, since c1", ids(s.do(t, http.MethodGet, "/api/v1/timelines/home?since_id="+c1, bob, nil)), boost, c2)
+	same("home, 1 since own", ids(s.do(t, http.MethodGet, "/api/v1/timelines/home?limit=1&since_id="+own, bob, nil)), boost)
+	same("home, 1 after own", ids(s.do(t, http.MethodGet, "/api/v1/timelines/home?limit=1&min_id="+own, bob, nil)), c1)
+	same("home, 2 after own", ids(s.do(t, http.MethodGet, "/api/v1/timelines/home?limit=2&min_id="+own, bob, nil)), c2, c1)
 	same("alice's home", ids(s.do(t, http.MethodGet, "/api/v1/timelines/home", alice, nil)), hidden)
 
 	same("public", ids(s.do(t, http.MethodGet, "/api/v1/timelines/public", "", nil)), hidden, c1, own)

@@ -71,10 +71,9 @@ func originOf(in params) (ports.Origin, error) {
 }
 
 // timeline answers a page of a timeline: limit (20, at most 40), max_id
-// (older than that status), since_id and min_id (newer than it: Herald
-// answers the newest ones, where Mastodon answers those right after
-// min_id), with a Link header to the next (older) and previous (newer)
-// pages, as Mastodon's.
+// (older than that status), since_id (the newest newer than it) and
+// min_id (those right after it), with a Link header to the next (older)
+// and previous (newer) pages, as Mastodon's.
 func (m *Routes) timeline(w http.ResponseWriter, r *http.Request, p application.Principal, in params,
 	read func(context.Context, application.Page) ([]application.TimelineEntry, error)) {
 	ctx := r.Context()
@@ -95,7 +94,7 @@ func (m *Routes) timeline(w http.ResponseWriter, r *http.Request, p application.
 			return
 		}
 		if after.After(page.After) {
-			page.After = after
+			page.After, page.Oldest = after, k == "min_id"
 		}
 	}
 	es, err := read(ctx, page)
