@@ -252,6 +252,9 @@ func TestFavouriteAndReblog(t *testing.T) {
 	kinds := map[string]int{}
 	for _, j := range jobs {
 		if j.Inbox == stCarolURI+"/inbox" {
+			if !strings.Contains(string(j.Payload), `"object":"`+p.ObjectURI+`"`) && !strings.Contains(string(j.Payload), `"object":{`) {
+				t.Errorf("a job to carol not of her note: %s", j.Payload)
+			}
 			for _, k := range []string{`"type":"Like"`, `"type":"Announce"`, `"type":"Undo"`} {
 				if strings.Contains(string(j.Payload), k) {
 					kinds[k]++
