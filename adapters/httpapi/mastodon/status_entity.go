@@ -182,6 +182,28 @@ func (m *Routes) statusOf(ctx context.Context, viewer application.Principal, p d
 // with its counts, or a remote actor by the account id Herald gives it
 // (from the cache of remote actors, or its URI alone when not cached).
 func (m *Routes) accountOf(ctx context.Context, actorURI string) (accountJSON, error) {
+	cache, _ := ctx.Value(accountCacheKey{}).(map[string]accountJSON)
+	if a, ok := cache[actorURI]; ok {
+		return a, nil
+	}
+	a, err := m.readAccount(ctx, actorURI)
+	if err == nil && cache != nil {
+		cache[actorURI] = a
+	}
+	return a, err
+}
+
+// accountCacheKey keys a request's accounts already read (withAccounts).
+type accountCacheKey struct{}
+
+// withAccounts lets the statuses one answer renders (a timeline's, a
+// thread's) read each author's account once: an account's counts cost a
+// few store reads.
+func withAccounts(ctx context.Context) context.Context {
+	return context.WithValue(ctx, accountCacheKey{}, map[string]accountJSON{})
+}
+
+func (m *Routes) readAccount(ctx context.Context, actorURI string) (accountJSON, error) {
 	a, local, err := m.api.Statuses.LocalAuthor(ctx, actorURI)
 	if err != nil {
 		return accountJSON{}, err

@@ -30,7 +30,7 @@ type contextJSON struct {
 // statusContext is GET /api/v1/statuses/:id/context: the thread around a
 // status, from the posts held here, as the viewer may see it.
 func (m *Routes) statusContext(w http.ResponseWriter, r *http.Request, p application.Principal, _ params) {
-	ctx := r.Context()
+	ctx := withAccounts(r.Context())
 	post, err := m.api.Statuses.ByID(ctx, p, mux.Vars(r)["id"])
 	if err != nil {
 		writeError(w, r, m.log, err)

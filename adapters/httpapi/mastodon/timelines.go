@@ -76,7 +76,7 @@ func originOf(in params) (ports.Origin, error) {
 // and previous (newer) pages, as Mastodon's.
 func (m *Routes) timeline(w http.ResponseWriter, r *http.Request, p application.Principal, in params,
 	read func(context.Context, application.Page) ([]application.TimelineEntry, error)) {
-	ctx := r.Context()
+	ctx := withAccounts(r.Context())
 	limit, err := in.limit(20, 40)
 	if err != nil {
 		writeError(w, r, m.log, err)
