@@ -13,9 +13,9 @@ import (
 )
 
 func (m *Routes) registerThreads(r routeAdder) {
-	r.Handle("/api/v1/statuses/{id}/context", m.public(m.statusContext), http.MethodGet)
+	r.Handle("/api/v1/statuses/{id}/context", m.public(m.readStatuses(m.statusContext)), http.MethodGet)
 	r.Handle("/api/v1/statuses/{id}", m.authed("write:statuses", true, m.editStatus), http.MethodPut)
-	r.Handle("/api/v1/polls/{id}", m.public(m.getPoll), http.MethodGet)
+	r.Handle("/api/v1/polls/{id}", m.public(m.readStatuses(m.getPoll)), http.MethodGet)
 	r.Handle("/api/v1/polls/{id}/votes", m.authed("write:statuses", true, m.votePoll), http.MethodPost)
 	r.Handle("/api/v1/media", m.authed("write:media", true, m.uploadMedia), http.MethodPost)
 	r.Handle("/api/v2/media", m.authed("write:media", true, m.uploadMedia), http.MethodPost)

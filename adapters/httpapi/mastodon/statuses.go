@@ -19,7 +19,7 @@ import (
 
 func (m *Routes) registerStatuses(r routeAdder) {
 	r.Handle("/api/v1/statuses", m.authed("write:statuses", true, m.createStatus), http.MethodPost)
-	r.Handle("/api/v1/statuses/{id}", m.public(m.getStatus), http.MethodGet)
+	r.Handle("/api/v1/statuses/{id}", m.public(m.readStatuses(m.getStatus)), http.MethodGet)
 	r.Handle("/api/v1/statuses/{id}", m.authed("write:statuses", true, m.deleteStatus), http.MethodDelete)
 	m.registerStatusActions(r)
 	m.registerTimelines(r)

@@ -333,6 +333,12 @@ func TestTimelines(t *testing.T) {
 		t.Fatal(err)
 	}
 	same("home, carol muted", ids(s.do(t, http.MethodGet, "/api/v1/timelines/home", bob, nil)), boost, own)
+	writeOnly := s.login(t, "bob", "bob", "write")
+	for _, path := range []string{"/api/v1/timelines/home", "/api/v1/timelines/public", "/api/v1/statuses/" + own, "/api/v1/statuses/" + own + "/context"} {
+		if r := s.do(t, http.MethodGet, path, writeOnly, nil); r.status != http.StatusForbidden {
+			t.Errorf("%s with a write-only token: %d %s", path, r.status, r.body)
+		}
+	}
 	if r := s.do(t, http.MethodGet, "/api/v1/timelines/home", "", nil); r.status != http.StatusUnauthorized {
 		t.Fatalf("home without a token: %d", r.status)
 	}

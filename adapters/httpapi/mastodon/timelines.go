@@ -17,8 +17,23 @@ import (
 
 func (m *Routes) registerTimelines(r routeAdder) {
 	r.Handle("/api/v1/timelines/home", m.authed("read:statuses", true, m.homeTimeline), http.MethodGet)
-	r.Handle("/api/v1/timelines/public", m.public(m.publicTimeline), http.MethodGet)
-	r.Handle("/api/v1/timelines/tag/{hashtag}", m.public(m.tagTimeline), http.MethodGet)
+	r.Handle("/api/v1/timelines/public", m.public(m.readStatuses(m.publicTimeline)), http.MethodGet)
+	r.Handle("/api/v1/timelines/tag/{hashtag}", m.public(m.readStatuses(m.tagTimeline)), http.MethodGet)
+}
+
+// readStatuses lets a public read of statuses through without a token,
+// and with one only when it grants read:statuses (a token's persona sees
+// more than the public, so its scope is checked as Mastodon does).
+func (m *Routes) readStatuses(next handler) handler {
+	return func(w http.ResponseWriter, r *http.Request, p application.Principal, in params) {
+		if p.Token.Hash != "" {
+			if err := p.Require("read:statuses"); err != nil {
+				writeError(w, r, m.log, err)
+				return
+			}
+		}
+		next(w, r, p, in)
+	}
 }
 
 // homeTimeline is GET /api/v1/timelines/home: the persona's posts and
