@@ -30,6 +30,11 @@ type ClientAPIDeps struct {
 	URLs       URLs
 	// Registrations is what the instance entity says of sign-ups.
 	Registrations domain.RegistrationMode
+
+	// Polls is the poll side of Posts (taken from it when nil); Blocks
+	// the personas' blocks, which every read honours (SPEC §11).
+	Polls  ports.PollStore
+	Blocks ports.BlockStore
 }
 
 // ClientAPI gathers the use cases of the Mastodon-compatible client API:
@@ -53,6 +58,9 @@ func NewClientAPI(deps ClientAPIDeps) *ClientAPI {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
 	deps.Log = deps.Log.With("component", "clientapi")
+	if deps.Polls == nil {
+		deps.Polls, _ = deps.Posts.(ports.PollStore)
+	}
 	if deps.Posts != nil {
 		deps.Posts = moderatePosts(sanitizePosts(deps.Posts, deps.HTML), deps.Moderation)
 	}

@@ -109,6 +109,7 @@ type Federation struct {
 	Collections  CollectionsHandler
 	Actors       LocalActorsHandler
 	Boost        BoostHandler
+	Favourite    FavouriteHandler
 	OwnPosts     OwnPostsHandler
 	Direct       DirectThreadHandler
 	Mentions     MentionsHandler
@@ -174,6 +175,7 @@ func NewFederation(deps FederationDeps) *Federation {
 		Collections:  CollectionsHandler{core: core},
 		Actors:       actors,
 		Boost:        BoostHandler{core: core},
+		Favourite:    FavouriteHandler{core: core},
 		OwnPosts:     OwnPostsHandler{core: core},
 		Direct:       DirectThreadHandler{core: core},
 		Mentions:     MentionsHandler{core: core},

@@ -145,6 +145,30 @@ func (s sanitizedPosts) PostByObjectURI(ctx context.Context, objectURI string) (
 	return s.cleanPost(s.posts.PostByObjectURI(ctx, objectURI))
 }
 
+func (s sanitizedPosts) PostByID(ctx context.Context, id string) (domain.Post, error) {
+	return s.cleanPost(s.posts.PostByID(ctx, id))
+}
+
+func (s sanitizedPosts) ReactedTo(ctx context.Context, actorURI string, objectURIs []string) ([]domain.Reaction, error) {
+	return s.posts.ReactedTo(ctx, actorURI, objectURIs)
+}
+
+func (s sanitizedPosts) PostsByAuthors(ctx context.Context, authorURIs []string, before time.Time, limit int) ([]domain.Post, error) {
+	return s.cleanPosts(s.posts.PostsByAuthors(ctx, authorURIs, before, limit))
+}
+
+func (s sanitizedPosts) PublicPosts(ctx context.Context, origin ports.Origin, before time.Time, limit int) ([]domain.Post, error) {
+	return s.cleanPosts(s.posts.PublicPosts(ctx, origin, before, limit))
+}
+
+func (s sanitizedPosts) BoostsByActors(ctx context.Context, actorURIs []string, before time.Time, limit int) ([]domain.Boost, error) {
+	return s.posts.BoostsByActors(ctx, actorURIs, before, limit)
+}
+
+func (s sanitizedPosts) Replies(ctx context.Context, objectURI string, limit int) ([]domain.Post, error) {
+	return s.cleanPosts(s.posts.Replies(ctx, objectURI, limit))
+}
+
 func (s sanitizedPosts) PostsByAuthor(ctx context.Context, authorURI string, before time.Time, limit int) ([]domain.Post, error) {
 	return s.cleanPosts(s.posts.PostsByAuthor(ctx, authorURI, before, limit))
 }

@@ -194,10 +194,25 @@ type PostStore interface {
 	// Reusing the ID of another post is domain.ErrAlreadyExists.
 	CreatePost(ctx context.Context, p domain.Post) (created bool, err error)
 	PostByObjectURI(ctx context.Context, objectURI string) (domain.Post, error)
+	// PostByID returns the post (not a direct post) of that ID, or
+	// domain.ErrNotFound: the client API names statuses by their IDs.
+	PostByID(ctx context.Context, id string) (domain.Post, error)
 	// PostsByAuthor lists newest first, published before `before` (zero:
 	// no bound), at most limit.
 	PostsByAuthor(ctx context.Context, authorURI string, before time.Time, limit int) ([]domain.Post, error)
 	PostsByGroup(ctx context.Context, groupURI string, before time.Time, limit int) ([]domain.Post, error)
+	// PostsByAuthors is PostsByAuthor for the posts of any of authorURIs
+	// (at most MaxAuthors), merged newest first: what a home timeline
+	// reads, one query for the authors a persona follows.
+	PostsByAuthors(ctx context.Context, authorURIs []string, before time.Time, limit int) ([]domain.Post, error)
+	// Replies lists the posts (not direct posts) whose InReplyTo is
+	// objectURI, oldest first (by Published, then ObjectURI), at most
+	// limit: a thread's descendants, a level at a time.
+	Replies(ctx context.Context, objectURI string, limit int) ([]domain.Post, error)
+	// PublicPosts lists the public posts (not followers-only nor direct)
+	// as PostsByAuthor: all of them (origin OriginAll), those written here
+	// (OriginLocal, Local) or those received (OriginRemote).
+	PublicPosts(ctx context.Context, origin Origin, before time.Time, limit int) ([]domain.Post, error)
 	// PostsMentioning lists the posts (not direct posts) whose Mentions
 	// hold actorURI, as PostsByAuthor. CreatePost stores a post's Mentions
 	// with it, in the same write; every read of a post returns them.
@@ -224,6 +239,13 @@ type PostStore interface {
 	AddReaction(ctx context.Context, r domain.Reaction) (created bool, err error)
 	// RemoveReaction forgets one (an Undo); domain.ErrNotFound if none.
 	RemoveReaction(ctx context.Context, objectURI, actorURI string, kind domain.ReactionKind) error
+	// ReactedTo returns what actorURI did to any of objectURIs (at most
+	// MaxReactedTo): its Likes and Announces recorded as reactions
+	// (AddReaction), and its boosts (AddBoost) as Announces, in no given
+	// order, a kind once per post; ObjectURI, ActorURI and Kind set (not
+	// CreatedAt). What a client API reads to tell a viewer what it
+	// favourited and reblogged in a page of posts.
+	ReactedTo(ctx context.Context, actorURI string, objectURIs []string) ([]domain.Reaction, error)
 	// CountReactions counts a post's reactions by kind (kinds without any
 	// are absent or zero).
 	CountReactions(ctx context.Context, objectURI string) (map[domain.ReactionKind]int, error)
@@ -240,6 +262,9 @@ type PostStore interface {
 	// BoostsBy lists an actor's boosts newest first (by CreatedAt, then
 	// ObjectURI), made before `before` (zero: no bound), at most limit.
 	BoostsBy(ctx context.Context, actorURI string, before time.Time, limit int) ([]domain.Boost, error)
+	// BoostsByActors is BoostsBy for the boosts of any of actorURIs (at
+	// most MaxAuthors), merged newest first.
+	BoostsByActors(ctx context.Context, actorURIs []string, before time.Time, limit int) ([]domain.Boost, error)
 	// CreateDm is CreatePost for direct posts.
 	CreateDm(ctx context.Context, p domain.DmPost) (created bool, err error)
 	DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error)
@@ -254,6 +279,21 @@ type PostStore interface {
 	// many posts and direct posts went. Nothing of other actors changes.
 	DeleteActorContent(ctx context.Context, actorURI string) (int, error)
 }
+
+// MaxAuthors bounds the actors one PostsByAuthors or BoostsByActors reads.
+const MaxAuthors = 1000
+
+// Origin selects posts by where they were written (PostStore.PublicPosts).
+type Origin string
+
+const (
+	OriginAll    Origin = ""
+	OriginLocal  Origin = "local"
+	OriginRemote Origin = "remote"
+)
+
+// MaxReactedTo bounds the posts one PostStore.ReactedTo asks about.
+const MaxReactedTo = 100
 
 // PollStore keeps what changes in a post's poll after it is stored: the
 // votes of polls written here, counted once per voter and option, and the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -207,6 +208,96 @@ func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.
 		return copyPost(p), nil
 	}
 	return domain.Post{}, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
+}
+
+// PostByID implements ports.PostStore: a walk of the posts (the memory
+// store keeps no index by id).
+func (s *ContentStore) PostByID(ctx context.Context, id string) (domain.Post, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.posts {
+		if p.ID == id {
+			return copyPost(p), nil
+		}
+	}
+	return domain.Post{}, fmt.Errorf("post id %q: %w", id, domain.ErrNotFound)
+}
+
+// ReactedTo implements ports.PostStore.
+func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []string) ([]domain.Reaction, error) {
+	if len(uris) > ports.MaxReactedTo {
+		return nil, fmt.Errorf("%w: %d posts asked about, over %d", domain.ErrInvalidInput, len(uris), ports.MaxReactedTo)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Reaction
+	for _, uri := range slices.Compact(slices.Sorted(slices.Values(uris))) {
+		announced := false
+		for _, kind := range []domain.ReactionKind{domain.ReactionLike, domain.ReactionAnnounce} {
+			if r, ok := s.reactions[uri][reactionKey{actor, kind}]; ok {
+				out = append(out, domain.Reaction{ObjectURI: r.ObjectURI, ActorURI: actor, Kind: kind})
+				announced = announced || kind == domain.ReactionAnnounce
+			}
+		}
+		if _, ok := s.boosts[actor][uri]; ok && !announced {
+			out = append(out, domain.Reaction{ObjectURI: uri, ActorURI: actor, Kind: domain.ReactionAnnounce})
+		}
+	}
+	return out, nil
+}
+
+// PostsByAuthors implements ports.PostStore.
+func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, before time.Time, limit int) ([]domain.Post, error) {
+	if len(authors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d authors, over %d", domain.ErrInvalidInput, len(authors), ports.MaxAuthors)
+	}
+	return s.listPosts(func(p domain.Post) bool { return slices.Contains(authors, p.AuthorURI) }, before, limit), nil
+}
+
+// Replies implements ports.PostStore.
+func (s *ContentStore) Replies(ctx context.Context, uri string, limit int) ([]domain.Post, error) {
+	if uri == "" {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Post
+	for _, p := range s.posts {
+		if p.InReplyTo == uri {
+			out = append(out, copyPost(p))
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Post) int {
+		if c := a.Published.Compare(b.Published); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ObjectURI, b.ObjectURI)
+	})
+	return limitSlice(out, limit), nil
+}
+
+// PublicPosts implements ports.PostStore.
+func (s *ContentStore) PublicPosts(ctx context.Context, origin ports.Origin, before time.Time, limit int) ([]domain.Post, error) {
+	return s.listPosts(func(p domain.Post) bool {
+		return p.Visibility == domain.VisibilityPublic && (origin == ports.OriginAll || p.Local == (origin == ports.OriginLocal))
+	}, before, limit), nil
+}
+
+// BoostsByActors implements ports.PostStore.
+func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, before time.Time, limit int) ([]domain.Boost, error) {
+	if len(actors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d actors, over %d", domain.ErrInvalidInput, len(actors), ports.MaxAuthors)
+	}
+	var out []domain.Boost
+	for _, a := range slices.Compact(slices.Sorted(slices.Values(actors))) {
+		page, err := s.BoostsBy(ctx, a, before, limit)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+	}
+	slices.SortFunc(out, func(a, b domain.Boost) int { return newestFirst(a.CreatedAt, b.CreatedAt, a.ObjectURI, b.ObjectURI) })
+	return limitSlice(out, limit), nil
 }
 
 // PostsByAuthor implements ports.PostStore.

@@ -40,6 +40,8 @@ const (
 	idxInstancesHost       = "remote_instances_host"
 	idxPostsAuthor         = "posts_author_published"
 	idxPostsGroup          = "posts_group_published"
+	idxPostsVisibility     = "posts_visibility_published"
+	idxPostsReplies        = "posts_in_reply_to"
 	idxDmPostsParticipants = "dm_posts_participants_key"
 	idxTokensUser          = "tokens_user"
 	idxBoostsActor         = "boosts_actor_created"
@@ -123,6 +125,12 @@ var indexSpecs = []indexSpec{
 	// plain (SPEC §4)
 	{coll: collPosts, name: idxPostsAuthor, keys: keys("authorUri", 1, "published", -1, "objectUri", 1)},
 	{coll: collPosts, name: idxPostsGroup, keys: keys("groupUri", 1, "published", -1, "objectUri", 1)},
+	// The public posts newest first (PublicPosts: the client API's public
+	// timelines).
+	// A post's replies (Replies: a status's context); sparse, as most
+	// posts reply to none.
+	{coll: collPosts, name: idxPostsReplies, keys: keys("inReplyTo", 1, "published", 1, "objectUri", 1), sparse: true},
+	{coll: collPosts, name: idxPostsVisibility, keys: keys("visibility", 1, "published", -1, "objectUri", 1)},
 	{coll: collDmPosts, name: idxDmPostsParticipants, keys: keys("participantsKey", 1, "published", -1, "objectUri", 1)},
 	// The lease index: equality on state, range on runAt, and the sort
 	// (runAt, _id) all from the index, so a lease is one short index scan

@@ -239,6 +239,44 @@ func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.
 	return p, nil
 }
 
+// PostByID implements ports.PostStore (the id is the primary key).
+func (s *ContentStore) PostByID(ctx context.Context, id string) (domain.Post, error) {
+	p, err := scanPost(s.pool.QueryRow(ctx, `SELECT `+postSelect+` FROM posts WHERE id = $1`, id))
+	if err != nil {
+		return domain.Post{}, fmt.Errorf("post id %q: %w", id, interpretError(err))
+	}
+	return p, nil
+}
+
+// ReactedTo implements ports.PostStore: one statement over both tables,
+// each read by its primary key.
+func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []string) ([]domain.Reaction, error) {
+	if len(uris) > ports.MaxReactedTo {
+		return nil, fmt.Errorf("%w: %d posts asked about, over %d", domain.ErrInvalidInput, len(uris), ports.MaxReactedTo)
+	}
+	if len(uris) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `
+SELECT object_uri, kind FROM reactions WHERE actor_uri = $1 AND object_uri = ANY($2)
+UNION
+SELECT object_uri, 'announce' FROM boosts WHERE actor_uri = $1 AND object_uri = ANY($2)`, actor, uris)
+	if err != nil {
+		return nil, fmt.Errorf("reactions by %q: %w", actor, interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Reaction, error) {
+		x := domain.Reaction{ActorURI: actor}
+		var kind string
+		err := row.Scan(&x.ObjectURI, &kind)
+		x.Kind = domain.ReactionKind(kind)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reactions by %q: %w", actor, interpretError(err))
+	}
+	return out, nil
+}
+
 // PostsByAuthor implements ports.PostStore on posts_author_published_idx.
 func (s *ContentStore) PostsByAuthor(ctx context.Context, author string, before time.Time, limit int) ([]domain.Post, error) {
 	return s.listPosts(ctx, "author_uri", author, before, limit)
@@ -311,6 +349,77 @@ LIMIT $3`, value, before(b), limitArg(limit))
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Post, error) { return scanPost(row) })
 	if err != nil {
 		return nil, fmt.Errorf("posts by %s %q: %w", column, value, interpretError(err))
+	}
+	return out, nil
+}
+
+// PostsByAuthors implements ports.PostStore on posts_author_published_idx.
+func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, b time.Time, limit int) ([]domain.Post, error) {
+	if len(authors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d authors, over %d", domain.ErrInvalidInput, len(authors), ports.MaxAuthors)
+	}
+	if len(authors) == 0 {
+		return nil, nil
+	}
+	return s.queryPosts(ctx, "posts by authors", `
+SELECT `+postSelect+` FROM posts
+WHERE author_uri = ANY($1) AND published < $2
+ORDER BY published DESC, object_uri COLLATE "C"
+LIMIT $3`, authors, before(b), limitArg(limit))
+}
+
+// Replies implements ports.PostStore on posts_in_reply_to_idx.
+func (s *ContentStore) Replies(ctx context.Context, uri string, limit int) ([]domain.Post, error) {
+	if uri == "" {
+		return nil, nil
+	}
+	return s.queryPosts(ctx, "replies", `
+SELECT `+postSelect+` FROM posts
+WHERE in_reply_to = $1
+ORDER BY published, object_uri COLLATE "C"
+LIMIT $2`, uri, limitArg(limit))
+}
+
+// PublicPosts implements ports.PostStore on posts_visibility_published_idx.
+func (s *ContentStore) PublicPosts(ctx context.Context, origin ports.Origin, b time.Time, limit int) ([]domain.Post, error) {
+	return s.queryPosts(ctx, "public posts", `
+SELECT `+postSelect+` FROM posts
+WHERE visibility = 'public' AND published < $1 AND ($2 = '' OR local = ($2 = 'local'))
+ORDER BY published DESC, object_uri COLLATE "C"
+LIMIT $3`, before(b), string(origin), limitArg(limit))
+}
+
+func (s *ContentStore) queryPosts(ctx context.Context, what, q string, args ...any) ([]domain.Post, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Post, error) { return scanPost(row) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
+	}
+	return out, nil
+}
+
+// BoostsByActors implements ports.PostStore on boosts_actor_created_idx.
+func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, b time.Time, limit int) ([]domain.Boost, error) {
+	if len(actors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d actors, over %d", domain.ErrInvalidInput, len(actors), ports.MaxAuthors)
+	}
+	if len(actors) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `
+SELECT `+boostColumns+` FROM boosts
+WHERE actor_uri = ANY($1) AND created_at < $2
+ORDER BY created_at DESC, object_uri COLLATE "C", actor_uri COLLATE "C"
+LIMIT $3`, actors, before(b), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("boosts by %d actors: %w", len(actors), interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Boost, error) { return scanBoost(row) })
+	if err != nil {
+		return nil, fmt.Errorf("boosts by %d actors: %w", len(actors), interpretError(err))
 	}
 	return out, nil
 }

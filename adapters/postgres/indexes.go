@@ -62,6 +62,11 @@ var indexes = []index{
 	// Plain (SPEC §4).
 	{"posts_author_published_idx", `CREATE INDEX IF NOT EXISTS posts_author_published_idx ON posts (author_uri, published DESC)`},
 	{"posts_group_published_idx", `CREATE INDEX IF NOT EXISTS posts_group_published_idx ON posts (group_uri, published DESC)`},
+	// The public posts newest first (PostStore.PublicPosts: the client
+	// API's public timelines).
+	// A post's replies (PostStore.Replies: a status's context).
+	{"posts_in_reply_to_idx", `CREATE INDEX IF NOT EXISTS posts_in_reply_to_idx ON posts (in_reply_to, published) WHERE in_reply_to <> ''`},
+	{"posts_visibility_published_idx", `CREATE INDEX IF NOT EXISTS posts_visibility_published_idx ON posts (visibility, published DESC)`},
 	{"dm_posts_participants_key_idx", `CREATE INDEX IF NOT EXISTS dm_posts_participants_key_idx ON dm_posts (participants_key, published DESC)`},
 	// The queue's (state, RunAt) and (host, state) indexes of SPEC §4, and
 	// FinishedAt's, as partial indexes, each holding only the rows its

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -232,6 +233,50 @@ func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.
 	return p, nil
 }
 
+// PostByID implements ports.PostStore (the id is the primary key).
+func (s *ContentStore) PostByID(ctx context.Context, id string) (domain.Post, error) {
+	p, err := scanPost(s.db.r.QueryRowContext(ctx, `SELECT `+postSelect+` FROM posts WHERE id = ?`, id))
+	if err != nil {
+		return domain.Post{}, fmt.Errorf("post id %q: %w", id, interpretError(err))
+	}
+	return p, nil
+}
+
+// ReactedTo implements ports.PostStore: one statement over both tables,
+// each read by its primary key.
+func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []string) ([]domain.Reaction, error) {
+	if len(uris) > ports.MaxReactedTo {
+		return nil, fmt.Errorf("%w: %d posts asked about, over %d", domain.ErrInvalidInput, len(uris), ports.MaxReactedTo)
+	}
+	if len(uris) == 0 {
+		return nil, nil
+	}
+	in := placeholders(len(uris))
+	args := make([]any, 0, 2*len(uris)+2)
+	args = append(args, actor)
+	for _, u := range uris {
+		args = append(args, u)
+	}
+	args = append(args, actor)
+	for _, u := range uris {
+		args = append(args, u)
+	}
+	out, err := query(ctx, s.db, func(r scanner) (domain.Reaction, error) {
+		var x domain.Reaction
+		var kind string
+		err := r.Scan(&x.ObjectURI, &kind)
+		x.ActorURI, x.Kind = actor, domain.ReactionKind(kind)
+		return x, err
+	}, `
+SELECT object_uri, kind FROM reactions WHERE actor_uri = ? AND object_uri IN (`+in+`)
+UNION
+SELECT object_uri, 'announce' FROM boosts WHERE actor_uri = ? AND object_uri IN (`+in+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reactions by %q: %w", actor, interpretError(err))
+	}
+	return out, nil
+}
+
 // writeHashtags indexes a public post's hashtags (PostsTagged); the
 // caller removed its earlier ones.
 func writeHashtags(ctx context.Context, tx *sql.Tx, p domain.Post) error {
@@ -302,6 +347,87 @@ LIMIT ?`, value, before(b), limitArg(limit))
 	}
 	return out, nil
 }
+
+// PostsByAuthors implements ports.PostStore on posts_author_published_idx
+// (one range per author, merged).
+func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, b time.Time, limit int) ([]domain.Post, error) {
+	if len(authors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d authors, over %d", domain.ErrInvalidInput, len(authors), ports.MaxAuthors)
+	}
+	if len(authors) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, len(authors)+2)
+	for _, a := range authors {
+		args = append(args, a)
+	}
+	args = append(args, before(b), limitArg(limit))
+	out, err := query(ctx, s.db, scanPost, `
+SELECT `+postSelect+` FROM posts
+WHERE author_uri IN (`+placeholders(len(authors))+`) AND published < ?
+ORDER BY published DESC, object_uri
+LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("posts by %d authors: %w", len(authors), interpretError(err))
+	}
+	return out, nil
+}
+
+// Replies implements ports.PostStore on posts_in_reply_to_idx.
+func (s *ContentStore) Replies(ctx context.Context, uri string, limit int) ([]domain.Post, error) {
+	if uri == "" {
+		return nil, nil
+	}
+	out, err := query(ctx, s.db, scanPost, `
+SELECT `+postSelect+` FROM posts
+WHERE in_reply_to = ?
+ORDER BY published, object_uri
+LIMIT ?`, uri, limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("replies to %q: %w", uri, interpretError(err))
+	}
+	return out, nil
+}
+
+// PublicPosts implements ports.PostStore on posts_visibility_published_idx.
+func (s *ContentStore) PublicPosts(ctx context.Context, origin ports.Origin, b time.Time, limit int) ([]domain.Post, error) {
+	out, err := query(ctx, s.db, scanPost, `
+SELECT `+postSelect+` FROM posts
+WHERE visibility = 'public' AND published < ? AND (? = '' OR local = (? = 'local'))
+ORDER BY published DESC, object_uri
+LIMIT ?`, before(b), string(origin), string(origin), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("public posts: %w", interpretError(err))
+	}
+	return out, nil
+}
+
+// BoostsByActors implements ports.PostStore on boosts_actor_created_idx.
+func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, b time.Time, limit int) ([]domain.Boost, error) {
+	if len(actors) > ports.MaxAuthors {
+		return nil, fmt.Errorf("%w: %d actors, over %d", domain.ErrInvalidInput, len(actors), ports.MaxAuthors)
+	}
+	if len(actors) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, len(actors)+2)
+	for _, a := range actors {
+		args = append(args, a)
+	}
+	args = append(args, before(b), limitArg(limit))
+	out, err := query(ctx, s.db, scanBoost, `
+SELECT `+boostColumns+` FROM boosts
+WHERE actor_uri IN (`+placeholders(len(actors))+`) AND created_at < ?
+ORDER BY created_at DESC, object_uri, actor_uri
+LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("boosts by %d actors: %w", len(actors), interpretError(err))
+	}
+	return out, nil
+}
+
+// placeholders is n comma-separated "?".
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
 // DeletePost implements ports.PostStore: both tables, in one transaction.
 func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {

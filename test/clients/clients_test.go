@@ -25,10 +25,12 @@ import (
 
 // TestMegalodon registers an app with megalodon, signs in through the
 // authorization page as a browser would (choosing the persona alice_work
-// of the account alice), and posts, reads, looks up, deletes and revokes
-// with the library's own calls; it finds a remote account by search
-// (resolve: WebFinger on a fake server this test runs), follows it, reads
-// the relationship, and the Follow reaches the remote's inbox.
+// of the account alice), and posts (with a content warning and a poll),
+// reads the home timeline and its next page, favourites and reblogs and
+// takes both back, looks up, deletes and revokes with the library's own
+// calls; it finds a remote account by search (resolve: WebFinger on a fake
+// server this test runs), follows it, reads the relationship, and the
+// Follow reaches the remote's inbox.
 func TestMegalodon(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {

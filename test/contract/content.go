@@ -378,6 +378,186 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 			_, err = s.CreatePost(ctx(t), reused)
 			mustIs(t, err, domain.ErrAlreadyExists, "another post with a used id")
 		}},
+		{"PostByID", func(t *testing.T, s ports.PostStore) {
+			p := post(t, 1, alice, "", base)
+			p.Summary, p.Hashtags = "cw", []string{"go"}
+			_, err := s.CreatePost(ctx(t), p)
+			mustNil(t, err, "create")
+			d, err := domain.NewDmPost("dm1", "https://h.example/dm/1", alice, "psst", []string{bob}, base)
+			mustNil(t, err, "dm")
+			_, err = s.CreateDm(ctx(t), d)
+			mustNil(t, err, "create dm")
+			got, err := s.PostByID(ctx(t), p.ID)
+			mustNil(t, err, "by id")
+			if got.ObjectURI != p.ObjectURI || got.Content != p.Content || got.Summary != "cw" || len(got.Hashtags) != 1 {
+				t.Fatalf("by id: %+v", got)
+			}
+			_, err = s.PostByID(ctx(t), "p999")
+			mustIs(t, err, domain.ErrNotFound, "unknown id")
+			_, err = s.PostByID(ctx(t), "dm1")
+			mustIs(t, err, domain.ErrNotFound, "a direct post's id")
+		}},
+		{"ReactedTo", func(t *testing.T, s ports.PostStore) {
+			var uris []string
+			for i := 1; i <= 4; i++ {
+				p := post(t, i, bob, "", base)
+				_, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create")
+				uris = append(uris, p.ObjectURI)
+			}
+			react := func(uri, actor string, kind domain.ReactionKind) {
+				r, err := domain.NewReaction(uri, actor, kind, base)
+				mustNil(t, err, "reaction")
+				_, err = s.AddReaction(ctx(t), r)
+				mustNil(t, err, "add reaction")
+			}
+			boost := func(uri, actor string) {
+				b, err := domain.NewBoost(actor+"/activities/"+uri[len(uri)-3:], actor, uri, base)
+				mustNil(t, err, "boost")
+				_, err = s.AddBoost(ctx(t), b)
+				mustNil(t, err, "add boost")
+			}
+			react(uris[0], alice, domain.ReactionLike)
+			react(uris[1], alice, domain.ReactionAnnounce)
+			boost(uris[1], alice) // an Announce both ways is said once
+			boost(uris[2], alice)
+			react(uris[3], bob, domain.ReactionLike) // someone else's
+			boost(uris[3], bob)
+			got, err := s.ReactedTo(ctx(t), alice, append(uris, "https://h.example/notes/none"))
+			mustNil(t, err, "reacted to")
+			seen := map[string]bool{}
+			for _, r := range got {
+				if r.ActorURI != alice {
+					t.Fatalf("a reaction of %s", r.ActorURI)
+				}
+				seen[r.ObjectURI[len(r.ObjectURI)-3:]+" "+string(r.Kind)] = true
+			}
+			want := map[string]bool{"001 like": true, "002 announce": true, "003 announce": true}
+			if len(got) != len(want) || fmt.Sprint(seen) != fmt.Sprint(want) {
+				t.Fatalf("reacted to: %v (%d), want %v", seen, len(got), want)
+			}
+			got, err = s.ReactedTo(ctx(t), alice, nil)
+			mustNil(t, err, "reacted to nothing")
+			if len(got) != 0 {
+				t.Fatalf("reactions to no post: %v", got)
+			}
+			mustNil(t, s.RemoveReaction(ctx(t), uris[0], alice, domain.ReactionLike), "unlike")
+			_, err = s.RemoveBoost(ctx(t), alice, uris[2])
+			mustNil(t, err, "unboost")
+			got, _ = s.ReactedTo(ctx(t), alice, uris[:3])
+			if len(got) != 1 || got[0].ObjectURI != uris[1] || got[0].Kind != domain.ReactionAnnounce {
+				t.Fatalf("after the undos: %+v", got)
+			}
+			_, err = s.ReactedTo(ctx(t), alice, make([]string, ports.MaxReactedTo+1))
+			mustIs(t, err, domain.ErrInvalidInput, "over the bound")
+		}},
+		{"PostsByAuthorsAndPublicPosts", func(t *testing.T, s ports.PostStore) {
+			const carol = "https://other.example/users/carol"
+			authors := []string{alice, bob, carol}
+			for i := range 9 {
+				p := post(t, i, authors[i%3], "", base.Add(time.Duration(i)*time.Minute))
+				p.Local = i%3 != 2
+				if i == 4 {
+					p.Visibility = domain.VisibilityFollowers
+				}
+				_, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create")
+			}
+			got, err := s.PostsByAuthors(ctx(t), []string{alice, carol}, time.Time{}, 4)
+			mustNil(t, err, "by authors")
+			if fmt.Sprint(ids(got)) != "[p008 p006 p005 p003]" {
+				t.Fatalf("by alice and carol: %v", ids(got))
+			}
+			got, _ = s.PostsByAuthors(ctx(t), []string{alice, carol}, got[3].Published, 0)
+			if fmt.Sprint(ids(got)) != "[p002 p000]" {
+				t.Fatalf("by alice and carol, before: %v", ids(got))
+			}
+			got, _ = s.PostsByAuthors(ctx(t), nil, time.Time{}, 0)
+			if len(got) != 0 {
+				t.Fatalf("by no author: %v", ids(got))
+			}
+			_, err = s.PostsByAuthors(ctx(t), make([]string, ports.MaxAuthors+1), time.Time{}, 1)
+			mustIs(t, err, domain.ErrInvalidInput, "over the bound")
+			for _, c := range []struct {
+				origin ports.Origin
+				want   string
+			}{
+				{ports.OriginAll, "[p008 p007 p006 p005 p003 p002 p001 p000]"}, // not p004, followers-only
+				{ports.OriginLocal, "[p007 p006 p003 p001 p000]"},
+				{ports.OriginRemote, "[p008 p005 p002]"},
+			} {
+				got, err := s.PublicPosts(ctx(t), c.origin, time.Time{}, 0)
+				mustNil(t, err, "public")
+				if fmt.Sprint(ids(got)) != c.want {
+					t.Fatalf("public posts (%q): %v, want %s", c.origin, ids(got), c.want)
+				}
+			}
+			got, _ = s.PublicPosts(ctx(t), ports.OriginAll, base.Add(3*time.Minute), 2)
+			if fmt.Sprint(ids(got)) != "[p002 p001]" {
+				t.Fatalf("public posts before p003: %v", ids(got))
+			}
+		}},
+		{"Replies", func(t *testing.T, s ports.PostStore) {
+			root := post(t, 0, alice, "", base)
+			_, err := s.CreatePost(ctx(t), root)
+			mustNil(t, err, "create")
+			for i, at := range []time.Duration{3, 1, 2} {
+				p := post(t, i+1, bob, "", base.Add(at*time.Minute))
+				p.InReplyTo = root.ObjectURI
+				_, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create reply")
+			}
+			deeper := post(t, 9, alice, "", base.Add(4*time.Minute))
+			deeper.InReplyTo = "https://h.example/notes/002"
+			_, err = s.CreatePost(ctx(t), deeper)
+			mustNil(t, err, "create")
+			got, err := s.Replies(ctx(t), root.ObjectURI, 0)
+			mustNil(t, err, "replies")
+			if fmt.Sprint(ids(got)) != "[p002 p003 p001]" || got[0].InReplyTo != root.ObjectURI {
+				t.Fatalf("replies, oldest first: %v", ids(got))
+			}
+			got, _ = s.Replies(ctx(t), root.ObjectURI, 1)
+			if fmt.Sprint(ids(got)) != "[p002]" {
+				t.Fatalf("one reply: %v", ids(got))
+			}
+			got, _ = s.Replies(ctx(t), "", 0)
+			if len(got) != 0 {
+				t.Fatalf("replies to nothing: %v", ids(got))
+			}
+		}},
+		{"BoostsByActors", func(t *testing.T, s ports.PostStore) {
+			const carol = "https://other.example/users/carol"
+			for i := range 3 {
+				_, err := s.CreatePost(ctx(t), post(t, i, carol, "", base))
+				mustNil(t, err, "create")
+			}
+			boost := func(actor string, n int, at time.Time) {
+				uri := fmt.Sprintf("https://h.example/notes/%03d", n)
+				b, err := domain.NewBoost(fmt.Sprintf("%s/announces/%d", actor, n), actor, uri, at)
+				mustNil(t, err, "boost")
+				_, err = s.AddBoost(ctx(t), b)
+				mustNil(t, err, "add boost")
+			}
+			boost(alice, 0, base.Add(time.Minute))
+			boost(bob, 1, base.Add(2*time.Minute))
+			boost(carol, 2, base.Add(3*time.Minute))
+			boost(alice, 2, base.Add(4*time.Minute))
+			got, err := s.BoostsByActors(ctx(t), []string{alice, bob}, time.Time{}, 0)
+			mustNil(t, err, "boosts by actors")
+			var seen []string
+			for _, b := range got {
+				seen = append(seen, b.ActorURI[len(b.ActorURI)-5:]+" "+b.ObjectURI[len(b.ObjectURI)-3:])
+			}
+			if fmt.Sprint(seen) != "[alice 002 s/bob 001 alice 000]" {
+				t.Fatalf("boosts by alice and bob: %v", seen)
+			}
+			got, _ = s.BoostsByActors(ctx(t), []string{alice, bob}, base.Add(4*time.Minute), 1)
+			if len(got) != 1 || got[0].ActorURI != bob {
+				t.Fatalf("before the last, one: %+v", got)
+			}
+			_, err = s.BoostsByActors(ctx(t), make([]string, ports.MaxAuthors+1), time.Time{}, 1)
+			mustIs(t, err, domain.ErrInvalidInput, "over the bound")
+		}},
 		{"ListsNewestFirst", func(t *testing.T, s ports.PostStore) {
 			for i := 0; i < 10; i++ {
 				author, group := alice, ""

@@ -16,7 +16,7 @@ const (
 	maxStatusChars = domain.MaxPostLength
 	// Herald keeps no media yet (docs/api.md): clients are told so.
 	maxMediaAttachments = 0
-	maxPollOptions      = 0
+	maxPollOptions      = domain.MaxPollOptions
 )
 
 func (m *Routes) registerInstance(r routeAdder) {
@@ -62,7 +62,8 @@ func mediaConfig() map[string]any {
 }
 
 func pollsConfig() map[string]any {
-	return map[string]any{"max_options": maxPollOptions, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0}
+	return map[string]any{"max_options": maxPollOptions, "max_characters_per_option": domain.MaxPollOptionChars,
+		"min_expiration": int(domain.MinPollDuration.Seconds()), "max_expiration": int(domain.MaxPollDuration.Seconds())}
 }
 
 // instanceV1 is GET /api/v1/instance (Mastodon's V1::Instance entity).

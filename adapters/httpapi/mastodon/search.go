@@ -25,13 +25,6 @@ func (m *Routes) registerSearch(r routeAdder) {
 	r.Handle("/api/v1/accounts/search", m.authed("read:accounts", true, m.searchAccounts), http.MethodGet)
 }
 
-// tagJSON is Mastodon's Tag entity (no usage history is kept).
-type tagJSON struct {
-	Name    string `json:"name"`
-	URL     string `json:"url"`
-	History []any  `json:"history"`
-}
-
 type searchJSON struct {
 	Accounts []accountJSON `json:"accounts"`
 	Statuses []statusJSON  `json:"statuses"`
@@ -201,27 +194,14 @@ func (m *Routes) findLocal(ctx context.Context, name string) ([]accountJSON, []s
 	return []accountJSON{acct}, nil, nil
 }
 
-// foundStatus renders a post a search found, if the persona may see it.
-// Only local posts are rendered here (public ones, and the persona's own)
-// until the status entity of remote posts lands; a remote post found by
-// URL is fetched and stored all the same.
+// foundStatus renders a post a search found, if the persona may see it
+// (as GET /api/v1/statuses/:id decides).
 func (m *Routes) foundStatus(ctx context.Context, p application.Principal, post domain.Post) (statusJSON, bool, error) {
-	local := m.api.URLs.Persona("")
-	name, _, ok := strings.Cut(strings.TrimPrefix(post.AuthorURI, local), "/")
-	if !strings.HasPrefix(post.AuthorURI, local) || ok {
-		return statusJSON{}, false, nil
-	}
-	author, err := m.api.Accounts.Lookup(ctx, name)
-	if errors.Is(err, domain.ErrNotFound) {
-		return statusJSON{}, false, nil
-	}
-	if err != nil {
+	ok, err := m.api.Statuses.CanSee(ctx, p, post)
+	if err != nil || !ok {
 		return statusJSON{}, false, err
 	}
-	if post.Visibility != domain.VisibilityPublic && !(p.HasUser() && p.Avatar.ID == author.ID) {
-		return statusJSON{}, false, nil
-	}
-	s, err := m.localStatus(ctx, author, post)
+	s, err := m.statusOf(ctx, p, post)
 	return s, err == nil, err
 }
 

@@ -96,7 +96,7 @@ func setup(t *testing.T, opts ...func(*setupOptions)) *server {
 		Blocks: blocks, Fetcher: fetcher, Moderation: s.moderation, Clock: s.clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
 	})
 	s.app.Publish.Resolver = s.fed.Resolver
-	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, AccountIDs: memory.NewAccountIDStore(), Foreign: s.content, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Moderation: s.moderation, Passwords: fake.Passwords{},
+	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, AccountIDs: memory.NewAccountIDStore(), Foreign: s.content, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, Blocks: blocks, HTML: sanitizer.NewHTMLSanitizer(), Moderation: s.moderation, Passwords: fake.Passwords{},
 		Clock: s.clock, IDs: ids, URLs: urls, Registrations: domain.RegistrationsOpen})
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)

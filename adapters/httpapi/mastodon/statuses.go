@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,84 +17,13 @@ import (
 	"github.com/heraldfed/herald/domain"
 )
 
-// statusJSON is Mastodon's Status entity, for what posts carry today:
-// text, visibility, reply, mentions, counts. Spoiler text, polls, media,
-// language and tags wait for the content fields (docs/api.md).
-type statusJSON struct {
-	ID                 string      `json:"id"`
-	URI                string      `json:"uri"`
-	URL                string      `json:"url"`
-	CreatedAt          string      `json:"created_at"`
-	EditedAt           *string     `json:"edited_at"`
-	Account            accountJSON `json:"account"`
-	Content            string      `json:"content"`
-	Visibility         string      `json:"visibility"`
-	Sensitive          bool        `json:"sensitive"`
-	SpoilerText        string      `json:"spoiler_text"`
-	MediaAttachments   []any       `json:"media_attachments"`
-	Mentions           []any       `json:"mentions"`
-	Tags               []any       `json:"tags"`
-	Emojis             []any       `json:"emojis"`
-	ReblogsCount       int         `json:"reblogs_count"`
-	FavouritesCount    int         `json:"favourites_count"`
-	RepliesCount       int         `json:"replies_count"`
-	InReplyToID        *string     `json:"in_reply_to_id"`
-	InReplyToAccountID *string     `json:"in_reply_to_account_id"`
-	Reblog             *statusJSON `json:"reblog"`
-	Poll               any         `json:"poll"`
-	Card               any         `json:"card"`
-	Language           *string     `json:"language"`
-	Favourited         bool        `json:"favourited"`
-	Reblogged          bool        `json:"reblogged"`
-	Muted              bool        `json:"muted"`
-	Bookmarked         bool        `json:"bookmarked"`
-	Pinned             bool        `json:"pinned"`
-}
-
-// Herald's visibilities as Mastodon names them, both ways. Mastodon's
-// "unlisted" has no Herald counterpart yet and is refused rather than
-// made public.
-var (
-	toMastodonVisibility   = map[domain.Visibility]string{domain.VisibilityPublic: "public", domain.VisibilityFollowers: "private", domain.VisibilityDirect: "direct"}
-	fromMastodonVisibility = map[string]domain.Visibility{"public": domain.VisibilityPublic, "private": domain.VisibilityFollowers}
-)
-
 func (m *Routes) registerStatuses(r routeAdder) {
 	r.Handle("/api/v1/statuses", m.authed("write:statuses", true, m.createStatus), http.MethodPost)
-	r.Handle("/api/v1/statuses/{id}", m.authed("read:statuses", true, m.getStatus), http.MethodGet)
+	r.Handle("/api/v1/statuses/{id}", m.public(m.readStatuses(m.getStatus)), http.MethodGet)
 	r.Handle("/api/v1/statuses/{id}", m.authed("write:statuses", true, m.deleteStatus), http.MethodDelete)
-}
-
-// localStatus is the entity of a post by a local persona.
-func (m *Routes) localStatus(ctx context.Context, author domain.Avatar, p domain.Post) (statusJSON, error) {
-	acct, err := m.localAccount(ctx, author)
-	if err != nil {
-		return statusJSON{}, err
-	}
-	counts, err := m.api.Statuses.Reactions(ctx, p.ObjectURI)
-	if err != nil {
-		return statusJSON{}, err
-	}
-	id := p.ObjectURI[strings.LastIndex(p.ObjectURI, "/")+1:]
-	s := statusJSON{ID: id, URI: p.ObjectURI, URL: p.ObjectURI, CreatedAt: mastodonTime(p.Published), Account: acct, Content: p.Content,
-		Visibility: toMastodonVisibility[p.Visibility], MediaAttachments: []any{}, Mentions: []any{}, Tags: []any{}, Emojis: []any{},
-		ReblogsCount: counts[domain.ReactionAnnounce], FavouritesCount: counts[domain.ReactionLike]}
-	if !p.Updated.IsZero() {
-		e := mastodonTime(p.Updated)
-		s.EditedAt = &e
-	}
-	if own := m.api.URLs.Persona(author.Name) + "/statuses/"; strings.HasPrefix(p.InReplyTo, own) {
-		rid := strings.TrimPrefix(p.InReplyTo, own)
-		s.InReplyToID, s.InReplyToAccountID = &rid, &author.ID
-	}
-	for _, uri := range p.Mentions {
-		mt, err := m.mention(ctx, uri)
-		if err != nil {
-			return statusJSON{}, err
-		}
-		s.Mentions = append(s.Mentions, mt)
-	}
-	return s, nil
+	m.registerStatusActions(r)
+	m.registerTimelines(r)
+	m.registerThreads(r)
 }
 
 // idempotency remembers, per token and Idempotency-Key, the status a
@@ -144,48 +75,28 @@ func (c *idempotency) put(key, id string, now time.Time) {
 	c.seen[key] = idemEntry{id: id, at: now}
 }
 
-// createStatus is POST /api/v1/statuses: status text, visibility
-// (public, private), in_reply_to_id (a status of the persona's own), and
-// Idempotency-Key. Polls, media, spoiler text and scheduling are refused
-// with 422 until posts carry them.
+// createStatus is POST /api/v1/statuses: status text, spoiler_text,
+// sensitive, language, visibility (public, private, direct), in_reply_to_id (any
+// status the persona may see, local or remote), a poll (poll[options][],
+// poll[expires_in] in seconds, poll[multiple]), and Idempotency-Key.
+// The accounts the text mentions are addressed (a direct status goes to
+// them alone). Media ids, scheduling and unlisted (which Herald cannot
+// express) are refused with 422 (docs/api.md).
 func (m *Routes) createStatus(w http.ResponseWriter, r *http.Request, p application.Principal, in params) {
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 	if key != "" {
 		key = p.Token.Hash + "\x00" + key
 		if id, ok := m.idem.get(key, time.Now()); ok {
-			m.writeOwnStatus(w, r, p, id)
+			m.writeStatus(w, r, p, id)
 			return
 		}
 	}
-	for _, unsupported := range []string{"media_ids", "poll[options]", "scheduled_at"} {
-		if len(in[unsupported]) > 0 {
-			writeError(w, r, m.log, fmt.Errorf("%w: %s is not supported yet", domain.ErrInvalidInput, strings.TrimSuffix(unsupported, "[options]")))
-			return
-		}
-	}
-	if in.get("spoiler_text") != "" {
-		writeError(w, r, m.log, fmt.Errorf("%w: spoiler_text is not supported yet", domain.ErrInvalidInput))
+	cmd, err := m.publishOf(r, p, in)
+	if err != nil {
+		writeError(w, r, m.log, err)
 		return
 	}
-	vis := domain.VisibilityPublic
-	if v := in.get("visibility"); v != "" {
-		var ok bool
-		if vis, ok = fromMastodonVisibility[v]; !ok {
-			writeError(w, r, m.log, fmt.Errorf("%w: visibility %q is not supported yet (public, private)", domain.ErrInvalidInput, v))
-			return
-		}
-	}
-	inReplyTo := ""
-	if rid := in.get("in_reply_to_id"); rid != "" {
-		parent, err := m.api.Statuses.Own(r.Context(), p, rid)
-		if err != nil {
-			writeError(w, r, m.log, err)
-			return
-		}
-		inReplyTo = parent.ObjectURI
-	}
-	res, err := m.app.Publish.Handle(r.Context(), application.Publish{UserID: p.User.ID, As: p.Avatar.Name, Content: in.get("status"),
-		Visibility: vis, InReplyTo: inReplyTo})
+	res, err := m.app.Publish.Handle(r.Context(), cmd)
 	if err != nil {
 		writeError(w, r, m.log, err)
 		return
@@ -193,16 +104,96 @@ func (m *Routes) createStatus(w http.ResponseWriter, r *http.Request, p applicat
 	if key != "" {
 		m.idem.put(key, res.ID, time.Now())
 	}
-	m.writeOwnStatus(w, r, p, res.ID)
+	m.writeStatus(w, r, p, res.ID)
 }
 
-func (m *Routes) writeOwnStatus(w http.ResponseWriter, r *http.Request, p application.Principal, id string) {
-	post, err := m.api.Statuses.Own(r.Context(), p, id)
+// publishOf reads a new status's parameters.
+func (m *Routes) publishOf(r *http.Request, p application.Principal, in params) (application.Publish, error) {
+	bad := func(format string, args ...any) (application.Publish, error) {
+		return application.Publish{}, fmt.Errorf("%w: %s", domain.ErrInvalidInput, fmt.Sprintf(format, args...))
+	}
+	for _, unsupported := range []string{"media_ids", "scheduled_at"} {
+		if len(in[unsupported]) > 0 && in.get(unsupported) != "" {
+			return bad("%s is not supported: Herald keeps no uploads (docs/api.md)", unsupported)
+		}
+	}
+	cmd := application.Publish{UserID: p.User.ID, As: p.Avatar.Name, Content: in.get("status"), Visibility: domain.VisibilityPublic,
+		Summary: in.get("spoiler_text"), Language: in.get("language")}
+	cmd.Sensitive, _ = in.flag("sensitive")
+	if v := in.get("visibility"); v != "" {
+		var ok bool
+		if cmd.Visibility, ok = fromMastodonVisibility[v]; !ok {
+			return bad("visibility %q is not supported (public, private, direct)", v)
+		}
+	}
+	cmd.To = m.mentioned(r.Context(), cmd.Content)
+	if cmd.Visibility == domain.VisibilityDirect && len(cmd.To) == 0 {
+		return bad("a direct status needs a mention of whom it goes to (@name or @user@host)")
+	}
+	if rid := in.get("in_reply_to_id"); rid != "" {
+		parent, err := m.api.Statuses.ByID(r.Context(), p, rid)
+		if err != nil {
+			return application.Publish{}, err
+		}
+		cmd.InReplyTo = parent.ObjectURI
+	}
+	if opts := in["poll[options]"]; len(opts) > 0 {
+		secs, err := strconv.Atoi(in.get("poll[expires_in]"))
+		if err != nil || secs <= 0 {
+			return bad("poll[expires_in] must be a number of seconds")
+		}
+		multiple, _ := in.flag("poll[multiple]")
+		cmd.Poll = &application.NewPoll{Options: opts, Multiple: multiple, Duration: time.Duration(secs) * time.Second}
+	}
+	return cmd, nil
+}
+
+// mentionPattern finds @name and @user@host in a status's text, as
+// Mastodon reads mentions: after the start or a space.
+var mentionPattern = regexp.MustCompile(`(?:^|[\s(])@([A-Za-z0-9_][A-Za-z0-9_.-]*)(?:@([A-Za-z0-9.-]+\.[A-Za-z]{2,}(?::[0-9]+)?))?`)
+
+// maxResolvedMentions bounds the mentions one status resolves (each may
+// cost a WebFinger look-up).
+const maxResolvedMentions = 20
+
+// mentioned resolves the accounts a status's text mentions to their
+// actor URIs: local personas, and remote actors (from the cache, or by
+// WebFinger). A mention that resolves to no one is left as text, as
+// Mastodon leaves it.
+func (m *Routes) mentioned(ctx context.Context, text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, g := range mentionPattern.FindAllStringSubmatch(text, -1) {
+		user, host := g[1], strings.ToLower(g[2])
+		key := strings.ToLower(user) + "@" + host
+		if seen[key] || len(seen) == maxResolvedMentions {
+			continue
+		}
+		seen[key] = true
+		if host == "" || host == strings.ToLower(m.api.URLs.Domain) {
+			if a, err := m.api.Accounts.Lookup(ctx, user); err == nil {
+				out = append(out, m.api.URLs.Persona(a.Name))
+			}
+			continue
+		}
+		fa, err := m.fed.Resolver.Account(ctx, user, host)
+		if err != nil {
+			m.log.DebugContext(ctx, "a mention resolves to no one", "user", user, "host", host, "err", err)
+			continue
+		}
+		out = append(out, fa.ActorURI)
+	}
+	return out
+}
+
+// writeStatus answers the status of that id as the viewer sees it.
+func (m *Routes) writeStatus(w http.ResponseWriter, r *http.Request, p application.Principal, id string) {
+	post, err := m.api.Statuses.ByID(r.Context(), p, id)
 	if err != nil {
 		writeError(w, r, m.log, err)
 		return
 	}
-	s, err := m.localStatus(r.Context(), p.Avatar, post)
+	s, err := m.statusOf(r.Context(), p, post)
 	if err != nil {
 		writeError(w, r, m.log, err)
 		return
@@ -210,9 +201,10 @@ func (m *Routes) writeOwnStatus(w http.ResponseWriter, r *http.Request, p applic
 	writeJSON(w, http.StatusOK, s)
 }
 
-// getStatus is GET /api/v1/statuses/:id: the persona's own statuses.
+// getStatus is GET /api/v1/statuses/:id: any status the token's persona
+// may see (without a token, a public one).
 func (m *Routes) getStatus(w http.ResponseWriter, r *http.Request, p application.Principal, _ params) {
-	m.writeOwnStatus(w, r, p, mux.Vars(r)["id"])
+	m.writeStatus(w, r, p, mux.Vars(r)["id"])
 }
 
 // deleteStatus is DELETE /api/v1/statuses/:id: one of the persona's own,
@@ -225,7 +217,7 @@ func (m *Routes) deleteStatus(w http.ResponseWriter, r *http.Request, p applicat
 		writeError(w, r, m.log, err)
 		return
 	}
-	s, err := m.localStatus(r.Context(), p.Avatar, post)
+	s, err := m.statusOf(r.Context(), p, post)
 	if err != nil {
 		writeError(w, r, m.log, err)
 		return
@@ -267,7 +259,7 @@ func (m *Routes) accountStatuses(w http.ResponseWriter, r *http.Request, p appli
 	}
 	out := make([]statusJSON, 0, len(posts))
 	for _, post := range posts {
-		s, err := m.localStatus(r.Context(), author, post)
+		s, err := m.statusOf(r.Context(), p, post)
 		if err != nil {
 			writeError(w, r, m.log, err)
 			return

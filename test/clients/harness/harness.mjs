@@ -81,6 +81,34 @@ async function main() {
   check(mine.some(s => s.id === status.id), 'getAccountStatuses lists the status')
   seen.account_statuses = mine.length
 
+  // A content warning and a poll.
+  const polled = (await client.postStatus('Which one?', {
+    spoiler_text: 'a poll', sensitive: true, language: 'en', visibility: 'public',
+    poll: { options: ['tea', 'coffee'], expires_in: 3600, multiple: false },
+  })).data
+  check(polled.spoiler_text === 'a poll' && polled.sensitive === true, 'the content warning: ' + JSON.stringify(polled.spoiler_text))
+  check(polled.poll && polled.poll.options.length === 2 && polled.poll.options[1].title === 'coffee', 'the poll: ' + JSON.stringify(polled.poll))
+  check(polled.language === 'en', 'the language: ' + polled.language)
+  seen.poll = polled.poll.id
+
+  const home = await client.getHomeTimeline({ limit: 1 })
+  check(home.data.length === 1 && home.data[0].id === polled.id, 'getHomeTimeline starts with the newest status')
+  check((home.headers.link || '').includes('max_id=' + polled.id), 'the home timeline links its next page: ' + home.headers.link)
+  const older = (await client.getHomeTimeline({ max_id: polled.id })).data
+  check(older.some(s => s.id === status.id), 'the next page of the home timeline has the first status')
+  seen.home = home.data.length + older.length
+
+  const faved = (await client.favouriteStatus(polled.id)).data
+  check(faved.favourited === true && faved.favourites_count === 1, 'favouriteStatus: ' + faved.favourited + ' ' + faved.favourites_count)
+  const boosted = (await client.reblogStatus(polled.id)).data
+  check(boosted.reblog && boosted.reblog.id === polled.id && boosted.reblogged === true, 'reblogStatus wraps the status')
+  const both = (await client.getStatus(polled.id)).data
+  check(both.favourited && both.reblogged, 'getStatus says favourited and reblogged')
+  const unboosted = (await client.unreblogStatus(polled.id)).data
+  const unfaved = (await client.unfavouriteStatus(polled.id)).data
+  check(!unboosted.reblogged && !unfaved.favourited && unfaved.favourites_count === 0, 'unreblogStatus and unfavouriteStatus')
+  seen.favourited_and_reblogged = true
+
   const looked = (await client.lookupAccount(persona)).data
   check(looked.id === me.id, 'lookupAccount')
 
