@@ -23,11 +23,15 @@ type ClientAPIDeps struct {
 	Posts      ports.PostStore
 	HTML       ports.HTMLSanitizer
 	Moderation *Moderation
-	Passwords  ports.PasswordHasher
-	Clock      ports.Clock
-	IDs        ports.IDs
-	Log        *slog.Logger
-	URLs       URLs
+	// Polls is the poll side of Posts (taken from it when nil); Blocks
+	// the personas' blocks, which every read honours (SPEC §11).
+	Polls     ports.PollStore
+	Blocks    ports.BlockStore
+	Passwords ports.PasswordHasher
+	Clock     ports.Clock
+	IDs       ports.IDs
+	Log       *slog.Logger
+	URLs      URLs
 	// Registrations is what the instance entity says of sign-ups.
 	Registrations domain.RegistrationMode
 }
@@ -53,6 +57,9 @@ func NewClientAPI(deps ClientAPIDeps) *ClientAPI {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
 	deps.Log = deps.Log.With("component", "clientapi")
+	if deps.Polls == nil {
+		deps.Polls, _ = deps.Posts.(ports.PollStore)
+	}
 	if deps.Posts != nil {
 		deps.Posts = moderatePosts(sanitizePosts(deps.Posts, deps.HTML), deps.Moderation)
 	}

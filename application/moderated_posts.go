@@ -125,6 +125,17 @@ func (s moderatedPosts) DmThread(ctx context.Context, participantsKey string, be
 	return keep(ctx, s, ds, err, dmAuthor)
 }
 
+func (s moderatedPosts) PostByID(ctx context.Context, id string) (domain.Post, error) {
+	p, err := s.posts.PostByID(ctx, id)
+	if err != nil {
+		return p, err
+	}
+	if err := s.one(ctx, p.ObjectURI, p.AuthorURI); err != nil {
+		return domain.Post{}, err
+	}
+	return p, nil
+}
+
 func (s moderatedPosts) BoostsBy(ctx context.Context, actorURI string, before time.Time, limit int) ([]domain.Boost, error) {
 	bs, err := s.posts.BoostsBy(ctx, actorURI, before, limit)
 	return keep(ctx, s, bs, err, boostActor)
@@ -154,6 +165,10 @@ func (s moderatedPosts) AddReaction(ctx context.Context, r domain.Reaction) (boo
 
 func (s moderatedPosts) RemoveReaction(ctx context.Context, objectURI, actorURI string, kind domain.ReactionKind) error {
 	return s.posts.RemoveReaction(ctx, objectURI, actorURI, kind)
+}
+
+func (s moderatedPosts) ReactedTo(ctx context.Context, actorURI string, objectURIs []string) ([]domain.Reaction, error) {
+	return s.posts.ReactedTo(ctx, actorURI, objectURIs)
 }
 
 func (s moderatedPosts) CountReactions(ctx context.Context, objectURI string) (map[domain.ReactionKind]int, error) {

@@ -145,6 +145,14 @@ func (s sanitizedPosts) PostByObjectURI(ctx context.Context, objectURI string) (
 	return s.cleanPost(s.posts.PostByObjectURI(ctx, objectURI))
 }
 
+func (s sanitizedPosts) PostByID(ctx context.Context, id string) (domain.Post, error) {
+	return s.cleanPost(s.posts.PostByID(ctx, id))
+}
+
+func (s sanitizedPosts) ReactedTo(ctx context.Context, actorURI string, objectURIs []string) ([]domain.Reaction, error) {
+	return s.posts.ReactedTo(ctx, actorURI, objectURIs)
+}
+
 func (s sanitizedPosts) PostsByAuthor(ctx context.Context, authorURI string, before time.Time, limit int) ([]domain.Post, error) {
 	return s.cleanPosts(s.posts.PostsByAuthor(ctx, authorURI, before, limit))
 }

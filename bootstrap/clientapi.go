@@ -20,7 +20,7 @@ var clientAPISet = wire.NewSet(ProvideClientAPI, ProvideMastodonRoutes)
 func ProvideClientAPI(cfg Config, s *Stores, passwords ports.PasswordHasher, html ports.HTMLSanitizer, mod *application.Moderation, clock ports.Clock, ids ports.IDs, urls application.URLs,
 	log *slog.Logger) *application.ClientAPI {
 	return application.NewClientAPI(application.ClientAPIDeps{
-		OAuth: s.OAuth, AccountIDs: s.AccountIDs, Foreign: s.Foreign, Users: s.Users, Actors: s.Actors, Followers: s.Followers, Posts: s.Posts, HTML: html, Moderation: mod, Passwords: passwords, Clock: clock, IDs: ids, Log: log, URLs: urls,
+		OAuth: s.OAuth, AccountIDs: s.AccountIDs, Foreign: s.Foreign, Users: s.Users, Actors: s.Actors, Followers: s.Followers, Posts: s.Posts, Blocks: s.Blocks, HTML: html, Moderation: mod, Passwords: passwords, Clock: clock, IDs: ids, Log: log, URLs: urls,
 		Registrations: domain.RegistrationMode(cfg.Registrations),
 	})
 }

@@ -194,6 +194,9 @@ type PostStore interface {
 	// Reusing the ID of another post is domain.ErrAlreadyExists.
 	CreatePost(ctx context.Context, p domain.Post) (created bool, err error)
 	PostByObjectURI(ctx context.Context, objectURI string) (domain.Post, error)
+	// PostByID returns the post (not a direct post) of that ID, or
+	// domain.ErrNotFound: the client API names statuses by their IDs.
+	PostByID(ctx context.Context, id string) (domain.Post, error)
 	// PostsByAuthor lists newest first, published before `before` (zero:
 	// no bound), at most limit.
 	PostsByAuthor(ctx context.Context, authorURI string, before time.Time, limit int) ([]domain.Post, error)
@@ -224,6 +227,13 @@ type PostStore interface {
 	AddReaction(ctx context.Context, r domain.Reaction) (created bool, err error)
 	// RemoveReaction forgets one (an Undo); domain.ErrNotFound if none.
 	RemoveReaction(ctx context.Context, objectURI, actorURI string, kind domain.ReactionKind) error
+	// ReactedTo returns what actorURI did to any of objectURIs (at most
+	// MaxReactedTo): its Likes and Announces recorded as reactions
+	// (AddReaction), and its boosts (AddBoost) as Announces, in no given
+	// order, a kind once per post; ObjectURI, ActorURI and Kind set (not
+	// CreatedAt). What a client API reads to tell a viewer what it
+	// favourited and reblogged in a page of posts.
+	ReactedTo(ctx context.Context, actorURI string, objectURIs []string) ([]domain.Reaction, error)
 	// CountReactions counts a post's reactions by kind (kinds without any
 	// are absent or zero).
 	CountReactions(ctx context.Context, objectURI string) (map[domain.ReactionKind]int, error)
@@ -254,6 +264,9 @@ type PostStore interface {
 	// many posts and direct posts went. Nothing of other actors changes.
 	DeleteActorContent(ctx context.Context, actorURI string) (int, error)
 }
+
+// MaxReactedTo bounds the posts one PostStore.ReactedTo asks about.
+const MaxReactedTo = 100
 
 // PollStore keeps what changes in a post's poll after it is stored: the
 // votes of polls written here, counted once per voter and option, and the

@@ -209,6 +209,42 @@ func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.
 	return domain.Post{}, fmt.Errorf("post %q: %w", uri, domain.ErrNotFound)
 }
 
+// PostByID implements ports.PostStore: a walk of the posts (the memory
+// store keeps no index by id).
+func (s *ContentStore) PostByID(ctx context.Context, id string) (domain.Post, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.posts {
+		if p.ID == id {
+			return copyPost(p), nil
+		}
+	}
+	return domain.Post{}, fmt.Errorf("post id %q: %w", id, domain.ErrNotFound)
+}
+
+// ReactedTo implements ports.PostStore.
+func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []string) ([]domain.Reaction, error) {
+	if len(uris) > ports.MaxReactedTo {
+		return nil, fmt.Errorf("%w: %d posts asked about, over %d", domain.ErrInvalidInput, len(uris), ports.MaxReactedTo)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Reaction
+	for _, uri := range slices.Compact(slices.Sorted(slices.Values(uris))) {
+		announced := false
+		for _, kind := range []domain.ReactionKind{domain.ReactionLike, domain.ReactionAnnounce} {
+			if r, ok := s.reactions[uri][reactionKey{actor, kind}]; ok {
+				out = append(out, domain.Reaction{ObjectURI: r.ObjectURI, ActorURI: actor, Kind: kind})
+				announced = announced || kind == domain.ReactionAnnounce
+			}
+		}
+		if _, ok := s.boosts[actor][uri]; ok && !announced {
+			out = append(out, domain.Reaction{ObjectURI: uri, ActorURI: actor, Kind: domain.ReactionAnnounce})
+		}
+	}
+	return out, nil
+}
+
 // PostsByAuthor implements ports.PostStore.
 func (s *ContentStore) PostsByAuthor(ctx context.Context, author string, before time.Time, limit int) ([]domain.Post, error) {
 	return s.listPosts(func(p domain.Post) bool { return p.AuthorURI == author }, before, limit), nil

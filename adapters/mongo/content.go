@@ -294,6 +294,63 @@ func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.
 	return d.post(), nil
 }
 
+// PostByID implements ports.PostStore (the id is the document's _id).
+func (s *ContentStore) PostByID(ctx context.Context, id string) (domain.Post, error) {
+	var d postDoc
+	if err := s.posts.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil {
+		return domain.Post{}, fmt.Errorf("post id %q: %w", id, interpretError(err, nil))
+	}
+	return d.post(), nil
+}
+
+// ReactedTo implements ports.PostStore: the posts' reactions (read by
+// their unique objectUri index, only those holding the actor's) and the
+// actor's boosts (by the boosts' actor index), two finds.
+func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []string) ([]domain.Reaction, error) {
+	if len(uris) > ports.MaxReactedTo {
+		return nil, fmt.Errorf("%w: %d posts asked about, over %d", domain.ErrInvalidInput, len(uris), ports.MaxReactedTo)
+	}
+	if len(uris) == 0 {
+		return nil, nil
+	}
+	like, announce := reactionKey(domain.ReactionLike, actor), reactionKey(domain.ReactionAnnounce, actor)
+	type reacted struct {
+		ObjectURI string   `bson:"objectUri"`
+		Reactions []string `bson:"reactions"`
+	}
+	posts, err := findAll(ctx, s.posts, bson.D{{Key: "objectUri", Value: bson.D{{Key: "$in", Value: uris}}},
+		{Key: "reactions", Value: bson.D{{Key: "$in", Value: bson.A{like, announce}}}}}, "reactions by",
+		func(d reacted) reacted { return d }, options.Find().SetProjection(bson.D{{Key: "objectUri", Value: 1}, {Key: "reactions", Value: 1}}))
+	if err != nil {
+		return nil, err
+	}
+	var out []domain.Reaction
+	announced := map[string]bool{}
+	for _, p := range posts {
+		for _, r := range p.Reactions {
+			switch r {
+			case like:
+				out = append(out, domain.Reaction{ObjectURI: p.ObjectURI, ActorURI: actor, Kind: domain.ReactionLike})
+			case announce:
+				announced[p.ObjectURI] = true
+				out = append(out, domain.Reaction{ObjectURI: p.ObjectURI, ActorURI: actor, Kind: domain.ReactionAnnounce})
+			}
+		}
+	}
+	boosts, err := findAll(ctx, s.boosts, bson.D{{Key: "actorUri", Value: actor}, {Key: "objectUri", Value: bson.D{{Key: "$in", Value: uris}}}},
+		"boosts by", boostDoc.boost)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range boosts {
+		if !announced[b.ObjectURI] {
+			announced[b.ObjectURI] = true
+			out = append(out, domain.Reaction{ObjectURI: b.ObjectURI, ActorURI: actor, Kind: domain.ReactionAnnounce})
+		}
+	}
+	return out, nil
+}
+
 // PostsByAuthor implements ports.PostStore along posts_author_published.
 func (s *ContentStore) PostsByAuthor(ctx context.Context, author string, before time.Time, limit int) ([]domain.Post, error) {
 	return s.listPosts(ctx, bson.D{{Key: "authorUri", Value: author}}, before, limit)

@@ -239,6 +239,44 @@ func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.
 	return p, nil
 }
 
+// PostByID implements ports.PostStore (the id is the primary key).
+func (s *ContentStore) PostByID(ctx context.Context, id string) (domain.Post, error) {
+	p, err := scanPost(s.pool.QueryRow(ctx, `SELECT `+postSelect+` FROM posts WHERE id = $1`, id))
+	if err != nil {
+		return domain.Post{}, fmt.Errorf("post id %q: %w", id, interpretError(err))
+	}
+	return p, nil
+}
+
+// ReactedTo implements ports.PostStore: one statement over both tables,
+// each read by its primary key.
+func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []string) ([]domain.Reaction, error) {
+	if len(uris) > ports.MaxReactedTo {
+		return nil, fmt.Errorf("%w: %d posts asked about, over %d", domain.ErrInvalidInput, len(uris), ports.MaxReactedTo)
+	}
+	if len(uris) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `
+SELECT object_uri, kind FROM reactions WHERE actor_uri = $1 AND object_uri = ANY($2)
+UNION
+SELECT object_uri, 'announce' FROM boosts WHERE actor_uri = $1 AND object_uri = ANY($2)`, actor, uris)
+	if err != nil {
+		return nil, fmt.Errorf("reactions by %q: %w", actor, interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Reaction, error) {
+		x := domain.Reaction{ActorURI: actor}
+		var kind string
+		err := row.Scan(&x.ObjectURI, &kind)
+		x.Kind = domain.ReactionKind(kind)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reactions by %q: %w", actor, interpretError(err))
+	}
+	return out, nil
+}
+
 // PostsByAuthor implements ports.PostStore on posts_author_published_idx.
 func (s *ContentStore) PostsByAuthor(ctx context.Context, author string, before time.Time, limit int) ([]domain.Post, error) {
 	return s.listPosts(ctx, "author_uri", author, before, limit)

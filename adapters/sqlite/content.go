@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -230,6 +231,50 @@ func (s *ContentStore) PostByObjectURI(ctx context.Context, uri string) (domain.
 		return domain.Post{}, fmt.Errorf("post %q: %w", uri, interpretError(err))
 	}
 	return p, nil
+}
+
+// PostByID implements ports.PostStore (the id is the primary key).
+func (s *ContentStore) PostByID(ctx context.Context, id string) (domain.Post, error) {
+	p, err := scanPost(s.db.r.QueryRowContext(ctx, `SELECT `+postSelect+` FROM posts WHERE id = ?`, id))
+	if err != nil {
+		return domain.Post{}, fmt.Errorf("post id %q: %w", id, interpretError(err))
+	}
+	return p, nil
+}
+
+// ReactedTo implements ports.PostStore: one statement over both tables,
+// each read by its primary key.
+func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []string) ([]domain.Reaction, error) {
+	if len(uris) > ports.MaxReactedTo {
+		return nil, fmt.Errorf("%w: %d posts asked about, over %d", domain.ErrInvalidInput, len(uris), ports.MaxReactedTo)
+	}
+	if len(uris) == 0 {
+		return nil, nil
+	}
+	in := strings.TrimSuffix(strings.Repeat("?,", len(uris)), ",")
+	args := make([]any, 0, 2*len(uris)+2)
+	args = append(args, actor)
+	for _, u := range uris {
+		args = append(args, u)
+	}
+	args = append(args, actor)
+	for _, u := range uris {
+		args = append(args, u)
+	}
+	out, err := query(ctx, s.db, func(r scanner) (domain.Reaction, error) {
+		var x domain.Reaction
+		var kind string
+		err := r.Scan(&x.ObjectURI, &kind)
+		x.ActorURI, x.Kind = actor, domain.ReactionKind(kind)
+		return x, err
+	}, `
+SELECT object_uri, kind FROM reactions WHERE actor_uri = ? AND object_uri IN (`+in+`)
+UNION
+SELECT object_uri, 'announce' FROM boosts WHERE actor_uri = ? AND object_uri IN (`+in+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reactions by %q: %w", actor, interpretError(err))
+	}
+	return out, nil
 }
 
 // writeHashtags indexes a public post's hashtags (PostsTagged); the

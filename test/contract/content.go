@@ -378,6 +378,79 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 			_, err = s.CreatePost(ctx(t), reused)
 			mustIs(t, err, domain.ErrAlreadyExists, "another post with a used id")
 		}},
+		{"PostByID", func(t *testing.T, s ports.PostStore) {
+			p := post(t, 1, alice, "", base)
+			p.Summary, p.Hashtags = "cw", []string{"go"}
+			_, err := s.CreatePost(ctx(t), p)
+			mustNil(t, err, "create")
+			d, err := domain.NewDmPost("dm1", "https://h.example/dm/1", alice, "psst", []string{bob}, base)
+			mustNil(t, err, "dm")
+			_, err = s.CreateDm(ctx(t), d)
+			mustNil(t, err, "create dm")
+			got, err := s.PostByID(ctx(t), p.ID)
+			mustNil(t, err, "by id")
+			if got.ObjectURI != p.ObjectURI || got.Content != p.Content || got.Summary != "cw" || len(got.Hashtags) != 1 {
+				t.Fatalf("by id: %+v", got)
+			}
+			_, err = s.PostByID(ctx(t), "p999")
+			mustIs(t, err, domain.ErrNotFound, "unknown id")
+			_, err = s.PostByID(ctx(t), "dm1")
+			mustIs(t, err, domain.ErrNotFound, "a direct post's id")
+		}},
+		{"ReactedTo", func(t *testing.T, s ports.PostStore) {
+			var uris []string
+			for i := 1; i <= 4; i++ {
+				p := post(t, i, bob, "", base)
+				_, err := s.CreatePost(ctx(t), p)
+				mustNil(t, err, "create")
+				uris = append(uris, p.ObjectURI)
+			}
+			react := func(uri, actor string, kind domain.ReactionKind) {
+				r, err := domain.NewReaction(uri, actor, kind, base)
+				mustNil(t, err, "reaction")
+				_, err = s.AddReaction(ctx(t), r)
+				mustNil(t, err, "add reaction")
+			}
+			boost := func(uri, actor string) {
+				b, err := domain.NewBoost(actor+"/activities/"+uri[len(uri)-3:], actor, uri, base)
+				mustNil(t, err, "boost")
+				_, err = s.AddBoost(ctx(t), b)
+				mustNil(t, err, "add boost")
+			}
+			react(uris[0], alice, domain.ReactionLike)
+			react(uris[1], alice, domain.ReactionAnnounce)
+			boost(uris[1], alice) // an Announce both ways is said once
+			boost(uris[2], alice)
+			react(uris[3], bob, domain.ReactionLike) // someone else's
+			boost(uris[3], bob)
+			got, err := s.ReactedTo(ctx(t), alice, append(uris, "https://h.example/notes/none"))
+			mustNil(t, err, "reacted to")
+			seen := map[string]bool{}
+			for _, r := range got {
+				if r.ActorURI != alice {
+					t.Fatalf("a reaction of %s", r.ActorURI)
+				}
+				seen[r.ObjectURI[len(r.ObjectURI)-3:]+" "+string(r.Kind)] = true
+			}
+			want := map[string]bool{"001 like": true, "002 announce": true, "003 announce": true}
+			if len(got) != len(want) || fmt.Sprint(seen) != fmt.Sprint(want) {
+				t.Fatalf("reacted to: %v (%d), want %v", seen, len(got), want)
+			}
+			got, err = s.ReactedTo(ctx(t), alice, nil)
+			mustNil(t, err, "reacted to nothing")
+			if len(got) != 0 {
+				t.Fatalf("reactions to no post: %v", got)
+			}
+			mustNil(t, s.RemoveReaction(ctx(t), uris[0], alice, domain.ReactionLike), "unlike")
+			_, err = s.RemoveBoost(ctx(t), alice, uris[2])
+			mustNil(t, err, "unboost")
+			got, _ = s.ReactedTo(ctx(t), alice, uris[:3])
+			if len(got) != 1 || got[0].ObjectURI != uris[1] || got[0].Kind != domain.ReactionAnnounce {
+				t.Fatalf("after the undos: %+v", got)
+			}
+			_, err = s.ReactedTo(ctx(t), alice, make([]string, ports.MaxReactedTo+1))
+			mustIs(t, err, domain.ErrInvalidInput, "over the bound")
+		}},
 		{"ListsNewestFirst", func(t *testing.T, s ports.PostStore) {
 			for i := 0; i < 10; i++ {
 				author, group := alice, ""

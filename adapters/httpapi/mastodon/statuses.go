@@ -1,7 +1,6 @@
 package mastodon
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -15,84 +14,10 @@ import (
 	"github.com/heraldfed/herald/domain"
 )
 
-// statusJSON is Mastodon's Status entity, for what posts carry today:
-// text, visibility, reply, mentions, counts. Spoiler text, polls, media,
-// language and tags wait for the content fields (docs/api.md).
-type statusJSON struct {
-	ID                 string      `json:"id"`
-	URI                string      `json:"uri"`
-	URL                string      `json:"url"`
-	CreatedAt          string      `json:"created_at"`
-	EditedAt           *string     `json:"edited_at"`
-	Account            accountJSON `json:"account"`
-	Content            string      `json:"content"`
-	Visibility         string      `json:"visibility"`
-	Sensitive          bool        `json:"sensitive"`
-	SpoilerText        string      `json:"spoiler_text"`
-	MediaAttachments   []any       `json:"media_attachments"`
-	Mentions           []any       `json:"mentions"`
-	Tags               []any       `json:"tags"`
-	Emojis             []any       `json:"emojis"`
-	ReblogsCount       int         `json:"reblogs_count"`
-	FavouritesCount    int         `json:"favourites_count"`
-	RepliesCount       int         `json:"replies_count"`
-	InReplyToID        *string     `json:"in_reply_to_id"`
-	InReplyToAccountID *string     `json:"in_reply_to_account_id"`
-	Reblog             *statusJSON `json:"reblog"`
-	Poll               any         `json:"poll"`
-	Card               any         `json:"card"`
-	Language           *string     `json:"language"`
-	Favourited         bool        `json:"favourited"`
-	Reblogged          bool        `json:"reblogged"`
-	Muted              bool        `json:"muted"`
-	Bookmarked         bool        `json:"bookmarked"`
-	Pinned             bool        `json:"pinned"`
-}
-
-// Herald's visibilities as Mastodon names them, both ways. Mastodon's
-// "unlisted" has no Herald counterpart yet and is refused rather than
-// made public.
-var (
-	toMastodonVisibility   = map[domain.Visibility]string{domain.VisibilityPublic: "public", domain.VisibilityFollowers: "private", domain.VisibilityDirect: "direct"}
-	fromMastodonVisibility = map[string]domain.Visibility{"public": domain.VisibilityPublic, "private": domain.VisibilityFollowers}
-)
-
 func (m *Routes) registerStatuses(r routeAdder) {
 	r.Handle("/api/v1/statuses", m.authed("write:statuses", true, m.createStatus), http.MethodPost)
 	r.Handle("/api/v1/statuses/{id}", m.authed("read:statuses", true, m.getStatus), http.MethodGet)
 	r.Handle("/api/v1/statuses/{id}", m.authed("write:statuses", true, m.deleteStatus), http.MethodDelete)
-}
-
-// localStatus is the entity of a post by a local persona.
-func (m *Routes) localStatus(ctx context.Context, author domain.Avatar, p domain.Post) (statusJSON, error) {
-	acct, err := m.localAccount(ctx, author)
-	if err != nil {
-		return statusJSON{}, err
-	}
-	counts, err := m.api.Statuses.Reactions(ctx, p.ObjectURI)
-	if err != nil {
-		return statusJSON{}, err
-	}
-	id := p.ObjectURI[strings.LastIndex(p.ObjectURI, "/")+1:]
-	s := statusJSON{ID: id, URI: p.ObjectURI, URL: p.ObjectURI, CreatedAt: mastodonTime(p.Published), Account: acct, Content: p.Content,
-		Visibility: toMastodonVisibility[p.Visibility], MediaAttachments: []any{}, Mentions: []any{}, Tags: []any{}, Emojis: []any{},
-		ReblogsCount: counts[domain.ReactionAnnounce], FavouritesCount: counts[domain.ReactionLike]}
-	if !p.Updated.IsZero() {
-		e := mastodonTime(p.Updated)
-		s.EditedAt = &e
-	}
-	if own := m.api.URLs.Persona(author.Name) + "/statuses/"; strings.HasPrefix(p.InReplyTo, own) {
-		rid := strings.TrimPrefix(p.InReplyTo, own)
-		s.InReplyToID, s.InReplyToAccountID = &rid, &author.ID
-	}
-	for _, uri := range p.Mentions {
-		mt, err := m.mention(ctx, uri)
-		if err != nil {
-			return statusJSON{}, err
-		}
-		s.Mentions = append(s.Mentions, mt)
-	}
-	return s, nil
 }
 
 // idempotency remembers, per token and Idempotency-Key, the status a
@@ -202,7 +127,7 @@ func (m *Routes) writeOwnStatus(w http.ResponseWriter, r *http.Request, p applic
 		writeError(w, r, m.log, err)
 		return
 	}
-	s, err := m.localStatus(r.Context(), p.Avatar, post)
+	s, err := m.statusOf(r.Context(), p, post)
 	if err != nil {
 		writeError(w, r, m.log, err)
 		return
@@ -225,7 +150,7 @@ func (m *Routes) deleteStatus(w http.ResponseWriter, r *http.Request, p applicat
 		writeError(w, r, m.log, err)
 		return
 	}
-	s, err := m.localStatus(r.Context(), p.Avatar, post)
+	s, err := m.statusOf(r.Context(), p, post)
 	if err != nil {
 		writeError(w, r, m.log, err)
 		return
@@ -267,7 +192,7 @@ func (m *Routes) accountStatuses(w http.ResponseWriter, r *http.Request, p appli
 	}
 	out := make([]statusJSON, 0, len(posts))
 	for _, post := range posts {
-		s, err := m.localStatus(r.Context(), author, post)
+		s, err := m.statusOf(r.Context(), p, post)
 		if err != nil {
 			writeError(w, r, m.log, err)
 			return
