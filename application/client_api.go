@@ -34,6 +34,10 @@ type ClientAPIDeps struct {
 	URLs      URLs
 	// Registrations is what the instance entity says of sign-ups.
 	Registrations domain.RegistrationMode
+
+	// Notifications are what the personas were told of (recorded by the
+	// federation's inbox).
+	Notifications ports.NotificationStore
 }
 
 // ClientAPI gathers the use cases of the Mastodon-compatible client API:
@@ -49,6 +53,8 @@ type ClientAPI struct {
 	Accounts     AccountsHandler
 	Statuses     StatusesHandler
 	URLs         URLs
+
+	Notifications NotificationsHandler
 }
 
 // NewClientAPI builds the client API's use cases over deps.
@@ -72,5 +78,7 @@ func NewClientAPI(deps ClientAPIDeps) *ClientAPI {
 		Accounts:     AccountsHandler{deps: deps},
 		Statuses:     StatusesHandler{deps: deps},
 		URLs:         deps.URLs,
+
+		Notifications: NotificationsHandler{deps: deps},
 	}
 }

@@ -738,6 +738,7 @@ func (h InboxHandler) updateNote(ctx context.Context, req InboxRequest) (InboxRe
 		return InboxResult{Duplicate: true}, nil
 	}
 	d.Log.InfoContext(ctx, "remote note updated", "object", o.ID, "author", signer)
+	h.core.notifyEdited(ctx, signer, o.ID, updated)
 	return InboxResult{}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
 )
@@ -16,8 +17,12 @@ import (
 // processes handling one activity at once record it once: a mention by
 // its note, a follow by its Follow's id, a favourite or a reblog by its
 // actor and post (a Like undone and sent again tells once), a poll by the
-// poll. A failure to record is logged, not the activity's: the activity
+// poll, an edit by its post and time. A failure to record is logged, not the activity's: the activity
 // took effect, and its redelivery would record nothing.
+
+// followersPage is how many followers of an edited post's author are read
+// at once.
+const followersPage = 1000
 
 // notice is one notification to record.
 type notice struct {
@@ -138,5 +143,45 @@ func (c *fedCore) notifyPollEnded(ctx context.Context, author, post string) {
 			return
 		}
 		after = voters[len(voters)-1]
+	}
+}
+
+// notifyEdited tells the local personas that boosted author's post that
+// its author edited it (once per edit: the key holds its time). They are
+// found among the author's followers here, the personas its posts reach
+// (a boost of a post of an author the persona does not follow tells
+// nothing: no index lists a post's boosters), one ReactedTo each.
+func (c *fedCore) notifyEdited(ctx context.Context, author, post string, edited time.Time) {
+	d := c.deps
+	if d.Notifications == nil {
+		return
+	}
+	key := "update " + post + " " + edited.UTC().Format(time.RFC3339Nano)
+	after := ""
+	for {
+		followers, err := d.Followers.FollowerURIs(ctx, author, domain.FollowAccepted, after, followersPage)
+		if err != nil {
+			d.Log.WarnContext(ctx, "boosters of an edited post not notified", "object", post, "err", err)
+			return
+		}
+		for _, f := range followers {
+			if kind, _, ok := c.parseLocal(f); !ok || kind != domain.NameKindPersona {
+				continue
+			}
+			done, err := d.Posts.ReactedTo(ctx, f, []string{post})
+			if err != nil {
+				d.Log.WarnContext(ctx, "boosters of an edited post not notified", "object", post, "err", err)
+				return
+			}
+			for _, r := range done {
+				if r.Kind == domain.ReactionAnnounce {
+					c.notify(ctx, notice{recipient: f, kind: domain.NotifyUpdate, actor: author, post: post, key: key})
+				}
+			}
+		}
+		if len(followers) < followersPage {
+			return
+		}
+		after = followers[len(followers)-1]
 	}
 }
