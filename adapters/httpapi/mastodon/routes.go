@@ -63,6 +63,7 @@ func (m *Routes) Register(r *mux.Router) {
 	m.registerInstance(add)
 	m.registerAccounts(add)
 	m.registerStatuses(add)
+	m.registerNotifications(add)
 }
 
 // routeAdder registers a handler for one method; full paths, as the rest

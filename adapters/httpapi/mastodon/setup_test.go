@@ -40,6 +40,8 @@ type server struct {
 	jobs    *memory.JobStore
 	oauth   *memory.OAuthStore
 	fetcher mapFetcher
+	// notes are the personas' notifications, recorded by the inbox.
+	notes *memory.NotificationStore
 }
 
 type mapFetcher map[string][]byte
@@ -60,7 +62,7 @@ func setup(t *testing.T) *server {
 	ctx := context.Background()
 	accounts, names := memory.NewAccountStore(), memory.NewNameRegistry()
 	s := &server{follows: memory.NewFollowerStore(), content: memory.NewContentStore(), jobs: memory.NewJobStore(), oauth: memory.NewOAuthStore(),
-		clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), fetcher: mapFetcher{}}
+		clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), fetcher: mapFetcher{}, notes: memory.NewNotificationStore()}
 	blocks := memory.NewBlockStore()
 	ids, urls := fake.NewIDs("id"), application.NewURLs("local.example")
 	policy, _ := domain.NewNamePolicy("instance", nil)
@@ -71,10 +73,11 @@ func setup(t *testing.T) *server {
 	s.fed = application.NewFederation(application.FederationDeps{
 		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Jobs: s.jobs,
 		Blocks: blocks, Fetcher: s.fetcher, Clock: s.clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
+		Notifications: s.notes,
 	})
 	s.app.Publish.Resolver = s.fed.Resolver
 	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, AccountIDs: memory.NewAccountIDStore(), Foreign: s.content, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Passwords: fake.Passwords{},
-		Clock: s.clock, IDs: ids, URLs: urls, Registrations: domain.RegistrationsOpen})
+		Clock: s.clock, IDs: ids, URLs: urls, Registrations: domain.RegistrationsOpen, Notifications: s.notes})
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
 	}
