@@ -18,7 +18,9 @@ import (
 // TestMegalodon registers an app with megalodon, signs in through the
 // authorization page as a browser would (choosing the persona alice_work
 // of the account alice), and posts, reads, looks up, deletes and revokes
-// with the library's own calls.
+// with the library's own calls. Before it runs, a remote actor (a fake
+// server on loopback, its activity signed) mentions alice_work: the
+// harness reads that notification, by list and by id, and dismisses it.
 func TestMegalodon(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -42,7 +44,8 @@ func TestMegalodon(t *testing.T) {
 		}
 	}
 
-	h := heraldtest.Start(t, "herald", map[string]string{"HERALD_STORE": "memory"})
+	// Loopback is where the remote actor lives: Herald may fetch it.
+	h := heraldtest.Start(t, "herald", map[string]string{"HERALD_STORE": "memory", "HERALD_ALLOW_PRIVATE_TARGETS": "true"})
 	signUp := func(body, path string, token string) string {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, h.Base+path, strings.NewReader(body))
@@ -65,12 +68,16 @@ func TestMegalodon(t *testing.T) {
 	}
 	session := signUp(`{"username":"alice","password":"correct horse battery"}`, "/api/v1/accounts", "")
 	signUp(`{"name":"alice_work"}`, "/api/v1/personas", session)
+	bob := newActorServer(t, "bob")
+	const mentionText = "hello from the fediverse"
+	bob.mention(h.Base+"/users/alice_work", "alice_work@"+h.Addr, mentionText)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "harness.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HERALD_URL="+h.Base, "HERALD_USER=alice", "HERALD_PASSWORD=correct horse battery", "HERALD_PERSONA=alice_work")
+	cmd.Env = append(os.Environ(), "HERALD_URL="+h.Base, "HERALD_USER=alice", "HERALD_PASSWORD=correct horse battery", "HERALD_PERSONA=alice_work",
+		"HERALD_MENTIONED_BY="+bob.uri, "HERALD_MENTION_TEXT="+mentionText)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
