@@ -24,6 +24,10 @@ import (
 // at once.
 const followersPage = 1000
 
+// maxNoticeKey bounds a key as stored: a longer one (built of remote
+// URIs) is stored as its hash, so every key fits the stores' indexes.
+const maxNoticeKey = 512
+
 // notice is one notification to record.
 type notice struct {
 	recipient string // a local persona's actor URI
@@ -66,7 +70,11 @@ func (c *fedCore) record(ctx context.Context, n notice) error {
 			return err
 		}
 	}
-	note, err := domain.NewNotification(d.IDs.NewID(), n.recipient, n.kind, n.actor, n.post, n.key, d.Clock.Now())
+	key := n.key
+	if len(key) > maxNoticeKey {
+		key = "sha256 " + shortHash(key)
+	}
+	note, err := domain.NewNotification(d.IDs.NewID(), n.recipient, n.kind, n.actor, n.post, key, d.Clock.Now())
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -261,4 +262,22 @@ func TestNotificationsOfEditsOfBoostedPosts(t *testing.T) {
 	edit(2)
 	wantNotes(t, b.notesOf(alice), "update "+bob+" "+obj, "update "+bob+" "+obj)
 	wantNotes(t, b.notesOf(vera))
+}
+
+// A key longer than the stores' indexes take well (an activity id of 1500
+// characters) is kept as its hash: the notification is recorded, once.
+func TestNotificationOfALongActivityID(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	id := "https://remote.example/f/" + strings.Repeat("x", 1500)
+	for range 2 {
+		if _, err := b.deliver("", bob, follow(id, bob, alice)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantNotes(t, b.notesOf(alice), "follow "+bob+" ")
+	ns, err := b.notes.Notifications(context.Background(), alice, domain.NotificationFilter{Limit: 10})
+	if err != nil || len(ns) != 1 || len(ns[0].Key) > 100 {
+		t.Fatalf("%+v %v", ns, err)
+	}
 }

@@ -202,3 +202,27 @@ func TestNotificationOfADeletedPostIsGone(t *testing.T) {
 		t.Fatalf("by id after the delete: %d %s", r.status, r.body)
 	}
 }
+
+// A direct note to the persona is a mention whose status is direct.
+func TestNotificationOfADirectNote(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	alice := s.login(t, "alice", "alice", "read")
+	const aliceURI = "https://local.example/users/alice"
+	const noteURI = remoteBob + "/statuses/dm"
+	s.deliver(t, remoteBob, fmt.Sprintf(`{"id":"%s/activity","type":"Create","actor":%q,"to":[%q],"object":{"id":%q,"type":"Note","attributedTo":%q,
+"content":"<p>psst</p>","to":[%q],"tag":[{"type":"Mention","href":%q}],"published":"2026-01-01T00:00:00Z"}}`, noteURI, remoteBob, aliceURI, noteURI, remoteBob, aliceURI, aliceURI))
+	l := s.do(t, http.MethodGet, "/api/v1/notifications", alice, nil).list(t)
+	if len(l) != 1 || l[0]["type"] != "mention" {
+		t.Fatalf("notifications %v", l)
+	}
+	st := l[0]["status"].(map[string]any)
+	if st["visibility"] != "direct" || st["uri"] != noteURI || !strings.Contains(st["content"].(string), "psst") {
+		t.Fatalf("the direct status %v", st)
+	}
+	// Another persona is no participant: it has no notification.
+	work := s.login(t, "alice", "alice_work", "read")
+	if l := s.do(t, http.MethodGet, "/api/v1/notifications", work, nil).list(t); len(l) != 0 {
+		t.Fatalf("alice_work's %v", l)
+	}
+}
