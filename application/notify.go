@@ -41,8 +41,9 @@ type notice struct {
 // does not want to hear of its actor: the actor is the persona itself
 // (but for its own poll's end), the persona blocks or mutes it, or it is
 // on a silenced domain and the persona does not follow it (as Mastodon
-// filters a limited domain's notifications). Domains the operator
-// suspended never reach the inbox (Federation.Admit).
+// filters a limited domain's notifications; a follow request is told).
+// Domains the operator suspended never reach the inbox
+// (Federation.Admit).
 func (c *fedCore) notify(ctx context.Context, n notice) {
 	if err := c.record(ctx, n); err != nil {
 		c.deps.Log.WarnContext(ctx, "notification not recorded", "recipient", n.recipient, "kind", n.kind, "actor", n.actor, "err", err)
@@ -66,7 +67,7 @@ func (c *fedCore) record(ctx context.Context, n notice) error {
 		return err
 	}
 	if n.recipient != n.actor {
-		if quiet, err := c.unwanted(ctx, n.recipient, n.actor); err != nil || quiet {
+		if quiet, err := c.unwanted(ctx, n.recipient, n.actor, n.kind); err != nil || quiet {
 			return err
 		}
 	}
@@ -89,8 +90,9 @@ func (c *fedCore) record(ctx context.Context, n notice) error {
 }
 
 // unwanted reports whether persona blocks or mutes actor, or actor is on
-// a silenced domain that persona does not follow into.
-func (c *fedCore) unwanted(ctx context.Context, persona, actor string) (bool, error) {
+// a silenced domain and persona does not follow it (but for a follow
+// request: the persona must hear of what waits for its answer).
+func (c *fedCore) unwanted(ctx context.Context, persona, actor string, kind domain.NotificationKind) (bool, error) {
 	d := c.deps
 	if d.Blocks != nil {
 		bs, err := d.Blocks.Between(ctx, persona, actor)
@@ -103,7 +105,7 @@ func (c *fedCore) unwanted(ctx context.Context, persona, actor string) (bool, er
 			}
 		}
 	}
-	if c.local(actor) || !d.Moderation.Silenced(ctx, hostOf(actor)) {
+	if kind == domain.NotifyFollowRequest || c.local(actor) || !d.Moderation.Silenced(ctx, hostOf(actor)) {
 		return false, nil
 	}
 	f, err := d.Followers.Get(ctx, persona, actor)

@@ -281,3 +281,28 @@ func TestNotificationOfALongActivityID(t *testing.T) {
 		t.Fatalf("%+v %v", ns, err)
 	}
 }
+
+// A silenced domain's actors reach a persona's notifications only when it
+// follows them, but for their follow requests, which wait for its answer.
+func TestNotificationsFromASilencedDomain(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	b.block("remote.example", domain.SeveritySilence)
+	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.accepted(alice, bob)
+	const noteURI = "https://remote.example/users/bob/statuses/1"
+	for i, act := range []struct{ actor, body string }{
+		{bob, mentionNote(noteURI, bob, alice)},
+		{carol, `{"id":"https://remote.example/l/1","type":"Like","actor":"` + carol + `","object":"` + res.ObjectURI + `"}`},
+		{carol, follow("https://remote.example/f/1", carol, alice)},
+	} {
+		if _, err := b.deliver("", act.actor, act.body); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+	}
+	wantNotes(t, b.notesOf(alice), "follow_request "+carol+" ", "mention "+bob+" "+noteURI)
+}
