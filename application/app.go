@@ -43,6 +43,9 @@ type Deps struct {
 	Log       *slog.Logger
 	// Registrations says who may sign up (SPEC §11); empty is open.
 	Registrations domain.RegistrationMode
+	// Notifications are the personas' (the client API's); a deleted
+	// persona's go with it. nil: none are kept.
+	Notifications ports.NotificationStore
 }
 
 // Waker is told when jobs were enqueued; the delivery engine is one.

@@ -35,6 +35,10 @@ type ClientAPIDeps struct {
 	// the personas' blocks, which every read honours (SPEC §11).
 	Polls  ports.PollStore
 	Blocks ports.BlockStore
+
+	// Notifications are what the personas were told of (recorded by the
+	// federation's inbox).
+	Notifications ports.NotificationStore
 }
 
 // ClientAPI gathers the use cases of the Mastodon-compatible client API:
@@ -50,6 +54,8 @@ type ClientAPI struct {
 	Accounts     AccountsHandler
 	Statuses     StatusesHandler
 	URLs         URLs
+
+	Notifications NotificationsHandler
 }
 
 // NewClientAPI builds the client API's use cases over deps.
@@ -73,5 +79,7 @@ func NewClientAPI(deps ClientAPIDeps) *ClientAPI {
 		Accounts:     AccountsHandler{deps: deps},
 		Statuses:     StatusesHandler{deps: deps},
 		URLs:         deps.URLs,
+
+		Notifications: NotificationsHandler{deps: deps},
 	}
 }

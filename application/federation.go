@@ -94,6 +94,9 @@ type FederationDeps struct {
 	// KeyRotations is told of each rotation (the engine, which drops its
 	// cached key); nil: nothing to tell.
 	KeyRotations KeyRotations
+	// Notifications records what the personas are told of (the client
+	// API's notifications); nil records none.
+	Notifications ports.NotificationStore
 }
 
 // Federation gathers the ActivityPub use cases: what the inboxes do with

@@ -167,6 +167,8 @@ type fedBundle struct {
 	newKeys *seqKeys
 	rotated *rotations
 	blocks  *memory.BlockStore
+	// notes are the personas' notifications.
+	notes *memory.NotificationStore
 }
 
 func setupFed(t *testing.T) *fedBundle {
@@ -181,7 +183,7 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 		t: t, clock: fake.NewClock(t0), accounts: memory.NewAccountStore(), follows: memory.NewFollowerStore(),
 		content: memory.NewContentStore(), jobs: memory.NewJobStore(),
 		fetcher: &docFetcher{docs: map[string][]byte{}, errs: map[string]error{}, redirects: map[string]string{}, types: map[string]string{}}, keys: realKeys(t),
-		newKeys: &seqKeys{}, rotated: &rotations{},
+		newKeys: &seqKeys{}, rotated: &rotations{}, notes: memory.NewNotificationStore(),
 	}
 	b.enqueue = &failingJobs{JobStore: b.jobs, ok: 1 << 30}
 	b.modStore, b.reports, b.blocks = memory.NewModerationStore(), memory.NewReportStore(), memory.NewBlockStore()
@@ -193,14 +195,14 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 	deps := application.Deps{
 		Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: names, Followers: b.follows,
 		Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Moderation: b.mod, Blocks: b.blocks, Jobs: b.enqueue, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
-		Clock: b.clock, IDs: ids,
+		Clock: b.clock, IDs: ids, Notifications: b.notes,
 	}
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	b.app = application.New(deps, policy, "instance", urls, nil)
 	b.fed = application.NewFederation(application.FederationDeps{
 		Actors: b.accounts, Names: names, Followers: racingFollowers{b.follows, b}, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.enqueue,
 		Moderation: b.mod, Reports: b.reports, Blocks: b.blocks, Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
-		Keys: b.newKeys, KeyRotations: b.rotated,
+		Keys: b.newKeys, KeyRotations: b.rotated, Notifications: b.notes,
 	})
 	b.app.Publish.Resolver = b.fed.Resolver
 	if _, err := b.app.InstanceActor.Handle(ctx); err != nil {

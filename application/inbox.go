@@ -151,12 +151,18 @@ func (h InboxHandler) follow(ctx context.Context, req InboxRequest) (InboxResult
 		// (manuallyApprovesFollowers, SPEC §11): the request waits for
 		// its owner's Accept or Reject (AnswerFollowRequestHandler).
 		d.Log.InfoContext(ctx, "follow kept pending the owner's approval", "follower", signer, "followed", target.URI)
+		if created {
+			h.core.notify(ctx, notice{recipient: target.URI, kind: domain.NotifyFollowRequest, actor: signer, key: act.ID})
+		}
 		return InboxResult{Reason: "pending approval: the actor approves its followers"}, nil
 	}
 	if prev != domain.FollowAccepted && d.Moderation.Silenced(ctx, hostOf(signer)) {
 		// A silenced domain's follows need approval (SPEC §11): the
 		// request stays pending until the persona accepts it.
 		d.Log.InfoContext(ctx, "follow from a silenced domain kept pending approval", "follower", signer, "followed", target.URI)
+		if created {
+			h.core.notify(ctx, notice{recipient: target.URI, kind: domain.NotifyFollowRequest, actor: signer, key: act.ID})
+		}
 		return InboxResult{Reason: "pending approval: the follower's domain is silenced"}, nil
 	}
 	if prev != domain.FollowAccepted {
@@ -176,6 +182,9 @@ func (h InboxHandler) follow(ctx context.Context, req InboxRequest) (InboxResult
 		return InboxResult{}, undo(err)
 	}
 	d.Log.InfoContext(ctx, "follow accepted", "follower", signer, "followed", target.URI, "new", created)
+	if created {
+		h.core.notify(ctx, notice{recipient: target.URI, kind: domain.NotifyFollow, actor: signer, key: act.ID})
+	}
 	return InboxResult{Duplicate: !created && prev == domain.FollowAccepted}, nil
 }
 
@@ -377,6 +386,7 @@ func (h InboxHandler) create(ctx context.Context, req InboxRequest) (InboxResult
 	if res, gone := h.deletedMeanwhile(ctx, act, o.ID, signer); gone {
 		return res, nil
 	}
+	h.core.notifyMentions(ctx, signer, o.ID, o.Mentions)
 	if len(groups) == 0 {
 		d.Log.InfoContext(ctx, "remote note stored", "object", o.ID, "author", signer, "visibility", vis)
 		return InboxResult{}, nil
@@ -521,6 +531,8 @@ func (h InboxHandler) createDm(ctx context.Context, req InboxRequest, id string,
 	if res, gone := h.deletedMeanwhile(ctx, req.Activity, o.ID, signer); gone {
 		return res, nil
 	}
+	// A direct note tells each of our participants, as a mention.
+	h.core.notifyMentions(ctx, signer, o.ID, dm.Participants)
 	d.Log.InfoContext(ctx, "remote direct note stored", "object", o.ID, "author", signer, "participants", len(dm.Participants))
 	return InboxResult{}, nil
 }
@@ -608,7 +620,8 @@ func (h InboxHandler) DeletedAgain(ctx context.Context, actorURI string) error {
 }
 
 // removeActor removes everything a deleted actor left here: its posts,
-// boosts and reactions, its follows both ways, its cached copy.
+// boosts and reactions, its follows both ways, what our personas were
+// told of it (notifications), its cached copy.
 func (h InboxHandler) removeActor(ctx context.Context, actor string) error {
 	d := h.core.deps
 	posts, err := d.Posts.DeleteActorContent(ctx, actor)
@@ -619,10 +632,16 @@ func (h InboxHandler) removeActor(ctx context.Context, actor string) error {
 	if err != nil {
 		return err
 	}
+	notes := 0
+	if d.Notifications != nil {
+		if notes, err = d.Notifications.DeleteActorNotifications(ctx, actor); err != nil {
+			return err
+		}
+	}
 	if err := d.Foreign.Delete(ctx, actor); err != nil && !notFound(err) {
 		return err
 	}
-	d.Log.InfoContext(ctx, "remote actor deleted", "actor", actor, "posts_removed", posts, "follows_removed", follows)
+	d.Log.InfoContext(ctx, "remote actor deleted", "actor", actor, "posts_removed", posts, "follows_removed", follows, "notifications_removed", notes)
 	return nil
 }
 
@@ -689,6 +708,10 @@ func (h InboxHandler) updateNote(ctx context.Context, req InboxRequest) (InboxRe
 			return InboxResult{}, err
 		}
 		pollChanged = changed
+		if changed && !e.Poll.Closed.IsZero() {
+			// Its author closed it: our voters hear of it (once: the key).
+			h.core.notifyPollEnded(ctx, signer, o.ID)
+		}
 	}
 	updated := o.Updated
 	if updated.IsZero() {
@@ -715,6 +738,7 @@ func (h InboxHandler) updateNote(ctx context.Context, req InboxRequest) (InboxRe
 		return InboxResult{Duplicate: true}, nil
 	}
 	d.Log.InfoContext(ctx, "remote note updated", "object", o.ID, "author", signer)
+	h.core.notifyEdited(ctx, signer, o.ID, updated)
 	return InboxResult{}, nil
 }
 
@@ -756,6 +780,13 @@ func (h InboxHandler) react(ctx context.Context, req InboxRequest, kind domain.R
 		return InboxResult{Duplicate: true}, nil
 	}
 	d.Log.InfoContext(ctx, "reaction recorded", "kind", kind, "object", target, "actor", signer)
+	if owner, ok := h.core.localNoteAuthor(target); ok {
+		nk := domain.NotifyFavourite
+		if kind == domain.ReactionAnnounce {
+			nk = domain.NotifyReblog
+		}
+		h.core.notify(ctx, notice{recipient: owner, kind: nk, actor: signer, post: target, key: string(nk) + " " + signer + " " + target})
+	}
 	return InboxResult{}, nil
 }
 

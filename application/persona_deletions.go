@@ -37,7 +37,8 @@ const (
 //     process). Dedupe keys make repeats no-ops.
 //  3. Once the fan-out is recorded done (every follower's inbox has its
 //     job), the persona's posts, direct posts, boosts and reactions
-//     (PostStore.DeleteActorContent) and its follows both ways go. Not
+//     (PostStore.DeleteActorContent), its follows both ways and its
+//     notifications (and those naming it) go. Not
 //     before: the fan-out, and its resumption, read the followers.
 //  4. Once no delivery of the Delete is queued or leased (each succeeded,
 //     or died after its attempts), the avatar goes, and its key with it.
@@ -150,8 +151,21 @@ func (h PersonaDeletionsHandler) advance(ctx context.Context, a domain.Avatar) (
 	if err != nil {
 		return false, fmt.Errorf("follows: %w", err)
 	}
-	if posts > 0 || follows > 0 {
-		d.Log.InfoContext(ctx, "deleted persona's content removed", "name", a.Name, "posts", posts, "follows", follows)
+	notes := 0
+	if d.Notifications != nil {
+		// Its own notifications, and those its polls gave their voters.
+		mine, err := d.Notifications.ClearNotifications(ctx, actor)
+		if err != nil {
+			return false, fmt.Errorf("notifications: %w", err)
+		}
+		told, err := d.Notifications.DeleteActorNotifications(ctx, actor)
+		if err != nil {
+			return false, fmt.Errorf("notifications: %w", err)
+		}
+		notes = mine + told
+	}
+	if posts > 0 || follows > 0 || notes > 0 {
+		d.Log.InfoContext(ctx, "deleted persona's content removed", "name", a.Name, "posts", posts, "follows", follows, "notifications", notes)
 	}
 	if settled, err := h.settled(ctx, payload); err != nil || !settled {
 		return false, err

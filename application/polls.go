@@ -68,6 +68,11 @@ func (h PollsHandler) Tick(ctx context.Context) (int, error) {
 				return sent, err
 			}
 			tell = closed
+			if closed {
+				if author, ok := h.core.localNoteAuthor(p.ObjectURI); ok {
+					h.core.notifyPollEnded(ctx, author, p.ObjectURI)
+				}
+			}
 		} else if p.Changed {
 			if tell, err = d.Polls.TakePollChange(ctx, p.ObjectURI); err != nil {
 				return sent, err

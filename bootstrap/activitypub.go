@@ -34,6 +34,7 @@ func ProvideFederation(cfg Config, s *Stores, fetcher application.Fetcher, html 
 		Blocks:  s.Blocks,
 		Fetcher: fetcher, Clock: clock, IDs: ids, Waker: waker, Log: log, URLs: urls, InstanceActor: cfg.InstanceActor,
 		Keys: keys, KeyRotations: rotations,
+		Notifications: s.Notifications,
 	})
 	app.Publish.Resolver = fed.Resolver
 	app.Polls = fed.Polls

@@ -22,6 +22,7 @@ func ProvideClientAPI(cfg Config, s *Stores, passwords ports.PasswordHasher, htm
 	return application.NewClientAPI(application.ClientAPIDeps{
 		OAuth: s.OAuth, AccountIDs: s.AccountIDs, Foreign: s.Foreign, Users: s.Users, Actors: s.Actors, Followers: s.Followers, Posts: s.Posts, Blocks: s.Blocks, HTML: html, Moderation: mod, Passwords: passwords, Clock: clock, IDs: ids, Log: log, URLs: urls,
 		Registrations: domain.RegistrationMode(cfg.Registrations),
+		Notifications: s.Notifications,
 	})
 }
 

@@ -77,6 +77,7 @@ func ProvideApplication(cfg Config, s *Stores, passwords ports.PasswordHasher, k
 		Users: s.Users, Tokens: s.Tokens, Actors: s.Actors, Names: s.Names, Followers: s.Followers, FanOuts: s.FanOuts,
 		Foreign: s.Foreign, Posts: s.Posts, HTML: html, Moderation: mod, Blocks: s.Blocks, Jobs: s.Jobs, JobAdmin: s.JobAdmin, Passwords: passwords, Keys: keys,
 		Clock: clock, IDs: ids, Log: log, Registrations: domain.RegistrationMode(cfg.Registrations),
+		Notifications: s.Notifications,
 	}, policy, cfg.InstanceActor, urls, waker)
 }
 

@@ -46,6 +46,10 @@ type Stores struct {
 	// Schema reports whether the store's migrations are all applied (nil
 	// for stores without migrations); /readyz uses it.
 	Schema func(ctx context.Context) error
+
+	// Notifications keeps what the personas are told of (the client
+	// API's notifications, issue 34).
+	Notifications ports.NotificationStore
 }
 
 // withFamilies fills s's ports that one store's job, account and content

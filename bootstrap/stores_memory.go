@@ -45,5 +45,8 @@ func (memoryStore) ports() *Stores {
 		AccountIDs: memory.NewAccountIDStore(),
 		Pinger:     memory.Pinger{},
 		PurgeEvery: time.Hour,
+
+		// The client API's notifications (issue 34).
+		Notifications: memory.NewNotificationStore(),
 	}, memory.NewJobStore(), memory.NewAccountStore(), memory.NewContentStore())
 }

@@ -104,5 +104,8 @@ func (s *mongoStore) ports() *Stores {
 		// the server has them, the enqueue signal read every second where
 		// it has none (logged once).
 		Wakes: mongo.NewWaker(db, system.Clock{}, mongo.WakePollEvery, s.log),
+
+		// The client API's notifications (issue 34).
+		Notifications: mongo.NewNotificationStore(db),
 	}, mongo.NewJobStore(db), mongo.NewAccountStore(db), mongo.NewContentStore(db))
 }

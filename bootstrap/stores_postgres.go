@@ -81,5 +81,8 @@ func (s postgresStore) ports() *Stores {
 		Pinger:     postgres.NewPinger(pool),
 		Wakes:      postgres.NewWaker(pool, s.log),
 		PurgeEvery: time.Hour, // no TTL index: the engine purges
+
+		// The client API's notifications (issue 34).
+		Notifications: postgres.NewNotificationStore(pool),
 	}, postgres.NewJobStore(pool), postgres.NewAccountStore(pool), postgres.NewContentStore(pool))
 }

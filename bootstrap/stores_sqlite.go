@@ -94,5 +94,8 @@ func (s sqliteStore) ports() *Stores {
 		AccountIDs: sqlite.NewAccountIDStore(db),
 		Pinger:     sqlite.NewPinger(db),
 		PurgeEvery: time.Hour, // no TTL index: the engine purges
+
+		// The client API's notifications (issue 34).
+		Notifications: sqlite.NewNotificationStore(db),
 	}, sqlite.NewJobStore(db), sqlite.NewAccountStore(db), sqlite.NewContentStore(db))
 }

@@ -116,6 +116,12 @@ var indexSpecs = []indexSpec{
 	{coll: collOAuthGrants, name: idxOAuthGrantsExpires, keys: keys("expiresAt", 1)},
 	{coll: collOAuthTokens, name: idxOAuthTokensGrant, keys: keys("grantHash", 1)},
 	{coll: collAccountIDs, name: idxAccountIDsID, keys: keys("id", 1), unique: true},
+	// the notifications (migration 015): one per recipient and key (a
+	// redelivered activity records nothing new); a persona's read by id;
+	// a deleted remote actor's removed
+	{coll: collNotifications, name: idxNotificationsKey, keys: keys("recipient", 1, "dedupeKey", 1), unique: true},
+	{coll: collNotifications, name: idxNotificationsRecipientID, keys: keys("recipient", 1, "_id", 1)},
+	{coll: collNotifications, name: idxNotificationsActor, keys: keys("actorUri", 1)},
 	// unique, as the memory adapter has it: one avatar, one group per name
 	{coll: collAvatars, name: idxAvatarsName, keys: keys("name", 1), unique: true},
 	{coll: collGroups, name: idxGroupsName, keys: keys("name", 1), unique: true},

@@ -140,6 +140,10 @@ var indexes = []index{
 	// expiry, and a reused authorization code revokes its tokens.
 	{"oauth_grants_expires", `CREATE INDEX IF NOT EXISTS oauth_grants_expires ON oauth_grants (expires_at)`},
 	{"oauth_tokens_grant", `CREATE INDEX IF NOT EXISTS oauth_tokens_grant ON oauth_tokens (grant_hash) WHERE grant_hash <> ''`},
+	// The notifications (migration 029): a persona's by id, and a deleted
+	// remote actor's.
+	{"notifications_recipient_idx", `CREATE INDEX IF NOT EXISTS notifications_recipient_idx ON notifications (recipient, id)`},
+	{"notifications_actor_idx", `CREATE INDEX IF NOT EXISTS notifications_actor_idx ON notifications (actor_uri)`},
 }
 
 // retired are indexes an earlier version made that the ones above replace

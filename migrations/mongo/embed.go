@@ -65,6 +65,12 @@
 //	                        unique index on id. Down drops the four
 //	                        collections: every application must register and
 //	                        sign in again, remote accounts get new ids.
+//	015 notifications       the client API's notifications (issue 34): the
+//	                        unique index on (recipient, dedupeKey), the
+//	                        index by recipient and _id (the notification
+//	                        id) the client API pages along, and the one by
+//	                        actorUri. Down drops the collection: every
+//	                        persona's notifications are lost.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

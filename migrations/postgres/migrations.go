@@ -74,6 +74,10 @@
 //     run_at (a lower bound; NULL without queued jobs), indexed where set,
 //     so that a lease reads the ready hosts and not the backlog of hosts at
 //     their cap (issue 36). Down drops the column and its index.
+//   - 029_notifications: the client API's notifications (issue 34),
+//     unique by (recipient, dedupe key), read by recipient and id (in
+//     byte order). Down drops them: every persona's notifications are
+//     lost.
 //
 // Each file runs in one transaction, so a failed step changes nothing.
 package postgres

@@ -47,6 +47,9 @@
 //     operator's queue view and the metrics read instead of the jobs
 //     (issue 36). No counterpart on the other stores. Down drops the table
 //     and the triggers; the jobs are untouched.
+//   - 020_notifications: PostgreSQL's 029, the client API's notifications
+//     (issue 34), unique by (recipient, dedupe key), read by recipient and
+//     id. Down drops them: every persona's notifications are lost.
 //
 // 001 to 003 hold what PostgreSQL's 001 to 003 hold. PostgreSQL's and
 // Mongo's 004 (moving the old serial worker's deliveries into jobs) has no

@@ -30,7 +30,9 @@ import (
 // takes both back, looks up, deletes and revokes with the library's own
 // calls; it finds a remote account by search (resolve: WebFinger on a fake
 // server this test runs), follows it, reads the relationship, and the
-// Follow reaches the remote's inbox.
+// Follow reaches the remote's inbox. Before it runs, another remote actor
+// (a fake server on loopback, its activity signed) mentions alice_work:
+// the harness reads that notification, by list and by id, and dismisses it.
 func TestMegalodon(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -55,8 +57,8 @@ func TestMegalodon(t *testing.T) {
 	}
 
 	remote := newRemote(t, "gus")
-	// The remote is on loopback: Herald may reach it only with private
-	// targets allowed.
+	// The remote actors are on loopback: Herald may reach them only with
+	// private targets allowed.
 	h := heraldtest.Start(t, "herald", map[string]string{"HERALD_STORE": "memory", "HERALD_ALLOW_PRIVATE_TARGETS": "true"})
 	signUp := func(body, path string, token string) string {
 		t.Helper()
@@ -80,13 +82,17 @@ func TestMegalodon(t *testing.T) {
 	}
 	session := signUp(`{"username":"alice","password":"correct horse battery"}`, "/api/v1/accounts", "")
 	signUp(`{"name":"alice_work"}`, "/api/v1/personas", session)
+	bob := newActorServer(t, "bob")
+	const mentionText = "hello from the fediverse"
+	bob.mention(h.Base+"/users/alice_work", "alice_work@"+h.Addr, mentionText)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "harness.mjs")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HERALD_URL="+h.Base, "HERALD_USER=alice", "HERALD_PASSWORD=correct horse battery", "HERALD_PERSONA=alice_work",
-		"HERALD_REMOTE_ACCT="+remote.acct(), "HERALD_REMOTE_URI="+remote.actorURI())
+		"HERALD_REMOTE_ACCT="+remote.acct(), "HERALD_REMOTE_URI="+remote.actorURI(),
+		"HERALD_MENTIONED_BY="+bob.uri, "HERALD_MENTION_TEXT="+mentionText)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()

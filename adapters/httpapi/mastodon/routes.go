@@ -67,6 +67,7 @@ func (m *Routes) Register(r *mux.Router) {
 	m.registerSearch(add)
 	m.registerAccounts(add)
 	m.registerStatuses(add)
+	m.registerNotifications(add)
 }
 
 // routeAdder registers a handler for one method; full paths, as the rest

@@ -44,6 +44,8 @@ type server struct {
 	// federation policy (domain blocks and allows).
 	blocks     *memory.BlockStore
 	moderation *application.Moderation
+	// notes are the personas' notifications, recorded by the inbox.
+	notes *memory.NotificationStore
 }
 
 // setupOptions change what setup builds.
@@ -76,7 +78,7 @@ func setup(t *testing.T, opts ...func(*setupOptions)) *server {
 	ctx := context.Background()
 	accounts, names := memory.NewAccountStore(), memory.NewNameRegistry()
 	s := &server{follows: memory.NewFollowerStore(), content: memory.NewContentStore(), jobs: memory.NewJobStore(), oauth: memory.NewOAuthStore(),
-		clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), fetcher: mapFetcher{}}
+		clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), fetcher: mapFetcher{}, notes: memory.NewNotificationStore()}
 	blocks := memory.NewBlockStore()
 	s.blocks = blocks
 	s.moderation = application.NewModeration(application.ModerationDeps{Store: memory.NewModerationStore(), JobAdmin: s.jobs, Foreign: s.content,
@@ -94,10 +96,11 @@ func setup(t *testing.T, opts ...func(*setupOptions)) *server {
 	s.fed = application.NewFederation(application.FederationDeps{
 		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Jobs: s.jobs,
 		Blocks: blocks, Fetcher: fetcher, Moderation: s.moderation, Clock: s.clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
+		Notifications: s.notes,
 	})
 	s.app.Publish.Resolver = s.fed.Resolver
 	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, AccountIDs: memory.NewAccountIDStore(), Foreign: s.content, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, Blocks: blocks, HTML: sanitizer.NewHTMLSanitizer(), Moderation: s.moderation, Passwords: fake.Passwords{},
-		Clock: s.clock, IDs: ids, URLs: urls, Registrations: domain.RegistrationsOpen})
+		Clock: s.clock, IDs: ids, URLs: urls, Registrations: domain.RegistrationsOpen, Notifications: s.notes})
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
 	}

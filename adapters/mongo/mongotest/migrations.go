@@ -729,11 +729,43 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatalf("dora's name after 008 down and up: %+v %v", r, err)
 			}
 		}},
+		{"015NotificationsKeptAndDropped", func(t *testing.T) {
+			db := migrationDB(t, client, o)
+			up(t, client, db)
+			have := indexDocs(t, db.Collection("notifications"))
+			for _, ix := range []string{"notifications_recipient_key", "notifications_recipient_id", "notifications_actor"} {
+				if _, ok := have[ix]; !ok {
+					t.Fatalf("015 made no %s: %v", ix, have)
+				}
+			}
+			if u, _ := have["notifications_recipient_key"]["unique"].(bool); !u {
+				t.Fatal("notifications_recipient_key is not unique")
+			}
+			if _, err := mongo.EnsureIndexes(Ctx(t), db, nil); err != nil {
+				t.Fatalf("indexes after 015: %v", err)
+			}
+			store := mongo.NewNotificationStore(db)
+			n, err := domain.NewNotification("01", "https://herald.example/users/vera", domain.NotifyFollow, "https://r.example/users/bob", "", "https://r.example/follows/1", base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if created, err := store.AddNotification(Ctx(t), n); err != nil || !created {
+				t.Fatalf("add after 015: %v %v", created, err)
+			}
+			down(t, client, db, stepsDownTo(t, 14))
+			if c := count(t, db, "notifications", bson.D{}); c != 0 {
+				t.Fatalf("%d notifications left after 015 down", c)
+			}
+			up(t, client, db)
+			if got, err := store.Notifications(Ctx(t), n.Recipient, domain.NotificationFilter{Limit: 10}); err != nil || len(got) != 0 {
+				t.Fatalf("after 015 down and up: %v %v", got, err)
+			}
+		}},
 		{"DownStepByStep", func(t *testing.T) {
 			db := migrationDB(t, client, o)
 			insert(t, db, "avatars", bson.D{{Key: "_id", Value: "av1"}, {Key: "rootUserId", Value: "u1"}, {Key: "name", Value: "alice"}})
 			up(t, client, db)
-			indexGone := map[uint][2]string{9: {"actor_blocks", "actor_blocks_pair"}, 8: {"avatars", "avatars_retired"}, 7: {"reports", "reports_activity_id"},
+			indexGone := map[uint][2]string{15: {"notifications", "notifications_recipient_key"}, 9: {"actor_blocks", "actor_blocks_pair"}, 8: {"avatars", "avatars_retired"}, 7: {"reports", "reports_activity_id"},
 				6: {"foreign_avatars", "foreign_avatars_public_key_id_key"}, 3: {"jobs", "jobs_dedupe_key"}, 2: {"posts", "posts_object_uri"}}
 			for v := latest(t); v > 0; {
 				down(t, client, db, 1)

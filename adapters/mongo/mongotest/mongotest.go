@@ -173,4 +173,7 @@ func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.O
 	t.Run("AccountIDStore", func(t *testing.T) {
 		contract.AccountIDStore(t, func(t *testing.T) ports.AccountIDStore { return mongo.NewAccountIDStore(NewDB(t, client)) }, skip...)
 	})
+	t.Run("NotificationStore", func(t *testing.T) {
+		contract.NotificationStore(t, func(t *testing.T) ports.NotificationStore { return mongo.NewNotificationStore(NewDB(t, client)) }, skip...)
+	})
 }

@@ -9,6 +9,10 @@ const base = process.env.HERALD_URL
 const user = process.env.HERALD_USER
 const password = process.env.HERALD_PASSWORD
 const persona = process.env.HERALD_PERSONA
+// A remote actor the test made mention the persona before the harness
+// runs, and the text of its note.
+const mentionedBy = process.env.HERALD_MENTIONED_BY
+const mentionText = process.env.HERALD_MENTION_TEXT
 const redirect = 'http://127.0.0.1:1/callback'
 const seen = {}
 
@@ -64,6 +68,20 @@ async function main() {
   const me = (await client.verifyAccountCredentials()).data
   check(me.username === persona, 'the token acts as ' + persona + ', not ' + me.username)
   seen.account = me.acct
+
+  // The remote actor's mention, as a notification.
+  const notes = (await client.getNotifications({ limit: 20 })).data
+  const mention = notes.find(n => n.type === 'mention')
+  check(notes.length === 1 && mention, 'one mention notification: ' + JSON.stringify(notes.map(n => n.type)))
+  check(mention.account.url === mentionedBy && mention.account.acct.startsWith('bob@'), 'the mention is by ' + mentionedBy + ': ' + mention.account.acct)
+  check(mention.status && mention.status.uri.startsWith(mentionedBy) && mention.status.content.includes(mentionText), 'the mention carries its status')
+  const one = (await client.getNotification(mention.id)).data
+  check(one.id === mention.id && one.type === 'mention', 'getNotification')
+  const follows = (await client.getNotifications({ exclude_types: ['mention'] })).data
+  check(follows.length === 0, 'exclude_types leaves no notification: ' + follows.length)
+  await client.dismissNotification(mention.id)
+  check((await client.getNotifications()).data.length === 0, 'dismissNotification')
+  seen.notification = mention.type + ' by ' + mention.account.acct
 
   const instance = (await client.getInstance()).data
   check(instance.uri && instance.version, 'getInstance')

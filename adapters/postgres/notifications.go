@@ -1,0 +1,151 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	pgx "github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+var _ ports.NotificationStore = (*NotificationStore)(nil)
+
+// NotificationStore keeps notifications in notifications (migration
+// 029): id the primary key (byte order), (recipient, dedupe_key)
+// unique, read along notifications_recipient_idx.
+type NotificationStore struct{ pool *pgxpool.Pool }
+
+// NewNotificationStore returns the store on pool.
+func NewNotificationStore(pool *pgxpool.Pool) *NotificationStore {
+	return &NotificationStore{pool: pool}
+}
+
+const notificationColumns = `id, recipient, kind, actor_uri, post_uri, dedupe_key, created_at`
+
+func scanNotification(row pgx.Row) (domain.Notification, error) {
+	var n domain.Notification
+	var kind string
+	if err := row.Scan(&n.ID, &n.Recipient, &kind, &n.ActorURI, &n.PostURI, &n.Key, &n.CreatedAt); err != nil {
+		return domain.Notification{}, err
+	}
+	n.Kind, n.CreatedAt = domain.NotificationKind(kind), n.CreatedAt.UTC()
+	return n, nil
+}
+
+// AddNotification implements ports.NotificationStore: the unique
+// (recipient, dedupe_key) decides, so of concurrent adds of one key
+// exactly one inserts; a taken id is a primary key violation.
+func (s *NotificationStore) AddNotification(ctx context.Context, n domain.Notification) (bool, error) {
+	if err := n.Check(); err != nil {
+		return false, err
+	}
+	tag, err := s.pool.Exec(ctx, `
+INSERT INTO notifications (`+notificationColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (recipient, dedupe_key) DO NOTHING`,
+		n.ID, n.Recipient, string(n.Kind), n.ActorURI, n.PostURI, n.Key, n.CreatedAt)
+	if err != nil {
+		return false, fmt.Errorf("notification %s: %w", n.ID, interpretError(err))
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+func kindStrings(ks []domain.NotificationKind) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = string(k)
+	}
+	return out
+}
+
+// Notifications implements ports.NotificationStore in one query along
+// notifications_recipient_idx; the kinds and the actor filter the
+// recipient's range.
+func (s *NotificationStore) Notifications(ctx context.Context, recipient string, f domain.NotificationFilter) ([]domain.Notification, error) {
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	q := `SELECT ` + notificationColumns + ` FROM notifications WHERE recipient = $1`
+	args := []any{recipient}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.MaxID != "" {
+		q += ` AND id < ` + arg(f.MaxID)
+	}
+	if above := f.Above(); above != "" {
+		q += ` AND id > ` + arg(above)
+	}
+	if len(f.Kinds) > 0 {
+		q += ` AND kind = ANY(` + arg(kindStrings(f.Kinds)) + `)`
+	}
+	if len(f.Exclude) > 0 {
+		q += ` AND NOT kind = ANY(` + arg(kindStrings(f.Exclude)) + `)`
+	}
+	if f.ActorURI != "" {
+		q += ` AND actor_uri = ` + arg(f.ActorURI)
+	}
+	order := "DESC"
+	if f.MinID != "" {
+		order = "ASC" // the page just above MinID, reversed below
+	}
+	q += ` ORDER BY id ` + order + ` LIMIT ` + arg(f.Limit)
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("notifications of %s: %w", recipient, interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Notification, error) { return scanNotification(row) })
+	if err != nil {
+		return nil, fmt.Errorf("notifications of %s: %w", recipient, interpretError(err))
+	}
+	if f.MinID != "" {
+		slices.Reverse(out)
+	}
+	return out, nil
+}
+
+// Notification implements ports.NotificationStore.
+func (s *NotificationStore) Notification(ctx context.Context, recipient, id string) (domain.Notification, error) {
+	n, err := scanNotification(s.pool.QueryRow(ctx, `SELECT `+notificationColumns+` FROM notifications WHERE id = $1 AND recipient = $2`, id, recipient))
+	if err != nil {
+		return domain.Notification{}, fmt.Errorf("notification %s: %w", id, interpretError(err))
+	}
+	return n, nil
+}
+
+// DismissNotification implements ports.NotificationStore.
+func (s *NotificationStore) DismissNotification(ctx context.Context, recipient, id string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM notifications WHERE id = $1 AND recipient = $2`, id, recipient)
+	if err != nil {
+		return fmt.Errorf("notification %s: %w", id, interpretError(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("notification %s: %w", id, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// ClearNotifications implements ports.NotificationStore along
+// notifications_recipient_idx.
+func (s *NotificationStore) ClearNotifications(ctx context.Context, recipient string) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM notifications WHERE recipient = $1`, recipient)
+	if err != nil {
+		return 0, fmt.Errorf("notifications of %s: %w", recipient, interpretError(err))
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// DeleteActorNotifications implements ports.NotificationStore along
+// notifications_actor_idx.
+func (s *NotificationStore) DeleteActorNotifications(ctx context.Context, actorURI string) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM notifications WHERE actor_uri = $1`, actorURI)
+	if err != nil {
+		return 0, fmt.Errorf("notifications by %s: %w", actorURI, interpretError(err))
+	}
+	return int(tag.RowsAffected()), nil
+}

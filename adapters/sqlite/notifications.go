@@ -1,0 +1,141 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+var _ ports.NotificationStore = (*NotificationStore)(nil)
+
+// NotificationStore keeps notifications in notifications (migration
+// 020): id the primary key, (recipient, dedupe_key) unique, read along
+// notifications_recipient_idx.
+type NotificationStore struct{ db *DB }
+
+// NewNotificationStore returns the store on db.
+func NewNotificationStore(db *DB) *NotificationStore { return &NotificationStore{db: db} }
+
+const notificationColumns = `id, recipient, kind, actor_uri, post_uri, dedupe_key, created_at`
+
+func scanNotification(row scanner) (domain.Notification, error) {
+	var n domain.Notification
+	var kind string
+	var created sql.NullInt64
+	if err := row.Scan(&n.ID, &n.Recipient, &kind, &n.ActorURI, &n.PostURI, &n.Key, &created); err != nil {
+		return domain.Notification{}, err
+	}
+	n.Kind, n.CreatedAt = domain.NotificationKind(kind), fromNanos(created)
+	return n, nil
+}
+
+// AddNotification implements ports.NotificationStore: the unique
+// (recipient, dedupe_key) decides, so of concurrent adds of one key
+// exactly one inserts; a taken id is a primary key violation.
+func (s *NotificationStore) AddNotification(ctx context.Context, n domain.Notification) (bool, error) {
+	if err := n.Check(); err != nil {
+		return false, err
+	}
+	res, err := s.db.w.ExecContext(ctx, `
+INSERT INTO notifications (`+notificationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (recipient, dedupe_key) DO NOTHING`,
+		n.ID, n.Recipient, string(n.Kind), n.ActorURI, n.PostURI, n.Key, nanos(n.CreatedAt))
+	if err != nil {
+		return false, fmt.Errorf("notification %s: %w", n.ID, interpretError(err))
+	}
+	return affected(res) == 1, nil
+}
+
+// Notifications implements ports.NotificationStore in one indexed
+// query; the kinds and the actor filter the recipient's range.
+func (s *NotificationStore) Notifications(ctx context.Context, recipient string, f domain.NotificationFilter) ([]domain.Notification, error) {
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	q := `SELECT ` + notificationColumns + ` FROM notifications WHERE recipient = ?`
+	args := []any{recipient}
+	if f.MaxID != "" {
+		q += ` AND id < ?`
+		args = append(args, f.MaxID)
+	}
+	if above := f.Above(); above != "" {
+		q += ` AND id > ?`
+		args = append(args, above)
+	}
+	for _, set := range []struct {
+		op    string
+		kinds []domain.NotificationKind
+	}{{"IN", f.Kinds}, {"NOT IN", f.Exclude}} {
+		if len(set.kinds) == 0 {
+			continue
+		}
+		q += ` AND kind ` + set.op + ` (` + strings.TrimSuffix(strings.Repeat("?, ", len(set.kinds)), ", ") + `)`
+		for _, k := range set.kinds {
+			args = append(args, string(k))
+		}
+	}
+	if f.ActorURI != "" {
+		q += ` AND actor_uri = ?`
+		args = append(args, f.ActorURI)
+	}
+	order := "DESC"
+	if f.MinID != "" {
+		order = "ASC" // the page just above MinID, reversed below
+	}
+	q += ` ORDER BY id ` + order + ` LIMIT ?`
+	args = append(args, f.Limit)
+	out, err := query(ctx, s.db, scanNotification, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("notifications of %s: %w", recipient, interpretError(err))
+	}
+	if f.MinID != "" {
+		slices.Reverse(out)
+	}
+	return out, nil
+}
+
+// Notification implements ports.NotificationStore.
+func (s *NotificationStore) Notification(ctx context.Context, recipient, id string) (domain.Notification, error) {
+	n, err := scanNotification(s.db.r.QueryRowContext(ctx, `SELECT `+notificationColumns+` FROM notifications WHERE id = ? AND recipient = ?`, id, recipient))
+	if err != nil {
+		return domain.Notification{}, fmt.Errorf("notification %s: %w", id, interpretError(err))
+	}
+	return n, nil
+}
+
+// DismissNotification implements ports.NotificationStore.
+func (s *NotificationStore) DismissNotification(ctx context.Context, recipient, id string) error {
+	res, err := s.db.w.ExecContext(ctx, `DELETE FROM notifications WHERE id = ? AND recipient = ?`, id, recipient)
+	if err != nil {
+		return fmt.Errorf("notification %s: %w", id, interpretError(err))
+	}
+	if affected(res) == 0 {
+		return fmt.Errorf("notification %s: %w", id, domain.ErrNotFound)
+	}
+	return nil
+}
+
+// ClearNotifications implements ports.NotificationStore along
+// notifications_recipient_idx.
+func (s *NotificationStore) ClearNotifications(ctx context.Context, recipient string) (int, error) {
+	res, err := s.db.w.ExecContext(ctx, `DELETE FROM notifications WHERE recipient = ?`, recipient)
+	if err != nil {
+		return 0, fmt.Errorf("notifications of %s: %w", recipient, interpretError(err))
+	}
+	return affected(res), nil
+}
+
+// DeleteActorNotifications implements ports.NotificationStore along
+// notifications_actor_idx.
+func (s *NotificationStore) DeleteActorNotifications(ctx context.Context, actorURI string) (int, error) {
+	res, err := s.db.w.ExecContext(ctx, `DELETE FROM notifications WHERE actor_uri = ?`, actorURI)
+	if err != nil {
+		return 0, fmt.Errorf("notifications by %s: %w", actorURI, interpretError(err))
+	}
+	return affected(res), nil
+}

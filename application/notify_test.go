@@ -1,0 +1,308 @@
+package application_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldfed/herald/application"
+	"github.com/heraldfed/herald/domain"
+)
+
+// mentionNote is actor's public note id mentioning whom.
+func mentionNote(id, actor string, whom ...string) string {
+	tags, cc := "", ""
+	for i, w := range whom {
+		if i > 0 {
+			tags, cc = tags+",", cc+","
+		}
+		tags += fmt.Sprintf(`{"type":"Mention","href":%q,"name":"@someone"}`, w)
+		cc += fmt.Sprintf("%q", w)
+	}
+	return fmt.Sprintf(`{"id":"%s/activity","type":"Create","actor":%q,"to":[%q],"cc":[%s],"object":{"id":%q,"type":"Note","attributedTo":%q,
+"content":"<p>hi</p>","to":[%q],"cc":[%s],"tag":[%s],"published":"2026-06-01T10:00:00Z"}}`, id, actor, application.ASPublic, cc, id, actor, application.ASPublic, cc, tags)
+}
+
+// notes lists recipient's notifications as "kind actor post", newest first.
+func (b *fedBundle) notesOf(recipient string) []string {
+	b.t.Helper()
+	ns, err := b.notes.Notifications(context.Background(), recipient, domain.NotificationFilter{Limit: 100})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	out := []string{}
+	for _, n := range ns {
+		out = append(out, fmt.Sprintf("%s %s %s", n.Kind, n.ActorURI, n.PostURI))
+	}
+	return out
+}
+
+func wantNotes(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if want == nil {
+		want = []string{}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("notifications\n%q\nwant\n%q", got, want)
+	}
+}
+
+// Each kind is recorded once where the inbox accepts its activity; a
+// redelivered activity, or a Like undone and sent again, records nothing
+// new.
+func TestNotificationsOfEachKindOnce(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := res.ObjectURI
+	const noteURI = "https://remote.example/users/bob/statuses/1"
+	like := `{"id":"https://remote.example/l/1","type":"Like","actor":"` + carol + `","object":"` + post + `"}`
+	for i, act := range []struct{ actor, body string }{
+		{bob, mentionNote(noteURI, bob, alice)},
+		{bob, mentionNote(noteURI, bob, alice)}, // redelivered
+		{bob, follow("https://remote.example/f/1", bob, alice)},
+		{bob, follow("https://remote.example/f/1", bob, alice)},
+		{carol, like},
+		{carol, like},
+		{carol, `{"type":"Undo","actor":"` + carol + `","object":{"id":"https://remote.example/l/1","type":"Like","actor":"` + carol + `","object":"` + post + `"}}`},
+		{carol, `{"id":"https://remote.example/l/2","type":"Like","actor":"` + carol + `","object":"` + post + `"}`}, // liked again
+		{carol, announce("https://remote.example/a/1", carol, post)},
+		{carol, announce("https://remote.example/a/1", carol, post)},
+	} {
+		if _, err := b.deliver("", act.actor, act.body); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+	}
+	wantNotes(t, b.notesOf(alice),
+		"reblog "+carol+" "+post,
+		"favourite "+carol+" "+post,
+		"follow "+bob+" ",
+		"mention "+bob+" "+noteURI)
+
+	// A locked persona's follows are requests.
+	if _, err := b.fed.SetLocked.Handle(ctx, application.SetLocked{UserID: b.userID, Kind: domain.NameKindPersona, Name: "alice", Locked: true}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := b.deliver("", carol, follow("https://remote.example/f/2", carol, alice)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := b.notesOf(alice); got[0] != "follow_request "+carol+" " || len(got) != 5 {
+		t.Fatalf("after carol's follow of locked alice: %q", got)
+	}
+}
+
+// A persona hears nothing from an actor it blocks or mutes; another
+// persona mentioned in the same note does.
+func TestNotificationsNotFromBlockedOrMuted(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "vera"}); err != nil {
+		t.Fatal(err)
+	}
+	vera := local + "/users/vera"
+	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bl := range []struct {
+		target string
+		kind   domain.BlockKind
+	}{{bob, domain.BlockKindBlock}, {carol, domain.BlockKindMute}} {
+		blk, err := domain.NewActorBlock(alice, bl.target, bl.kind, "", b.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.blocks.AddBlock(ctx, blk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, act := range []struct{ actor, body string }{
+		{bob, mentionNote("https://remote.example/users/bob/statuses/1", bob, alice, vera)},
+		{carol, mentionNote("https://remote.example/users/carol/statuses/2", carol, alice, vera)},
+		{carol, `{"id":"https://remote.example/l/1","type":"Like","actor":"` + carol + `","object":"` + res.ObjectURI + `"}`},
+		{carol, follow("https://remote.example/f/1", carol, alice)},
+	} {
+		if _, err := b.deliver("", act.actor, act.body); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+	}
+	if c, err := b.fed.Collections.Reactions(ctx, res.ObjectURI); err != nil || c[domain.ReactionLike] != 1 {
+		t.Fatalf("the muted actor's like was not recorded: %v %v", c, err)
+	}
+	wantNotes(t, b.notesOf(alice))
+	wantNotes(t, b.notesOf(vera),
+		"mention "+carol+" https://remote.example/users/carol/statuses/2",
+		"mention "+bob+" https://remote.example/users/bob/statuses/1")
+}
+
+// A poll that ends tells its author and its local voters, once: ours when
+// it closes, a remote one when its author's Update closes it.
+func TestNotificationsOfPollsThatEnded(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "vera"}); err != nil {
+		t.Fatal(err)
+	}
+	vera := local + "/users/vera"
+	uri := publishPoll(t, b, false)
+	if _, err := b.fed.Vote.Handle(ctx, application.Vote{UserID: b.userID, As: "vera", Poll: uri, Indexes: []int{0}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.deliver("", bob, vote(bob, uri, "coffee")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fed.Polls.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantNotes(t, b.notesOf(alice)) // not ended yet
+	b.clock.Advance(2 * time.Hour)
+	for range 2 {
+		if _, err := b.fed.Polls.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantNotes(t, b.notesOf(alice), "poll "+alice+" "+uri)
+	wantNotes(t, b.notesOf(vera), "poll "+alice+" "+uri)
+
+	// vera votes in bob's poll; bob closes it.
+	b.accepted(vera, bob)
+	const q = "https://remote.example/users/bob/statuses/q"
+	if _, err := b.deliver("", bob, question(q, `[{"type":"Note","name":"tea"},{"type":"Note","name":"coffee"}]`, "")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fed.Vote.Handle(ctx, application.Vote{UserID: b.userID, As: "vera", Poll: q, Indexes: []int{1}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, extra := range []string{`,"votersCount":1`, `,"votersCount":2,"closed":"2026-06-02T12:00:00Z"`, `,"votersCount":3,"closed":"2026-06-02T12:00:00Z"`} {
+		act := question(q, `[{"type":"Note","name":"tea"},{"type":"Note","name":"coffee","replies":{"totalItems":`+fmt.Sprint(i+1)+`}}]`, extra)
+		act = fmt.Sprintf(`{"id":"%s/update/%d","type":"Update"%s`, q, i, act[len(`{"id":"`+q+`/activity","type":"Create"`):])
+		if _, err := b.deliver("", bob, act); err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+	}
+	wantNotes(t, b.notesOf(vera), "poll "+bob+" "+q, "poll "+alice+" "+uri)
+	wantNotes(t, b.notesOf(alice), "poll "+alice+" "+uri) // alice did not vote in it
+}
+
+// A remote actor's Delete of itself takes what it was notified as; a
+// deleted persona's notifications go with it.
+func TestNotificationsGoWithTheirActorAndPersona(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "vera"}); err != nil {
+		t.Fatal(err)
+	}
+	vera := local + "/users/vera"
+	for _, act := range []struct{ actor, body string }{
+		{bob, mentionNote("https://remote.example/users/bob/statuses/1", bob, alice, vera)},
+		{carol, mentionNote("https://remote.example/users/carol/statuses/2", carol, alice, vera)},
+	} {
+		if _, err := b.deliver("", act.actor, act.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.deliver("", bob, `{"id":"`+bob+`#delete","type":"Delete","actor":"`+bob+`","object":"`+bob+`"}`); err != nil {
+		t.Fatal(err)
+	}
+	wantNotes(t, b.notesOf(alice), "mention "+carol+" https://remote.example/users/carol/statuses/2")
+	wantNotes(t, b.notesOf(vera), "mention "+carol+" https://remote.example/users/carol/statuses/2")
+
+	if _, err := b.app.DeletePersona.Handle(ctx, application.DeletePersona{UserID: b.userID, Name: "vera"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.app.PersonaDeletions.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantNotes(t, b.notesOf(vera))
+	wantNotes(t, b.notesOf(alice), "mention "+carol+" https://remote.example/users/carol/statuses/2")
+}
+
+// An edit of a post a persona boosted tells it, once per edit; a persona
+// that follows the author without boosting hears nothing.
+func TestNotificationsOfEditsOfBoostedPosts(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "vera"}); err != nil {
+		t.Fatal(err)
+	}
+	vera := local + "/users/vera"
+	b.accepted(alice, bob)
+	b.accepted(vera, bob)
+	const obj = "https://remote.example/users/bob/statuses/e1"
+	if _, err := b.deliver("", bob, note(obj, bob, "<p>first</p>", application.ASPublic)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: b.userID, As: "alice", Object: obj}); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(n int) {
+		t.Helper()
+		act := fmt.Sprintf(`{"id":"%s#edit-%d","type":"Update","actor":%q,"to":[%q],"object":{"id":%q,"type":"Note","attributedTo":%q,"content":"<p>edit %d</p>","to":[%q],"published":"2026-06-01T10:00:00Z","updated":"2026-06-01T1%d:00:00Z"}}`,
+			obj, n, bob, application.ASPublic, obj, bob, n, application.ASPublic, n)
+		if _, err := b.deliver("", bob, act); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit(1)
+	edit(1) // redelivered
+	wantNotes(t, b.notesOf(alice), "update "+bob+" "+obj)
+	edit(2)
+	wantNotes(t, b.notesOf(alice), "update "+bob+" "+obj, "update "+bob+" "+obj)
+	wantNotes(t, b.notesOf(vera))
+}
+
+// A key longer than the stores' indexes take well (an activity id of 1500
+// characters) is kept as its hash: the notification is recorded, once.
+func TestNotificationOfALongActivityID(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	id := "https://remote.example/f/" + strings.Repeat("x", 1500)
+	for range 2 {
+		if _, err := b.deliver("", bob, follow(id, bob, alice)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantNotes(t, b.notesOf(alice), "follow "+bob+" ")
+	ns, err := b.notes.Notifications(context.Background(), alice, domain.NotificationFilter{Limit: 10})
+	if err != nil || len(ns) != 1 || len(ns[0].Key) > 100 {
+		t.Fatalf("%+v %v", ns, err)
+	}
+}
+
+// A silenced domain's actors reach a persona's notifications only when it
+// follows them, but for their follow requests, which wait for its answer.
+func TestNotificationsFromASilencedDomain(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := context.Background()
+	b.block("remote.example", domain.SeveritySilence)
+	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.accepted(alice, bob)
+	const noteURI = "https://remote.example/users/bob/statuses/1"
+	for i, act := range []struct{ actor, body string }{
+		{bob, mentionNote(noteURI, bob, alice)},
+		{carol, `{"id":"https://remote.example/l/1","type":"Like","actor":"` + carol + `","object":"` + res.ObjectURI + `"}`},
+		{carol, follow("https://remote.example/f/1", carol, alice)},
+	} {
+		if _, err := b.deliver("", act.actor, act.body); err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+	}
+	wantNotes(t, b.notesOf(alice), "follow_request "+carol+" ", "mention "+bob+" "+noteURI)
+}

@@ -1,0 +1,3 @@
+-- 020 down: drops the notifications; every persona's are lost (an older
+-- build has none).
+DROP TABLE IF EXISTS notifications;
