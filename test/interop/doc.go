@@ -5,7 +5,10 @@
 // script where its API cannot tell). The scenarios are written once
 // (peers_test.go) and run against both peers through one driver each
 // (gotosocial_test.go, snac_test.go); a scenario a peer cannot drive is
-// skipped by name with the reason. It runs only when HERALD_INTEROP=1
+// skipped by name with the reason. TestMegalodonGoToSocial (clients_test.go)
+// drives Herald's Mastodon-compatible API with megalodon, a client library
+// from npm (test/clients/harness/gotosocial.mjs, run by Node, outside
+// Herald's Go module), against the GoToSocial's account. It runs only when HERALD_INTEROP=1
 // (`make interop`), on every store named in HERALD_INTEROP_STORES
 // (default memory,sqlite,postgres). HERALD_GOTOSOCIAL names the directory
 // of the GoToSocial binary and its gts script, HERALD_SNAC that of the
