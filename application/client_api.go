@@ -56,6 +56,8 @@ type ClientAPI struct {
 	URLs         URLs
 
 	Notifications NotificationsHandler
+	// Clock paces what polls the stores (the streaming API).
+	Clock ports.Clock
 }
 
 // NewClientAPI builds the client API's use cases over deps.
@@ -78,6 +80,7 @@ func NewClientAPI(deps ClientAPIDeps) *ClientAPI {
 		Authenticate: AuthenticateTokenHandler{deps: deps},
 		Accounts:     AccountsHandler{deps: deps},
 		Statuses:     StatusesHandler{deps: deps},
+		Clock:        deps.Clock,
 		URLs:         deps.URLs,
 
 		Notifications: NotificationsHandler{deps: deps},

@@ -77,7 +77,7 @@ func (m *Routes) instanceV1(w http.ResponseWriter, r *http.Request, _ applicatio
 	writeJSON(w, http.StatusOK, map[string]any{
 		"uri": m.api.URLs.Domain, "title": m.title(), "short_description": m.description(), "description": m.description(),
 		"email": m.cfg.ContactEmail, "version": m.version(),
-		"urls":      map[string]any{"streaming_api": ""},
+		"urls":      map[string]any{"streaming_api": m.streamingURL()},
 		"stats":     map[string]int{"user_count": usage.Users, "status_count": usage.LocalPosts, "domain_count": 0},
 		"thumbnail": nil, "languages": []string{"en"},
 		"registrations": enabled, "approval_required": approval, "invites_enabled": false,
@@ -103,7 +103,7 @@ func (m *Routes) instanceV2(w http.ResponseWriter, r *http.Request, _ applicatio
 		"usage":       map[string]any{"users": map[string]int{"active_month": usage.ActiveMonth}},
 		"thumbnail":   map[string]any{"url": ""}, "languages": []string{"en"},
 		"configuration": map[string]any{
-			"urls":     map[string]any{"streaming": ""},
+			"urls":     map[string]any{"streaming": m.streamingURL()},
 			"accounts": map[string]any{"max_featured_tags": 0, "max_pinned_statuses": 0},
 			"statuses": statusesConfig(), "media_attachments": mediaConfig(), "polls": pollsConfig(),
 			"translation": map[string]any{"enabled": false},

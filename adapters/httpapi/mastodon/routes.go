@@ -22,6 +22,8 @@ type Config struct {
 	Registrations domain.RegistrationMode
 	// ContactEmail is shown in the instance entity; may be empty.
 	ContactEmail string
+	// Streaming paces and bounds the streaming API (defaults when zero).
+	Streaming StreamingConfig
 }
 
 // Routes serves the Mastodon-compatible client API on the shared router.
@@ -36,6 +38,7 @@ type Routes struct {
 	// (Mastodon's 300 requests in 5 minutes).
 	auth, perToken *httpapi.RateLimiter
 	idem           idempotency
+	streams        *streamSlots
 }
 
 // TokenRateLimit is Mastodon's default limit of API calls: 300 requests
@@ -47,7 +50,8 @@ func TokenRateLimit() httpapi.RateLimit {
 // New builds the routes. auth is the limiter of sign-in and sign-up
 // (HERALD_AUTH_RATE_PER_MINUTE); perToken the API's.
 func New(app *application.Application, api *application.ClientAPI, fed *application.Federation, cfg Config, log *slog.Logger, auth, perToken *httpapi.RateLimiter) *Routes {
-	return &Routes{app: app, api: api, fed: fed, cfg: cfg, log: log.With("component", "mastodon"), auth: auth, perToken: perToken}
+	return &Routes{app: app, api: api, fed: fed, cfg: cfg, log: log.With("component", "mastodon"), auth: auth, perToken: perToken,
+		streams: newStreamSlots(cfg.Streaming.withDefaults())}
 }
 
 // Register implements httpapi.Routes.
@@ -68,6 +72,7 @@ func (m *Routes) Register(r *mux.Router) {
 	m.registerAccounts(add)
 	m.registerStatuses(add)
 	m.registerNotifications(add)
+	m.registerStreaming(add)
 }
 
 // routeAdder registers a handler for one method; full paths, as the rest
