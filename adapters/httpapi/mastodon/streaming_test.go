@@ -109,7 +109,9 @@ func payload(t *testing.T, f frame) map[string]any {
 	return m
 }
 
-func isStream(f frame, want ...string) bool { return strings.Join(f.Stream, " ") == strings.Join(want, " ") }
+func isStream(f frame, want ...string) bool {
+	return strings.Join(f.Stream, " ") == strings.Join(want, " ")
+}
 
 // The user stream sends the persona's home updates, its notifications
 // and deletes, written to the stores after it opened, and nothing of
