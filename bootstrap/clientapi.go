@@ -33,5 +33,6 @@ func ProvideClientAPI(cfg Config, s *Stores, passwords ports.PasswordHasher, htm
 func ProvideMastodonRoutes(cfg Config, app *application.Application, api *application.ClientAPI, fed *application.Federation, auth *httpapi.RateLimiter, log *slog.Logger) *mastodon.Routes {
 	return mastodon.New(app, api, fed, mastodon.Config{
 		Title: cfg.Domain, Version: Version, Registrations: domain.RegistrationMode(cfg.Registrations),
+		Streaming: mastodon.StreamingConfig{Poll: cfg.StreamPoll, Total: cfg.StreamConnections},
 	}, log, auth, httpapi.NewRateLimiter(mastodon.TokenRateLimit()))
 }

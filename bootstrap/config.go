@@ -47,6 +47,11 @@ type Config struct {
 	Scheme              string // auto, https or http: the scheme of actor URIs
 	TrustedProxies      string // networks whose forwarding header names the client
 	ProxyHeader         string // x-forwarded-for or forwarded
+
+	// StreamPoll is how often a streaming connection reads the stores;
+	// StreamConnections how many this process holds at most.
+	StreamPoll        time.Duration
+	StreamConnections int
 }
 
 // Secret is a string that never prints, so a config dump or a log line
@@ -158,6 +163,8 @@ var settings = []setting{
 	{"HERALD_SCHEME", "auto", "scheme of actor URIs: https, http, or auto (http for a loopback HERALD_DOMAIN, https otherwise)", str(func(c *Config) *string { return &c.Scheme })},
 	{"HERALD_TRUSTED_PROXIES", "", "comma-separated networks (CIDR) of reverse proxies whose HERALD_PROXY_HEADER names the client; none: the TCP peer is the client", str(func(c *Config) *string { return &c.TrustedProxies })},
 	{"HERALD_PROXY_HEADER", "x-forwarded-for", "the header the trusted proxies write the client address in: x-forwarded-for or forwarded (RFC 7239)", str(func(c *Config) *string { return &c.ProxyHeader })},
+	{"HERALD_STREAM_POLL", "2s", "how often a streaming API connection reads the stores for what is new to it (processes share no event bus)", duration("HERALD_STREAM_POLL", func(c *Config) *time.Duration { return &c.StreamPoll })},
+	{"HERALD_STREAM_CONNECTIONS", "1000", "streaming API connections this process holds at most (4 per token)", integer("HERALD_STREAM_CONNECTIONS", func(c *Config) *int { return &c.StreamConnections }, 1, 1_000_000)},
 }
 
 // FlagName is the kebab-case flag of an environment variable.
