@@ -27,6 +27,8 @@ type wsStream struct {
 	s      *server
 	c      *websocket.Conn
 	frames chan frame
+	// err is why the stream ended, set before frames is closed.
+	err error
 }
 
 func (s *server) wsURL(query url.Values) string {
@@ -60,6 +62,7 @@ func (s *server) openStream(t *testing.T, query url.Values, proto string) *wsStr
 		for {
 			_, b, err := c.Read(context.Background())
 			if err != nil {
+				st.err = err
 				return
 			}
 			var f frame
@@ -134,6 +137,14 @@ func TestStreamingUser(t *testing.T) {
 	f = st.await(t, "notification", func(f frame) bool { return f.Event == "notification" })
 	if n := payload(t, f); !isStream(f, "user") || n["type"] != "mention" || n["account"].(map[string]any)["acct"] != "bob@remote.example" {
 		t.Fatalf("notification %+v", f)
+	}
+
+	if r := s.do(t, http.MethodPut, "/api/v1/statuses/"+post["id"].(string), alice, url.Values{"status": {"hello again"}}); r.status != http.StatusOK {
+		t.Fatalf("edit: %d %s", r.status, r.body)
+	}
+	f = st.await(t, "edit", func(f frame) bool { return f.Event == "status.update" })
+	if p := payload(t, f); p["id"] != post["id"] || !strings.Contains(p["content"].(string), "hello again") {
+		t.Fatalf("status.update %+v", f)
 	}
 
 	if r := s.do(t, http.MethodDelete, "/api/v1/statuses/"+post["id"].(string), alice, nil); r.status != http.StatusOK {
@@ -252,4 +263,43 @@ func TestStreamingConnectionCap(t *testing.T) {
 	}
 	// Another token is not held back by alice's.
 	s.openStream(t, url.Values{"stream": {"public"}, "access_token": {s.login(t, "bob", "bob", "read")}}, "")
+}
+
+// A token revoked while it streams ends its connection at the next poll.
+func TestStreamingRevoked(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	a := s.registerApp(t, "read")
+	code := s.authorize(t, a, "alice", "alice", "read")
+	r := s.do(t, http.MethodPost, "/oauth/token", "", url.Values{"grant_type": {"authorization_code"}, "client_id": {a.id},
+		"client_secret": {a.secret}, "code": {code}, "redirect_uri": {callback}, "code_verifier": {pkceVerifier}})
+	if r.status != http.StatusOK {
+		t.Fatalf("token: %d %s", r.status, r.body)
+	}
+	token := r.object(t)["access_token"].(string)
+	st := s.openStream(t, url.Values{"stream": {"user"}, "access_token": {token}}, "")
+	if r := s.do(t, http.MethodPost, "/oauth/revoke", "", url.Values{"client_id": {a.id}, "client_secret": {a.secret}, "token": {token}}); r.status != http.StatusOK {
+		t.Fatalf("revoke: %d %s", r.status, r.body)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		if s.clock.BlockUntil(ctx, 1) {
+			s.clock.Advance(2 * time.Second)
+		}
+		cancel()
+		select {
+		case f, ok := <-st.frames:
+			if ok {
+				t.Fatalf("frame %+v", f)
+			}
+			if got := websocket.CloseStatus(st.err); got != websocket.StatusPolicyViolation {
+				t.Fatalf("closed with %v (%v), want policy violation", got, st.err)
+			}
+			return
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("the stream of a revoked token stayed open")
+		}
+	}
 }
