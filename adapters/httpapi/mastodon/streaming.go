@@ -218,13 +218,16 @@ type streamSession struct {
 
 // run polls every interval until the peer goes, the token is revoked or
 // ctx ends; client messages are read beside it.
-func (s *streamSession) run(ctx context.Context) error {
-	ctx, cancel := context.WithCancelCause(ctx)
+func (s *streamSession) run(parent context.Context) error {
+	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	reqs := make(chan streamRequest)
 	go func() {
 		for {
-			_, b, err := s.c.Read(ctx)
+			// On the parent: ending ctx would close the socket (as
+			// coder/websocket ends a cancelled read) before the caller
+			// says why.
+			_, b, err := s.c.Read(parent)
 			if err != nil {
 				cancel(err)
 				return
