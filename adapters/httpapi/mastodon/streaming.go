@@ -151,10 +151,6 @@ func (m *Routes) streaming(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer m.streams.give(key)
-	// The server's read and write timeouts would end the socket.
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
 	opts := &websocket.AcceptOptions{
 		// Any origin: the socket is authorized by its token, never by
 		// a cookie, so a page of another origin gains nothing by it

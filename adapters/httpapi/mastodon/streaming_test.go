@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -33,6 +34,28 @@ type wsStream struct {
 
 func (s *server) wsURL(query url.Values) string {
 	return "ws" + strings.TrimPrefix(s.URL, "http") + "/api/v1/streaming?" + query.Encode()
+}
+
+// A server's read and write timeouts do not end a stream (net/http
+// clears them on the upgrade's hijack): Herald's server has them (30 s,
+// 60 s), here shortened.
+func TestStreamingOutlivesServerTimeouts(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	alice := s.login(t, "alice", "alice", "read write")
+	timed := httptest.NewUnstartedServer(s.Config.Handler)
+	timed.Config.ReadTimeout, timed.Config.WriteTimeout = 100*time.Millisecond, 100*time.Millisecond
+	timed.Start()
+	t.Cleanup(timed.Close)
+	s2 := *s
+	s2.Server = timed
+	st := s2.openStream(t, url.Values{"stream": {"user"}, "access_token": {alice}}, "")
+	time.Sleep(300 * time.Millisecond)
+	post := s.stPost(t, alice, url.Values{"status": {"still there"}})
+	f := st.await(t, "update after the timeouts", func(f frame) bool { return f.Event == "update" })
+	if payload(t, f)["id"] != post["id"] {
+		t.Fatalf("update %+v", f)
+	}
 }
 
 // openStream dials the streaming API with query and, when proto is set,
