@@ -25,7 +25,8 @@ import (
 
 // TestMegalodon registers an app with megalodon, signs in through the
 // authorization page as a browser would (choosing the persona alice_work
-// of the account alice), and posts (with a content warning and a poll),
+// of the account alice), opens the user stream (WebSocket) and sees its
+// own post arrive on it, and posts (with a content warning and a poll),
 // reads the home timeline and its next page, favourites and reblogs and
 // takes both back, looks up, deletes and revokes with the library's own
 // calls; it finds a remote account by search (resolve: WebFinger on a fake

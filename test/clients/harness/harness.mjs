@@ -87,8 +87,22 @@ async function main() {
   check(instance.uri && instance.version, 'getInstance')
   seen.instance = instance.uri
 
+  // The user stream (WebSocket, at the instance's streaming_api) tells
+  // of the status posted next.
+  const stream = await client.userStreaming()
+  await new Promise((resolve, reject) => { stream.once('connect', resolve); stream.once('error', reject) })
+  const streamed = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no update on the user stream in 15 s')), 15000)
+    stream.on('update', s => { clearTimeout(timer); resolve(s) })
+    stream.on('error', e => { clearTimeout(timer); reject(e) })
+  })
+  streamed.catch(() => {}) // awaited below; this keeps an early error from being unhandled
   const status = (await client.postStatus('Hello from megalodon', { visibility: 'public' })).data
   check(status.id && status.account.username === persona, 'postStatus as ' + persona)
+  const update = await streamed
+  check(update.id === status.id, 'the user stream sent the posted status: ' + update.id)
+  stream.stop()
+  seen.streamed = update.id
   check(status.content.includes('Hello from megalodon'), 'the status text: ' + status.content)
   seen.posted = status.id
 
