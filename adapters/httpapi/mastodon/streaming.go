@@ -95,8 +95,20 @@ func (s *streamSlots) give(token string) {
 
 func (m *Routes) registerStreaming(r routeAdder) {
 	r.Handle("/api/v1/streaming/health", http.HandlerFunc(streamingHealth), http.MethodGet)
-	r.Handle("/api/v1/streaming", http.HandlerFunc(m.streaming), http.MethodGet)
-	r.Handle("/api/v1/streaming/", http.HandlerFunc(m.streaming), http.MethodGet)
+	// An upgrade counts as one call of its token (of its address when
+	// it has none), so failed upgrades are limited as any call is.
+	h := m.perToken.WrapBy(streamTokenKey, http.HandlerFunc(m.streaming))
+	r.Handle("/api/v1/streaming", h, http.MethodGet)
+	r.Handle("/api/v1/streaming/", h, http.MethodGet)
+}
+
+// streamTokenKey names an upgrade's rate-limit bucket by its token's
+// hash, wherever the token was sent, as tokenKey does for other calls.
+func streamTokenKey(r *http.Request) string {
+	if t, _ := streamToken(r); t != "" {
+		return "token:" + domain.HashToken(t)
+	}
+	return ""
 }
 
 // streamingHealth is GET /api/v1/streaming/health, as Mastodon's.
