@@ -3,6 +3,7 @@ package mastodon_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -342,4 +343,36 @@ func TestStreamingRevoked(t *testing.T) {
 			t.Fatal("the stream of a revoked token stayed open")
 		}
 	}
+}
+
+// A delete in a full page tells the delete, and the older status that
+// comes back into the page is not sent again as new.
+func TestStreamingDeleteInFullPage(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	alice := s.login(t, "alice", "alice", "read write")
+	var ids []string
+	for i := range 21 {
+		ids = append(ids, s.stPost(t, alice, url.Values{"status": {fmt.Sprint("post ", i)}})["id"].(string))
+	}
+	st := s.openStream(t, url.Values{"stream": {"public:local"}, "access_token": {alice}}, "")
+	newest := ids[len(ids)-1]
+	if r := s.do(t, http.MethodDelete, "/api/v1/statuses/"+newest, alice, nil); r.status != http.StatusOK {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+	st.await(t, "delete", func(f frame) bool {
+		if f.Event == "update" {
+			t.Fatalf("sent again: %s", f.Payload)
+		}
+		return f.Event == "delete" && f.Payload == newest
+	})
+	if err := st.c.Write(context.Background(), websocket.MessageText, []byte(`{"type":"bogus"}`)); err != nil {
+		t.Fatal(err)
+	}
+	st.await(t, "error frame", func(f frame) bool {
+		if f.Event == "update" {
+			t.Fatalf("sent again: %s", f.Payload)
+		}
+		return f.Error != ""
+	})
 }
