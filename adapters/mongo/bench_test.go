@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/bson"
 	"go.mongodb.org/mongo-driver/event"
 	mongodrv "go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
@@ -158,4 +159,70 @@ func benchDB(b *testing.B, c *mongodrv.Client) (*mongodrv.Database, func()) {
 		b.Fatal(err)
 	}
 	return db, func() { _ = db.Drop(ctx) }
+}
+
+// BenchmarkQueueView measures the operator's queue view (Counts, then
+// CountsByHost of queued, leased and dead, as application.Operator.Queue
+// reads them) at the soak's load (issue 36): 30,000 queued and 120,000
+// finished jobs kept, on 200 hosts.
+//
+//	MONGODB_URI=mongodb://127.0.0.1:27027/ go test -run '^$' -bench QueueView -benchtime 5x ./adapters/mongo/
+func BenchmarkQueueView(b *testing.B) {
+	if serverURI == "" || server == nil {
+		b.Skip("no MongoDB server (set MONGODB_URI)")
+	}
+	ctx := context.Background()
+	c, err := mongodrv.Connect(ctx, options.Client().ApplyURI(serverURI))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Disconnect(ctx)
+	db, drop := benchDB(b, c)
+	defer drop()
+	now := time.Now().UTC()
+	const total, queued = 150_000, 30_000
+	for start := 0; start < total; start += 1000 {
+		docs := make([]any, 0, 1000)
+		for i := start; i < start+1000; i++ {
+			d := bson.M{"_id": contract.JobID(fmt.Sprintf("j%07d", i)), "dedupeKey": fmt.Sprintf("k%07d", i),
+				"activityId": fmt.Sprintf("https://local.example/a/%d", i/1000), "inbox": "/inbox", "host": fmt.Sprintf("h%d.example", i%200),
+				"senderId": "actor-1", "keyId": "https://local.example/users/a#main-key", "bodyId": "b", "state": "queued", "attempts": 0,
+				"runAt": now.Add(time.Duration(i) * time.Millisecond), "createdAt": now}
+			if i >= queued {
+				d["state"], d["attempts"], d["finishedAt"] = "succeeded", 1, now
+				if i%100 == 0 {
+					d["state"], d["lastError"] = "dead", "HTTP 410"
+				}
+			}
+			docs = append(docs, d)
+		}
+		if _, err := db.Collection("jobs").InsertMany(ctx, docs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s := mongo.NewJobStore(db)
+	// Each reading once, timed on its own: which of them the view waits for.
+	start := time.Now()
+	if _, err := s.Counts(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("Counts: %v", time.Since(start))
+	for _, st := range []domain.JobState{domain.JobQueued, domain.JobLeased, domain.JobDead} {
+		start := time.Now()
+		if _, err := s.CountsByHost(ctx, st, 20); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("CountsByHost(%s): %v", st, time.Since(start))
+	}
+	for b.Loop() {
+		counts, err := s.Counts(ctx)
+		if err != nil || counts[domain.JobQueued] != queued {
+			b.Fatalf("counts %v, %v", counts, err)
+		}
+		for _, st := range []domain.JobState{domain.JobQueued, domain.JobLeased, domain.JobDead} {
+			if _, err := s.CountsByHost(ctx, st, 20); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }

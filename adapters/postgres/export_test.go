@@ -35,3 +35,10 @@ func WithCopyMin(s *JobStore, n int) *JobStore {
 	s.copyMin = n
 	return s
 }
+
+// The readings of job_counts and their fold (migration 028).
+var (
+	CountsSQL       = countsSQL
+	CountsByHostSQL = countsByHostSQL
+	FoldCountsSQL   = foldCountsSQL
+)

@@ -935,7 +935,9 @@ WITH expired AS MATERIALIZED (
 SELECT count(*) FILTER (WHERE state = 'queued'), count(*) FILTER (WHERE state = 'dead') FROM reaped`
 
 // Reap implements ports.JobStore in one statement (reapSQL) over the
-// expired range of jobs_lease_until_idx: at most the jobs in flight.
+// expired range of jobs_lease_until_idx: at most the jobs in flight. Each
+// pass then folds job_counts (foldCountsSQL), so the counts' readings sum
+// the deltas of about one reaper period.
 func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (ports.ReapResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ports.ReapResult{}, err
@@ -943,6 +945,9 @@ func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (po
 	var r ports.ReapResult
 	if err := s.pool.QueryRow(ctx, reapSQL, now, maxAttempts, reapReason).Scan(&r.Requeued, &r.Dead); err != nil {
 		return ports.ReapResult{}, fmt.Errorf("reap: %w", interpretError(err))
+	}
+	if _, err := s.pool.Exec(ctx, foldCountsSQL); err != nil {
+		return r, fmt.Errorf("fold the job counts: %w", interpretError(err))
 	}
 	return r, nil
 }
@@ -1088,9 +1093,31 @@ func (s *JobStore) ResumeHost(ctx context.Context, host string, until, now time.
 	return n, nil
 }
 
-// Counts implements ports.JobAdmin.
+// The readings of job_counts (migration 028): signed deltas by state and
+// host that statement triggers add with every write to jobs, summed here
+// in one snapshot, so they equal the jobs of that snapshot. They read rows
+// per host and reaper period, never jobs.
+const (
+	countsSQL       = `SELECT state, sum(n)::bigint FROM job_counts GROUP BY state`
+	countsByHostSQL = `
+SELECT host, sum(n)::bigint AS c FROM job_counts WHERE state = $1
+GROUP BY host HAVING sum(n) > 0 ORDER BY c DESC, host LIMIT $2`
+)
+
+// foldCountsSQL folds job_counts' deltas into one row per (state, host)
+// with a count, dropping the zeros. Writers only insert, so it waits for
+// none of them, and one they add meanwhile is outside its snapshot and
+// stays. A fold running beside another (two processes' reapers) waits at
+// the first row the other deleted, then skips the rows it deleted and
+// whose sums it wrote: each delta is summed once.
+const foldCountsSQL = `
+WITH gone AS (DELETE FROM job_counts RETURNING state, host, n)
+INSERT INTO job_counts (state, host, n)
+SELECT state, host, sum(n) FROM gone GROUP BY state, host HAVING sum(n) <> 0`
+
+// Counts implements ports.JobAdmin from job_counts (countsSQL).
 func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) {
-	return s.countStates(ctx, "count jobs", `SELECT state, count(*) FROM jobs GROUP BY state`)
+	return s.countStates(ctx, "count jobs", countsSQL)
 }
 
 // CountsOfBody implements ports.JobAdmin, through job_activities_body_id_idx
@@ -1121,11 +1148,9 @@ func (s *JobStore) countStates(ctx context.Context, what, sql string, args ...an
 	return out, nil
 }
 
-// CountsByHost implements ports.JobAdmin.
+// CountsByHost implements ports.JobAdmin from job_counts (countsByHostSQL).
 func (s *JobStore) CountsByHost(ctx context.Context, state domain.JobState, limit int) ([]ports.HostCount, error) {
-	rows, err := s.pool.Query(ctx, `
-SELECT host, count(*) AS n FROM jobs WHERE state = $1
-GROUP BY host ORDER BY n DESC, host LIMIT $2`, string(state), limitArg(limit))
+	rows, err := s.pool.Query(ctx, countsByHostSQL, string(state), limitArg(limit))
 	if err != nil {
 		return nil, fmt.Errorf("count jobs by host: %w", interpretError(err))
 	}

@@ -1244,3 +1244,72 @@ func TestMigration026ReadyHosts(t *testing.T) {
 		t.Fatal("host_slots.ready_at after 026's down")
 	}
 }
+
+// 028 counts the jobs already there by state and host (job_counts), its
+// triggers count every write after it, and its down step drops the table,
+// the triggers and their functions, leaving the jobs (and their writes)
+// alone.
+func TestMigration028JobCounts(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	downTo(t, p, 27)
+	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	rows := []struct{ name, host, state string }{
+		{"a1", "a.example", "queued"},
+		{"a2", "a.example", "queued"},
+		{"a-leased", "a.example", "leased"},
+		{"b-dead", "b.example", "dead"},
+		{"b-done", "b.example", "succeeded"},
+		{"c1", "c.example", "queued"},
+	}
+	insert := func() {
+		t.Helper()
+		for i, r := range rows {
+			mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at, lease_token, lease_until, finished_at)
+			VALUES ($1, $2, 1, '/inbox', $3, $4::text, $5::timestamptz, $5, CASE WHEN $4 = 'leased' THEN 'tok' END,
+				CASE WHEN $4 = 'leased' THEN $5 + interval '1 minute' END, CASE WHEN $4 IN ('dead', 'succeeded') THEN $5 END)`,
+				contract.JobID(r.name), contract.JobID(fmt.Sprint("k", i)), r.host, r.state, at)
+		}
+	}
+	insert()
+	// What the store keeps beside them (migrations 005, 026).
+	mustExec(t, p, `INSERT INTO host_slots (host, in_flight, ready_at) VALUES ('a.example', 1, $1), ('c.example', 0, $1)`, at)
+	mustMigrate(t, p)
+	byStateAndHost := func() []string {
+		t.Helper()
+		return column(t, p, `SELECT state || ' ' || host || ' ' || sum(n) FROM job_counts GROUP BY state, host HAVING sum(n) <> 0 ORDER BY state, host`)
+	}
+	want := []string{"dead b.example 1", "leased a.example 1", "queued a.example 2", "queued c.example 1", "succeeded b.example 1"}
+	if got := byStateAndHost(); !slices.Equal(got, want) {
+		t.Fatalf("job_counts after 028: %v, want %v", got, want)
+	}
+	s := postgres.NewJobStore(p)
+	leased, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t", Now: at.Add(time.Minute), Until: at.Add(2 * time.Minute), Limit: 10, PerHost: 2})
+	if err != nil || len(leased) != 2 {
+		t.Fatalf("leased after 028: %v, %v; want c1 and a1", leased, err)
+	}
+	mustNoCountDrift(t, p, "a lease after 028")
+	counts, err := s.Counts(ctx)
+	if err != nil || counts[domain.JobQueued] != 1 || counts[domain.JobLeased] != 3 || counts[domain.JobDead] != 1 || counts[domain.JobSucceeded] != 1 {
+		t.Fatalf("counts after 028 and a lease: %v, %v; want 1 queued, 3 leased, 1 dead, 1 succeeded", counts, err)
+	}
+
+	downTo(t, p, 27)
+	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'job_counts'`); n != 0 {
+		t.Fatal("job_counts after 028's down")
+	}
+	if n := count(t, p, `SELECT count(*) FROM pg_trigger WHERE tgrelid = 'jobs'::regclass AND NOT tgisinternal`); n != 0 {
+		t.Fatalf("%d triggers on jobs after 028's down", n)
+	}
+	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname LIKE 'herald_jobs_%' AND pronamespace = current_schema()::regnamespace`); n != 0 {
+		t.Fatalf("%d trigger functions after 028's down", n)
+	}
+	// Jobs are written without it, and counted again when it comes back.
+	mustExec(t, p, `DELETE FROM jobs`)
+	insert()
+	mustMigrate(t, p)
+	if got := byStateAndHost(); !slices.Equal(got, want) {
+		t.Fatalf("job_counts after 028 again: %v, want %v", got, want)
+	}
+}

@@ -74,6 +74,11 @@
 //     run_at (a lower bound; NULL without queued jobs), indexed where set,
 //     so that a lease reads the ready hosts and not the backlog of hosts at
 //     their cap (issue 36). Down drops the column and its index.
+//   - 028_job_counts: job_counts, the jobs' counts by state and host as
+//     signed deltas that statement triggers add with every write to jobs
+//     (filled from the jobs there), summed at read and folded by the
+//     reaper, so the operator's queue view and the gauge read no jobs
+//     (issue 36). Down drops them; the jobs are untouched.
 //   - 029_notifications: the client API's notifications (issue 34),
 //     unique by (recipient, dedupe key), read by recipient and id (in
 //     byte order). Down drops them: every persona's notifications are
