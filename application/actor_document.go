@@ -35,6 +35,7 @@ type ActorDocument struct {
 	Type                      string       `json:"type"`
 	PreferredUsername         string       `json:"preferredUsername"`
 	Name                      string       `json:"name"`
+	Summary                   string       `json:"summary,omitempty"`
 	URL                       string       `json:"url"`
 	Inbox                     string       `json:"inbox"`
 	Outbox                    string       `json:"outbox"`
@@ -65,7 +66,7 @@ func (u URLs) Document(a LocalActor) ActorDocument {
 		name = a.Name
 	}
 	return ActorDocument{
-		Context: actorContext, ID: a.URI, Type: localActorTypes[a.Kind], PreferredUsername: a.Name, Name: name, URL: a.URI,
+		Context: actorContext, ID: a.URI, Type: localActorTypes[a.Kind], PreferredUsername: a.Name, Name: name, Summary: a.Summary, URL: a.URI,
 		Inbox: u.Inbox(a.URI), Outbox: u.Outbox(a.URI), Followers: u.Followers(a.URI), Following: u.Following(a.URI),
 		Featured:  u.Featured(a.URI),
 		Endpoints: EndpointsDoc{SharedInbox: u.SharedInbox()},

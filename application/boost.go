@@ -314,5 +314,6 @@ func (c *fedCore) ownPersona(ctx context.Context, userID, name string) (LocalAct
 		return LocalActor{}, fmt.Errorf("%w: persona %q is not yours", domain.ErrForbidden, clip(name))
 	}
 	return LocalActor{Kind: domain.NameKindPersona, ID: a.ID, Name: a.Name, DisplayName: a.DisplayName,
-		URI: c.deps.URLs.Persona(a.Name), PublicKeyPEM: a.Keys.PublicPEM, OwnerID: a.RootUserID, Locked: a.Locked}, nil
+		URI: c.deps.URLs.Persona(a.Name), PublicKeyPEM: a.Keys.PublicPEM, OwnerID: a.RootUserID, Locked: a.Locked,
+		Summary: bioHTML(c.deps.HTML, a.Note)}, nil
 }

@@ -125,6 +125,9 @@ type Federation struct {
 	URLs       URLs
 	moderation *Moderation
 
+	// UpdateProfile changes a persona's display name and bio.
+	UpdateProfile UpdateProfileHandler
+
 	// A persona's blocks, mutes, unfollows and removals of followers
 	// (SPEC §11 "Personas").
 	Block          BlockActorHandler
@@ -189,6 +192,8 @@ func NewFederation(deps FederationDeps) *Federation {
 		URLs:         deps.URLs,
 		moderation:   deps.Moderation,
 
+		UpdateProfile: UpdateProfileHandler{core: core},
+
 		Block:          BlockActorHandler{core: core, resolver: resolver},
 		Unblock:        UnblockActorHandler{core: core, resolver: resolver},
 		Blocks:         ListBlocksHandler{core: core},
@@ -234,6 +239,9 @@ type LocalActor struct {
 	// Locked: its follows wait for the owner's approval
 	// (manuallyApprovesFollowers).
 	Locked bool
+	// Summary is a persona's bio as sanitized HTML (bioHTML); empty
+	// when it has none.
+	Summary string
 }
 
 // KeyID is the actor's public key id.
@@ -272,7 +280,7 @@ func (h LocalActorsHandler) ByName(ctx context.Context, kind domain.NameKind, na
 			uri = d.URLs.InstanceActor()
 		}
 		return LocalActor{Kind: kind, ID: a.ID, Name: a.Name, DisplayName: a.DisplayName, URI: uri,
-			PublicKeyPEM: a.Keys.PublicPEM, OwnerID: a.RootUserID, Locked: a.Locked}, nil
+			PublicKeyPEM: a.Keys.PublicPEM, OwnerID: a.RootUserID, Locked: a.Locked, Summary: bioHTML(d.HTML, a.Note)}, nil
 	case domain.NameKindGroup:
 		g, err := d.Actors.GroupByName(ctx, n)
 		if err != nil {

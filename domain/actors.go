@@ -44,8 +44,12 @@ type Avatar struct {
 	RootUserID  string // empty only for the instance actor
 	Name        string // normalized, reserved first
 	DisplayName string
-	Keys        KeyPair
-	CreatedAt   time.Time
+	// Note is the persona's bio as its owner wrote it: plain text, never
+	// HTML (CleanBio, at most MaxBioChars); RenderText makes the HTML
+	// that the actor document and the client API show.
+	Note      string
+	Keys      KeyPair
+	CreatedAt time.Time
 	// DeletedAt is set once the persona is deleted (ports.ActorStore
 	// RetireAvatar): it is then gone for every lookup but AvatarByID, which
 	// still hands its key to the deliveries of its Delete until they are

@@ -155,6 +155,9 @@ type ActorStore interface {
 	SetAvatarLocked(ctx context.Context, id string, locked bool) error
 	// SetGroupLocked is SetAvatarLocked for a group.
 	SetGroupLocked(ctx context.Context, id string, locked bool) error
+	// SetAvatarProfile sets the avatar's display name and bio
+	// (domain.Avatar.DisplayName, Note), both at once.
+	SetAvatarProfile(ctx context.Context, id, displayName, note string) error
 	// SetAvatarKeys replaces the avatar's key pair (a key rotation at
 	// at): in one atomic write the pair it had becomes its PreviousKeys,
 	// keys its Keys, and at its KeysRotatedAt.

@@ -18,6 +18,11 @@ func (s *AccountStore) SetGroupLocked(ctx context.Context, id string, locked boo
 	return s.changeGroup(ctx, id, func(g *domain.Group) { g.Locked = locked })
 }
 
+// SetAvatarProfile implements ports.ActorStore.
+func (s *AccountStore) SetAvatarProfile(ctx context.Context, id, displayName, note string) error {
+	return s.changeAvatar(ctx, id, func(a *domain.Avatar) { a.DisplayName, a.Note = displayName, note })
+}
+
 // SetAvatarKeys implements ports.ActorStore.
 func (s *AccountStore) SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair, at time.Time) error {
 	return s.changeAvatar(ctx, id, func(a *domain.Avatar) { a.PreviousKeys, a.Keys, a.KeysRotatedAt = a.Keys, keys, at.UTC() })

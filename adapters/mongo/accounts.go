@@ -70,6 +70,8 @@ type avatarDoc struct {
 	PreviousPublicKeyPEM  string    `bson:"previousPublicKeyPem,omitempty"`
 	PreviousPrivateKeyPEM string    `bson:"previousPrivateKeyPem,omitempty"`
 	KeysRotatedAt         time.Time `bson:"keysRotatedAt,omitempty"`
+	// Note is the bio, plain text (absent reads as empty).
+	Note string `bson:"note,omitempty"`
 }
 
 type groupDoc struct {
@@ -99,7 +101,8 @@ func (d userDoc) user() domain.RootUser {
 func (d avatarDoc) avatar() domain.Avatar {
 	return domain.Avatar{ID: d.ID, RootUserID: d.RootUserID, Name: d.Name, DisplayName: d.DisplayName,
 		Keys: domain.KeyPair{PublicPEM: d.PublicKeyPEM, PrivatePEM: d.PrivateKeyPEM}, CreatedAt: d.CreatedAt, DeletedAt: d.DeletedAt, Locked: d.Locked,
-		PreviousKeys: domain.KeyPair{PublicPEM: d.PreviousPublicKeyPEM, PrivatePEM: d.PreviousPrivateKeyPEM}, KeysRotatedAt: utc(d.KeysRotatedAt)}
+		PreviousKeys: domain.KeyPair{PublicPEM: d.PreviousPublicKeyPEM, PrivatePEM: d.PreviousPrivateKeyPEM}, KeysRotatedAt: utc(d.KeysRotatedAt),
+		Note: d.Note}
 }
 
 // live matches the avatars that are not retired.
@@ -264,7 +267,8 @@ func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error 
 	}
 	err := insertOne(ctx, s.avatars, avatarDoc{ID: a.ID, RootUserID: a.RootUserID, Name: a.Name, DisplayName: a.DisplayName,
 		PublicKeyPEM: a.Keys.PublicPEM, PrivateKeyPEM: a.Keys.PrivatePEM, CreatedAt: utc(a.CreatedAt), Locked: a.Locked,
-		PreviousPublicKeyPEM: a.PreviousKeys.PublicPEM, PreviousPrivateKeyPEM: a.PreviousKeys.PrivatePEM, KeysRotatedAt: utc(a.KeysRotatedAt)})
+		PreviousPublicKeyPEM: a.PreviousKeys.PublicPEM, PreviousPrivateKeyPEM: a.PreviousKeys.PrivatePEM, KeysRotatedAt: utc(a.KeysRotatedAt),
+		Note: a.Note})
 	if err == nil {
 		return nil
 	}

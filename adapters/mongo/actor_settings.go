@@ -21,6 +21,12 @@ func (s *AccountStore) SetGroupLocked(ctx context.Context, id string, locked boo
 	return setActor(ctx, s.groups, "group", id, bson.D{{Key: "locked", Value: locked}})
 }
 
+// SetAvatarProfile implements ports.ActorStore. An empty value is
+// written as empty, not unset: reads treat both alike.
+func (s *AccountStore) SetAvatarProfile(ctx context.Context, id, displayName, note string) error {
+	return setActor(ctx, s.avatars, "avatar", id, bson.D{{Key: "displayName", Value: displayName}, {Key: "note", Value: note}})
+}
+
 // SetAvatarKeys implements ports.ActorStore.
 func (s *AccountStore) SetAvatarKeys(ctx context.Context, id string, keys domain.KeyPair, at time.Time) error {
 	return rotateKeys(ctx, s.avatars, "avatar", id, keys, at)

@@ -28,7 +28,7 @@
 //	                 absent: active), reason
 //	tokens           _id (the token's hash), userId, createdAt
 //	avatars          _id, rootUserId (absent for the instance actor), name, displayName,
-//	                 publicKeyPem, privateKeyPem, createdAt
+//	                 publicKeyPem, privateKeyPem, createdAt, note (the bio, plain text)
 //	groups           _id, ownerId, name, displayName, publicKeyPem, privateKeyPem, createdAt
 //	reserved_names   _id (= name), name, kind, ownerId ("" for system names), createdAt
 //	                 [seededBy: "001" on rows migration 001 wrote]

@@ -163,7 +163,7 @@ func (s *AccountStore) RevokeToken(ctx context.Context, hash string) error {
 }
 
 const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at, locked,
-	previous_public_key_pem, previous_private_key_pem, keys_rotated_at`
+	previous_public_key_pem, previous_private_key_pem, keys_rotated_at, note`
 
 // avatarRead is what the reads select: avatarColumns and the retirement.
 const avatarRead = avatarColumns + `, deleted_at`
@@ -173,7 +173,7 @@ func scanAvatar(row pgx.Row) (domain.Avatar, error) {
 	var root pgtype.Text
 	var rotated, deleted pgtype.Timestamptz
 	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &a.CreatedAt, &a.Locked,
-		&a.PreviousKeys.PublicPEM, &a.PreviousKeys.PrivatePEM, &rotated, &deleted); err != nil {
+		&a.PreviousKeys.PublicPEM, &a.PreviousKeys.PrivatePEM, &rotated, &a.Note, &deleted); err != nil {
 		return domain.Avatar{}, err
 	}
 	a.RootUserID = root.String // NULL (the instance actor) reads as ""
@@ -190,9 +190,9 @@ func scanAvatar(row pgx.Row) (domain.Avatar, error) {
 // (domain.ErrNameTaken), a taken id the primary key (domain.ErrAlreadyExists).
 func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error {
 	root := pgtype.Text{String: a.RootUserID, Valid: a.RootUserID != ""}
-	_, err := s.pool.Exec(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+	_, err := s.pool.Exec(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, a.CreatedAt, a.Locked,
-		a.PreviousKeys.PublicPEM, a.PreviousKeys.PrivatePEM, optTime(a.KeysRotatedAt))
+		a.PreviousKeys.PublicPEM, a.PreviousKeys.PrivatePEM, optTime(a.KeysRotatedAt), a.Note)
 	if err != nil {
 		return fmt.Errorf("avatar %q: %w", a.Name, interpretError(err))
 	}

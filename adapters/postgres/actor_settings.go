@@ -18,6 +18,11 @@ func (s *AccountStore) SetGroupLocked(ctx context.Context, id string, locked boo
 	return s.setActor(ctx, "group", `UPDATE groups SET locked = $2 WHERE id = $1`, id, locked)
 }
 
+// SetAvatarProfile implements ports.ActorStore.
+func (s *AccountStore) SetAvatarProfile(ctx context.Context, id, displayName, note string) error {
+	return s.setActor(ctx, "avatar", `UPDATE avatars SET display_name = $2, note = $3 WHERE id = $1`, id, displayName, note)
+}
+
 // SetAvatarKeys implements ports.ActorStore.
 // The right-hand sides read the row as it was, so the pair it had
 // becomes the previous one in the same write.

@@ -158,7 +158,7 @@ func (s *AccountStore) RevokeToken(ctx context.Context, hash string) error {
 }
 
 const avatarColumns = `id, root_user_id, name, display_name, public_key_pem, private_key_pem, created_at, locked,
-	previous_public_key_pem, previous_private_key_pem, keys_rotated_at`
+	previous_public_key_pem, previous_private_key_pem, keys_rotated_at, note`
 
 // avatarRead is what the reads select: avatarColumns and the retirement.
 const avatarRead = avatarColumns + `, deleted_at`
@@ -168,7 +168,7 @@ func scanAvatar(row scanner) (domain.Avatar, error) {
 	var root sql.NullString
 	var created, rotated, deleted sql.NullInt64
 	if err := row.Scan(&a.ID, &root, &a.Name, &a.DisplayName, &a.Keys.PublicPEM, &a.Keys.PrivatePEM, &created, &a.Locked,
-		&a.PreviousKeys.PublicPEM, &a.PreviousKeys.PrivatePEM, &rotated, &deleted); err != nil {
+		&a.PreviousKeys.PublicPEM, &a.PreviousKeys.PrivatePEM, &rotated, &a.Note, &deleted); err != nil {
 		return domain.Avatar{}, err
 	}
 	a.KeysRotatedAt = fromNanos(rotated)
@@ -182,9 +182,9 @@ func scanAvatar(row scanner) (domain.Avatar, error) {
 // (domain.ErrNameTaken), a taken id the primary key (domain.ErrAlreadyExists).
 func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error {
 	root := sql.NullString{String: a.RootUserID, Valid: a.RootUserID != ""}
-	_, err := s.db.w.ExecContext(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := s.db.w.ExecContext(ctx, `INSERT INTO avatars (`+avatarColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, root, a.Name, a.DisplayName, a.Keys.PublicPEM, a.Keys.PrivatePEM, nanos(a.CreatedAt), a.Locked,
-		a.PreviousKeys.PublicPEM, a.PreviousKeys.PrivatePEM, nanos(a.KeysRotatedAt))
+		a.PreviousKeys.PublicPEM, a.PreviousKeys.PrivatePEM, nanos(a.KeysRotatedAt), a.Note)
 	if err != nil {
 		return fmt.Errorf("avatar %q: %w", a.Name, interpretError(err))
 	}

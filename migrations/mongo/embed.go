@@ -71,6 +71,9 @@
 //	                        id) the client API pages along, and the one by
 //	                        actorUri. Down drops the collection: every
 //	                        persona's notifications are lost.
+//	016 persona_bio         a persona's bio, plain text, in the avatars' note
+//	                        field (issue 34). A missing field reads as no
+//	                        bio, so up is a marker; down unsets it.
 //
 // The field names are those of adapters/mongo's package documentation.
 //

@@ -16,8 +16,9 @@ var otherKeys = domain.KeyPair{
 
 // ActorSettings runs the contract of the settings a persona's or group's
 // owner changes after creation (ports.ActorStore's SetAvatarLocked,
-// SetGroupLocked, SetAvatarKeys, SetGroupKeys): whether it approves its
-// followers by hand, and its key pair.
+// SetGroupLocked, SetAvatarProfile, SetAvatarKeys, SetGroupKeys): whether
+// it approves its followers by hand, a persona's display name and bio,
+// and its key pair.
 func ActorSettings(t *testing.T, newStore func(t *testing.T) ports.ActorStore, opts ...Option) {
 	runCases(t, newStore, opts, []testCase[ports.ActorStore]{
 		{"LockedKeptAtCreation", func(t *testing.T, s ports.ActorStore) {
@@ -76,6 +77,45 @@ func ActorSettings(t *testing.T, newStore func(t *testing.T) ports.ActorStore, o
 			mustIs(t, s.SetGroupLocked(ctx(t), "nobody", true), domain.ErrNotFound, "unknown group")
 			mustIs(t, s.SetAvatarLocked(ctx(t), "g1", true), domain.ErrNotFound, "a group is not an avatar")
 			mustIs(t, s.SetGroupLocked(ctx(t), "a1", true), domain.ErrNotFound, "an avatar is not a group")
+		}},
+		{"SetProfile", func(t *testing.T, s ports.ActorStore) {
+			mustNil(t, s.CreateAvatar(ctx(t), domain.Avatar{ID: "a1", RootUserID: "u1", Name: "alice", Keys: Keys, CreatedAt: base, Locked: true,
+				DisplayName: "Alice", Note: "first bio"}), "avatar")
+			mustNil(t, s.CreateAvatar(ctx(t), domain.Avatar{ID: "a2", RootUserID: "u1", Name: "bob", Keys: Keys, CreatedAt: base}), "avatar")
+			if a, _ := s.AvatarByName(ctx(t), "alice"); a.DisplayName != "Alice" || a.Note != "first bio" {
+				t.Fatalf("kept at creation: %q %q", a.DisplayName, a.Note)
+			}
+			// Plain text as written: markup, newlines and non-ASCII kept.
+			const note = "<b>not bold</b> & line one\nline two ✨"
+			mustNil(t, s.SetAvatarProfile(ctx(t), "a1", "Alice ✨", note), "set alice's profile")
+			for what, get := range map[string]func() (domain.Avatar, error){
+				"by id":   func() (domain.Avatar, error) { return s.AvatarByID(ctx(t), "a1") },
+				"by name": func() (domain.Avatar, error) { return s.AvatarByName(ctx(t), "alice") },
+				"of u1": func() (domain.Avatar, error) {
+					mine, err := s.AvatarsOf(ctx(t), "u1")
+					if err != nil || len(mine) != 2 {
+						return domain.Avatar{}, err
+					}
+					return mine[0], nil
+				},
+			} {
+				a, err := get()
+				mustNil(t, err, what)
+				if a.DisplayName != "Alice ✨" || a.Note != note {
+					t.Fatalf("%s after SetAvatarProfile: %q %q", what, a.DisplayName, a.Note)
+				}
+				if !a.Locked || a.Keys != Keys || a.Name != "alice" {
+					t.Fatalf("%s: the profile changed more: %+v", what, a)
+				}
+			}
+			if b, _ := s.AvatarByID(ctx(t), "a2"); b.DisplayName != "" || b.Note != "" {
+				t.Fatalf("bob changed with alice: %q %q", b.DisplayName, b.Note)
+			}
+			mustNil(t, s.SetAvatarProfile(ctx(t), "a1", "", ""), "clear alice's profile")
+			if a, _ := s.AvatarByID(ctx(t), "a1"); a.DisplayName != "" || a.Note != "" {
+				t.Fatalf("after clearing: %q %q", a.DisplayName, a.Note)
+			}
+			mustIs(t, s.SetAvatarProfile(ctx(t), "nobody", "x", "y"), domain.ErrNotFound, "unknown avatar")
 		}},
 		{"SetKeys", func(t *testing.T, s ports.ActorStore) {
 			mustNil(t, s.CreateAvatar(ctx(t), domain.Avatar{ID: "a1", RootUserID: "u1", Name: "alice", Keys: Keys, CreatedAt: base, Locked: true}), "avatar")

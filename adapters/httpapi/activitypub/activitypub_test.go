@@ -115,6 +115,7 @@ type bundle struct {
 	names   *memory.NameRegistry
 	fetcher *docFetcher
 	app     *application.Application
+	fed     *application.Federation
 	userID  string
 }
 
@@ -142,6 +143,7 @@ func setupConfig(t *testing.T, cfg activitypub.Config) *bundle {
 		Actors: accounts, Names: b.names, Followers: b.follows, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.jobs,
 		Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
 	})
+	b.fed = fed
 	if _, err := b.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
 	}

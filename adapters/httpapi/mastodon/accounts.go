@@ -3,7 +3,6 @@ package mastodon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -64,6 +63,7 @@ func (m *Routes) localAccount(ctx context.Context, a domain.Avatar) (accountJSON
 		display = a.Name
 	}
 	return accountJSON{ID: a.ID, Username: a.Name, Acct: a.Name, DisplayName: display, Locked: a.Locked, Discoverable: true,
+		Note:      m.api.Accounts.NoteHTML(a),
 		CreatedAt: mastodonTime(a.CreatedAt), URL: uri, URI: uri, FollowersCount: stats.Followers, FollowingCount: stats.Following,
 		Emojis: []any{}, Fields: []any{}}, nil
 }
@@ -86,7 +86,7 @@ func (m *Routes) ownAccount(ctx context.Context, p application.Principal) (accou
 	if err != nil {
 		return accountJSON{}, err
 	}
-	a.Source = &sourceJSON{Privacy: "public", Language: "", Fields: []any{}, FollowRequestsCount: pending.Total}
+	a.Source = &sourceJSON{Privacy: "public", Language: "", Note: p.Avatar.Note, Fields: []any{}, FollowRequestsCount: pending.Total}
 	return a, nil
 }
 
@@ -101,22 +101,28 @@ func (m *Routes) verifyCredentials(w http.ResponseWriter, r *http.Request, p app
 	writeJSON(w, http.StatusOK, a)
 }
 
-// updateCredentials is PATCH /api/v1/accounts/update_credentials. Herald
-// changes locked (manuallyApprovesFollowers, with its Update sent); a
-// display name or bio different from the current one is refused with
-// 422 until personas keep them (docs/api.md).
+// updateCredentials is PATCH /api/v1/accounts/update_credentials: the
+// display name and bio (note, plain text; application.UpdateProfile,
+// Mastodon's limits, 422 over them) and locked (manuallyApprovesFollowers),
+// each change sent to the followers as an Update{Person}. The lock goes
+// last, so the last Update carries every change.
 func (m *Routes) updateCredentials(w http.ResponseWriter, r *http.Request, p application.Principal, in params) {
-	display := p.Avatar.DisplayName
-	if display == "" {
-		display = p.Avatar.Name
+	cmd := application.UpdateProfile{UserID: p.User.ID, Persona: p.Avatar.Name}
+	if in.has("display_name") {
+		v := in.get("display_name")
+		cmd.DisplayName = &v
 	}
-	if in.has("display_name") && in.get("display_name") != display {
-		writeError(w, r, m.log, fmt.Errorf("%w: Herald does not change display names yet", domain.ErrInvalidInput))
-		return
+	if in.has("note") {
+		v := in.get("note")
+		cmd.Note = &v
 	}
-	if in.has("note") && in.get("note") != "" {
-		writeError(w, r, m.log, fmt.Errorf("%w: Herald does not keep a bio yet", domain.ErrInvalidInput))
-		return
+	if cmd.DisplayName != nil || cmd.Note != nil {
+		res, err := m.fed.UpdateProfile.Handle(r.Context(), cmd)
+		if err != nil {
+			writeError(w, r, m.log, err)
+			return
+		}
+		p.Avatar.DisplayName, p.Avatar.Note = res.Avatar.DisplayName, res.Avatar.Note
 	}
 	if locked, set := in.flag("locked"); set && locked != p.Avatar.Locked {
 		res, err := m.fed.SetLocked.Handle(r.Context(), application.SetLocked{UserID: p.User.ID, Kind: domain.NameKindPersona, Name: p.Avatar.Name, Locked: locked})

@@ -761,6 +761,32 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatalf("after 015 down and up: %v %v", got, err)
 			}
 		}},
+		{"016PersonaBioKeptAndUnset", func(t *testing.T) {
+			db := migrationDB(t, client, o)
+			// A persona stored before 016 has no note field: it reads as
+			// no bio.
+			insert(t, db, "avatars", bson.D{{Key: "_id", Value: "av1"}, {Key: "rootUserId", Value: "u1"}, {Key: "name", Value: "vera"},
+				{Key: "displayName", Value: "Vera"}, {Key: "publicKeyPem", Value: "-----BEGIN PUBLIC KEY-----"}, {Key: "privateKeyPem", Value: "-----BEGIN PRIVATE KEY-----"}})
+			up(t, client, db)
+			actors := mongo.NewAccountStore(db)
+			if a, err := actors.AvatarByID(Ctx(t), "av1"); err != nil || a.Note != "" || a.DisplayName != "Vera" {
+				t.Fatalf("a persona from before 016: %q %q %v", a.DisplayName, a.Note, err)
+			}
+			if err := actors.SetAvatarProfile(Ctx(t), "av1", "Vera", "hello"); err != nil {
+				t.Fatal(err)
+			}
+			down(t, client, db, stepsDownTo(t, 15))
+			if n := count(t, db, "avatars", bson.D{{Key: "note", Value: bson.D{{Key: "$exists", Value: true}}}}); n != 0 {
+				t.Fatalf("%d bios left after 016 down", n)
+			}
+			if n := count(t, db, "avatars", bson.D{{Key: "displayName", Value: "Vera"}}); n != 1 {
+				t.Fatal("016 down lost the display name")
+			}
+			up(t, client, db)
+			if a, err := actors.AvatarByID(Ctx(t), "av1"); err != nil || a.Note != "" {
+				t.Fatalf("vera after 016 down and up: %q %v", a.Note, err)
+			}
+		}},
 		{"DownStepByStep", func(t *testing.T) {
 			db := migrationDB(t, client, o)
 			insert(t, db, "avatars", bson.D{{Key: "_id", Value: "av1"}, {Key: "rootUserId", Value: "u1"}, {Key: "name", Value: "alice"}})

@@ -1,0 +1,5 @@
+-- 030 down: drops the bios (an older build keeps none); display names,
+-- there since 001, stay.
+BEGIN;
+ALTER TABLE avatars DROP COLUMN note;
+COMMIT;
