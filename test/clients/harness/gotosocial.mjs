@@ -28,7 +28,7 @@ const steps = {
   // account by search (resolve: WebFinger and its actor, through Herald),
   // follow it, and read the relationship until GoToSocial has accepted.
   async follow() {
-    const token = await signIn(base, env.HERALD_USER, env.HERALD_PASSWORD, env.HERALD_PERSONA)
+    const { token } = await signIn(base, env.HERALD_USER, env.HERALD_PASSWORD, env.HERALD_PERSONA)
     const client = generator('mastodon', base, token)
     const me = (await client.verifyAccountCredentials()).data
     check(me.username === env.HERALD_PERSONA, 'the token acts as ' + env.HERALD_PERSONA + ', not ' + me.username)

@@ -4,6 +4,7 @@
 // the API. Run by test/clients/clients_test.go; prints one JSON line of what
 // it saw, exits 1 on the first failure.
 import generator from 'megalodon'
+import { check, signIn } from './signin.mjs'
 
 const base = process.env.HERALD_URL
 const user = process.env.HERALD_USER
@@ -13,54 +14,13 @@ const persona = process.env.HERALD_PERSONA
 // runs, and the text of its note.
 const mentionedBy = process.env.HERALD_MENTIONED_BY
 const mentionText = process.env.HERALD_MENTION_TEXT
-const redirect = 'http://127.0.0.1:1/callback'
 const seen = {}
 
-function check(cond, what) {
-  if (!cond) throw new Error('check failed: ' + what)
-}
-
-// formOf reads a page's hidden fields, as a browser submits them.
-function formOf(html) {
-  const form = new URLSearchParams()
-  for (const m of html.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)) {
-    form.set(m[1], m[2].replaceAll('&amp;', '&').replaceAll('&#34;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>'))
-  }
-  return form
-}
-
-async function post(url, form) {
-  return fetch(url, { method: 'POST', body: form, redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } })
-}
-
 async function main() {
-  const anon = generator('mastodon', base)
-  const app = await anon.registerApp('Herald harness', { scopes: ['read', 'write', 'follow'], redirect_uris: redirect })
-  check(app.client_id && app.client_secret && app.url, 'registerApp gave a client and an authorization URL')
+  // The authorization page, walked as a browser walks it.
+  const { token, app } = await signIn(base, user, password, persona)
   seen.app = app.name
-
-  // The authorization page, as a browser walks it.
-  let res = await fetch(app.url, { redirect: 'manual' })
-  check(res.status === 200, 'authorization page answered ' + res.status)
-  let form = formOf(await res.text())
-  form.set('username', user)
-  form.set('password', password)
-  res = await post(base + '/oauth/authorize', form)
-  check(res.status === 200, 'sign-in answered ' + res.status)
-  const consent = await res.text()
-  check(consent.includes(`value="${persona}"`), 'the consent page offers the persona ' + persona)
-  form = formOf(consent)
-  form.set('persona', persona)
-  form.set('decision', 'approve')
-  res = await post(base + '/oauth/authorize', form)
-  check(res.status === 302, 'consent answered ' + res.status)
-  const location = new URL(res.headers.get('location'))
-  check(location.href.startsWith(redirect), 'redirected to the app: ' + location.href)
-  const code = location.searchParams.get('code')
-
-  const token = await anon.fetchAccessToken(app.client_id, app.client_secret, code, redirect)
-  check(token.access_token, 'a token for the code')
-  const client = generator('mastodon', base, token.access_token)
+  const client = generator('mastodon', base, token)
 
   const appCheck = await client.verifyAppCredentials()
   check(appCheck.data.name === 'Herald harness', 'verifyAppCredentials names the app')
@@ -175,7 +135,7 @@ async function main() {
   }
   check(gone, 'the deleted status is gone')
 
-  await anon.revokeToken(app.client_id, app.client_secret, token.access_token)
+  await generator('mastodon', base).revokeToken(app.client_id, app.client_secret, token)
   let revoked = false
   try {
     await client.verifyAccountCredentials()

@@ -1,6 +1,8 @@
 // signIn registers an app with megalodon and walks Herald's authorization
 // page as a browser does (sign in, pick the persona, approve), then trades
-// the code for a token with the library's own call. Used by gotosocial.mjs.
+// the code for a token with the library's own call; returns the token and
+// the registered app (its client id and secret revoke the token). Used by
+// harness.mjs and gotosocial.mjs.
 import generator from 'megalodon'
 
 export function check(cond, what) {
@@ -45,5 +47,5 @@ export async function signIn(base, user, password, persona) {
 
   const token = await anon.fetchAccessToken(app.client_id, app.client_secret, location.searchParams.get('code'), redirect)
   check(token.access_token, 'a token for the code')
-  return token.access_token
+  return { token: token.access_token, app }
 }
