@@ -56,6 +56,7 @@ type ClientAPI struct {
 	URLs         URLs
 
 	Notifications NotificationsHandler
+	Conversations ConversationsHandler
 }
 
 // NewClientAPI builds the client API's use cases over deps.
@@ -81,5 +82,6 @@ func NewClientAPI(deps ClientAPIDeps) *ClientAPI {
 		URLs:         deps.URLs,
 
 		Notifications: NotificationsHandler{deps: deps},
+		Conversations: ConversationsHandler{deps: deps},
 	}
 }

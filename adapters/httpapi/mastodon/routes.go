@@ -68,6 +68,7 @@ func (m *Routes) Register(r *mux.Router) {
 	m.registerAccounts(add)
 	m.registerStatuses(add)
 	m.registerNotifications(add)
+	m.registerConversations(add)
 }
 
 // routeAdder registers a handler for one method; full paths, as the rest
