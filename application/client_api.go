@@ -56,6 +56,7 @@ type ClientAPI struct {
 	URLs         URLs
 
 	Notifications NotificationsHandler
+	Conversations ConversationsHandler
 	// Clock paces what polls the stores (the streaming API).
 	Clock ports.Clock
 }
@@ -84,5 +85,6 @@ func NewClientAPI(deps ClientAPIDeps) *ClientAPI {
 		URLs:         deps.URLs,
 
 		Notifications: NotificationsHandler{deps: deps},
+		Conversations: ConversationsHandler{deps: deps},
 	}
 }

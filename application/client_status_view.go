@@ -3,6 +3,7 @@ package application
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,11 +96,12 @@ func (h StatusesHandler) ByID(ctx context.Context, viewer Principal, id string) 
 	}
 	p, err := h.deps.Posts.PostByID(ctx, id)
 	if notFound(err) && viewer.HasUser() {
-		// A direct post of the persona's own, found by its URI (a direct
-		// post is no Post: this is the one way a status reads it).
+		// A direct post (no Post: this is the one way a status reads it),
+		// local or received, for its participants only (SPEC §11); to
+		// anyone else it does not exist.
 		me := h.deps.URLs.Persona(viewer.Avatar.Name)
-		d, derr := h.deps.Posts.DmByObjectURI(ctx, h.deps.URLs.Note(me, id))
-		if derr == nil && d.AuthorURI == me {
+		d, derr := h.deps.Posts.DmByID(ctx, id)
+		if derr == nil && slices.Contains(d.Participants, me) {
 			return directStatus(d), nil
 		}
 		if derr != nil && !notFound(derr) {

@@ -533,6 +533,7 @@ func (h InboxHandler) createDm(ctx context.Context, req InboxRequest, id string,
 	}
 	// A direct note tells each of our participants, as a mention.
 	h.core.notifyMentions(ctx, signer, o.ID, dm.Participants)
+	h.core.addToConversations(ctx, dm)
 	d.Log.InfoContext(ctx, "remote direct note stored", "object", o.ID, "author", signer, "participants", len(dm.Participants))
 	return InboxResult{}, nil
 }

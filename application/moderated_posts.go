@@ -120,6 +120,17 @@ func (s moderatedPosts) DmByObjectURI(ctx context.Context, objectURI string) (do
 	return d, nil
 }
 
+func (s moderatedPosts) DmByID(ctx context.Context, id string) (domain.DmPost, error) {
+	d, err := s.posts.DmByID(ctx, id)
+	if err != nil {
+		return d, err
+	}
+	if err := s.one(ctx, d.ObjectURI, d.AuthorURI); err != nil {
+		return domain.DmPost{}, err
+	}
+	return d, nil
+}
+
 func (s moderatedPosts) DmThread(ctx context.Context, participantsKey string, before time.Time, limit int) ([]domain.DmPost, error) {
 	ds, err := s.posts.DmThread(ctx, participantsKey, before, limit)
 	return keep(ctx, s, ds, err, dmAuthor)

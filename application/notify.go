@@ -126,6 +126,11 @@ func (c *fedCore) notifyMentions(ctx context.Context, author, noteURI string, ur
 	}
 }
 
+// addToConversations is conversations.add of the inbox.
+func (c *fedCore) addToConversations(ctx context.Context, d domain.DmPost) {
+	conversations{store: c.deps.Notifications, actors: c.deps.Actors, urls: c.deps.URLs, log: c.deps.Log}.add(ctx, d)
+}
+
 // notifyPollEnded tells the local voters of the poll of post that it ended
 // (actor: its author); the author too when it is ours.
 func (c *fedCore) notifyPollEnded(ctx context.Context, author, post string) {

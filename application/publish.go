@@ -151,6 +151,7 @@ func (h PublishHandler) Handle(ctx context.Context, cmd Publish) (Published, err
 		if _, err := d.Posts.CreateDm(ctx, dm); err != nil {
 			return Published{}, err
 		}
+		conversations{store: d.Notifications, actors: d.Actors, urls: h.urls, log: d.Log}.add(ctx, dm)
 	} else {
 		p, err := domain.NewLocalNote(id, noteURI, actor, cmd.Content, cmd.Visibility, now, extras)
 		if err != nil {

@@ -185,6 +185,10 @@ func (s sanitizedPosts) DmByObjectURI(ctx context.Context, objectURI string) (do
 	return s.cleanDm(s.posts.DmByObjectURI(ctx, objectURI))
 }
 
+func (s sanitizedPosts) DmByID(ctx context.Context, id string) (domain.DmPost, error) {
+	return s.cleanDm(s.posts.DmByID(ctx, id))
+}
+
 func (s sanitizedPosts) DmThread(ctx context.Context, participantsKey string, before time.Time, limit int) ([]domain.DmPost, error) {
 	ds, err := s.posts.DmThread(ctx, participantsKey, before, limit)
 	if err != nil {

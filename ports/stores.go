@@ -271,6 +271,8 @@ type PostStore interface {
 	// CreateDm is CreatePost for direct posts.
 	CreateDm(ctx context.Context, p domain.DmPost) (created bool, err error)
 	DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error)
+	// DmByID returns the direct post of that id (its primary key).
+	DmByID(ctx context.Context, id string) (domain.DmPost, error)
 	// DmThread lists a thread newest first, as PostsByAuthor.
 	DmThread(ctx context.Context, participantsKey string, before time.Time, limit int) ([]domain.DmPost, error)
 	// CountLocalPosts counts the posts and direct posts written here

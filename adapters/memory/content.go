@@ -532,6 +532,20 @@ func (s *ContentStore) DmByObjectURI(ctx context.Context, uri string) (domain.Dm
 	return domain.DmPost{}, fmt.Errorf("direct post %q: %w", uri, domain.ErrNotFound)
 }
 
+// DmByID implements ports.PostStore.
+func (s *ContentStore) DmByID(ctx context.Context, id string) (domain.DmPost, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.dms {
+		if p.ID == id {
+			p.Participants = slices.Clone(p.Participants)
+			p.Extras = p.Extras.Clone()
+			return p, nil
+		}
+	}
+	return domain.DmPost{}, fmt.Errorf("direct post id %q: %w", id, domain.ErrNotFound)
+}
+
 // DmThread implements ports.PostStore.
 func (s *ContentStore) DmThread(ctx context.Context, key string, before time.Time, limit int) ([]domain.DmPost, error) {
 	s.mu.Lock()

@@ -20,6 +20,7 @@ type NotificationStore struct {
 	byID  map[string]domain.Notification
 	ids   map[string][]string // recipient -> ids, ascending
 	byKey map[[2]string]string
+	convs map[string]map[string]domain.Conversation // persona -> id -> conversation
 }
 
 // NewNotificationStore returns an empty store.

@@ -658,6 +658,15 @@ func (s *ContentStore) DmByObjectURI(ctx context.Context, uri string) (domain.Dm
 	return d.dm(), nil
 }
 
+// DmByID implements ports.PostStore (the id is _id).
+func (s *ContentStore) DmByID(ctx context.Context, id string) (domain.DmPost, error) {
+	var d dmDoc
+	if err := s.dms.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&d); err != nil {
+		return domain.DmPost{}, fmt.Errorf("direct post id %q: %w", id, interpretError(err, nil))
+	}
+	return d.dm(), nil
+}
+
 // DmThread implements ports.PostStore along dm_posts_participants_key.
 func (s *ContentStore) DmThread(ctx context.Context, key string, before time.Time, limit int) ([]domain.DmPost, error) {
 	return findAll(ctx, s.dms, withBefore(bson.D{{Key: "participantsKey", Value: key}}, before), "direct thread", dmDoc.dm, listOptions(limit))

@@ -122,6 +122,8 @@ var indexSpecs = []indexSpec{
 	{coll: collNotifications, name: idxNotificationsKey, keys: keys("recipient", 1, "dedupeKey", 1), unique: true},
 	{coll: collNotifications, name: idxNotificationsRecipientID, keys: keys("recipient", 1, "_id", 1)},
 	{coll: collNotifications, name: idxNotificationsActor, keys: keys("actorUri", 1)},
+	// a persona's conversations (migration 017), listed by last status
+	{coll: collConversations, name: idxConversationsPersonaLast, keys: keys("persona", 1, "lastStatusId", 1)},
 	// unique, as the memory adapter has it: one avatar, one group per name
 	{coll: collAvatars, name: idxAvatarsName, keys: keys("name", 1), unique: true},
 	{coll: collGroups, name: idxGroupsName, keys: keys("name", 1), unique: true},

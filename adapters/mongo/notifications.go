@@ -26,11 +26,11 @@ var _ ports.NotificationStore = (*NotificationStore)(nil)
 // NotificationStore keeps notifications in notifications (migration
 // 015): _id the notification id, notifications_recipient_key unique by
 // (recipient, dedupeKey), read along notifications_recipient_id.
-type NotificationStore struct{ notes *mongodrv.Collection }
+type NotificationStore struct{ notes, convs *mongodrv.Collection }
 
 // NewNotificationStore returns the store of db.
 func NewNotificationStore(db *mongodrv.Database) *NotificationStore {
-	return &NotificationStore{notes: collection(db, collNotifications)}
+	return &NotificationStore{notes: collection(db, collNotifications), convs: collection(db, collConversations)}
 }
 
 type notificationDoc struct {

@@ -144,6 +144,8 @@ var indexes = []index{
 	// remote actor's.
 	{"notifications_recipient_idx", `CREATE INDEX IF NOT EXISTS notifications_recipient_idx ON notifications (recipient, id)`},
 	{"notifications_actor_idx", `CREATE INDEX IF NOT EXISTS notifications_actor_idx ON notifications (actor_uri)`},
+	// The conversations (migration 031): a persona's by last status.
+	{"conversations_persona_last_idx", `CREATE INDEX IF NOT EXISTS conversations_persona_last_idx ON conversations (persona, last_status_id)`},
 }
 
 // retired are indexes an earlier version made that the ones above replace

@@ -703,6 +703,15 @@ func (s *ContentStore) DmByObjectURI(ctx context.Context, uri string) (domain.Dm
 	return p, nil
 }
 
+// DmByID implements ports.PostStore (the id is the primary key).
+func (s *ContentStore) DmByID(ctx context.Context, id string) (domain.DmPost, error) {
+	p, err := scanDm(s.db.r.QueryRowContext(ctx, `SELECT `+dmColumns+` FROM dm_posts WHERE id = ?`, id))
+	if err != nil {
+		return domain.DmPost{}, fmt.Errorf("direct post id %q: %w", id, interpretError(err))
+	}
+	return p, nil
+}
+
 // DmThread implements ports.PostStore on dm_posts_participants_key_idx.
 func (s *ContentStore) DmThread(ctx context.Context, key string, b time.Time, limit int) ([]domain.DmPost, error) {
 	out, err := query(ctx, s.db, scanDm, `

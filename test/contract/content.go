@@ -677,6 +677,14 @@ func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts .
 			if len(got.Participants) != 3 {
 				t.Fatalf("%+v", got)
 			}
+			byID, err := s.DmByID(ctx(t), "d3")
+			mustNil(t, err, "dm by id")
+			if byID.ObjectURI != d3.ObjectURI || len(byID.Participants) != 3 || byID.ParticipantsKey != d3.ParticipantsKey {
+				t.Fatalf("by id %+v", byID)
+			}
+			if _, err := s.DmByID(ctx(t), "d9"); !errors.Is(err, domain.ErrNotFound) {
+				t.Fatalf("dm by unknown id: %v, want not found", err)
+			}
 		}},
 		{"UpdateContentIsIdempotentByUpdated", func(t *testing.T, s ports.PostStore) {
 			p := post(t, 1, alice, "", base)

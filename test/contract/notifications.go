@@ -249,4 +249,7 @@ func NotificationStore(t *testing.T, newStore func(t *testing.T) ports.Notificat
 			}
 		}},
 	})
+	t.Run("Conversations", func(t *testing.T) {
+		ConversationStore(t, func(t *testing.T) ports.ConversationStore { return newStore(t) }, opts...)
+	})
 }

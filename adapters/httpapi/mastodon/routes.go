@@ -73,6 +73,7 @@ func (m *Routes) Register(r *mux.Router) {
 	m.registerStatuses(add)
 	m.registerNotifications(add)
 	m.registerStreaming(add)
+	m.registerConversations(add)
 }
 
 // routeAdder registers a handler for one method; full paths, as the rest

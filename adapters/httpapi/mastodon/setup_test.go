@@ -92,6 +92,7 @@ func setup(t *testing.T, opts ...func(*setupOptions)) *server {
 	s.app = application.New(application.Deps{
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content,
 		Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Blocks: blocks, Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: s.clock, IDs: ids,
+		Notifications: s.notes,
 	}, policy, "instance", urls, nil)
 	s.fed = application.NewFederation(application.FederationDeps{
 		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Jobs: s.jobs,

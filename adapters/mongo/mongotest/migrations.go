@@ -787,11 +787,35 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatalf("vera after 016 down and up: %q %v", a.Note, err)
 			}
 		}},
+		{"017ConversationsKeptAndDropped", func(t *testing.T) {
+			db := migrationDB(t, client, o)
+			up(t, client, db)
+			if _, ok := indexDocs(t, db.Collection("conversations"))["conversations_persona_last"]; !ok {
+				t.Fatal("017 made no conversations_persona_last")
+			}
+			if _, err := mongo.EnsureIndexes(Ctx(t), db, nil); err != nil {
+				t.Fatalf("indexes after 017: %v", err)
+			}
+			store := mongo.NewNotificationStore(db)
+			c := domain.Conversation{ID: "k1", Persona: "https://herald.example/users/vera", LastStatusID: "01", Unread: true,
+				Participants: []string{"https://herald.example/users/vera", "https://r.example/users/bob"}}
+			if err := store.AddToConversation(Ctx(t), c); err != nil {
+				t.Fatalf("add after 017: %v", err)
+			}
+			down(t, client, db, stepsDownTo(t, 16))
+			if c := count(t, db, "conversations", bson.D{}); c != 0 {
+				t.Fatalf("%d conversations left after 017 down", c)
+			}
+			up(t, client, db)
+			if got, err := store.Conversations(Ctx(t), c.Persona, domain.ConversationPage{Limit: 10}); err != nil || len(got) != 0 {
+				t.Fatalf("after 017 down and up: %v %v", got, err)
+			}
+		}},
 		{"DownStepByStep", func(t *testing.T) {
 			db := migrationDB(t, client, o)
 			insert(t, db, "avatars", bson.D{{Key: "_id", Value: "av1"}, {Key: "rootUserId", Value: "u1"}, {Key: "name", Value: "alice"}})
 			up(t, client, db)
-			indexGone := map[uint][2]string{15: {"notifications", "notifications_recipient_key"}, 9: {"actor_blocks", "actor_blocks_pair"}, 8: {"avatars", "avatars_retired"}, 7: {"reports", "reports_activity_id"},
+			indexGone := map[uint][2]string{17: {"conversations", "conversations_persona_last"}, 15: {"notifications", "notifications_recipient_key"}, 9: {"actor_blocks", "actor_blocks_pair"}, 8: {"avatars", "avatars_retired"}, 7: {"reports", "reports_activity_id"},
 				6: {"foreign_avatars", "foreign_avatars_public_key_id_key"}, 3: {"jobs", "jobs_dedupe_key"}, 2: {"posts", "posts_object_uri"}}
 			for v := latest(t); v > 0; {
 				down(t, client, db, 1)

@@ -1,0 +1,4 @@
+-- 022 down: drops the conversations; every persona's unread marks and
+-- hidden threads are lost (an older build has none; the direct posts
+-- stay).
+DROP TABLE IF EXISTS conversations;
