@@ -69,16 +69,10 @@ func (m *Routes) search(w http.ResponseWriter, r *http.Request, p application.Pr
 		return
 	}
 	if kind == "" || kind == "accounts" || kind == "statuses" {
-		accts, statuses, err := m.find(r.Context(), p, q, resolve)
+		accts, statuses, err := m.findFollowing(r.Context(), p, q, resolve, in)
 		if err != nil {
 			writeError(w, r, m.log, err)
 			return
-		}
-		if following, _ := in.flag("following"); following {
-			if accts, err = m.followed(r.Context(), p, accts); err != nil {
-				writeError(w, r, m.log, err)
-				return
-			}
 		}
 		if kind != "statuses" {
 			out.Accounts = append(out.Accounts, accts...)
@@ -99,6 +93,21 @@ func (m *Routes) search(w http.ResponseWriter, r *http.Request, p application.Pr
 	writeJSON(w, http.StatusOK, out)
 }
 
+// findFollowing is find, its accounts kept to those the persona follows
+// when the query says following=true.
+func (m *Routes) findFollowing(ctx context.Context, p application.Principal, q string, resolve bool, in params) ([]accountJSON, []statusJSON, error) {
+	accts, statuses, err := m.find(ctx, p, q, resolve)
+	if err != nil {
+		return nil, nil, err
+	}
+	if following, _ := in.flag("following"); following {
+		if accts, err = m.followed(ctx, p, accts); err != nil {
+			return nil, nil, err
+		}
+	}
+	return accts, statuses, nil
+}
+
 // searchAccounts is GET /api/v1/accounts/search: the accounts of the same
 // query.
 func (m *Routes) searchAccounts(w http.ResponseWriter, r *http.Request, p application.Principal, in params) {
@@ -112,16 +121,10 @@ func (m *Routes) searchAccounts(w http.ResponseWriter, r *http.Request, p applic
 		return
 	}
 	resolve, _ := in.flag("resolve")
-	accts, _, err := m.find(r.Context(), p, q, resolve)
+	accts, _, err := m.findFollowing(r.Context(), p, q, resolve, in)
 	if err != nil {
 		writeError(w, r, m.log, err)
 		return
-	}
-	if following, _ := in.flag("following"); following {
-		if accts, err = m.followed(r.Context(), p, accts); err != nil {
-			writeError(w, r, m.log, err)
-			return
-		}
 	}
 	if in.get("offset") != "" && in.get("offset") != "0" {
 		accts = nil
