@@ -115,6 +115,13 @@ func (p Poll) Open(now time.Time) bool {
 	return p.Closed.IsZero() && (p.EndTime.IsZero() || now.Before(p.EndTime))
 }
 
+// Replaces reports whether p, a remote poll as its author's Update{Question}
+// gives it, takes the place of old as stored: always, but that a closed
+// poll is never reopened by a late Update that still has it open.
+func (p Poll) Replaces(old Poll) bool {
+	return old.Closed.IsZero() || !p.Closed.IsZero()
+}
+
 // Option returns the index of the option named name; -1 if none is.
 func (p Poll) Option(name string) int {
 	return slices.IndexFunc(p.Options, func(o PollOption) bool { return o.Name == name })

@@ -74,3 +74,23 @@ func TestCheckLocalExtras(t *testing.T) {
 		}
 	}
 }
+
+func TestPollReplaces(t *testing.T) {
+	closedAt := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	open, closed := domain.Poll{}, domain.Poll{Closed: closedAt}
+	cases := []struct {
+		name      string
+		next, old domain.Poll
+		want      bool
+	}{
+		{"open over open", open, open, true},
+		{"closed over open", closed, open, true},
+		{"closed over closed", closed, closed, true},
+		{"a late open Update over a closed poll", open, closed, false},
+	}
+	for _, c := range cases {
+		if got := c.next.Replaces(c.old); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -105,7 +105,7 @@ func (s *ContentStore) SetPoll(ctx context.Context, uri string, poll domain.Poll
 	if err != nil {
 		return false, err
 	}
-	if !p.Poll.Closed.IsZero() && poll.Closed.IsZero() {
+	if !poll.Replaces(*p.Poll) {
 		return false, nil
 	}
 	poll = poll.Clone()

@@ -239,8 +239,8 @@ func (s *ContentStore) VotesOf(ctx context.Context, uri, voter string) ([]string
 	return out, nil
 }
 
-// SetPoll implements ports.PollStore: one conditional UpdateOne (an open
-// poll does not replace a closed one).
+// SetPoll implements ports.PollStore: one conditional UpdateOne, its
+// filter domain.Poll.Replaces (an open poll does not replace a closed one).
 func (s *ContentStore) SetPoll(ctx context.Context, uri string, p domain.Poll) (bool, error) {
 	filter := bson.D{{Key: "objectUri", Value: uri}, {Key: "poll", Value: bson.D{{Key: "$exists", Value: true}}}}
 	if p.Closed.IsZero() {

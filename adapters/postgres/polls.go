@@ -120,7 +120,7 @@ func (s *ContentStore) SetPoll(ctx context.Context, uri string, p domain.Poll) (
 		if err != nil {
 			return err
 		}
-		if !old.Closed.IsZero() && p.Closed.IsZero() {
+		if !p.Replaces(*old) {
 			return nil
 		}
 		changed = true
