@@ -74,7 +74,7 @@ func TestLockedPersonaFollowsWaitForApproval(t *testing.T) {
 		t.Fatalf("lock without followers: %+v", res)
 	}
 	a, err := b.fed.Actors.ByURI(ctx, alice)
-	if err != nil || !a.Locked || !b.fed.URLs.Document(a).ManuallyApprovesFollowers {
+	if err != nil || !a.Locked || !b.app.URLs.Document(a).ManuallyApprovesFollowers {
 		t.Fatalf("alice after locking: %+v %v", a, err)
 	}
 	for _, f := range []string{bob, carol} {
@@ -270,7 +270,7 @@ func TestRotateKey(t *testing.T) {
 	if key["id"] != alice+"#main-key" || key["publicKeyPem"] != now.Keys.PublicPEM || key["owner"] != alice {
 		t.Fatalf("Update{Person} of the rotation: %v", up)
 	}
-	if a, _ := b.fed.Actors.ByURI(ctx, alice); b.fed.URLs.Document(a).PublicKey.PublicKeyPem != now.Keys.PublicPEM {
+	if a, _ := b.fed.Actors.ByURI(ctx, alice); b.app.URLs.Document(a).PublicKey.PublicKeyPem != now.Keys.PublicPEM {
 		t.Fatal("the actor document does not publish the new key")
 	}
 	if _, err := b.fed.RotateKey.Handle(ctx, application.RotateKey{UserID: "someone-else", Kind: domain.NameKindPersona, Name: "alice"}); !errors.Is(err, domain.ErrForbidden) {
@@ -326,7 +326,7 @@ func TestLockedPersonaLocalFollowersWait(t *testing.T) {
 		if err != nil || res.State != domain.FollowPending {
 			t.Fatalf("%s follows locked alice: %+v %v, want pending", name, res, err)
 		}
-		uris = append(uris, b.fed.URLs.Persona(name))
+		uris = append(uris, b.app.URLs.Persona(name))
 	}
 	if _, err := b.fed.AnswerFollow.Handle(ctx, application.AnswerFollowRequest{UserID: b.userID, As: "alice", Follower: uris[0], Accept: true}); err != nil {
 		t.Fatalf("accept mallory: %v", err)

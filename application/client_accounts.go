@@ -10,7 +10,7 @@ import (
 
 // AccountsHandler reads the client API's accounts: local personas by id
 // and by name, with their counts.
-type AccountsHandler struct{ deps ClientAPIDeps }
+type AccountsHandler struct{ deps Deps }
 
 // maxCountedFollowing bounds the following count read for an account
 // entity (a persona following more shows this many).

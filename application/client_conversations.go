@@ -11,7 +11,7 @@ import (
 // ConversationsHandler lists, marks read and hides the conversations of
 // the token's persona (Mastodon's /api/v1/conversations): its direct
 // threads, kept as their posts are stored (conversations.go).
-type ConversationsHandler struct{ deps ClientAPIDeps }
+type ConversationsHandler struct{ deps Deps }
 
 // ConversationItem is one conversation with what its entity shows.
 type ConversationItem struct {

@@ -12,7 +12,7 @@ import (
 // the token's persona (Mastodon's /api/v1/notifications). The inbox
 // records them (notify.go); what they name is read here, as the persona
 // may see it now.
-type NotificationsHandler struct{ deps ClientAPIDeps }
+type NotificationsHandler struct{ deps Deps }
 
 // NotificationItem is one notification with the post it concerns.
 type NotificationItem struct {

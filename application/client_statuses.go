@@ -10,7 +10,7 @@ import (
 
 // StatusesHandler reads posts for the client API, scoped to what the
 // token's persona may see.
-type StatusesHandler struct{ deps ClientAPIDeps }
+type StatusesHandler struct{ deps Deps }
 
 // Own returns the post of that id written by the token's persona;
 // domain.ErrNotFound otherwise. Direct posts are not statuses yet.

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/heraldfed/herald/domain"
-	"github.com/heraldfed/herald/ports"
 )
 
 // FetchRequest is one GET of a document on another server (an actor, a
@@ -59,50 +57,10 @@ const (
 	acceptJRD   = "application/jrd+json, application/json"
 )
 
-// FederationDeps are the ports the ActivityPub use cases need.
-type FederationDeps struct {
-	Actors    ports.ActorStore
-	Names     ports.NameRegistry
-	Followers ports.FollowerStore
-	Foreign   ports.ForeignActorStore
-	Posts     ports.PostStore     // read and written through HTML, which NewFederation wraps it in
-	HTML      ports.HTMLSanitizer // sanitizes every post's content written or read (SPEC §10)
-	// Polls keeps the votes and counts of polls; nil takes the PostStore's
-	// own (every store implements both on the same data).
-	Polls      ports.PollStore
-	Tombstones ports.TombstoneStore // deleted remote objects and actors (SPEC §10)
-	// Moderation is the operator's federation policy (SPEC §11); nil
-	// federates with everyone.
-	Moderation *Moderation
-	// Reports keeps the Flags other servers send (SPEC §11).
-	Reports ports.ReportStore
-	// Blocks keeps the blocks and mutes of actors, ours and theirs (SPEC
-	// §11 "Personas"); nil blocks no one.
-	Blocks  ports.BlockStore
-	Jobs    ports.JobStore
-	FanOuts ports.FanOutStore // nil: fan-outs are not recorded (not resumable)
-	Fetcher Fetcher
-	Clock   ports.Clock
-	IDs     ports.IDs
-	Waker   Waker // optional: the engine, woken on enqueue
-	Log     *slog.Logger
-	URLs    URLs
-	// InstanceActor is the instance actor's name; it signs fetches.
-	InstanceActor string
-	// Keys makes the key pairs of key rotations; nil refuses them.
-	Keys ports.KeyGenerator
-	// KeyRotations is told of each rotation (the engine, which drops its
-	// cached key); nil: nothing to tell.
-	KeyRotations KeyRotations
-	// Notifications records what the personas are told of (the client
-	// API's notifications); nil records none.
-	Notifications ports.NotificationStore
-}
-
 // Federation gathers the ActivityPub use cases: what the inboxes do with
 // activities, following remote actors, and the reads behind actor
-// documents, WebFinger and collections. It lives beside Application (not
-// in it) so each can grow without the other; bootstrap builds both.
+// documents, WebFinger and collections. It is Application's Federation,
+// built by New.
 type Federation struct {
 	Inbox        InboxHandler
 	FollowRemote FollowRemoteHandler
@@ -122,7 +80,6 @@ type Federation struct {
 	SetLocked  SetLockedHandler
 	RotateKey  RotateKeyHandler
 	Resolver   *ActorResolver
-	URLs       URLs
 	moderation *Moderation
 
 	// UpdateProfile changes a persona's display name and bio.
@@ -150,30 +107,21 @@ type Federation struct {
 
 // fedCore is what the federation use cases share.
 type fedCore struct {
-	deps FederationDeps
+	deps Deps
 	// pub reuses the publishing fan-out (followers paged, inboxes
 	// distinct, jobs enqueued in batches) for Accepts, Follows and
 	// Announces.
 	pub PublishHandler
 }
 
-// NewFederation builds the ActivityPub use cases over deps.
-func NewFederation(deps FederationDeps) *Federation {
-	if deps.Log == nil {
-		deps.Log = slog.New(slog.DiscardHandler)
-	}
-	deps.Log = deps.Log.With("component", "federation")
-	if deps.Polls == nil {
-		deps.Polls, _ = deps.Posts.(ports.PollStore)
-	}
-	deps.Posts = moderatePosts(sanitizePosts(deps.Posts, deps.HTML), deps.Moderation)
-	enq := EnqueueHandler{jobs: deps.Jobs, waker: deps.Waker}
-	core := &fedCore{deps: deps, pub: newPublishHandler(Deps{Actors: deps.Actors, Followers: deps.Followers, Foreign: deps.Foreign,
-		Blocks: deps.Blocks, Posts: deps.Posts, HTML: deps.HTML, Polls: deps.Polls, Jobs: deps.Jobs, FanOuts: deps.FanOuts, Clock: deps.Clock, IDs: deps.IDs, Log: deps.Log}, deps.URLs, enq)}
+// newFederation builds the ActivityPub use cases over deps (New's,
+// defaulted and wrapped already).
+func newFederation(deps Deps, enq EnqueueHandler) Federation {
+	core := &fedCore{deps: deps, pub: newPublishHandler(deps, deps.URLs, enq)}
 	actors := LocalActorsHandler{core: core}
 	resolver := &ActorResolver{core: core, deref: Dereferencer{core: core}, failing: newFailingHosts(deps.Clock)}
 	core.pub.Resolver = resolver
-	return &Federation{
+	return Federation{
 		Inbox:        InboxHandler{core: core, resolver: resolver},
 		FollowRemote: FollowRemoteHandler{core: core, resolver: resolver},
 		AnswerFollow: AnswerFollowRequestHandler{core: core},
@@ -189,7 +137,6 @@ func NewFederation(deps FederationDeps) *Federation {
 		SetLocked:    SetLockedHandler{core: core},
 		RotateKey:    RotateKeyHandler{core: core},
 		Resolver:     resolver,
-		URLs:         deps.URLs,
 		moderation:   deps.Moderation,
 
 		UpdateProfile: UpdateProfileHandler{core: core},

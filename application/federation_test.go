@@ -192,19 +192,14 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 	names := memory.NewNameRegistry()
 	urls := application.NewURLs("local.example")
 	ids := fake.NewIDs("id")
-	deps := application.Deps{
-		Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: names, Followers: b.follows,
-		Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Moderation: b.mod, Blocks: b.blocks, Jobs: b.enqueue, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
-		Clock: b.clock, IDs: ids, Notifications: b.notes,
-	}
 	policy, _ := domain.NewNamePolicy("instance", nil)
-	b.app = application.New(deps, policy, "instance", urls, nil)
-	b.fed = application.NewFederation(application.FederationDeps{
-		Actors: b.accounts, Names: names, Followers: racingFollowers{b.follows, b}, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.enqueue,
-		Moderation: b.mod, Reports: b.reports, Blocks: b.blocks, Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
-		Keys: b.newKeys, KeyRotations: b.rotated, Notifications: b.notes,
+	b.app = application.New(application.Deps{
+		Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: names, Followers: racingFollowers{b.follows, b},
+		Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Moderation: b.mod, Reports: b.reports,
+		Blocks: b.blocks, Jobs: b.enqueue, Passwords: fake.Passwords{}, Keys: b.newKeys, KeyRotations: b.rotated, Notifications: b.notes,
+		Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, NamePolicy: policy, InstanceActor: "instance",
 	})
-	b.app.Publish.Resolver = b.fed.Resolver
+	b.fed = &b.app.Federation
 	if _, err := b.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -1186,10 +1181,10 @@ func TestKeyFetchesPerHostAtOnce(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	gate := &gatedFetcher{docFetcher: b.fetcher, release: make(chan struct{})}
-	fed := application.NewFederation(application.FederationDeps{
+	fed := application.New(application.Deps{
 		Actors: b.accounts, Names: memory.NewNameRegistry(), Followers: b.follows, Foreign: b.content, Posts: b.content, Tombstones: b.content,
 		Jobs: b.jobs, Fetcher: gate, Clock: b.clock, IDs: fake.NewIDs("g"), URLs: application.NewURLs("local.example"), InstanceActor: "instance",
-	})
+	}).Federation
 	const n = 20
 	errs := make(chan error, n)
 	for i := range n {

@@ -57,7 +57,8 @@ func newApp(t *testing.T, mutate ...func(*application.Deps)) *appBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.app = application.New(b.deps, policy, "herald", application.NewURLs("local.example"), nil)
+	b.deps.NamePolicy, b.deps.InstanceActor, b.deps.URLs = policy, "herald", application.NewURLs("local.example")
+	b.app = application.New(b.deps)
 	return b
 }
 

@@ -47,8 +47,8 @@ func newModerator(t *testing.T, reg domain.RegistrationMode) *modBundle {
 	b.app = application.New(application.Deps{
 		Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: b.names, Followers: b.follows,
 		Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: b.jobs, Passwords: fake.Passwords{},
-		Keys: &fake.Keys{}, Clock: b.clock, IDs: b.ids, Registrations: reg,
-	}, policy, "instance", urls, nil)
+		Keys: &fake.Keys{}, Clock: b.clock, IDs: b.ids, Registrations: reg, URLs: urls, NamePolicy: policy, InstanceActor: "instance",
+	})
 	return b
 }
 

@@ -30,7 +30,7 @@ func (p Principal) Require(scope string) error {
 }
 
 // AuthenticateTokenHandler resolves an access token.
-type AuthenticateTokenHandler struct{ deps ClientAPIDeps }
+type AuthenticateTokenHandler struct{ deps Deps }
 
 // Handle returns the token's principal, or domain.ErrUnauthorized for a
 // token that is unknown or revoked, or whose account or persona is gone.

@@ -59,7 +59,7 @@ const grantSweepAge = 24 * time.Hour
 // the person in, take their consent and choice of persona, issue a code.
 // Only a consent grant (hashed, single use, 10 minutes) links the two
 // forms, so no password travels twice and no session cookie is needed.
-type AuthorizeHandler struct{ deps ClientAPIDeps }
+type AuthorizeHandler struct{ deps Deps }
 
 // Check validates a request. An unknown client or an unregistered
 // redirect URI is domain.ErrInvalidClient or domain.ErrInvalidRedirectURI

@@ -24,7 +24,7 @@ type RegisteredApp struct {
 
 // RegisterAppHandler registers applications. Anyone may (Mastodon's apps
 // endpoint needs no token); the endpoint is rate limited per address.
-type RegisterAppHandler struct{ deps ClientAPIDeps }
+type RegisterAppHandler struct{ deps Deps }
 
 // Handle validates and stores the application; its client secret is
 // returned once and kept only as a hash.

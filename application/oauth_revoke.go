@@ -17,7 +17,7 @@ type RevokeToken struct {
 
 // RevokeTokenHandler revokes an access token for the client it was issued
 // to.
-type RevokeTokenHandler struct{ deps ClientAPIDeps }
+type RevokeTokenHandler struct{ deps Deps }
 
 // Handle revokes the token. An unknown token is no error (RFC 7009 §2.2:
 // the client cannot do anything about it); another client's token is

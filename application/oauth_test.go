@@ -36,8 +36,8 @@ func setupOAuth(t *testing.T) oauthFixture {
 	t.Helper()
 	ctx := context.Background()
 	f := oauthFixture{clock: fake.NewClock(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)), store: memory.NewOAuthStore(), accounts: memory.NewAccountStore()}
-	f.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: f.store, Users: f.accounts, Actors: f.accounts,
-		Passwords: fake.Passwords{}, Clock: f.clock, IDs: fake.NewIDs("id"), URLs: application.NewURLs("herald.example")})
+	f.api = &application.New(application.Deps{OAuth: f.store, Users: f.accounts, Actors: f.accounts,
+		Passwords: fake.Passwords{}, Clock: f.clock, IDs: fake.NewIDs("id"), URLs: application.NewURLs("herald.example")}).ClientAPI
 	keys := domain.KeyPair{PublicPEM: "-----BEGIN PUBLIC KEY-----", PrivatePEM: "-----BEGIN PRIVATE KEY-----"}
 	for _, u := range []struct{ id, name string }{{"u1", "alice"}, {"u2", "bob"}} {
 		if err := f.accounts.CreateUser(ctx, domain.RootUser{ID: u.id, UserName: u.name, PasswordHash: "fake:password-" + u.name, Status: domain.UserActive}); err != nil {

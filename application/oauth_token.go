@@ -29,7 +29,7 @@ type IssuedToken struct {
 }
 
 // IssueTokenHandler is the token endpoint.
-type IssueTokenHandler struct{ deps ClientAPIDeps }
+type IssueTokenHandler struct{ deps Deps }
 
 // Handle authenticates the client and exchanges the grant. Errors are
 // domain.ErrInvalidClient, ErrInvalidGrant, ErrInvalidScope or
@@ -119,7 +119,7 @@ func (h IssueTokenHandler) issue(ctx context.Context, t domain.OAuthToken) (Issu
 // activePersona returns the persona a token acts as, if its account is
 // active and owns it and it is not deleted; domain.ErrUnauthorized
 // otherwise.
-func activePersona(ctx context.Context, deps ClientAPIDeps, userID, avatarID string) (domain.Avatar, error) {
+func activePersona(ctx context.Context, deps Deps, userID, avatarID string) (domain.Avatar, error) {
 	u, err := deps.Users.UserByID(ctx, userID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return domain.Avatar{}, fmt.Errorf("%w: the account is gone", domain.ErrUnauthorized)

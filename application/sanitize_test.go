@@ -221,7 +221,7 @@ func TestNoSanitizerFailsClosed(t *testing.T) {
 	if _, err := b.content.CreatePost(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	fed := application.NewFederation(application.FederationDeps{Posts: b.content, URLs: application.NewURLs("local.example")})
+	fed := application.New(application.Deps{Posts: b.content, URLs: application.NewURLs("local.example")}).Federation
 	if posts, err := fed.Collections.PostsBy(ctx, bob, time.Time{}, 10); err == nil {
 		t.Fatalf("read without a sanitizer: %+v", posts)
 	}

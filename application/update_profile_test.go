@@ -67,7 +67,7 @@ func TestUpdateProfile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			doc := b.fed.URLs.Document(a)
+			doc := b.app.URLs.Document(a)
 			wantName := tc.wantDisplay
 			if wantName == "" {
 				wantName = "alice"
@@ -115,7 +115,7 @@ func TestUpdateProfileTellsFollowers(t *testing.T) {
 	if err != nil || !res.Changed || res.Avatar.DisplayName != "Alice" || res.Avatar.Note != "" {
 		t.Fatalf("clearing the bio alone: %+v %v", res, err)
 	}
-	if a, _ := b.fed.Actors.ByURI(ctx, alice); a.Summary != "" || b.fed.URLs.Document(a).Name != "Alice" {
+	if a, _ := b.fed.Actors.ByURI(ctx, alice); a.Summary != "" || b.app.URLs.Document(a).Name != "Alice" {
 		t.Fatalf("after clearing the bio: %+v", a)
 	}
 	if _, err := b.fed.UpdateProfile.Handle(ctx, application.UpdateProfile{UserID: "someone-else", Persona: "alice", Note: ptr("mine")}); !errors.Is(err, domain.ErrForbidden) {

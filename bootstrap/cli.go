@@ -89,12 +89,9 @@ func RotateKeys(ctx context.Context, cfg Config, log *slog.Logger, names []strin
 	defer cleanup()
 	clock := system.Clock{}
 	mod := ProvideModeration(cfg, s, nil, clock, log)
-	fed := application.NewFederation(application.FederationDeps{
-		Actors: s.Actors, Names: s.Names, Followers: s.Followers, Foreign: s.Foreign, Posts: s.Posts, HTML: sanitizer.NewHTMLSanitizer(),
-		Tombstones: s.Tombstones, Moderation: mod, Reports: s.Reports, Jobs: s.Jobs, FanOuts: s.FanOuts,
-		Clock: clock, IDs: system.IDs{}, Log: log, URLs: ProvideURLs(cfg), InstanceActor: cfg.InstanceActor, Keys: security.RSAKeys{},
-	})
-	return fed.RotateKey.Named(ctx, names)
+	d := applicationDeps(cfg, s, sanitizer.NewHTMLSanitizer(), mod, clock, system.IDs{}, ProvideURLs(cfg), log)
+	d.Keys = security.RSAKeys{}
+	return application.New(d).Federation.RotateKey.Named(ctx, names)
 }
 
 // withOperator runs f on the operator use cases over the configured

@@ -69,16 +69,29 @@ func ProvideEngine(cfg Config, s *Stores, d ports.Deliverer, clock ports.Clock, 
 	})
 }
 
-// ProvideApplication gathers the use cases.
+// ProvideApplication builds every use case over the store: publishing
+// resolves recipients it has not cached through the fetcher, enqueues
+// wake the engine, and key rotations drop its cached keys.
 func ProvideApplication(cfg Config, s *Stores, passwords ports.PasswordHasher, keys ports.KeyGenerator, html ports.HTMLSanitizer,
-	mod *application.Moderation, clock ports.Clock, ids ports.IDs, policy domain.NamePolicy, urls application.URLs, waker application.Waker,
-	log *slog.Logger) *application.Application {
-	return application.New(application.Deps{
-		Users: s.Users, Tokens: s.Tokens, Actors: s.Actors, Names: s.Names, Followers: s.Followers, FanOuts: s.FanOuts,
-		Foreign: s.Foreign, Posts: s.Posts, HTML: html, Moderation: mod, Blocks: s.Blocks, Jobs: s.Jobs, JobAdmin: s.JobAdmin, Passwords: passwords, Keys: keys,
-		Clock: clock, IDs: ids, Log: log, Registrations: domain.RegistrationMode(cfg.Registrations),
-		Notifications: s.Notifications,
-	}, policy, cfg.InstanceActor, urls, waker)
+	mod *application.Moderation, clock ports.Clock, ids ports.IDs, policy domain.NamePolicy, urls application.URLs,
+	fetcher application.Fetcher, waker application.Waker, rotations application.KeyRotations, log *slog.Logger) *application.Application {
+	d := applicationDeps(cfg, s, html, mod, clock, ids, urls, log)
+	d.Passwords, d.Keys, d.NamePolicy = passwords, keys, policy
+	d.Fetcher, d.Waker, d.KeyRotations = fetcher, waker, rotations
+	return application.New(d)
+}
+
+// applicationDeps are the use cases' ports that the store, cfg and the
+// shared parts give, for the server (ProvideApplication) and the CLI
+// alike.
+func applicationDeps(cfg Config, s *Stores, html ports.HTMLSanitizer, mod *application.Moderation, clock ports.Clock, ids ports.IDs,
+	urls application.URLs, log *slog.Logger) application.Deps {
+	return application.Deps{
+		Users: s.Users, Tokens: s.Tokens, Actors: s.Actors, Names: s.Names, Followers: s.Followers, Foreign: s.Foreign, AccountIDs: s.AccountIDs,
+		Posts: s.Posts, HTML: html, Tombstones: s.Tombstones, Moderation: mod, Reports: s.Reports, Blocks: s.Blocks,
+		Jobs: s.Jobs, FanOuts: s.FanOuts, JobAdmin: s.JobAdmin, OAuth: s.OAuth, Notifications: s.Notifications,
+		Clock: clock, IDs: ids, Log: log, URLs: urls, InstanceActor: cfg.InstanceActor, Registrations: domain.RegistrationMode(cfg.Registrations),
+	}
 }
 
 // Readiness is what /readyz reports: started (storage prepared and the

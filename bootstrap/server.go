@@ -110,7 +110,7 @@ func (s *Server) Run(ctx context.Context) error {
 	pollsDone := make(chan struct{})
 	go func() {
 		defer close(pollsDone)
-		s.app.Polls.Run(engineCtx)
+		s.app.Federation.Polls.Run(engineCtx)
 	}()
 
 	srv := &http.Server{

@@ -42,10 +42,11 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 	}
 	urLs := ProvideURLs(cfg)
 	client, cleanup2 := ProvideDeliverer(cfg, urLs)
+	fetcher := ProvideFetcher(client)
 	random := _wireRandomValue
 	engineObserver := ProvideObserver(metrics)
 	engine := ProvideEngine(cfg, stores, client, clock, random, iDs, engineObserver, moderation, log)
-	application := ProvideApplication(cfg, stores, bcrypt, rsaKeys, htmlSanitizer, moderation, clock, iDs, namePolicy, urLs, engine, log)
+	application := ProvideApplication(cfg, stores, bcrypt, rsaKeys, htmlSanitizer, moderation, clock, iDs, namePolicy, urLs, fetcher, engine, engine, log)
 	readiness := ProvideReadiness(stores)
 	operator := ProvideOperator(cfg, stores, namePolicy, clock, engine)
 	moderator := ProvideModerator(cfg, stores, moderation, urLs, clock, log, application)
@@ -57,11 +58,8 @@ func InitializeServer(ctx context.Context, cfg Config, log *slog.Logger) (*Serve
 		cleanup()
 		return nil, nil, err
 	}
-	fetcher := ProvideFetcher(client)
-	federation := ProvideFederation(cfg, stores, fetcher, htmlSanitizer, moderation, clock, iDs, urLs, application, engine, engine, rsaKeys, log)
-	clientAPI := ProvideClientAPI(cfg, stores, bcrypt, htmlSanitizer, moderation, clock, iDs, urLs, log)
-	routes := ProvideMastodonRoutes(cfg, application, clientAPI, federation, rateLimiter, log)
-	federationRoutes := ProvideFederationRoutes(cfg, application, federation, routes, clock, log)
+	routes := ProvideMastodonRoutes(cfg, application, rateLimiter, log)
+	federationRoutes := ProvideFederationRoutes(cfg, application, routes, clock, log)
 	httpapiHandler := ProvideHTTP(application, readiness, log, handler, metrics, rateLimiter, proxies, federationRoutes)
 	server := NewServerFrom(cfg, httpapiHandler, engine, application, readiness, stores, log)
 	return server, func() {

@@ -17,17 +17,17 @@ import (
 // FollowRoutes is the client API of follows and relations: following an
 // actor, listing a persona's followers, blocks, reports, a persona's
 // settings; it registers the posts API beside it (PostRoutes). It is one
-// of New's extra Routes, so the federation use cases it calls need no
-// field in Application.
+// of New's extra Routes.
 type FollowRoutes struct {
 	app *application.Application
-	fed *application.Federation
+	fed *application.Federation // app's, which acts
 	log *slog.Logger
 }
 
-// NewFollowRoutes builds the routes; app authenticates, fed acts.
-func NewFollowRoutes(app *application.Application, fed *application.Federation, log *slog.Logger) *FollowRoutes {
-	return &FollowRoutes{app: app, fed: fed, log: log.With("component", "http")}
+// NewFollowRoutes builds the routes; app authenticates, its Federation
+// acts.
+func NewFollowRoutes(app *application.Application, log *slog.Logger) *FollowRoutes {
+	return &FollowRoutes{app: app, fed: &app.Federation, log: log.With("component", "http")}
 }
 
 // Register implements Routes.
@@ -37,7 +37,7 @@ func (f *FollowRoutes) Register(r *mux.Router) {
 	r.Handle("/api/v1/follow_requests/authorize", f.authed(f.answerFollow(true))).Methods(http.MethodPost)
 	r.Handle("/api/v1/follow_requests/reject", f.authed(f.answerFollow(false))).Methods(http.MethodPost)
 	r.Handle("/api/v1/reports", f.authed(f.report)).Methods(http.MethodPost)
-	NewPostRoutes(f.app, f.fed, f.log).Register(r)
+	NewPostRoutes(f.app, f.log).Register(r)
 	f.registerActorSettings(r)
 	f.registerRelations(r)
 }

@@ -65,13 +65,9 @@ func setupFollows(t *testing.T) *followServer {
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	s.app = application.New(application.Deps{
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content,
-		Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Blocks: s.blocks, Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
-	}, policy, "instance", urls, nil)
-	fed := application.NewFederation(application.FederationDeps{
-		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Jobs: s.jobs,
-		Blocks: s.blocks, Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
+		Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Blocks: s.blocks, Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
+		Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, NamePolicy: policy, InstanceActor: "instance",
 	})
-	s.app.Publish.Resolver = fed.Resolver // as bootstrap wires it: recipients resolved on first use
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +83,7 @@ func setupFollows(t *testing.T) *followServer {
 		}
 	}
 	log := slog.New(slog.DiscardHandler)
-	s.Server = httptest.NewServer(httpapi.New(s.app, okReady{}, log, httpapi.NewFollowRoutes(s.app, fed, log)))
+	s.Server = httptest.NewServer(httpapi.New(s.app, okReady{}, log, httpapi.NewFollowRoutes(s.app, log)))
 	t.Cleanup(s.Close)
 	return s
 }

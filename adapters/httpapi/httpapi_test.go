@@ -68,9 +68,10 @@ func newServer(t *testing.T, readiness error) *server {
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows,
 		Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
 		Clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), IDs: fake.NewIDs("id"),
+		URLs: application.NewURLs("local.example"), InstanceActor: "instance",
 	}
-	policy, _ := domain.NewNamePolicy("instance", nil)
-	s.app = application.New(deps, policy, "instance", application.NewURLs("local.example"), nil)
+	deps.NamePolicy, _ = domain.NewNamePolicy("instance", nil)
+	s.app = application.New(deps)
 	s.Server = httptest.NewServer(httpapi.New(s.app, ready{readiness}, slog.New(slog.DiscardHandler)))
 	t.Cleanup(s.Close)
 	return s

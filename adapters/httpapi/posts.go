@@ -16,18 +16,18 @@ import (
 // PostRoutes is the client API of posts, on one handler type: publishing,
 // reading (by author, by hashtag, a persona's mentions and direct
 // threads), editing and deleting, boosts and poll votes. New registers
-// publishing (it needs only the Application); NewFollowRoutes registers
-// the rest, which call the federation's use cases.
+// publishing; NewFollowRoutes registers the rest, which call the
+// federation's use cases.
 type PostRoutes struct {
 	app *application.Application
-	fed *application.Federation // nil: publishing only
+	fed *application.Federation // app's
 	log *slog.Logger
 }
 
-// NewPostRoutes builds the routes; app authenticates and publishes, fed
-// does the rest.
-func NewPostRoutes(app *application.Application, fed *application.Federation, log *slog.Logger) *PostRoutes {
-	return &PostRoutes{app: app, fed: fed, log: log.With("component", "http")}
+// NewPostRoutes builds the routes; app authenticates and publishes, its
+// Federation does the rest.
+func NewPostRoutes(app *application.Application, log *slog.Logger) *PostRoutes {
+	return &PostRoutes{app: app, fed: &app.Federation, log: log.With("component", "http")}
 }
 
 // registerPublish registers POST /api/v1/posts.

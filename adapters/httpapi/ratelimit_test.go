@@ -40,10 +40,10 @@ func newLimited(t *testing.T, cfg httpapi.RateLimit, more ...httpapi.Routes) (ht
 	deps := application.Deps{
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: memory.NewFollowerStore(),
 		Foreign: content, Posts: content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: memory.NewJobStore(), Passwords: fake.Passwords{}, Keys: &fake.Keys{},
-		Clock: fake.NewClock(clock.Now()), IDs: fake.NewIDs("id"),
+		Clock: fake.NewClock(clock.Now()), IDs: fake.NewIDs("id"), URLs: application.NewURLs("local.example"), InstanceActor: "instance",
 	}
-	policy, _ := domain.NewNamePolicy("instance", nil)
-	app := application.New(deps, policy, "instance", application.NewURLs("local.example"), nil)
+	deps.NamePolicy, _ = domain.NewNamePolicy("instance", nil)
+	app := application.New(deps)
 	rl := httpapi.NewRateLimiter(cfg)
 	return httpapi.New(app, ready{}, slog.New(slog.DiscardHandler), append([]httpapi.Routes{rl}, more...)...), rl, clock
 }

@@ -25,7 +25,8 @@ func newRegServer(t *testing.T, m domain.RegistrationMode, burst int) *server {
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows,
 		Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
 		Clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), IDs: fake.NewIDs("id"), Registrations: m,
-	}, mustPolicy(t), "instance", application.NewURLs("local.example"), nil)
+		NamePolicy: mustPolicy(t), InstanceActor: "instance", URLs: application.NewURLs("local.example"),
+	})
 	limit := httpapi.NewRateLimiter(httpapi.RateLimit{PerMinute: 1, Burst: burst})
 	s.Server = httptest.NewServer(httpapi.New(s.app, ready{}, slog.New(slog.DiscardHandler), limit))
 	t.Cleanup(s.Close)

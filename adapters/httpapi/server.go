@@ -52,7 +52,7 @@ func New(app *application.Application, ready Readiness, log *slog.Logger, extra 
 	r.Handle("/api/v1/personas", h.authed(h.createPersona)).Methods(http.MethodPost)
 	r.Handle("/api/v1/personas/{name}", h.authed(h.deletePersona)).Methods(http.MethodDelete)
 	r.Handle("/api/v1/groups", h.authed(h.createGroup)).Methods(http.MethodPost)
-	NewPostRoutes(app, nil, h.log).registerPublish(r)
+	NewPostRoutes(app, h.log).registerPublish(r)
 
 	for _, e := range extra {
 		e.Register(r)

@@ -64,14 +64,10 @@ func startEngineHarness(t *testing.T) *engineHarness {
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	app := application.New(application.Deps{
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, HTML: sanitizer.NewHTMLSanitizer(),
-		Jobs: h.jobs, Passwords: fake.Passwords{}, Keys: security.RSAKeys{}, Clock: clock, IDs: ids, Log: log,
-	}, policy, "instance", urls, h.engine)
-	fed := application.NewFederation(application.FederationDeps{
-		Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: content, Jobs: h.jobs,
-		Fetcher: client, Clock: clock, IDs: ids, Waker: h.engine, Log: log, URLs: urls, InstanceActor: "instance",
+		Tombstones: content, Jobs: h.jobs, Passwords: fake.Passwords{}, Keys: security.RSAKeys{}, Fetcher: client, Waker: h.engine, Clock: clock, IDs: ids, Log: log,
+		URLs: urls, NamePolicy: policy, InstanceActor: "instance",
 	})
-	app.Publish.Resolver = fed.Resolver
-	handler := httpapi.New(app, readyOK{}, log, activitypub.New(fed, clock, log, activitypub.Config{}), httpapi.NewFollowRoutes(app, fed, log))
+	handler := httpapi.New(app, readyOK{}, log, activitypub.New(app, clock, log, activitypub.Config{}), httpapi.NewFollowRoutes(app, log))
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: handler}}
 	srv.Start()
 	t.Cleanup(srv.Close)

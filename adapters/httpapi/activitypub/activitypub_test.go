@@ -137,13 +137,10 @@ func setupConfig(t *testing.T, cfg activitypub.Config) *bundle {
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	b.app = application.New(application.Deps{
 		Users: accounts, Tokens: accounts, Actors: accounts, Names: b.names, Followers: b.follows, Foreign: b.content,
-		Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: b.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: b.clock, IDs: ids,
-	}, policy, "instance", urls, nil)
-	fed := application.NewFederation(application.FederationDeps{
-		Actors: accounts, Names: b.names, Followers: b.follows, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.jobs,
-		Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, InstanceActor: "instance",
+		Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: b.content, Jobs: b.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
+		Fetcher: b.fetcher, Clock: b.clock, IDs: ids, URLs: urls, NamePolicy: policy, InstanceActor: "instance",
 	})
-	b.fed = fed
+	b.fed = &b.app.Federation
 	if _, err := b.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +155,7 @@ func setupConfig(t *testing.T, cfg activitypub.Config) *bundle {
 	b.fetcher.set(bob, actorDoc(bob, keys[0].PublicPEM))
 	b.fetcher.set(carol, actorDoc(carol, keys[1].PublicPEM))
 	r := mux.NewRouter()
-	activitypub.New(fed, b.clock, nil, cfg).Register(r)
+	activitypub.New(b.app, b.clock, nil, cfg).Register(r)
 	b.srv = httptest.NewServer(r)
 	t.Cleanup(b.srv.Close)
 	return b
@@ -932,18 +929,15 @@ func fuzzBundle(t *testing.T) *mux.Router {
 		content, follows, jobs := memory.NewContentStore(), memory.NewFollowerStore(), memory.NewJobStore()
 		clock, ids, urls := fake.NewClock(t0), fake.NewIDs("f"), application.NewURLs(domainName)
 		policy, _ := domain.NewNamePolicy("instance", nil)
+		fetcher := &docFetcher{docs: map[string][]byte{bob: actorDoc(bob, keys[0].PublicPEM)}, errs: map[string]error{}, calls: map[string]int{}}
 		app := application.New(application.Deps{
 			Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: follows, Foreign: content,
-			Posts: content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: clock, IDs: ids,
-		}, policy, "instance", urls, nil)
-		_, _ = app.InstanceActor.Handle(context.Background())
-		fetcher := &docFetcher{docs: map[string][]byte{bob: actorDoc(bob, keys[0].PublicPEM)}, errs: map[string]error{}, calls: map[string]int{}}
-		fed := application.NewFederation(application.FederationDeps{
-			Actors: accounts, Names: names, Followers: follows, Foreign: content, Posts: content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: content, Jobs: jobs,
-			Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, InstanceActor: "instance",
+			Posts: content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: content, Jobs: jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
+			Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, NamePolicy: policy, InstanceActor: "instance",
 		})
+		_, _ = app.InstanceActor.Handle(context.Background())
 		fuzzRouter = mux.NewRouter()
-		activitypub.New(fed, clock, nil, activitypub.Config{}).Register(fuzzRouter)
+		activitypub.New(app, clock, nil, activitypub.Config{}).Register(fuzzRouter)
 	})
 	return fuzzRouter
 }

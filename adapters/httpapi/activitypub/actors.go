@@ -12,7 +12,7 @@ import (
 // actorDocument renders a local actor (application.URLs.Document: the
 // same object an Update{Person} carries).
 func (h *Handler) actorDocument(a application.LocalActor) application.ActorDocument {
-	return h.fed.URLs.Document(a)
+	return h.urls.Document(a)
 }
 
 func (h *Handler) actor(kind domain.NameKind) http.HandlerFunc {

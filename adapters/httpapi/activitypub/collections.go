@@ -33,7 +33,7 @@ func (h *Handler) outbox(kind domain.NameKind) http.HandlerFunc {
 			h.writeError(w, r, err)
 			return
 		}
-		id := h.fed.URLs.Outbox(a.URI)
+		id := h.urls.Outbox(a.URI)
 		q := r.URL.Query()
 		if q.Get("page") == "" {
 			h.writeAS(w, r, collectionDoc{Context: application.ASContext, ID: id, Type: "OrderedCollection", First: id + "?page=true"})
@@ -69,7 +69,7 @@ func (h *Handler) followers(kind domain.NameKind) http.HandlerFunc {
 			h.writeError(w, r, err)
 			return
 		}
-		id := h.fed.URLs.Followers(a.URI)
+		id := h.urls.Followers(a.URI)
 		q := r.URL.Query()
 		page, err := h.fed.Collections.Followers(r.Context(), a, q.Get("after"))
 		if err != nil {
@@ -100,7 +100,7 @@ func (h *Handler) following(kind domain.NameKind) http.HandlerFunc {
 			h.writeError(w, r, err)
 			return
 		}
-		h.writeAS(w, r, collectionDoc{Context: application.ASContext, ID: h.fed.URLs.Following(a.URI), Type: "OrderedCollection"})
+		h.writeAS(w, r, collectionDoc{Context: application.ASContext, ID: h.urls.Following(a.URI), Type: "OrderedCollection"})
 	}
 }
 
@@ -115,7 +115,7 @@ func (h *Handler) featured(kind domain.NameKind) http.HandlerFunc {
 			return
 		}
 		zero := 0
-		h.writeAS(w, r, collectionDoc{Context: application.ASContext, ID: h.fed.URLs.Featured(a.URI), Type: "OrderedCollection",
+		h.writeAS(w, r, collectionDoc{Context: application.ASContext, ID: h.urls.Featured(a.URI), Type: "OrderedCollection",
 			TotalItems: &zero, Items: []string{}})
 	}
 }
@@ -128,7 +128,7 @@ func (h *Handler) note(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	n, err := h.fed.Collections.Note(r.Context(), h.fed.URLs.Note(a.URI, mux.Vars(r)["id"]))
+	n, err := h.fed.Collections.Note(r.Context(), h.urls.Note(a.URI, mux.Vars(r)["id"]))
 	if err != nil {
 		h.writeError(w, r, err)
 		return

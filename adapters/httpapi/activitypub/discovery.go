@@ -39,7 +39,7 @@ func (h *Handler) webfinger(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case !ok || user == "" || host == "" || strings.Contains(host, "@"):
 			err = fmt.Errorf("%w: resource %q is not acct:user@host", errMalformed, clip(resource))
-		case !strings.EqualFold(host, h.fed.URLs.Domain):
+		case !strings.EqualFold(host, h.urls.Domain):
 			err = fmt.Errorf("%w: %s is not this server", domain.ErrNotFound, clip(host))
 		default:
 			a, err = h.fed.Actors.ByAccount(ctx, user)
@@ -56,7 +56,7 @@ func (h *Handler) webfinger(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	writeJSON(w, http.StatusOK, "application/jrd+json; charset=utf-8", jrd{
-		Subject: "acct:" + a.Name + "@" + h.fed.URLs.Domain,
+		Subject: "acct:" + a.Name + "@" + h.urls.Domain,
 		Aliases: []string{a.URI},
 		Links:   []jrdLink{{Rel: "self", Type: activityJSON, Href: a.URI}},
 	})
@@ -70,7 +70,7 @@ func nodeinfoRel(v string) string { return "http://nodeinfo.diaspora.software/ns
 func (h *Handler) nodeinfoLinks(w http.ResponseWriter, r *http.Request) {
 	links := make([]jrdLink, 0, len(nodeinfoSchemas))
 	for _, v := range nodeinfoSchemas {
-		links = append(links, jrdLink{Rel: nodeinfoRel(v), Href: h.fed.URLs.Base() + "/nodeinfo/" + v})
+		links = append(links, jrdLink{Rel: nodeinfoRel(v), Href: h.urls.Base() + "/nodeinfo/" + v})
 	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	writeJSON(w, http.StatusOK, "application/json; charset=utf-8", map[string]any{"links": links})
@@ -115,6 +115,6 @@ func (h *Handler) nodeinfo(w http.ResponseWriter, r *http.Request) {
 			"users":      map[string]int{"total": usage.Users, "activeMonth": usage.ActiveMonth, "activeHalfyear": usage.ActiveHalfyear},
 			"localPosts": usage.LocalPosts,
 		},
-		Metadata: map[string]any{"nodeName": h.fed.URLs.Domain},
+		Metadata: map[string]any{"nodeName": h.urls.Domain},
 	})
 }

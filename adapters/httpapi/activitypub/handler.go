@@ -43,14 +43,16 @@ const (
 
 // Handler serves the ActivityPub surface. It implements httpapi.Routes.
 type Handler struct {
+	// fed is the application's Federation, which every route here calls.
 	fed   *application.Federation
+	urls  application.URLs
 	clock ports.Clock
 	log   *slog.Logger
 	cfg   Config
 }
 
-// New builds the surface over the federation use cases.
-func New(fed *application.Federation, clock ports.Clock, log *slog.Logger, cfg Config) *Handler {
+// New builds the surface over the application's federation use cases.
+func New(app *application.Application, clock ports.Clock, log *slog.Logger, cfg Config) *Handler {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -63,7 +65,7 @@ func New(fed *application.Federation, clock ports.Clock, log *slog.Logger, cfg C
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{fed: fed, clock: clock, log: log.With("component", "activitypub"), cfg: cfg}
+	return &Handler{fed: &app.Federation, urls: app.URLs, clock: clock, log: log.With("component", "activitypub"), cfg: cfg}
 }
 
 // Register implements httpapi.Routes.

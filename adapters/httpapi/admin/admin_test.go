@@ -73,7 +73,8 @@ func setup(t *testing.T, adminToken string, m ...modes) *bundle {
 	b.app = application.New(application.Deps{Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: b.names,
 		Followers: b.follows, Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: b.jobs,
 		Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: b.clock, IDs: fake.NewIDs("user"), Registrations: mode.registrations,
-	}, policy, "instance", urls, nil)
+		NamePolicy: policy, InstanceActor: "instance", URLs: urls,
+	})
 	r := mux.NewRouter()
 	admin.New(op, mod, adminToken, nil).Register(r)
 	b.Server = httptest.NewServer(r)

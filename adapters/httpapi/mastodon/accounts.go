@@ -53,7 +53,7 @@ func mastodonTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:
 
 // localAccount is the entity of a local persona, with its counts.
 func (m *Routes) localAccount(ctx context.Context, a domain.Avatar) (accountJSON, error) {
-	uri := m.api.URLs.Persona(a.Name)
+	uri := m.app.URLs.Persona(a.Name)
 	stats, err := m.api.Accounts.Stats(ctx, uri)
 	if err != nil {
 		return accountJSON{}, err

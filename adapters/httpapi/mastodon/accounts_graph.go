@@ -118,7 +118,7 @@ func (m *Routes) target(r *http.Request, p application.Principal) (id, uri strin
 	if err != nil {
 		return "", "", err
 	}
-	if uri == m.api.URLs.Persona(p.Avatar.Name) {
+	if uri == m.app.URLs.Persona(p.Avatar.Name) {
 		return "", "", fmt.Errorf("%w: an account cannot do that to itself", domain.ErrForbidden)
 	}
 	return id, uri, nil
@@ -252,7 +252,7 @@ func (m *Routes) following(w http.ResponseWriter, r *http.Request, _ application
 // followRequests is GET /api/v1/follow_requests: the follows of the
 // token's persona that wait for its approval.
 func (m *Routes) followRequests(w http.ResponseWriter, r *http.Request, p application.Principal, in params) {
-	me := m.api.URLs.Persona(p.Avatar.Name)
+	me := m.app.URLs.Persona(p.Avatar.Name)
 	m.writeAccountPage(w, r, in, func(ctx context.Context, after string, limit int) ([]string, error) {
 		return m.api.Accounts.RequestsOf(ctx, me, after, limit)
 	})
@@ -370,7 +370,7 @@ func (m *Routes) writeAccountPage(w http.ResponseWriter, r *http.Request, in par
 	var links []string
 	link := func(rel, key, id string) {
 		q := url.Values{key: {id}, "limit": {fmt.Sprint(limit)}}
-		links = append(links, fmt.Sprintf(`<%s%s?%s>; rel="%s"`, m.api.URLs.Base(), r.URL.Path, q.Encode(), rel))
+		links = append(links, fmt.Sprintf(`<%s%s?%s>; rel="%s"`, m.app.URLs.Base(), r.URL.Path, q.Encode(), rel))
 	}
 	if len(out) == limit {
 		link("next", "max_id", out[len(out)-1].ID)
@@ -388,7 +388,7 @@ func (m *Routes) writeAccountPage(w http.ResponseWriter, r *http.Request, in par
 // remote actor by the id Herald gives it (its profile as cached; only
 // its URI when it is no longer cached).
 func (m *Routes) accountByURI(ctx context.Context, uri string) (accountJSON, error) {
-	if local := m.api.URLs.Persona(""); strings.HasPrefix(uri, local) {
+	if local := m.app.URLs.Persona(""); strings.HasPrefix(uri, local) {
 		a, err := m.api.Accounts.Lookup(ctx, strings.TrimPrefix(uri, local))
 		if err == nil {
 			return m.localAccount(ctx, a)

@@ -32,7 +32,7 @@ func (m *Routes) title() string {
 	if m.cfg.Title != "" {
 		return m.cfg.Title
 	}
-	return m.api.URLs.Domain
+	return m.app.URLs.Domain
 }
 
 func (m *Routes) description() string {
@@ -75,7 +75,7 @@ func (m *Routes) instanceV1(w http.ResponseWriter, r *http.Request, _ applicatio
 	}
 	enabled, approval := m.registrations()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"uri": m.api.URLs.Domain, "title": m.title(), "short_description": m.description(), "description": m.description(),
+		"uri": m.app.URLs.Domain, "title": m.title(), "short_description": m.description(), "description": m.description(),
 		"email": m.cfg.ContactEmail, "version": m.version(),
 		"urls":      map[string]any{"streaming_api": m.streamingURL()},
 		"stats":     map[string]int{"user_count": usage.Users, "status_count": usage.LocalPosts, "domain_count": 0},
@@ -98,7 +98,7 @@ func (m *Routes) instanceV2(w http.ResponseWriter, r *http.Request, _ applicatio
 	}
 	enabled, approval := m.registrations()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"domain": m.api.URLs.Domain, "title": m.title(), "version": m.version(), "source_url": "https://github.com/heraldfed/herald",
+		"domain": m.app.URLs.Domain, "title": m.title(), "version": m.version(), "source_url": "https://github.com/heraldfed/herald",
 		"description": m.description(),
 		"usage":       map[string]any{"users": map[string]int{"active_month": usage.ActiveMonth}},
 		"thumbnail":   map[string]any{"url": ""}, "languages": []string{"en"},

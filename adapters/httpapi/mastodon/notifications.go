@@ -103,7 +103,7 @@ func (m *Routes) pageLinks(r *http.Request, in params, oldest, newest string) st
 			}
 		}
 		v.Set(key, id)
-		return fmt.Sprintf(`<%s%s?%s>; rel="%s"`, m.api.URLs.Base(), r.URL.Path, v.Encode(), rel)
+		return fmt.Sprintf(`<%s%s?%s>; rel="%s"`, m.app.URLs.Base(), r.URL.Path, v.Encode(), rel)
 	}
 	return strings.Join([]string{link("max_id", oldest, "next"), link("min_id", newest, "prev")}, ", ")
 }

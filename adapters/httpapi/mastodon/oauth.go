@@ -95,7 +95,7 @@ func requestOf(in params) application.AuthorizeRequest {
 // render writes the page with headers that keep it out of frames and
 // caches, and its referrer (the query carries the request) to itself.
 func (m *Routes) render(w http.ResponseWriter, status int, p page) {
-	p.Instance = m.api.URLs.Domain
+	p.Instance = m.app.URLs.Domain
 	if p.Title == "" {
 		p.Title = "Sign in"
 	}

@@ -40,7 +40,7 @@ type mentionJSON struct {
 // mention is the entity of a mentioned actor: a local persona by its id,
 // a remote actor by the account id Herald gives it.
 func (m *Routes) mention(ctx context.Context, uri string) (mentionJSON, error) {
-	if local := m.api.URLs.Persona(""); strings.HasPrefix(uri, local) {
+	if local := m.app.URLs.Persona(""); strings.HasPrefix(uri, local) {
 		a, err := m.api.Accounts.Lookup(ctx, strings.TrimPrefix(uri, local))
 		if err == nil {
 			return mentionJSON{ID: a.ID, Username: a.Name, URL: uri, Acct: a.Name}, nil

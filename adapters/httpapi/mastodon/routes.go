@@ -28,6 +28,8 @@ type Config struct {
 
 // Routes serves the Mastodon-compatible client API on the shared router.
 type Routes struct {
+	// api and fed are app's ClientAPI and Federation, the groups most
+	// routes call.
 	app *application.Application
 	api *application.ClientAPI
 	fed *application.Federation
@@ -49,8 +51,8 @@ func TokenRateLimit() httpapi.RateLimit {
 
 // New builds the routes. auth is the limiter of sign-in and sign-up
 // (HERALD_AUTH_RATE_PER_MINUTE); perToken the API's.
-func New(app *application.Application, api *application.ClientAPI, fed *application.Federation, cfg Config, log *slog.Logger, auth, perToken *httpapi.RateLimiter) *Routes {
-	return &Routes{app: app, api: api, fed: fed, cfg: cfg, log: log.With("component", "mastodon"), auth: auth, perToken: perToken,
+func New(app *application.Application, cfg Config, log *slog.Logger, auth, perToken *httpapi.RateLimiter) *Routes {
+	return &Routes{app: app, api: &app.ClientAPI, fed: &app.Federation, cfg: cfg, log: log.With("component", "mastodon"), auth: auth, perToken: perToken,
 		streams: newStreamSlots(cfg.Streaming.withDefaults())}
 }
 

@@ -144,7 +144,7 @@ func (m *Routes) find(ctx context.Context, p application.Principal, q string, re
 		found, err = m.fed.Search.URL(ctx, q, resolve)
 	case strings.Contains(strings.TrimPrefix(q, "@"), "@"):
 		user, host, _ := strings.Cut(strings.TrimPrefix(q, "@"), "@")
-		if strings.EqualFold(host, m.api.URLs.Domain) {
+		if strings.EqualFold(host, m.app.URLs.Domain) {
 			return m.findLocal(ctx, user)
 		}
 		found, err = m.fed.Search.Account(ctx, user, host, resolve)
@@ -174,7 +174,7 @@ func (m *Routes) find(ctx context.Context, p application.Principal, q string, re
 	}
 	if found.Actor == nil && found.Post == nil {
 		// A local persona's URL names the persona.
-		if name, ok := strings.CutPrefix(q, m.api.URLs.Persona("")); ok && !strings.Contains(name, "/") {
+		if name, ok := strings.CutPrefix(q, m.app.URLs.Persona("")); ok && !strings.Contains(name, "/") {
 			return m.findLocal(ctx, name)
 		}
 	}
@@ -219,7 +219,7 @@ func (m *Routes) findTag(ctx context.Context, q string) ([]tagJSON, error) {
 	if err != nil || len(posts) == 0 {
 		return nil, err
 	}
-	return []tagJSON{{Name: tag, URL: m.api.URLs.Tag(tag), History: []any{}}}, nil
+	return []tagJSON{{Name: tag, URL: m.app.URLs.Tag(tag), History: []any{}}}, nil
 }
 
 // followed keeps the accounts the persona follows (search's following).

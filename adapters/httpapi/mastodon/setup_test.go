@@ -90,18 +90,12 @@ func setup(t *testing.T, opts ...func(*setupOptions)) *server {
 	ids, urls := fake.NewIDs("id"), application.NewURLs("local.example")
 	policy, _ := domain.NewNamePolicy("instance", nil)
 	s.app = application.New(application.Deps{
-		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content,
-		Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Blocks: blocks, Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Clock: s.clock, IDs: ids,
-		Notifications: s.notes,
-	}, policy, "instance", urls, nil)
-	s.fed = application.NewFederation(application.FederationDeps{
-		Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Jobs: s.jobs,
-		Blocks: blocks, Fetcher: fetcher, Moderation: s.moderation, Clock: s.clock, IDs: ids, URLs: urls, InstanceActor: "instance", Keys: &fake.Keys{},
-		Notifications: s.notes,
+		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content, AccountIDs: memory.NewAccountIDStore(),
+		Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Moderation: s.moderation, Blocks: blocks, Jobs: s.jobs, OAuth: s.oauth,
+		Notifications: s.notes, Passwords: fake.Passwords{}, Keys: &fake.Keys{}, Fetcher: fetcher, Clock: s.clock, IDs: ids,
+		URLs: urls, NamePolicy: policy, InstanceActor: "instance", Registrations: domain.RegistrationsOpen,
 	})
-	s.app.Publish.Resolver = s.fed.Resolver
-	s.api = application.NewClientAPI(application.ClientAPIDeps{OAuth: s.oauth, AccountIDs: memory.NewAccountIDStore(), Foreign: s.content, Users: accounts, Actors: accounts, Followers: s.follows, Posts: s.content, Blocks: blocks, HTML: sanitizer.NewHTMLSanitizer(), Moderation: s.moderation, Passwords: fake.Passwords{},
-		Clock: s.clock, IDs: ids, URLs: urls, Registrations: domain.RegistrationsOpen, Notifications: s.notes})
+	s.fed, s.api = &s.app.Federation, &s.app.ClientAPI
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -118,8 +112,8 @@ func setup(t *testing.T, opts ...func(*setupOptions)) *server {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	routes := mastodon.New(s.app, s.api, s.fed, mastodon.Config{Title: "local.example", Version: "test", Registrations: domain.RegistrationsOpen}, log, nil, nil)
-	s.Server = httptest.NewServer(httpapi.New(s.app, okReady{}, log, httpapi.NewFollowRoutes(s.app, s.fed, log), routes))
+	routes := mastodon.New(s.app, mastodon.Config{Title: "local.example", Version: "test", Registrations: domain.RegistrationsOpen}, log, nil, nil)
+	s.Server = httptest.NewServer(httpapi.New(s.app, okReady{}, log, httpapi.NewFollowRoutes(s.app, log), routes))
 	t.Cleanup(s.Close)
 	return s
 }

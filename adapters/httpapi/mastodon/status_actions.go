@@ -87,7 +87,7 @@ func (m *Routes) reblog(w http.ResponseWriter, r *http.Request, p application.Pr
 		writeError(w, r, m.log, err)
 		return
 	}
-	me := m.api.URLs.Persona(p.Avatar.Name)
+	me := m.app.URLs.Persona(p.Avatar.Name)
 	s, err := m.reblogOf(ctx, me, res.ActivityID, m.api.Statuses.Now(), inner)
 	if err != nil {
 		writeError(w, r, m.log, err)

@@ -165,7 +165,7 @@ func (m *Routes) statusOf(ctx context.Context, viewer application.Principal, p d
 		s.MediaAttachments = append(s.MediaAttachments, mediaOf(fmt.Sprintf("%s-%d", p.ID, i+1), a))
 	}
 	for _, t := range p.Hashtags {
-		s.Tags = append(s.Tags, tagJSON{Name: t, URL: m.api.URLs.Tag(t), History: []any{}})
+		s.Tags = append(s.Tags, tagJSON{Name: t, URL: m.app.URLs.Tag(t), History: []any{}})
 	}
 	for _, uri := range p.Mentions {
 		mt, err := m.mention(ctx, uri)

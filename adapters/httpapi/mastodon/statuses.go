@@ -170,9 +170,9 @@ func (m *Routes) mentioned(ctx context.Context, text string) []string {
 			continue
 		}
 		seen[key] = true
-		if host == "" || host == strings.ToLower(m.api.URLs.Domain) {
+		if host == "" || host == strings.ToLower(m.app.URLs.Domain) {
 			if a, err := m.api.Accounts.Lookup(ctx, user); err == nil {
-				out = append(out, m.api.URLs.Persona(a.Name))
+				out = append(out, m.app.URLs.Persona(a.Name))
 			}
 			continue
 		}
@@ -268,7 +268,7 @@ func (m *Routes) accountStatuses(w http.ResponseWriter, r *http.Request, p appli
 	}
 	if len(out) == limit {
 		next := url.Values{"max_id": {out[len(out)-1].ID}, "limit": {fmt.Sprint(limit)}}
-		w.Header().Set("Link", fmt.Sprintf(`<%s%s?%s>; rel="next"`, m.api.URLs.Base(), r.URL.Path, next.Encode()))
+		w.Header().Set("Link", fmt.Sprintf(`<%s%s?%s>; rel="next"`, m.app.URLs.Base(), r.URL.Path, next.Encode()))
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -343,5 +343,5 @@ func (s *streamSession) send(ctx context.Context, v any) error {
 // streamingURL is where the instance entity tells clients to stream
 // from: this host, by ws or wss as its API is served by http or https.
 func (m *Routes) streamingURL() string {
-	return "ws" + strings.TrimPrefix(m.api.URLs.Base(), "http")
+	return "ws" + strings.TrimPrefix(m.app.URLs.Base(), "http")
 }

@@ -134,7 +134,7 @@ func (m *Routes) timeline(w http.ResponseWriter, r *http.Request, p application.
 					q.Set(keep, v)
 				}
 			}
-			return fmt.Sprintf(`<%s%s?%s>`, m.api.URLs.Base(), r.URL.Path, q.Encode())
+			return fmt.Sprintf(`<%s%s?%s>`, m.app.URLs.Base(), r.URL.Path, q.Encode())
 		}
 		w.Header().Set("Link", strings.Join([]string{link("max_id", out[len(out)-1].ID) + `; rel="next"`,
 			link("min_id", out[0].ID) + `; rel="prev"`}, ", "))

@@ -160,7 +160,8 @@ func deleteOnce(u string) error {
 		Users: stores.Users, Tokens: stores.Tokens, Actors: stores.Actors, Names: stores.Names, Followers: stores.Followers,
 		FanOuts: stores.FanOuts, Foreign: stores.Foreign, Posts: stores.Posts, HTML: sanitizer.NewHTMLSanitizer(), Jobs: stores.Jobs,
 		JobAdmin: stores.JobAdmin, Passwords: security.Bcrypt{Cost: 4}, Keys: security.RSAKeys{}, Clock: clock, IDs: ids, Log: log,
-	}, policy, "instance", application.NewURLs(fanDomain), nil)
+		URLs: application.NewURLs(fanDomain), NamePolicy: policy, InstanceActor: "instance",
+	})
 	runtime.GC()
 	start, cpu0 := time.Now(), pgcount.MachineCPU()
 	if _, err := app.DeletePersona.Handle(ctx, application.DeletePersona{Name: "fan", ByOperator: true}); err != nil {

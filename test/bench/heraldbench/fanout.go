@@ -604,7 +604,8 @@ func worker(store, targetsFile, dbURL string, engineCfg engine.Config) error {
 		Users: stores.Users, Tokens: stores.Tokens, Actors: stores.Actors, Names: stores.Names, Followers: stores.Followers,
 		Foreign: stores.Foreign, Posts: stores.Posts, HTML: sanitizer.NewHTMLSanitizer(), Jobs: stores.Jobs, Passwords: security.Bcrypt{Cost: 4}, Keys: security.RSAKeys{},
 		Clock: clock, IDs: ids, Log: log,
-	}, policy, "instance", urls, eng)
+		URLs: urls, NamePolicy: policy, InstanceActor: "instance", Waker: eng,
+	})
 	done := make(chan struct{})
 	go func() { defer close(done); _ = eng.Run(ctx) }()
 	publish := func(n int) error {

@@ -238,7 +238,8 @@ func publishOnce(u string) error {
 		Users: stores.Users, Tokens: stores.Tokens, Actors: stores.Actors, Names: stores.Names, Followers: stores.Followers,
 		FanOuts: stores.FanOuts, Foreign: stores.Foreign, Posts: stores.Posts, HTML: sanitizer.NewHTMLSanitizer(), Jobs: stores.Jobs,
 		Passwords: security.Bcrypt{Cost: 4}, Keys: security.RSAKeys{}, Clock: clock, IDs: ids, Log: log,
-	}, policy, "instance", application.NewURLs(fanDomain), nil)
+		URLs: application.NewURLs(fanDomain), NamePolicy: policy, InstanceActor: "instance",
+	})
 	runtime.GC()
 	base := rssKiB(0)
 	// HERALDBENCH_PUBLISH_PROFILE: a CPU profile of this process over the
