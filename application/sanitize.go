@@ -15,8 +15,8 @@ import (
 // so rows stored before Herald sanitized (or by an older allowlist) are
 // clean whatever reads them: the client API, the ActivityPub collections,
 // a group's Announce. The sanitizer is idempotent, so content written here
-// reads back unchanged. New and NewFederation wrap their store in it, so
-// no caller can leave it out.
+// reads back unchanged. New wraps the store in it, so no caller can
+// leave it out.
 //
 // Every method is written out (no embedded PostStore): a method added to
 // the port does not compile here until someone decides whether it reads
