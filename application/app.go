@@ -109,8 +109,8 @@ type Application struct {
 	// resumer next to the engine).
 	FanOuts FanOutHandler
 	// DeletePersona begins a persona's deletion; PersonaDeletions finishes
-	// it (bootstrap runs it next to the engine, in every process). The
-	// polls' pass is Federation.Polls, which sends what it tells.
+	// it (bootstrap runs it next to the engine, in every process, as it
+	// runs the polls' pass, Federation.Polls).
 	DeletePersona    DeletePersonaHandler
 	PersonaDeletions PersonaDeletionsHandler
 	URLs             URLs
