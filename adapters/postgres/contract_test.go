@@ -51,7 +51,16 @@ func jobStoreContract(t *testing.T, newStore func(*pgxpool.Pool) *postgres.JobSt
 		t.Cleanup(other.Close)
 		return newStore(other)
 	})
-	contract.JobStore(t, open, second)
+	kept := contract.KeptCounts(func(t *testing.T, s contract.Jobs, after string, reaped bool) {
+		mu.Lock()
+		p := pools[s]
+		mu.Unlock()
+		mustNoCountDrift(t, p, after)
+		if reaped {
+			mustFoldedCounts(t, p, after)
+		}
+	})
+	contract.JobStore(t, open, second, kept)
 	contract.JobStoreReadyHosts(t, open, second)
 }
 

@@ -41,7 +41,13 @@ func TestJobStore(t *testing.T) {
 		t.Cleanup(func() { _ = other.Close() })
 		return sqlite.NewJobStore(other)
 	})
-	contract.JobStore(t, newStore, second)
+	kept := contract.KeptCounts(func(t *testing.T, s contract.Jobs, after string, _ bool) {
+		mu.Lock()
+		db := dbs[s]
+		mu.Unlock()
+		mustNoCountDrift(t, db, after)
+	})
+	contract.JobStore(t, newStore, second, kept)
 	contract.JobStoreReadyHosts(t, newStore, second)
 }
 

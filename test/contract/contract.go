@@ -13,6 +13,7 @@ type Option func(*options)
 type options struct {
 	skip   map[string]string
 	second func(t *testing.T, s Jobs) Jobs
+	kept   func(t *testing.T, s Jobs, after string, reaped bool)
 }
 
 // SecondHandle tells the job store suite how to open a second store on the
@@ -21,6 +22,14 @@ type options struct {
 // handle.
 func SecondHandle(open func(t *testing.T, s Jobs) Jobs) Option {
 	return func(o *options) { o.second = open }
+}
+
+// KeptCounts gives the job store suite a check of the counts a store keeps
+// apart from its jobs (SQL triggers' rows): the counts case calls it after
+// each of its writes, named by after, with reaped true after a Reap (where
+// a store folds what it kept).
+func KeptCounts(check func(t *testing.T, s Jobs, after string, reaped bool)) Option {
+	return func(o *options) { o.kept = check }
 }
 
 // Skip marks one case (by its subtest name) as not verifiable on this store,
