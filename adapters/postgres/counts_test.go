@@ -1,8 +1,8 @@
 package postgres_test
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
@@ -80,55 +80,31 @@ func TestJobCountsFollowStatementsByHand(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
 	s := postgres.NewJobStore(p)
-	ctx := testCtx(t)
+	exec := func(ctx context.Context, sql string, args ...any) error {
+		_, err := p.Exec(ctx, sql, args...)
+		return err
+	}
+	check := func(t *testing.T, after string) { mustNoCountDrift(t, p, after) }
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	var jobs []domain.Job
-	for i, host := range []string{"a.example", "a.example", "a.example", "b.example", "c.example"} {
-		jobs = append(jobs, newJob(t, fmt.Sprintf("j%d", i), host, now.Add(time.Duration(i-10)*time.Millisecond)))
-	}
-	if _, err := s.Enqueue(ctx, jobs); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t1", Now: now, Until: now.Add(time.Minute), Limit: 2, PerHost: 2,
-		SkipHosts: []string{"b.example", "c.example"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Settle(ctx, []ports.Settlement{
-		{ID: jobs[0].ID, Token: "t1", State: domain.JobSucceeded, Attempts: 1, FinishedAt: now},
-		{ID: jobs[1].ID, Token: "t1", State: domain.JobDead, Attempts: 1, LastError: "410", FinishedAt: now},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	contract.WantCounts(t, s, "set up", contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "a.example=1 b.example=1 c.example=1"})
-	for _, st := range []struct {
-		name string
-		sql  string
-		args []any
-		want contract.Counts
-	}{
-		{"an operator moves a job to another host", `UPDATE jobs SET host = 'b.example' WHERE id = $1`, []any{jobs[2].ID},
-			contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
-		{"other columns changed", `UPDATE jobs SET attempts = 3`, nil,
-			contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
-		{"two updates of jobs in one statement", `
+	contract.CountsFollowStatements(t, s, exec, check, []contract.Statement{
+		{Name: "an operator moves a job to another host", SQL: `UPDATE jobs SET host = 'b.example' WHERE id = $1`, Args: []any{contract.JobID("j2")},
+			Want: contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
+		{Name: "other columns changed", SQL: `UPDATE jobs SET attempts = 3`,
+			Want: contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
+		{Name: "two updates of jobs in one statement", SQL: `
 WITH a AS (UPDATE jobs SET state = 'dead', finished_at = $2 WHERE id = $1 RETURNING 1),
 	b AS (UPDATE jobs SET state = 'dead', finished_at = $2 WHERE id = $3 RETURNING 1)
-SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b)`, []any{jobs[2].ID, now, jobs[3].ID},
-			contract.Counts{Queued: 1, Succeeded: 1, Dead: 3, QueuedByHost: "c.example=1"}},
-		{"deleted", `DELETE FROM jobs WHERE id = $1`, []any{jobs[2].ID},
-			contract.Counts{Queued: 1, Succeeded: 1, Dead: 2, QueuedByHost: "c.example=1"}},
-		{"truncated", `TRUNCATE jobs`, nil, contract.Counts{}},
-	} {
-		if _, err := p.Exec(ctx, st.sql, st.args...); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		mustNoCountDrift(t, p, st.name)
-		contract.WantCounts(t, s, st.name, st.want)
-	}
-	if _, err := s.Enqueue(ctx, jobs[4:]); err != nil {
+SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b)`, Args: []any{contract.JobID("j2"), now, contract.JobID("j3")},
+			Want: contract.Counts{Queued: 1, Succeeded: 1, Dead: 3, QueuedByHost: "c.example=1"}},
+		{Name: "deleted", SQL: `DELETE FROM jobs WHERE id = $1`, Args: []any{contract.JobID("j2")},
+			Want: contract.Counts{Queued: 1, Succeeded: 1, Dead: 2, QueuedByHost: "c.example=1"}},
+		{Name: "truncated", SQL: `TRUNCATE jobs`},
+	})
+	// Counting starts again from nothing after the truncate.
+	if _, err := s.Enqueue(testCtx(t), []domain.Job{newJob(t, "again", "c.example", now)}); err != nil {
 		t.Fatal(err)
 	}
-	mustNoCountDrift(t, p, "enqueued after the truncate")
+	check(t, "enqueued after the truncate")
 	contract.WantCounts(t, s, "enqueued after the truncate", contract.Counts{Queued: 1, QueuedByHost: "c.example=1"})
 }
 

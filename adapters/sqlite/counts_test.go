@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -74,45 +75,16 @@ func TestJobCountsMatchJobsUnderChaos(t *testing.T) {
 func TestJobCountsFollowStatementsByHand(t *testing.T) {
 	t.Parallel()
 	db := migrated(t)
-	s := sqlite.NewJobStore(db)
-	ctx := testCtx(t)
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	var jobs []domain.Job
-	for i, host := range []string{"a.example", "a.example", "a.example", "b.example", "c.example"} {
-		jobs = append(jobs, newJob(t, fmt.Sprintf("j%d", i), host, now.Add(time.Duration(i-10)*time.Millisecond)))
-	}
-	if _, err := s.Enqueue(ctx, jobs); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t1", Now: now, Until: now.Add(time.Minute), Limit: 2, PerHost: 2}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Settle(ctx, []ports.Settlement{
-		{ID: jobs[0].ID, Token: "t1", State: domain.JobSucceeded, Attempts: 1, FinishedAt: now},
-		{ID: jobs[1].ID, Token: "t1", State: domain.JobDead, Attempts: 1, LastError: "410", FinishedAt: now},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	contract.WantCounts(t, s, "set up", contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "a.example=1 b.example=1 c.example=1"})
-	for _, st := range []struct {
-		name string
-		sql  string
-		args []any
-		want contract.Counts
-	}{
-		{"an operator moves a job to another host", `UPDATE jobs SET host = 'b.example' WHERE id = ?`, []any{jobs[2].ID},
-			contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
-		{"other columns changed", `UPDATE jobs SET last_error = 'x', attempts = 3`, nil,
-			contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
-		{"deleted", `DELETE FROM jobs WHERE host = 'b.example'`, nil,
-			contract.Counts{Queued: 1, Succeeded: 1, Dead: 1, QueuedByHost: "c.example=1"}},
-	} {
-		if err := sqlite.Exec(ctx, db, st.sql, st.args...); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		mustNoCountDrift(t, db, st.name)
-		contract.WantCounts(t, s, st.name, st.want)
-	}
+	exec := func(ctx context.Context, sql string, args ...any) error { return sqlite.Exec(ctx, db, sql, args...) }
+	check := func(t *testing.T, after string) { mustNoCountDrift(t, db, after) }
+	contract.CountsFollowStatements(t, sqlite.NewJobStore(db), exec, check, []contract.Statement{
+		{Name: "an operator moves a job to another host", SQL: `UPDATE jobs SET host = 'b.example' WHERE id = ?`, Args: []any{contract.JobID("j2")},
+			Want: contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
+		{Name: "other columns changed", SQL: `UPDATE jobs SET last_error = 'x', attempts = 3`,
+			Want: contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
+		{Name: "deleted", SQL: `DELETE FROM jobs WHERE host = 'b.example'`,
+			Want: contract.Counts{Queued: 1, Succeeded: 1, Dead: 1, QueuedByHost: "c.example=1"}},
+	})
 }
 
 // Migration 019 counts the jobs stored before it ran, and its down step
