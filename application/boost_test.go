@@ -203,10 +203,7 @@ func TestPersonaBoostsAndTakesItBack(t *testing.T) {
 	if feed := b.feed(alice); len(feed) != 0 {
 		t.Fatalf("alice's feed after the undo %+v", feed)
 	}
-	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := signUp(t, b.app.SignUp, "mallory")
 	if _, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: other.User.ID, As: "alice", Object: daveNote}); !errors.Is(err, domain.ErrForbidden) {
 		t.Fatalf("boost as another account's persona: %v", err)
 	}
@@ -267,10 +264,7 @@ func TestEditAndDeleteOwnPosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := signUp(t, b.app.SignUp, "mallory")
 	refusals := []struct {
 		name string
 		cmd  application.EditPost

@@ -39,10 +39,7 @@ func TestDirectThread(t *testing.T) {
 	if err != nil || len(both) != 1 || both[0].Content != "<p>to you both</p>" {
 		t.Fatalf("alice's thread with bob and dave: %+v %v", both, err)
 	}
-	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := signUp(t, b.app.SignUp, "mallory")
 	tests := []struct {
 		name string
 		q    application.DirectThread

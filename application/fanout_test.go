@@ -69,14 +69,11 @@ func TestFanOutResumesAfterACrash(t *testing.T) {
 	b := newApp(t, func(d *application.Deps) { d.FanOuts, d.Jobs, d.Clock = fanOuts, jobs, clock })
 	b.jobs = jobs.JobStore
 	ctx := context.Background()
-	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signUp(t, b.app.SignUp, "alice")
 	alice := b.app.URLs.Persona("alice")
 	want := seedFollowers(t, b, alice, 4500) // 5 pages of 1,000
 
-	_, err = b.app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "alice", Content: "hi", Visibility: domain.VisibilityPublic})
+	_, err := b.app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "alice", Content: "hi", Visibility: domain.VisibilityPublic})
 	if !errors.Is(err, fake.ErrInjected) {
 		t.Fatalf("publish during the crash: %v", err)
 	}
@@ -177,10 +174,7 @@ func TestFanOutPageEnqueuedButNotRecordedIsNotQueuedTwice(t *testing.T) {
 	clock := fake.NewClock(t0)
 	b := newApp(t, func(d *application.Deps) { d.FanOuts, d.Clock = fanOuts, clock })
 	ctx := context.Background()
-	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signUp(t, b.app.SignUp, "alice")
 	want := seedFollowers(t, b, b.app.URLs.Persona("alice"), 3500)
 	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "alice", Content: "hi", Visibility: domain.VisibilityPublic}); !errors.Is(err, fake.ErrInjected) {
 		t.Fatalf("publish: %v", err)
@@ -265,10 +259,7 @@ func TestFanOutGivesIDsInDedupeKeyOrder(t *testing.T) {
 	b := newApp(t, func(d *application.Deps) { d.Jobs = jobs })
 	b.jobs = jobs.JobStore
 	ctx := context.Background()
-	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signUp(t, b.app.SignUp, "alice")
 	want := seedFollowers(t, b, b.app.URLs.Persona("alice"), 2500)
 	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "alice", Content: "hi", Visibility: domain.VisibilityPublic}); err != nil {
 		t.Fatal(err)

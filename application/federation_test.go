@@ -208,10 +208,7 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 	if _, err := b.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signUp(t, b.app.SignUp, "alice")
 	b.userID = s.User.ID
 	// An open group (Locked false): these tests follow it and expect the
 	// follow accepted at once.
@@ -501,10 +498,7 @@ func TestFollowRemoteRefusals(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := signUp(t, b.app.SignUp, "mallory")
 	tests := []struct {
 		name, user, as, target string
 		want                   error

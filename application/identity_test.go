@@ -61,6 +61,16 @@ func newApp(t *testing.T, mutate ...func(*application.Deps)) *appBundle {
 	return b
 }
 
+// signUp signs name up with the password the tests use.
+func signUp(t *testing.T, h application.SignUpHandler, name string) application.Session {
+	t.Helper()
+	s, err := h.Handle(context.Background(), application.SignUp{UserName: name, Password: "correct horse"})
+	if err != nil {
+		t.Fatalf("sign up %s: %v", name, err)
+	}
+	return s
+}
+
 func TestSignUp(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -110,10 +120,7 @@ func TestSignUpNameTakenByPersonaOrGroup(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
 	ctx := context.Background()
-	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signUp(t, b.app.SignUp, "alice")
 	if _, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "ALICE", Password: "correct horse"}); !errors.Is(err, domain.ErrNameTaken) {
 		t.Fatalf("second sign-up: %v", err)
 	}
@@ -254,10 +261,7 @@ func TestPublishFansOutToFollowerInboxes(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
 	ctx := context.Background()
-	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signUp(t, b.app.SignUp, "alice")
 	alice := b.app.URLs.Persona("alice")
 	// 2,500 followers on 50 servers, half of them with a shared inbox.
 	for i := 0; i < 2500; i++ {
@@ -305,8 +309,8 @@ func TestPublishChecksOwnershipAndInput(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
 	ctx := context.Background()
-	a, _ := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	m, _ := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
+	a := signUp(t, b.app.SignUp, "alice")
+	m := signUp(t, b.app.SignUp, "mallory")
 	tests := []struct {
 		name string
 		cmd  application.Publish
@@ -335,7 +339,7 @@ func TestPublishDirect(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
 	ctx := context.Background()
-	a, _ := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
+	a := signUp(t, b.app.SignUp, "alice")
 	bob := domain.ForeignAvatar{ActorURI: "https://r.example/users/bob", Inbox: "https://r.example/users/bob/inbox", SharedInbox: "https://r.example/inbox"}
 	_ = b.content.Upsert(ctx, bob)
 	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: a.User.ID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{bob.ActorURI}})
@@ -362,7 +366,7 @@ func TestPublishMentionsItsRecipients(t *testing.T) {
 			t.Parallel()
 			b := newApp(t)
 			ctx := context.Background()
-			a, _ := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
+			a := signUp(t, b.app.SignUp, "alice")
 			bob := domain.ForeignAvatar{ActorURI: "https://r.example/users/bob", Inbox: "https://r.example/users/bob/inbox", PreferredUsername: "bob", Host: "r.example"}
 			cat := domain.ForeignAvatar{ActorURI: "https://s.example/users/cat", Inbox: "https://s.example/users/cat/inbox", PreferredUsername: "cat", Host: "s.example"}
 			_ = b.content.Upsert(ctx, bob)

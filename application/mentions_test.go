@@ -71,10 +71,7 @@ func TestMentionsOfAPersona(t *testing.T) {
 	if !slices.Equal(uris, []string{fromDave, fromBob}) {
 		t.Fatalf("alice's mentions %v", uris)
 	}
-	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := signUp(t, b.app.SignUp, "mallory")
 	if _, err := b.fed.Mentions.Handle(ctx, application.Mentions{UserID: other.User.ID, As: "alice", Limit: 20}); !errors.Is(err, domain.ErrForbidden) {
 		t.Fatalf("another account reads alice's mentions: %v", err)
 	}
