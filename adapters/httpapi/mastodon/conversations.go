@@ -71,11 +71,7 @@ func (m *Routes) readConversation(w http.ResponseWriter, r *http.Request, p appl
 		return
 	}
 	c, err := m.conversationOf(ctx, p, it)
-	if err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	reply(w, r, m.log, err, http.StatusOK, c)
 }
 
 // hideConversation is DELETE /api/v1/conversations/:id: gone from the

@@ -116,11 +116,7 @@ func (m *Routes) getNotification(w http.ResponseWriter, r *http.Request, p appli
 		return
 	}
 	n, err := m.notificationOf(r, p, it)
-	if err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, n)
+	reply(w, r, m.log, err, http.StatusOK, n)
 }
 
 // dismissNotification is POST /api/v1/notifications/:id/dismiss: an
