@@ -154,11 +154,7 @@ func (h FollowRemoteHandler) followRemote(ctx context.Context, me LocalActor, fa
 		}
 	}
 	follow := Activity{ID: actID, Type: "Follow", Actor: me.URI, To: []string{fa.ActorURI}, Object: fa.ActorURI}
-	inbox := fa.Inbox
-	if inbox == "" {
-		inbox = fa.DeliveryInbox()
-	}
-	res, err := h.core.send(ctx, me, follow, []string{inbox})
+	res, err := h.core.send(ctx, me, follow, []string{fa.OwnInbox()})
 	if err != nil {
 		if created {
 			if rerr := d.Followers.Remove(context.WithoutCancel(ctx), me.URI, fa.ActorURI); rerr != nil {
