@@ -256,6 +256,15 @@ func (b *fedBundle) follower(follower, followed string) (domain.Follower, bool) 
 	return f, err == nil
 }
 
+// wantFollows fails the test unless a follow of followed by follower, in
+// any state, is stored exactly when want.
+func (b *fedBundle) wantFollows(follower, followed string, want bool) {
+	b.t.Helper()
+	if _, ok := b.follower(follower, followed); ok != want {
+		b.t.Fatalf("%s follows %s: %v, want %v", follower, followed, ok, want)
+	}
+}
+
 func payload(t *testing.T, j domain.Job) map[string]any {
 	t.Helper()
 	var m map[string]any
@@ -404,9 +413,7 @@ func TestInboxFollowUndoneWhenTheAcceptIsNotQueued(t *testing.T) {
 	if _, err := b.deliver("", bob, follow("https://remote.example/f/1", bob, alice)); !errors.Is(err, fake.ErrInjected) {
 		t.Fatalf("err %v", err)
 	}
-	if _, ok := b.follower(bob, alice); ok {
-		t.Fatal("follower kept although no Accept was queued")
-	}
+	b.wantFollows(bob, alice, false)
 }
 
 func TestInboxUndoFollow(t *testing.T) {
@@ -425,9 +432,7 @@ func TestInboxUndoFollow(t *testing.T) {
 			if _, err := b.deliver(tt.recipient, bob, tt.undo); err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := b.follower(bob, alice); ok {
-				t.Fatal("follower still there")
-			}
+			b.wantFollows(bob, alice, false)
 			res, err := b.deliver(tt.recipient, bob, tt.undo)
 			if err != nil || !res.Ignored {
 				t.Fatalf("second undo: %+v %v", res, err)
@@ -876,12 +881,8 @@ func TestInboxDelete(t *testing.T) {
 	if _, err := b.content.ByActorURI(ctx, bob); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("foreign actor kept: %v", err)
 	}
-	if _, ok := b.follower(bob, alice); ok {
-		t.Fatal("bob still follows alice")
-	}
-	if _, ok := b.follower(alice, bob); ok {
-		t.Fatal("alice still follows bob")
-	}
+	b.wantFollows(bob, alice, false)
+	b.wantFollows(alice, bob, false)
 }
 
 func TestInboxUpdateRefreshesTheActor(t *testing.T) {
