@@ -102,10 +102,7 @@ func TestABlockedActorIsRefusedAndGetsNothing(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	post, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "mine"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	post := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "mine"})
 	blocked, err := b.fed.Block.Handle(ctx, application.BlockActor{UserID: b.userID, As: "alice", Target: bob})
 	if err != nil {
 		t.Fatal(err)

@@ -223,10 +223,7 @@ func TestPublishReplyToARemoteNote(t *testing.T) {
 	if _, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: b.userID, As: "alice", Object: daveNote}); err != nil {
 		t.Fatal(err) // holds the note here
 	}
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "<p>a reply</p>", InReplyTo: daveNote})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "<p>a reply</p>", InReplyTo: daveNote})
 	p, err := b.content.PostByObjectURI(ctx, res.ObjectURI)
 	if err != nil || p.InReplyTo != daveNote {
 		t.Fatalf("stored %+v %v", p, err)
@@ -260,10 +257,7 @@ func TestEditAndDeleteOwnPosts(t *testing.T) {
 	ctx := context.Background()
 	b.accepted(bob, alice)
 	b.signer(bob)
-	pub, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "first"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "first"})
 	other := signUp(t, b.app.SignUp, "mallory")
 	refusals := []struct {
 		name string
@@ -327,10 +321,7 @@ func TestEditAndDeleteOwnPosts(t *testing.T) {
 		t.Fatalf("delete twice: %v", err)
 	}
 	// A direct post is edited for its participants.
-	dm, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{dave}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dm := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{dave}})
 	if _, err := b.fed.OwnPosts.Edit(ctx, application.EditPost{UserID: b.userID, ID: dm.ID, Content: "psst!"}); err != nil {
 		t.Fatal(err)
 	}

@@ -115,10 +115,7 @@ func TestDeletePersona(t *testing.T) {
 	if _, err := b.follows.Add(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	post, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.alice, As: "carol", Content: "soon gone", Visibility: domain.VisibilityPublic})
-	if err != nil {
-		t.Fatal(err)
-	}
+	post := publish(t, b.app.Publish, application.Publish{UserID: b.alice, As: "carol", Content: "soon gone", Visibility: domain.VisibilityPublic})
 	settleAll(t, b) // the post's deliveries are out
 
 	for _, tt := range []struct {

@@ -651,10 +651,7 @@ func TestInboxLikesAndAnnouncesOfOurPosts(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
 	obj := res.ObjectURI
 	count := func() map[domain.ReactionKind]int {
 		c, err := b.fed.Collections.Reactions(ctx, obj)
@@ -1289,10 +1286,7 @@ func TestOutboxShowsPublicPostsOnly(t *testing.T) {
 		if i%3 == 0 {
 			vis = domain.VisibilityFollowers
 		}
-		res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: fmt.Sprint("post ", i), Visibility: vis})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: fmt.Sprint("post ", i), Visibility: vis})
 		if vis == domain.VisibilityPublic {
 			public = append(public, res.ObjectURI)
 		}

@@ -71,6 +71,16 @@ func signUp(t *testing.T, h application.SignUpHandler, name string) application.
 	return s
 }
 
+// publish publishes cmd; it must succeed.
+func publish(t *testing.T, h application.PublishHandler, cmd application.Publish) application.Published {
+	t.Helper()
+	res, err := h.Handle(context.Background(), cmd)
+	if err != nil {
+		t.Fatalf("publish as %s: %v", cmd.As, err)
+	}
+	return res
+}
+
 func TestSignUp(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -282,10 +292,7 @@ func TestPublishFansOutToFollowerInboxes(t *testing.T) {
 	pending, _ := domain.NewFollower("https://p.example/users/p", alice, "", domain.FollowPending, t0)
 	_, _ = b.follows.Add(ctx, pending)
 
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "alice", Content: "hello fediverse", Visibility: domain.VisibilityPublic})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := publish(t, b.app.Publish, application.Publish{UserID: s.User.ID, As: "alice", Content: "hello fediverse", Visibility: domain.VisibilityPublic})
 	wantInboxes := 25 + 25*50 // one shared inbox per sharing server, one per actor elsewhere
 	if res.Inboxes != wantInboxes || res.Queued != wantInboxes || res.AlreadyQueued != 0 {
 		t.Fatalf("published %+v, want %d inboxes", res, wantInboxes)

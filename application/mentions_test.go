@@ -88,10 +88,7 @@ func TestEditAndDeleteReachTheMentioned(t *testing.T) {
 	ctx := context.Background()
 	b.accepted(bob, alice)
 	b.signer(bob) // bob's actor cached, as once he followed
-	pub, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "<p>@dave look</p>", To: []string{dave}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "<p>@dave look</p>", To: []string{dave}})
 	if p, err := b.content.PostByObjectURI(ctx, pub.ObjectURI); err != nil || !slices.Equal(p.Mentions, []string{dave}) {
 		t.Fatalf("stored %+v %v", p, err)
 	}

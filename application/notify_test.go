@@ -199,10 +199,7 @@ func TestNotificationsOfDeliveries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
-			res, err := b.app.Publish.Handle(context.Background(), application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
 			if tc.before != nil {
 				tc.before(b)
 			}
