@@ -3,6 +3,7 @@ package contract
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -30,6 +31,33 @@ func SecondHandle(open func(t *testing.T, s Jobs) Jobs) Option {
 // a store folds what it kept).
 func KeptCounts(check func(t *testing.T, s Jobs, after string, reaped bool)) Option {
 	return func(o *options) { o.kept = check }
+}
+
+// Opened remembers the database each store of a suite was opened on, for
+// the options that reach it (SecondHandle, KeptCounts). Cases run in
+// parallel, so it locks.
+type Opened[D any] struct {
+	mu sync.Mutex
+	db map[Jobs]D
+}
+
+// Add notes that s was opened on db and returns s.
+func (o *Opened[D]) Add(s Jobs, db D) Jobs {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.db == nil {
+		o.db = make(map[Jobs]D)
+	}
+	o.db[s] = db
+	return s
+}
+
+// Of is the database s was opened on, and whether Add noted one.
+func (o *Opened[D]) Of(s Jobs) (D, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	db, ok := o.db[s]
+	return db, ok
 }
 
 // Skip marks one case (by its subtest name) as not verifiable on this store,
