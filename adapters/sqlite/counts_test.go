@@ -43,27 +43,14 @@ func mustNoCountDrift(t *testing.T, db *sqlite.DB, when string) {
 // and host by host.
 func TestJobCountsMatchJobsUnderChaos(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	owner := open(t, dir)
-	mustMigrate(t, owner)
-	other, err := sqlite.OpenShared(testCtx(t), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close() })
-	contract.LeaseChaos(t, contract.Chaos{
-		Stores: []ports.JobStore{sqlite.NewJobStore(owner), sqlite.NewJobStore(other)},
-		Read: func() (contract.SlotReading, error) {
-			r, err := readSlots(t, owner)
-			if err != nil {
-				return r, err
-			}
-			drift, err := countDrift(t, owner)
-			r.Drift += drift
+	owner := leaseChaos(t, func(owner *sqlite.DB) (contract.SlotReading, error) {
+		r, err := readSlots(t, owner)
+		if err != nil {
 			return r, err
-		},
-		Hosts: 12, Jobs: 600, Workers: 8,
-		Lease: time.Second, Slow: 1200 * time.Millisecond, // as TestHostSlotsMatchLeasedRowsUnderChaos
+		}
+		drift, err := countDrift(t, owner)
+		r.Drift += drift
+		return r, err
 	})
 	mustNoCountDrift(t, owner, "after the chaos")
 }
