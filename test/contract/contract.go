@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldfed/herald/domain"
 )
 
 // Option adjusts how a suite runs.
@@ -58,6 +60,46 @@ func (o *Opened[D]) Of(s Jobs) (D, bool) {
 	defer o.mu.Unlock()
 	db, ok := o.db[s]
 	return db, ok
+}
+
+// A DriverError is an error a store's driver returns, and the domain
+// sentinel the store's translator must make of it (nil: none).
+type DriverError struct {
+	Name string
+	In   error
+	Want error
+}
+
+// InterpretError checks a store's one translator of driver errors: each
+// error keeps its chain and matches its sentinel and no other; nil stays
+// nil, and a context error comes back unchanged.
+func InterpretError(t *testing.T, interpret func(error) error, cases []DriverError) {
+	t.Helper()
+	sentinels := []error{domain.ErrNameTaken, domain.ErrAlreadyExists, domain.ErrNotFound,
+		domain.ErrUnavailable, domain.ErrInvalidInput}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			if c.In == nil {
+				t.Fatal("the case's error is nil: what should fail did not")
+			}
+			got := interpret(c.In)
+			if !errors.Is(got, c.In) && !errors.Is(c.In, got) {
+				t.Fatalf("the driver error left the chain: %v", got)
+			}
+			for _, s := range sentinels {
+				if want := s == c.Want; errors.Is(got, s) != want {
+					t.Fatalf("InterpretError(%v) = %v; errors.Is(_, %v) = %v, want %v", c.In, got, s, !want, want)
+				}
+			}
+		})
+	}
+	if interpret(nil) != nil {
+		t.Fatal("nil is not an error")
+	}
+	if got := interpret(context.Canceled); got != context.Canceled {
+		t.Fatalf("context error changed: %v", got)
+	}
 }
 
 // Skip marks one case (by its subtest name) as not verifiable on this store,
