@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/heraldfed/herald/domain"
 )
@@ -43,14 +42,7 @@ type BlockActorHandler struct {
 // Handle blocks cmd.Target as cmd.As.
 func (h BlockActorHandler) Handle(ctx context.Context, cmd BlockActor) (ActorBlocked, error) {
 	d := h.core.deps
-	if d.Blocks == nil {
-		return ActorBlocked{}, fmt.Errorf("%w: blocks are not kept by this server", domain.ErrUnavailable)
-	}
-	me, err := h.core.ownPersona(ctx, cmd.UserID, cmd.As)
-	if err != nil {
-		return ActorBlocked{}, err
-	}
-	fa, err := h.core.remoteNamed(ctx, h.resolver, cmd.Target, "blocked")
+	me, fa, err := h.core.blockParties(ctx, h.resolver, cmd.UserID, cmd.As, cmd.Target)
 	if err != nil {
 		return ActorBlocked{}, err
 	}

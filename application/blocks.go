@@ -71,6 +71,44 @@ func (c *fedCore) remoteNamed(ctx context.Context, r *ActorResolver, target, wha
 	return *a.Remote, nil
 }
 
+// parties is the user's persona named as and the actor target names: the
+// two sides of a relation the persona changes.
+func (c *fedCore) parties(ctx context.Context, r *ActorResolver, userID, as, target string) (LocalActor, namedActor, error) {
+	me, err := c.ownPersona(ctx, userID, as)
+	if err != nil {
+		return LocalActor{}, namedActor{}, err
+	}
+	a, err := c.actorNamed(ctx, r, target)
+	return me, a, err
+}
+
+// blockParties is parties for a block or its undoing: blocks must be kept
+// here, and the target must be remote.
+func (c *fedCore) blockParties(ctx context.Context, r *ActorResolver, userID, as, target string) (LocalActor, domain.ForeignAvatar, error) {
+	if c.deps.Blocks == nil {
+		return LocalActor{}, domain.ForeignAvatar{}, fmt.Errorf("%w: blocks are not kept by this server", domain.ErrUnavailable)
+	}
+	me, err := c.ownPersona(ctx, userID, as)
+	if err != nil {
+		return LocalActor{}, domain.ForeignAvatar{}, err
+	}
+	fa, err := c.remoteNamed(ctx, r, target, "blocked")
+	return me, fa, err
+}
+
+// endFollow removes the follow of followed by follower and returns it as
+// it was: domain.ErrNotFound, naming both, when there is none.
+func (c *fedCore) endFollow(ctx context.Context, follower, followed, followerName, followedName string) (domain.Follower, error) {
+	f, err := c.deps.Followers.Get(ctx, follower, followed)
+	if err != nil {
+		return domain.Follower{}, fmt.Errorf("follow of %s by %s: %w", followedName, followerName, err)
+	}
+	if err := c.deps.Followers.Remove(ctx, follower, followed); err != nil && !notFound(err) {
+		return domain.Follower{}, err
+	}
+	return f, nil
+}
+
 // blocked reports whether a and b block each other either way (a block,
 // not a mute): one lookup of the BlockStore's primary key. Without a
 // BlockStore nothing is blocked.

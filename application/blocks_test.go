@@ -25,12 +25,8 @@ func followBoth(t *testing.T, b *fedBundle) (aliceFollow string, jobs int) {
 	if _, err := b.deliver(alice, bob, follow("https://remote.example/f/bob", bob, alice)); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := b.follower(alice, bob); !ok {
-		t.Fatal("alice does not follow bob")
-	}
-	if _, ok := b.follower(bob, alice); !ok {
-		t.Fatal("bob does not follow alice")
-	}
+	b.wantFollows(alice, bob, true)
+	b.wantFollows(bob, alice, true)
 	return res.ActivityID, len(b.allJobs())
 }
 
@@ -65,12 +61,8 @@ func TestBlockEndsTheFollowsAndSendsBlock(t *testing.T) {
 	if !res.Created || !res.Unfollowed || !res.FollowerRemoved || res.Target != bob {
 		t.Fatalf("blocked %+v", res)
 	}
-	if _, ok := b.follower(alice, bob); ok {
-		t.Fatal("alice still follows bob")
-	}
-	if _, ok := b.follower(bob, alice); ok {
-		t.Fatal("bob still follows alice")
-	}
+	b.wantFollows(alice, bob, false)
+	b.wantFollows(bob, alice, false)
 	got := sent(t, b, n)
 	undo, reject, block := got["Undo/Follow"], got["Reject"], got["Block"]
 	if undo == nil || reject == nil || block == nil || len(got) != 3 {
@@ -110,10 +102,7 @@ func TestABlockedActorIsRefusedAndGetsNothing(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	post, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "mine"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	post := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "mine"})
 	blocked, err := b.fed.Block.Handle(ctx, application.BlockActor{UserID: b.userID, As: "alice", Target: bob})
 	if err != nil {
 		t.Fatal(err)
@@ -123,9 +112,7 @@ func TestABlockedActorIsRefusedAndGetsNothing(t *testing.T) {
 	if r, err := b.deliver(alice, bob, follow("https://remote.example/f/2", bob, alice)); err != nil || !r.Ignored {
 		t.Fatalf("follow: %+v %v", r, err)
 	}
-	if _, ok := b.follower(bob, alice); ok {
-		t.Fatal("the blocked actor follows")
-	}
+	b.wantFollows(bob, alice, false)
 	if got := sent(t, b, n); len(got) != 1 || got["Reject"] == nil || got["Reject"]["inbox"] != bob+"/inbox" {
 		t.Fatalf("sent %v, want one Reject", got)
 	}
@@ -201,12 +188,8 @@ func TestInboxBlockOfOurPersona(t *testing.T) {
 	if r, err := b.deliver(alice, bob, blockAct); err != nil || !r.Duplicate {
 		t.Fatalf("block again: %+v %v", r, err)
 	}
-	if _, ok := b.follower(alice, bob); ok {
-		t.Fatal("alice still follows bob")
-	}
-	if _, ok := b.follower(bob, alice); ok {
-		t.Fatal("bob still follows alice")
-	}
+	b.wantFollows(alice, bob, false)
+	b.wantFollows(bob, alice, false)
 	// Nothing of alice reaches bob's inbox any more.
 	n := len(b.allJobs())
 	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{bob}}); err != nil {
@@ -249,12 +232,8 @@ func TestUnfollowSendsUndoOfTheFollow(t *testing.T) {
 	if err != nil || res.State != domain.FollowAccepted || res.Queued != 1 {
 		t.Fatalf("unfollowed %+v %v", res, err)
 	}
-	if _, ok := b.follower(alice, bob); ok {
-		t.Fatal("alice still follows bob")
-	}
-	if _, ok := b.follower(bob, alice); !ok {
-		t.Fatal("bob's follow of alice went too")
-	}
+	b.wantFollows(alice, bob, false)
+	b.wantFollows(bob, alice, true)
 	got := sent(t, b, n)
 	undo := got["Undo/Follow"]
 	if len(got) != 1 || undo == nil || undo["inbox"] != bob+"/inbox" || undo["id"] != res.ActivityID {
@@ -288,12 +267,8 @@ func TestRemoveFollowerSendsReject(t *testing.T) {
 	if _, err := b.fed.RemoveFollower.Handle(ctx, application.RemoveFollower{UserID: b.userID, As: "alice", Target: bob}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := b.follower(bob, alice); ok {
-		t.Fatal("bob still follows alice")
-	}
-	if _, ok := b.follower(alice, bob); !ok {
-		t.Fatal("alice's follow of bob went too")
-	}
+	b.wantFollows(bob, alice, false)
+	b.wantFollows(alice, bob, true)
 	got := sent(t, b, n)
 	reject := got["Reject"]
 	if len(got) != 1 || reject == nil || reject["inbox"] != bob+"/inbox" || reject["object"].(map[string]any)["id"] != "https://remote.example/f/bob" {

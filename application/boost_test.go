@@ -203,10 +203,7 @@ func TestPersonaBoostsAndTakesItBack(t *testing.T) {
 	if feed := b.feed(alice); len(feed) != 0 {
 		t.Fatalf("alice's feed after the undo %+v", feed)
 	}
-	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := signUp(t, b.app.SignUp, "mallory")
 	if _, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: other.User.ID, As: "alice", Object: daveNote}); !errors.Is(err, domain.ErrForbidden) {
 		t.Fatalf("boost as another account's persona: %v", err)
 	}
@@ -226,10 +223,7 @@ func TestPublishReplyToARemoteNote(t *testing.T) {
 	if _, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: b.userID, As: "alice", Object: daveNote}); err != nil {
 		t.Fatal(err) // holds the note here
 	}
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "<p>a reply</p>", InReplyTo: daveNote})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "<p>a reply</p>", InReplyTo: daveNote})
 	p, err := b.content.PostByObjectURI(ctx, res.ObjectURI)
 	if err != nil || p.InReplyTo != daveNote {
 		t.Fatalf("stored %+v %v", p, err)
@@ -263,14 +257,8 @@ func TestEditAndDeleteOwnPosts(t *testing.T) {
 	ctx := context.Background()
 	b.accepted(bob, alice)
 	b.signer(bob)
-	pub, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "first"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "first"})
+	other := signUp(t, b.app.SignUp, "mallory")
 	refusals := []struct {
 		name string
 		cmd  application.EditPost
@@ -333,10 +321,7 @@ func TestEditAndDeleteOwnPosts(t *testing.T) {
 		t.Fatalf("delete twice: %v", err)
 	}
 	// A direct post is edited for its participants.
-	dm, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{dave}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dm := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{dave}})
 	if _, err := b.fed.OwnPosts.Edit(ctx, application.EditPost{UserID: b.userID, ID: dm.ID, Content: "psst!"}); err != nil {
 		t.Fatal(err)
 	}

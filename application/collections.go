@@ -128,8 +128,8 @@ func (h CollectionsHandler) Reactions(ctx context.Context, objectURI string) (ma
 }
 
 func (h CollectionsHandler) PostsBy(ctx context.Context, authorURI string, before time.Time, limit int) ([]domain.Post, error) {
-	if limit <= 0 || limit > MaxFollowerPage {
-		return nil, fmt.Errorf("%w: limit must be from 1 to %d", domain.ErrInvalidInput, MaxFollowerPage)
+	if err := checkPageLimit(limit); err != nil {
+		return nil, err
 	}
 	posts, err := h.core.deps.Posts.PostsByAuthor(ctx, authorURI, before, limit)
 	if err != nil {
@@ -197,8 +197,8 @@ func (h CollectionsHandler) PostsAndBoostsBy(ctx context.Context, actorURI strin
 // the hashtag tag (normalized), newest first, published before `before`
 // (zero: no bound), at most limit.
 func (h CollectionsHandler) Tagged(ctx context.Context, tag string, before time.Time, limit int) ([]domain.Post, error) {
-	if limit <= 0 || limit > MaxFollowerPage {
-		return nil, fmt.Errorf("%w: limit must be from 1 to %d", domain.ErrInvalidInput, MaxFollowerPage)
+	if err := checkPageLimit(limit); err != nil {
+		return nil, err
 	}
 	return h.core.deps.Posts.PostsTagged(ctx, tag, before, limit)
 }

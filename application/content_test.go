@@ -367,10 +367,7 @@ func TestPublishedHashtags(t *testing.T) {
 	b.accepted(bob, alice)
 	b.signer(bob)
 	ctx := context.Background()
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "#Go and #café, not https://x.example/#frag or #123"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "#Go and #café, not https://x.example/#frag or #123"})
 	p, err := b.content.PostByObjectURI(ctx, res.ObjectURI)
 	if err != nil || !slices.Equal(p.Hashtags, []string{"go", "café"}) {
 		t.Fatalf("hashtags %v %v", p.Hashtags, err)

@@ -37,10 +37,7 @@ func TestConversationsKeptAsDirectPostsAreStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	work, home := local+"/users/alice_work", local+"/users/alice_home"
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{work}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{work}})
 	wantNotes(t, b.convsOf(alice), res.ID+" unread=false")
 	wantNotes(t, b.convsOf(work), res.ID+" unread=true")
 	wantNotes(t, b.convsOf(home))

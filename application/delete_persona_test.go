@@ -36,14 +36,8 @@ func newDeletionBundle(t *testing.T, mutate ...func(*application.Deps)) *deletio
 		d.JobAdmin = d.Jobs.(ports.JobAdmin)
 	}}, mutate...)...)
 	ctx := context.Background()
-	a, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bo, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "bob", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := signUp(t, b.app.SignUp, "alice")
+	bo := signUp(t, b.app.SignUp, "bob")
 	c, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: a.User.ID, Name: "carol"})
 	if err != nil {
 		t.Fatal(err)
@@ -121,10 +115,7 @@ func TestDeletePersona(t *testing.T) {
 	if _, err := b.follows.Add(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	post, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.alice, As: "carol", Content: "soon gone", Visibility: domain.VisibilityPublic})
-	if err != nil {
-		t.Fatal(err)
-	}
+	post := publish(t, b.app.Publish, application.Publish{UserID: b.alice, As: "carol", Content: "soon gone", Visibility: domain.VisibilityPublic})
 	settleAll(t, b) // the post's deliveries are out
 
 	for _, tt := range []struct {

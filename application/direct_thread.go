@@ -26,10 +26,7 @@ type DirectThreadHandler struct{ core *fedCore }
 // Handle lists the thread newest first, published before q.Before (zero:
 // the newest), at most q.Limit (1 to MaxFollowerPage).
 func (h DirectThreadHandler) Handle(ctx context.Context, q DirectThread) ([]domain.DmPost, error) {
-	if q.Limit <= 0 || q.Limit > MaxFollowerPage {
-		return nil, fmt.Errorf("%w: limit must be from 1 to %d", domain.ErrInvalidInput, MaxFollowerPage)
-	}
-	me, err := h.core.ownPersona(ctx, q.UserID, q.As)
+	me, err := h.core.ownPersonaPage(ctx, q.UserID, q.As, q.Limit)
 	if err != nil {
 		return nil, err
 	}

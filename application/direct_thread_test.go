@@ -16,10 +16,7 @@ func TestDirectThread(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	mine, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "psst, bob", Visibility: domain.VisibilityDirect, To: []string{bob}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mine := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "psst, bob", Visibility: domain.VisibilityDirect, To: []string{bob}})
 	// bob's note says it was published at 10:00, before alice's (12:00).
 	if _, err := b.deliver("", bob, note("https://remote.example/users/bob/statuses/d1", bob, "<p>psst, alice</p>", alice)); err != nil {
 		t.Fatal(err)
@@ -39,10 +36,7 @@ func TestDirectThread(t *testing.T) {
 	if err != nil || len(both) != 1 || both[0].Content != "<p>to you both</p>" {
 		t.Fatalf("alice's thread with bob and dave: %+v %v", both, err)
 	}
-	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := signUp(t, b.app.SignUp, "mallory")
 	tests := []struct {
 		name string
 		q    application.DirectThread

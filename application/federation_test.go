@@ -203,10 +203,7 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 	if _, err := b.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signUp(t, b.app.SignUp, "alice")
 	b.userID = s.User.ID
 	// An open group (Locked false): these tests follow it and expect the
 	// follow accepted at once.
@@ -252,6 +249,15 @@ func (b *fedBundle) allJobs() []domain.Job {
 func (b *fedBundle) follower(follower, followed string) (domain.Follower, bool) {
 	f, err := b.follows.Get(context.Background(), follower, followed)
 	return f, err == nil
+}
+
+// wantFollows fails the test unless a follow of followed by follower, in
+// any state, is stored exactly when want.
+func (b *fedBundle) wantFollows(follower, followed string, want bool) {
+	b.t.Helper()
+	if _, ok := b.follower(follower, followed); ok != want {
+		b.t.Fatalf("%s follows %s: %v, want %v", follower, followed, ok, want)
+	}
 }
 
 func payload(t *testing.T, j domain.Job) map[string]any {
@@ -402,9 +408,7 @@ func TestInboxFollowUndoneWhenTheAcceptIsNotQueued(t *testing.T) {
 	if _, err := b.deliver("", bob, follow("https://remote.example/f/1", bob, alice)); !errors.Is(err, fake.ErrInjected) {
 		t.Fatalf("err %v", err)
 	}
-	if _, ok := b.follower(bob, alice); ok {
-		t.Fatal("follower kept although no Accept was queued")
-	}
+	b.wantFollows(bob, alice, false)
 }
 
 func TestInboxUndoFollow(t *testing.T) {
@@ -423,9 +427,7 @@ func TestInboxUndoFollow(t *testing.T) {
 			if _, err := b.deliver(tt.recipient, bob, tt.undo); err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := b.follower(bob, alice); ok {
-				t.Fatal("follower still there")
-			}
+			b.wantFollows(bob, alice, false)
 			res, err := b.deliver(tt.recipient, bob, tt.undo)
 			if err != nil || !res.Ignored {
 				t.Fatalf("second undo: %+v %v", res, err)
@@ -496,10 +498,7 @@ func TestFollowRemoteRefusals(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := signUp(t, b.app.SignUp, "mallory")
 	tests := []struct {
 		name, user, as, target string
 		want                   error
@@ -647,10 +646,7 @@ func TestInboxLikesAndAnnouncesOfOurPosts(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
 	obj := res.ObjectURI
 	count := func() map[domain.ReactionKind]int {
 		c, err := b.fed.Collections.Reactions(ctx, obj)
@@ -877,12 +873,8 @@ func TestInboxDelete(t *testing.T) {
 	if _, err := b.content.ByActorURI(ctx, bob); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("foreign actor kept: %v", err)
 	}
-	if _, ok := b.follower(bob, alice); ok {
-		t.Fatal("bob still follows alice")
-	}
-	if _, ok := b.follower(alice, bob); ok {
-		t.Fatal("alice still follows bob")
-	}
+	b.wantFollows(bob, alice, false)
+	b.wantFollows(alice, bob, false)
 }
 
 func TestInboxUpdateRefreshesTheActor(t *testing.T) {
@@ -1289,10 +1281,7 @@ func TestOutboxShowsPublicPostsOnly(t *testing.T) {
 		if i%3 == 0 {
 			vis = domain.VisibilityFollowers
 		}
-		res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: fmt.Sprint("post ", i), Visibility: vis})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: fmt.Sprint("post ", i), Visibility: vis})
 		if vis == domain.VisibilityPublic {
 			public = append(public, res.ObjectURI)
 		}

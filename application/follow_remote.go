@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
 )
 
 // FollowRemote asks for one of the account's personas to follow an actor,
@@ -122,22 +124,11 @@ func (h FollowRemoteHandler) followLocal(ctx context.Context, me, target LocalAc
 	if target.Locked {
 		state = domain.FollowPending
 	}
-	f, err := domain.NewFollower(me.URI, target.URI, "", state, d.Clock.Now())
+	cur, created, err := addFollow(ctx, d.Followers, me.URI, target.URI, "", state, d.Clock.Now())
 	if err != nil {
 		return Followed{}, err
 	}
-	created, err := d.Followers.Add(ctx, f)
-	if err != nil {
-		return Followed{}, err
-	}
-	if !created {
-		cur, err := d.Followers.Get(ctx, me.URI, target.URI)
-		if err != nil {
-			return Followed{}, err
-		}
-		state = cur.State
-	}
-	return Followed{Target: target.URI, State: state, Created: created}, nil
+	return Followed{Target: target.URI, State: cur.State, Created: created}, nil
 }
 
 func (h FollowRemoteHandler) followRemote(ctx context.Context, me LocalActor, fa domain.ForeignAvatar) (Followed, error) {
@@ -148,19 +139,11 @@ func (h FollowRemoteHandler) followRemote(ctx context.Context, me LocalActor, fa
 		return Followed{}, err
 	}
 	actID := d.URLs.Activity(me.URI, d.IDs.NewID())
-	f, err := domain.NewFollower(me.URI, fa.ActorURI, actID, domain.FollowPending, d.Clock.Now())
-	if err != nil {
-		return Followed{}, err
-	}
-	created, err := d.Followers.Add(ctx, f)
+	cur, created, err := addFollow(ctx, d.Followers, me.URI, fa.ActorURI, actID, domain.FollowPending, d.Clock.Now())
 	if err != nil {
 		return Followed{}, err
 	}
 	if !created {
-		cur, err := d.Followers.Get(ctx, me.URI, fa.ActorURI)
-		if err != nil {
-			return Followed{}, err
-		}
 		if cur.State == domain.FollowAccepted {
 			return Followed{Target: fa.ActorURI, State: cur.State, ActivityID: cur.ActivityID}, nil
 		}
@@ -171,11 +154,7 @@ func (h FollowRemoteHandler) followRemote(ctx context.Context, me LocalActor, fa
 		}
 	}
 	follow := Activity{ID: actID, Type: "Follow", Actor: me.URI, To: []string{fa.ActorURI}, Object: fa.ActorURI}
-	inbox := fa.Inbox
-	if inbox == "" {
-		inbox = fa.DeliveryInbox()
-	}
-	res, err := h.core.send(ctx, me, follow, []string{inbox})
+	res, err := h.core.send(ctx, me, follow, []string{fa.OwnInbox()})
 	if err != nil {
 		if created {
 			if rerr := d.Followers.Remove(context.WithoutCancel(ctx), me.URI, fa.ActorURI); rerr != nil {
@@ -186,4 +165,20 @@ func (h FollowRemoteHandler) followRemote(ctx context.Context, me LocalActor, fa
 	}
 	d.Log.InfoContext(ctx, "follow sent", "follower", me.URI, "followed", fa.ActorURI, "activity", actID)
 	return Followed{Target: fa.ActorURI, State: domain.FollowPending, ActivityID: actID, Created: created, EnqueueResult: res}, nil
+}
+
+// addFollow stores a follow of followed by follower unless one of the pair
+// is stored already, and returns the stored one: the new follow when it
+// created it, else the one it found.
+func addFollow(ctx context.Context, followers ports.FollowerStore, follower, followed, activityID string, state domain.FollowState, now time.Time) (domain.Follower, bool, error) {
+	f, err := domain.NewFollower(follower, followed, activityID, state, now)
+	if err != nil {
+		return domain.Follower{}, false, err
+	}
+	created, err := followers.Add(ctx, f)
+	if err != nil || created {
+		return f, created, err
+	}
+	cur, err := followers.Get(ctx, follower, followed)
+	return cur, false, err
 }

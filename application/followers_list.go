@@ -30,6 +30,15 @@ const (
 	MaxFollowerPage     = 200
 )
 
+// checkPageLimit refuses a page of fewer than 1 or more than
+// MaxFollowerPage items.
+func checkPageLimit(limit int) error {
+	if limit <= 0 || limit > MaxFollowerPage {
+		return fmt.Errorf("%w: limit must be from 1 to %d", domain.ErrInvalidInput, MaxFollowerPage)
+	}
+	return nil
+}
+
 // ListFollowersHandler lists followers for the persona's owner.
 type ListFollowersHandler struct{ core *fedCore }
 

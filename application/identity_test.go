@@ -62,6 +62,26 @@ func newApp(t *testing.T, mutate ...func(*application.Deps)) *appBundle {
 	return b
 }
 
+// signUp signs name up with the password the tests use.
+func signUp(t *testing.T, h application.SignUpHandler, name string) application.Session {
+	t.Helper()
+	s, err := h.Handle(context.Background(), application.SignUp{UserName: name, Password: "correct horse"})
+	if err != nil {
+		t.Fatalf("sign up %s: %v", name, err)
+	}
+	return s
+}
+
+// publish publishes cmd; it must succeed.
+func publish(t *testing.T, h application.PublishHandler, cmd application.Publish) application.Published {
+	t.Helper()
+	res, err := h.Handle(context.Background(), cmd)
+	if err != nil {
+		t.Fatalf("publish as %s: %v", cmd.As, err)
+	}
+	return res
+}
+
 func TestSignUp(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -111,10 +131,7 @@ func TestSignUpNameTakenByPersonaOrGroup(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
 	ctx := context.Background()
-	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signUp(t, b.app.SignUp, "alice")
 	if _, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "ALICE", Password: "correct horse"}); !errors.Is(err, domain.ErrNameTaken) {
 		t.Fatalf("second sign-up: %v", err)
 	}
@@ -255,10 +272,7 @@ func TestPublishFansOutToFollowerInboxes(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
 	ctx := context.Background()
-	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signUp(t, b.app.SignUp, "alice")
 	alice := b.app.URLs.Persona("alice")
 	// 2,500 followers on 50 servers, half of them with a shared inbox.
 	for i := 0; i < 2500; i++ {
@@ -279,10 +293,7 @@ func TestPublishFansOutToFollowerInboxes(t *testing.T) {
 	pending, _ := domain.NewFollower("https://p.example/users/p", alice, "", domain.FollowPending, t0)
 	_, _ = b.follows.Add(ctx, pending)
 
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "alice", Content: "hello fediverse", Visibility: domain.VisibilityPublic})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := publish(t, b.app.Publish, application.Publish{UserID: s.User.ID, As: "alice", Content: "hello fediverse", Visibility: domain.VisibilityPublic})
 	wantInboxes := 25 + 25*50 // one shared inbox per sharing server, one per actor elsewhere
 	if res.Inboxes != wantInboxes || res.Queued != wantInboxes || res.AlreadyQueued != 0 {
 		t.Fatalf("published %+v, want %d inboxes", res, wantInboxes)
@@ -306,8 +317,8 @@ func TestPublishChecksOwnershipAndInput(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
 	ctx := context.Background()
-	a, _ := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	m, _ := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
+	a := signUp(t, b.app.SignUp, "alice")
+	m := signUp(t, b.app.SignUp, "mallory")
 	tests := []struct {
 		name string
 		cmd  application.Publish
@@ -336,7 +347,7 @@ func TestPublishDirect(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
 	ctx := context.Background()
-	a, _ := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
+	a := signUp(t, b.app.SignUp, "alice")
 	bob := domain.ForeignAvatar{ActorURI: "https://r.example/users/bob", Inbox: "https://r.example/users/bob/inbox", SharedInbox: "https://r.example/inbox"}
 	_ = b.content.Upsert(ctx, bob)
 	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: a.User.ID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{bob.ActorURI}})
@@ -363,7 +374,7 @@ func TestPublishMentionsItsRecipients(t *testing.T) {
 			t.Parallel()
 			b := newApp(t)
 			ctx := context.Background()
-			a, _ := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
+			a := signUp(t, b.app.SignUp, "alice")
 			bob := domain.ForeignAvatar{ActorURI: "https://r.example/users/bob", Inbox: "https://r.example/users/bob/inbox", PreferredUsername: "bob", Host: "r.example"}
 			cat := domain.ForeignAvatar{ActorURI: "https://s.example/users/cat", Inbox: "https://s.example/users/cat/inbox", PreferredUsername: "cat", Host: "s.example"}
 			_ = b.content.Upsert(ctx, bob)

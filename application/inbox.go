@@ -196,11 +196,7 @@ func (c *fedCore) answerFollow(ctx context.Context, target LocalActor, follower 
 		ID: c.deps.URLs.Activity(target.URI, strings.ToLower(kind)+"-"+shortHash(followID)), Type: kind, Actor: target.URI,
 		To: []string{follower.ActorURI}, Object: FollowObject{ID: followID, Type: "Follow", Actor: follower.ActorURI, Object: target.URI},
 	}
-	inbox := follower.Inbox
-	if inbox == "" {
-		inbox = follower.DeliveryInbox()
-	}
-	_, err := c.send(ctx, target, answer, []string{inbox})
+	_, err := c.send(ctx, target, answer, []string{follower.OwnInbox()})
 	return err
 }
 

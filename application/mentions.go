@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -26,10 +25,7 @@ type MentionsHandler struct{ core *fedCore }
 // Handle lists newest first, published before q.Before (zero: the
 // newest), at most q.Limit (1 to MaxFollowerPage).
 func (h MentionsHandler) Handle(ctx context.Context, q Mentions) ([]domain.Post, error) {
-	if q.Limit <= 0 || q.Limit > MaxFollowerPage {
-		return nil, fmt.Errorf("%w: limit must be from 1 to %d", domain.ErrInvalidInput, MaxFollowerPage)
-	}
-	me, err := h.core.ownPersona(ctx, q.UserID, q.As)
+	me, err := h.core.ownPersonaPage(ctx, q.UserID, q.As, q.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -80,4 +76,13 @@ func (c *fedCore) unmuted(ctx context.Context, me string, before time.Time, limi
 		before = page[len(page)-1].Published
 	}
 	return out, nil
+}
+
+// ownPersonaPage is ownPersona for reading a page of at most limit of the
+// persona's posts.
+func (c *fedCore) ownPersonaPage(ctx context.Context, userID, name string, limit int) (LocalActor, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return LocalActor{}, err
+	}
+	return c.ownPersona(ctx, userID, name)
 }

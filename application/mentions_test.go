@@ -71,10 +71,7 @@ func TestMentionsOfAPersona(t *testing.T) {
 	if !slices.Equal(uris, []string{fromDave, fromBob}) {
 		t.Fatalf("alice's mentions %v", uris)
 	}
-	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := signUp(t, b.app.SignUp, "mallory")
 	if _, err := b.fed.Mentions.Handle(ctx, application.Mentions{UserID: other.User.ID, As: "alice", Limit: 20}); !errors.Is(err, domain.ErrForbidden) {
 		t.Fatalf("another account reads alice's mentions: %v", err)
 	}
@@ -91,10 +88,7 @@ func TestEditAndDeleteReachTheMentioned(t *testing.T) {
 	ctx := context.Background()
 	b.accepted(bob, alice)
 	b.signer(bob) // bob's actor cached, as once he followed
-	pub, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "<p>@dave look</p>", To: []string{dave}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "<p>@dave look</p>", To: []string{dave}})
 	if p, err := b.content.PostByObjectURI(ctx, pub.ObjectURI); err != nil || !slices.Equal(p.Mentions, []string{dave}) {
 		t.Fatalf("stored %+v %v", p, err)
 	}

@@ -63,6 +63,19 @@ func keep[T any](ctx context.Context, s moderatedPosts, items []T, err error, au
 	return out, nil
 }
 
+// keepOne is keep for one item, at uri by author: domain.ErrNotFound when
+// the author is hidden.
+func keepOne[T any](ctx context.Context, s moderatedPosts, item T, err error, uri, author string) (T, error) {
+	if err != nil {
+		return item, err
+	}
+	if err := s.one(ctx, uri, author); err != nil {
+		var zero T
+		return zero, err
+	}
+	return item, nil
+}
+
 func (s moderatedPosts) one(ctx context.Context, uri, author string) error {
 	hide, err := s.hidden(ctx)
 	if err != nil {
@@ -80,13 +93,7 @@ func boostActor(b domain.Boost) string { return b.ActorURI }
 
 func (s moderatedPosts) PostByObjectURI(ctx context.Context, objectURI string) (domain.Post, error) {
 	p, err := s.posts.PostByObjectURI(ctx, objectURI)
-	if err != nil {
-		return p, err
-	}
-	if err := s.one(ctx, objectURI, p.AuthorURI); err != nil {
-		return domain.Post{}, err
-	}
-	return p, nil
+	return keepOne(ctx, s, p, err, objectURI, p.AuthorURI)
 }
 
 func (s moderatedPosts) PostsByAuthor(ctx context.Context, authorURI string, before time.Time, limit int) ([]domain.Post, error) {
@@ -111,24 +118,12 @@ func (s moderatedPosts) PostsTagged(ctx context.Context, tag string, before time
 
 func (s moderatedPosts) DmByObjectURI(ctx context.Context, objectURI string) (domain.DmPost, error) {
 	d, err := s.posts.DmByObjectURI(ctx, objectURI)
-	if err != nil {
-		return d, err
-	}
-	if err := s.one(ctx, objectURI, d.AuthorURI); err != nil {
-		return domain.DmPost{}, err
-	}
-	return d, nil
+	return keepOne(ctx, s, d, err, objectURI, d.AuthorURI)
 }
 
 func (s moderatedPosts) DmByID(ctx context.Context, id string) (domain.DmPost, error) {
 	d, err := s.posts.DmByID(ctx, id)
-	if err != nil {
-		return d, err
-	}
-	if err := s.one(ctx, d.ObjectURI, d.AuthorURI); err != nil {
-		return domain.DmPost{}, err
-	}
-	return d, nil
+	return keepOne(ctx, s, d, err, d.ObjectURI, d.AuthorURI)
 }
 
 func (s moderatedPosts) DmThread(ctx context.Context, participantsKey string, before time.Time, limit int) ([]domain.DmPost, error) {
@@ -138,13 +133,7 @@ func (s moderatedPosts) DmThread(ctx context.Context, participantsKey string, be
 
 func (s moderatedPosts) PostByID(ctx context.Context, id string) (domain.Post, error) {
 	p, err := s.posts.PostByID(ctx, id)
-	if err != nil {
-		return p, err
-	}
-	if err := s.one(ctx, p.ObjectURI, p.AuthorURI); err != nil {
-		return domain.Post{}, err
-	}
-	return p, nil
+	return keepOne(ctx, s, p, err, p.ObjectURI, p.AuthorURI)
 }
 
 func (s moderatedPosts) PostsByAuthors(ctx context.Context, authorURIs []string, before time.Time, limit int) ([]domain.Post, error) {

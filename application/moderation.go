@@ -214,28 +214,26 @@ type Blocked struct {
 // follows both ways of its actors known here; lifting it later restores
 // federation, not those follows.
 func (m *Moderation) Block(ctx context.Context, b domain.DomainBlock) (Blocked, error) {
-	if err := b.Check(); err != nil {
-		return Blocked{}, err
-	}
-	if err := m.deps.Store.AddDomainBlock(ctx, b); err != nil {
-		return Blocked{}, err
-	}
-	m.invalidate()
-	m.deps.Log.InfoContext(ctx, "domain blocked", "domain", b.Domain, "severity", b.Severity)
-	return m.afterBlock(ctx, b)
+	return m.writeBlock(ctx, b, m.deps.Store.AddDomainBlock, "domain blocked")
 }
 
 // UpdateBlock changes an existing block (domain.ErrNotFound if there is
 // none); one that becomes a suspension does what Block does for one.
 func (m *Moderation) UpdateBlock(ctx context.Context, b domain.DomainBlock) (Blocked, error) {
+	return m.writeBlock(ctx, b, m.deps.Store.UpdateDomainBlock, "domain block changed")
+}
+
+// writeBlock checks b, stores it with write, logs what was done, and does
+// what the block does.
+func (m *Moderation) writeBlock(ctx context.Context, b domain.DomainBlock, write func(context.Context, domain.DomainBlock) error, done string) (Blocked, error) {
 	if err := b.Check(); err != nil {
 		return Blocked{}, err
 	}
-	if err := m.deps.Store.UpdateDomainBlock(ctx, b); err != nil {
+	if err := write(ctx, b); err != nil {
 		return Blocked{}, err
 	}
 	m.invalidate()
-	m.deps.Log.InfoContext(ctx, "domain block changed", "domain", b.Domain, "severity", b.Severity)
+	m.deps.Log.InfoContext(ctx, done, "domain", b.Domain, "severity", b.Severity)
 	return m.afterBlock(ctx, b)
 }
 

@@ -184,10 +184,7 @@ func TestFlagIsKeptAsAReport(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setupFed(t)
-	p, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello", Visibility: domain.VisibilityPublic})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "hello", Visibility: domain.VisibilityPublic})
 	flag := func(id, objects, content string) string {
 		return `{"id":"` + id + `","type":"Flag","actor":"` + bob + `","content":"` + content + `","object":` + objects + `}`
 	}

@@ -441,10 +441,7 @@ func TestApproveAndRejectRegistrations(t *testing.T) {
 	t.Run("rejected", func(t *testing.T) {
 		t.Parallel()
 		b := newModerator(t, domain.RegistrationsApproval)
-		s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := signUp(t, b.app.SignUp, "mallory")
 		// A remote server followed the waiting persona.
 		b.remoteFollower(t, "https://remote.example/users/eve")
 		f, _ := domain.NewFollower("https://remote.example/users/eve", "https://local.example/users/mallory", "x#f", domain.FollowAccepted, opT0)

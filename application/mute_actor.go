@@ -35,11 +35,7 @@ func (h MuteActorHandler) Handle(ctx context.Context, cmd MuteActor) (Muted, err
 	if d.Blocks == nil {
 		return Muted{}, fmt.Errorf("%w: mutes are not kept by this server", domain.ErrUnavailable)
 	}
-	me, err := h.core.ownPersona(ctx, cmd.UserID, cmd.As)
-	if err != nil {
-		return Muted{}, err
-	}
-	target, err := h.core.actorNamed(ctx, h.resolver, cmd.Target)
+	me, target, err := h.core.parties(ctx, h.resolver, cmd.UserID, cmd.As, cmd.Target)
 	if err != nil {
 		return Muted{}, err
 	}

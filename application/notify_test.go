@@ -50,99 +50,168 @@ func wantNotes(t *testing.T, got []string, want ...string) {
 	}
 }
 
-// Each kind is recorded once where the inbox accepts its activity; a
-// redelivered activity, or a Like undone and sent again, records nothing
-// new.
-func TestNotificationsOfEachKindOnce(t *testing.T) {
-	t.Parallel()
-	b := setupFed(t)
-	ctx := context.Background()
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	post := res.ObjectURI
-	const noteURI = "https://remote.example/users/bob/statuses/1"
-	like := `{"id":"https://remote.example/l/1","type":"Like","actor":"` + carol + `","object":"` + post + `"}`
-	for i, act := range []struct{ actor, body string }{
-		{bob, mentionNote(noteURI, bob, alice)},
-		{bob, mentionNote(noteURI, bob, alice)}, // redelivered
-		{bob, follow("https://remote.example/f/1", bob, alice)},
-		{bob, follow("https://remote.example/f/1", bob, alice)},
-		{carol, like},
-		{carol, like},
-		{carol, `{"type":"Undo","actor":"` + carol + `","object":{"id":"https://remote.example/l/1","type":"Like","actor":"` + carol + `","object":"` + post + `"}}`},
-		{carol, `{"id":"https://remote.example/l/2","type":"Like","actor":"` + carol + `","object":"` + post + `"}`}, // liked again
-		{carol, announce("https://remote.example/a/1", carol, post)},
-		{carol, announce("https://remote.example/a/1", carol, post)},
-	} {
-		if _, err := b.deliver("", act.actor, act.body); err != nil {
-			t.Fatalf("%d: %v", i, err)
-		}
-	}
-	wantNotes(t, b.notesOf(alice),
-		"reblog "+carol+" "+post,
-		"favourite "+carol+" "+post,
-		"follow "+bob+" ",
-		"mention "+bob+" "+noteURI)
+// vera is the second persona of the bundle's user, made by b.persona.
+const vera = local + "/users/vera"
 
-	// A locked persona's follows are requests.
-	if _, err := b.fed.SetLocked.Handle(ctx, application.SetLocked{UserID: b.userID, Kind: domain.NameKindPersona, Name: "alice", Locked: true}); err != nil {
-		t.Fatal(err)
+// persona makes another persona of the bundle's user and returns its
+// actor id.
+func (b *fedBundle) persona(name string) string {
+	b.t.Helper()
+	if _, err := b.app.CreatePersona.Handle(context.Background(), application.CreatePersona{UserID: b.userID, Name: name}); err != nil {
+		b.t.Fatal(err)
 	}
-	for range 2 {
-		if _, err := b.deliver("", carol, follow("https://remote.example/f/2", carol, alice)); err != nil {
-			t.Fatal(err)
+	return local + "/users/" + name
+}
+
+// inboxed is an activity an actor delivers to the shared inbox.
+type inboxed struct{ actor, body string }
+
+// deliverAll delivers each activity in turn; every one must be accepted.
+func (b *fedBundle) deliverAll(acts ...inboxed) {
+	b.t.Helper()
+	for i, act := range acts {
+		if _, err := b.deliver("", act.actor, act.body); err != nil {
+			b.t.Fatalf("activity %d: %v", i, err)
 		}
-	}
-	if got := b.notesOf(alice); got[0] != "follow_request "+carol+" " || len(got) != 5 {
-		t.Fatalf("after carol's follow of locked alice: %q", got)
 	}
 }
 
-// A persona hears nothing from an actor it blocks or mutes; another
-// persona mentioned in the same note does.
-func TestNotificationsNotFromBlockedOrMuted(t *testing.T) {
+func like(id, actor, object string) string {
+	return `{"id":"` + id + `","type":"Like","actor":"` + actor + `","object":"` + object + `"}`
+}
+
+// Which activities notify whom: each kind is recorded once where the
+// inbox accepts its activity (a redelivered activity, or a Like undone and
+// sent again, records nothing new), and a persona hears nothing from an
+// actor it blocks or mutes, nor from a silenced domain's actors it does
+// not follow but for their follow requests.
+func TestNotificationsOfDeliveries(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
-	ctx := context.Background()
-	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "vera"}); err != nil {
-		t.Fatal(err)
-	}
-	vera := local + "/users/vera"
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bl := range []struct {
-		target string
-		kind   domain.BlockKind
-	}{{bob, domain.BlockKindBlock}, {carol, domain.BlockKindMute}} {
-		blk, err := domain.NewActorBlock(alice, bl.target, bl.kind, "", b.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.blocks.AddBlock(ctx, blk); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, act := range []struct{ actor, body string }{
-		{bob, mentionNote("https://remote.example/users/bob/statuses/1", bob, alice, vera)},
-		{carol, mentionNote("https://remote.example/users/carol/statuses/2", carol, alice, vera)},
-		{carol, `{"id":"https://remote.example/l/1","type":"Like","actor":"` + carol + `","object":"` + res.ObjectURI + `"}`},
-		{carol, follow("https://remote.example/f/1", carol, alice)},
+	const (
+		bobsNote   = "https://remote.example/users/bob/statuses/1"
+		carolsNote = "https://remote.example/users/carol/statuses/2"
+	)
+	for _, tc := range []struct {
+		name string
+		// before sets the scene once alice has published post.
+		before func(b *fedBundle)
+		acts   func(post string) []inboxed
+		want   func(post string) map[string][]string // persona: its notifications, newest first
+		check  func(t *testing.T, b *fedBundle, post string)
+	}{
+		{
+			name: "each kind once",
+			acts: func(post string) []inboxed {
+				return []inboxed{
+					{bob, mentionNote(bobsNote, bob, alice)},
+					{bob, mentionNote(bobsNote, bob, alice)}, // redelivered
+					{bob, follow("https://remote.example/f/1", bob, alice)},
+					{bob, follow("https://remote.example/f/1", bob, alice)},
+					{carol, like("https://remote.example/l/1", carol, post)},
+					{carol, like("https://remote.example/l/1", carol, post)},
+					{carol, `{"type":"Undo","actor":"` + carol + `","object":` + like("https://remote.example/l/1", carol, post) + `}`},
+					{carol, like("https://remote.example/l/2", carol, post)}, // liked again
+					{carol, announce("https://remote.example/a/1", carol, post)},
+					{carol, announce("https://remote.example/a/1", carol, post)},
+				}
+			},
+			want: func(post string) map[string][]string {
+				return map[string][]string{alice: {"reblog " + carol + " " + post, "favourite " + carol + " " + post, "follow " + bob + " ", "mention " + bob + " " + bobsNote}}
+			},
+		},
+		{
+			name:   "a locked persona's follows are requests",
+			before: func(b *fedBundle) { b.lock("alice", domain.NameKindPersona, true) },
+			acts: func(string) []inboxed {
+				return []inboxed{{carol, follow("https://remote.example/f/2", carol, alice)}, {carol, follow("https://remote.example/f/2", carol, alice)}}
+			},
+			want: func(string) map[string][]string { return map[string][]string{alice: {"follow_request " + carol + " "}} },
+		},
+		{
+			name: "not from a blocked or muted actor",
+			before: func(b *fedBundle) {
+				b.persona("vera")
+				for _, bl := range []struct {
+					target string
+					kind   domain.BlockKind
+				}{{bob, domain.BlockKindBlock}, {carol, domain.BlockKindMute}} {
+					blk, err := domain.NewActorBlock(alice, bl.target, bl.kind, "", b.clock.Now())
+					if err != nil {
+						b.t.Fatal(err)
+					}
+					if _, err := b.blocks.AddBlock(context.Background(), blk); err != nil {
+						b.t.Fatal(err)
+					}
+				}
+			},
+			acts: func(post string) []inboxed {
+				return []inboxed{
+					{bob, mentionNote(bobsNote, bob, alice, vera)},
+					{carol, mentionNote(carolsNote, carol, alice, vera)},
+					{carol, like("https://remote.example/l/1", carol, post)},
+					{carol, follow("https://remote.example/f/1", carol, alice)},
+				}
+			},
+			// Another persona mentioned in the same notes hears them.
+			want: func(string) map[string][]string {
+				return map[string][]string{alice: nil, vera: {"mention " + carol + " " + carolsNote, "mention " + bob + " " + bobsNote}}
+			},
+			check: func(t *testing.T, b *fedBundle, post string) {
+				if c, err := b.fed.Collections.Reactions(context.Background(), post); err != nil || c[domain.ReactionLike] != 1 {
+					t.Fatalf("the muted actor's like was not recorded: %v %v", c, err)
+				}
+			},
+		},
+		{
+			name: "from a silenced domain only what alice follows, and follow requests",
+			before: func(b *fedBundle) {
+				b.block("remote.example", domain.SeveritySilence)
+				b.accepted(alice, bob)
+			},
+			acts: func(post string) []inboxed {
+				return []inboxed{
+					{bob, mentionNote(bobsNote, bob, alice)},
+					{carol, like("https://remote.example/l/1", carol, post)},
+					{carol, follow("https://remote.example/f/1", carol, alice)},
+				}
+			},
+			want: func(string) map[string][]string {
+				return map[string][]string{alice: {"follow_request " + carol + " ", "mention " + bob + " " + bobsNote}}
+			},
+		},
+		{
+			// A key longer than the stores' indexes take well is kept as
+			// its hash: the notification is recorded, once.
+			name: "an activity id of 1500 characters",
+			acts: func(string) []inboxed {
+				id := "https://remote.example/f/" + strings.Repeat("x", 1500)
+				return []inboxed{{bob, follow(id, bob, alice)}, {bob, follow(id, bob, alice)}}
+			},
+			want: func(string) map[string][]string { return map[string][]string{alice: {"follow " + bob + " "}} },
+			check: func(t *testing.T, b *fedBundle, _ string) {
+				ns, err := b.notes.Notifications(context.Background(), alice, domain.NotificationFilter{Limit: 10})
+				if err != nil || len(ns) != 1 || len(ns[0].Key) > 100 {
+					t.Fatalf("%+v %v", ns, err)
+				}
+			},
+		},
 	} {
-		if _, err := b.deliver("", act.actor, act.body); err != nil {
-			t.Fatalf("%d: %v", i, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupFed(t)
+			res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
+			if tc.before != nil {
+				tc.before(b)
+			}
+			b.deliverAll(tc.acts(res.ObjectURI)...)
+			for persona, want := range tc.want(res.ObjectURI) {
+				wantNotes(t, b.notesOf(persona), want...)
+			}
+			if tc.check != nil {
+				tc.check(t, b, res.ObjectURI)
+			}
+		})
 	}
-	if c, err := b.fed.Collections.Reactions(ctx, res.ObjectURI); err != nil || c[domain.ReactionLike] != 1 {
-		t.Fatalf("the muted actor's like was not recorded: %v %v", c, err)
-	}
-	wantNotes(t, b.notesOf(alice))
-	wantNotes(t, b.notesOf(vera),
-		"mention "+carol+" https://remote.example/users/carol/statuses/2",
-		"mention "+bob+" https://remote.example/users/bob/statuses/1")
 }
 
 // A poll that ends tells its author and its local voters, once: ours when
@@ -151,10 +220,7 @@ func TestNotificationsOfPollsThatEnded(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "vera"}); err != nil {
-		t.Fatal(err)
-	}
-	vera := local + "/users/vera"
+	b.persona("vera")
 	uri := publishPoll(t, b, false)
 	if _, err := b.fed.Vote.Handle(ctx, application.Vote{UserID: b.userID, As: "vera", Poll: uri, Indexes: []int{0}}); err != nil {
 		t.Fatal(err)
@@ -201,18 +267,10 @@ func TestNotificationsGoWithTheirActorAndPersona(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "vera"}); err != nil {
-		t.Fatal(err)
-	}
-	vera := local + "/users/vera"
-	for _, act := range []struct{ actor, body string }{
-		{bob, mentionNote("https://remote.example/users/bob/statuses/1", bob, alice, vera)},
-		{carol, mentionNote("https://remote.example/users/carol/statuses/2", carol, alice, vera)},
-	} {
-		if _, err := b.deliver("", act.actor, act.body); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b.persona("vera")
+	b.deliverAll(
+		inboxed{bob, mentionNote("https://remote.example/users/bob/statuses/1", bob, alice, vera)},
+		inboxed{carol, mentionNote("https://remote.example/users/carol/statuses/2", carol, alice, vera)})
 	if _, err := b.deliver("", bob, `{"id":"`+bob+`#delete","type":"Delete","actor":"`+bob+`","object":"`+bob+`"}`); err != nil {
 		t.Fatal(err)
 	}
@@ -235,10 +293,7 @@ func TestNotificationsOfEditsOfBoostedPosts(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "vera"}); err != nil {
-		t.Fatal(err)
-	}
-	vera := local + "/users/vera"
+	b.persona("vera")
 	b.accepted(alice, bob)
 	b.accepted(vera, bob)
 	const obj = "https://remote.example/users/bob/statuses/e1"
@@ -262,47 +317,4 @@ func TestNotificationsOfEditsOfBoostedPosts(t *testing.T) {
 	edit(2)
 	wantNotes(t, b.notesOf(alice), "update "+bob+" "+obj, "update "+bob+" "+obj)
 	wantNotes(t, b.notesOf(vera))
-}
-
-// A key longer than the stores' indexes take well (an activity id of 1500
-// characters) is kept as its hash: the notification is recorded, once.
-func TestNotificationOfALongActivityID(t *testing.T) {
-	t.Parallel()
-	b := setupFed(t)
-	id := "https://remote.example/f/" + strings.Repeat("x", 1500)
-	for range 2 {
-		if _, err := b.deliver("", bob, follow(id, bob, alice)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wantNotes(t, b.notesOf(alice), "follow "+bob+" ")
-	ns, err := b.notes.Notifications(context.Background(), alice, domain.NotificationFilter{Limit: 10})
-	if err != nil || len(ns) != 1 || len(ns[0].Key) > 100 {
-		t.Fatalf("%+v %v", ns, err)
-	}
-}
-
-// A silenced domain's actors reach a persona's notifications only when it
-// follows them, but for their follow requests, which wait for its answer.
-func TestNotificationsFromASilencedDomain(t *testing.T) {
-	t.Parallel()
-	b := setupFed(t)
-	ctx := context.Background()
-	b.block("remote.example", domain.SeveritySilence)
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.accepted(alice, bob)
-	const noteURI = "https://remote.example/users/bob/statuses/1"
-	for i, act := range []struct{ actor, body string }{
-		{bob, mentionNote(noteURI, bob, alice)},
-		{carol, `{"id":"https://remote.example/l/1","type":"Like","actor":"` + carol + `","object":"` + res.ObjectURI + `"}`},
-		{carol, follow("https://remote.example/f/1", carol, alice)},
-	} {
-		if _, err := b.deliver("", act.actor, act.body); err != nil {
-			t.Fatalf("%d: %v", i, err)
-		}
-	}
-	wantNotes(t, b.notesOf(alice), "follow_request "+carol+" ", "mention "+bob+" "+noteURI)
 }

@@ -65,10 +65,7 @@ type AuthorizeHandler struct{ deps Deps }
 // redirect URI is domain.ErrInvalidClient or domain.ErrInvalidRedirectURI
 // (shown, never redirected to); the rest is an *AuthorizeError.
 func (h AuthorizeHandler) Check(ctx context.Context, req AuthorizeRequest) (AuthorizeCheck, error) {
-	app, err := h.deps.OAuth.AppByClientID(ctx, req.ClientID)
-	if errors.Is(err, domain.ErrNotFound) {
-		return AuthorizeCheck{}, fmt.Errorf("%w: no application with this client_id", domain.ErrInvalidClient)
-	}
+	app, err := clientApp(ctx, h.deps.OAuth, req.ClientID)
 	if err != nil {
 		return AuthorizeCheck{}, err
 	}

@@ -23,15 +23,9 @@ type RevokeTokenHandler struct{ deps Deps }
 // the client cannot do anything about it); another client's token is
 // domain.ErrForbidden and stays.
 func (h RevokeTokenHandler) Handle(ctx context.Context, cmd RevokeToken) error {
-	app, err := h.deps.OAuth.AppByClientID(ctx, cmd.ClientID)
-	if errors.Is(err, domain.ErrNotFound) {
-		return fmt.Errorf("%w: unknown client_id", domain.ErrInvalidClient)
-	}
+	app, err := authenticateClient(ctx, h.deps.OAuth, cmd.ClientID, cmd.ClientSecret)
 	if err != nil {
 		return err
-	}
-	if err := app.CheckSecret(cmd.ClientSecret); err != nil {
-		return fmt.Errorf("%w: wrong client_secret", domain.ErrInvalidClient)
 	}
 	hash := domain.HashToken(cmd.Token)
 	t, err := h.deps.OAuth.TokenByHash(ctx, hash)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
 )
 
 // IssueToken is POST /oauth/token.
@@ -35,15 +36,9 @@ type IssueTokenHandler struct{ deps Deps }
 // domain.ErrInvalidClient, ErrInvalidGrant, ErrInvalidScope or
 // ErrUnsupportedGrantType (the RFC 6749 §5.2 codes), with a description.
 func (h IssueTokenHandler) Handle(ctx context.Context, cmd IssueToken) (IssuedToken, error) {
-	app, err := h.deps.OAuth.AppByClientID(ctx, cmd.ClientID)
-	if errors.Is(err, domain.ErrNotFound) {
-		return IssuedToken{}, fmt.Errorf("%w: unknown client_id", domain.ErrInvalidClient)
-	}
+	app, err := authenticateClient(ctx, h.deps.OAuth, cmd.ClientID, cmd.ClientSecret)
 	if err != nil {
 		return IssuedToken{}, err
-	}
-	if err := app.CheckSecret(cmd.ClientSecret); err != nil {
-		return IssuedToken{}, fmt.Errorf("%w: wrong client_secret", domain.ErrInvalidClient)
 	}
 	switch cmd.GrantType {
 	case "authorization_code":
@@ -141,4 +136,28 @@ func activePersona(ctx context.Context, deps Deps, userID, avatarID string) (dom
 		return domain.Avatar{}, fmt.Errorf("%w: the persona is gone", domain.ErrUnauthorized)
 	}
 	return a, nil
+}
+
+// clientApp is the application of a client_id; an unknown one is
+// domain.ErrInvalidClient.
+func clientApp(ctx context.Context, store ports.OAuthStore, clientID string) (domain.OAuthApp, error) {
+	app, err := store.AppByClientID(ctx, clientID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.OAuthApp{}, fmt.Errorf("%w: unknown client_id", domain.ErrInvalidClient)
+	}
+	return app, err
+}
+
+// authenticateClient is the application of a client that proved itself
+// with its secret (RFC 6749 §2.3.1); an unknown client or a wrong secret
+// is domain.ErrInvalidClient.
+func authenticateClient(ctx context.Context, store ports.OAuthStore, clientID, secret string) (domain.OAuthApp, error) {
+	app, err := clientApp(ctx, store, clientID)
+	if err != nil {
+		return domain.OAuthApp{}, err
+	}
+	if err := app.CheckSecret(secret); err != nil {
+		return domain.OAuthApp{}, fmt.Errorf("%w: wrong client_secret", domain.ErrInvalidClient)
+	}
+	return app, nil
 }

@@ -22,10 +22,7 @@ func TestPublishToALocalGroupIsAnnounced(t *testing.T) {
 		}
 	}
 	before := len(b.allJobs())
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello club", To: []string{club}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "hello club", To: []string{club}})
 	p, err := b.content.PostByObjectURI(ctx, res.ObjectURI)
 	if err != nil || p.GroupURI != club {
 		t.Fatalf("post %+v %v", p, err)

@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"fmt"
 )
 
 // RemoveFollower asks that an actor no longer follow a persona (Mastodon's
@@ -31,19 +30,12 @@ type RemoveFollowerHandler struct {
 // persona.
 func (h RemoveFollowerHandler) Handle(ctx context.Context, cmd RemoveFollower) (FollowerRemoved, error) {
 	d := h.core.deps
-	me, err := h.core.ownPersona(ctx, cmd.UserID, cmd.As)
+	me, target, err := h.core.parties(ctx, h.resolver, cmd.UserID, cmd.As, cmd.Target)
 	if err != nil {
 		return FollowerRemoved{}, err
 	}
-	target, err := h.core.actorNamed(ctx, h.resolver, cmd.Target)
+	f, err := h.core.endFollow(ctx, target.URI, me.URI, clip(target.URI), me.Name)
 	if err != nil {
-		return FollowerRemoved{}, err
-	}
-	f, err := d.Followers.Get(ctx, target.URI, me.URI)
-	if err != nil {
-		return FollowerRemoved{}, fmt.Errorf("follow of %s by %s: %w", me.Name, clip(target.URI), err)
-	}
-	if err := d.Followers.Remove(ctx, target.URI, me.URI); err != nil && !notFound(err) {
 		return FollowerRemoved{}, err
 	}
 	if target.Remote != nil {

@@ -56,10 +56,7 @@ func TestReportRemoteRefusals(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	other, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "mallory", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := signUp(t, b.app.SignUp, "mallory")
 	many := make([]string, domain.MaxReportURIs)
 	for i := range many {
 		many[i] = fmt.Sprintf("%s/statuses/%d", bob, i)

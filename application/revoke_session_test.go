@@ -13,10 +13,7 @@ func TestRevokeSession(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
 	ctx := context.Background()
-	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signUp(t, b.app.SignUp, "alice")
 	other, err := b.app.Login.Handle(ctx, application.Login{UserName: "alice", Password: "correct horse"})
 	if err != nil {
 		t.Fatal(err)

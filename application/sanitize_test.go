@@ -207,10 +207,7 @@ func TestNoSanitizerFailsClosed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := newApp(t, func(d *application.Deps) { d.HTML = nil })
-	s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := signUp(t, b.app.SignUp, "alice")
 	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "alice", Content: "hello"}); err == nil {
 		t.Fatal("published without a sanitizer")
 	}

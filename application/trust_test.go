@@ -38,10 +38,7 @@ func TestInboxRelevance(t *testing.T) {
 		{"addressed to a group", nil, note(obj, bob, "<p>club</p>", application.ASPublic, club), true},
 		{"a direct note to a persona", nil, note(obj, bob, "<p>psst</p>", alice), true},
 		{"replies to a note of ours", func(b *fedBundle) {
-			p, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello", Visibility: domain.VisibilityPublic})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "hello", Visibility: domain.VisibilityPublic})
 			b.replyTarget = p.ObjectURI
 		}, "", true},
 	}
@@ -160,10 +157,7 @@ func TestInboxDeletePerson(t *testing.T) {
 	const own = "https://remote.example/users/bob/statuses/p1"
 	mustDeliver(t, b, bob, note(own, bob, "<p>mine</p>", application.ASPublic))
 	mustDeliver(t, b, bob, follow("https://remote.example/f/1", bob, alice))
-	p, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "hello", Visibility: domain.VisibilityPublic})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "hello", Visibility: domain.VisibilityPublic})
 	mustDeliver(t, b, bob, `{"id":"https://remote.example/l/1","type":"Like","actor":"`+bob+`","object":"`+p.ObjectURI+`"}`)
 	signer := b.signer(bob)
 
@@ -183,7 +177,7 @@ func TestInboxDeletePerson(t *testing.T) {
 	// Its key is refused from now on, without a fetch, and it cannot be
 	// cached again.
 	before := b.fetcher.count(bob)
-	_, _, err = b.fed.Resolver.ByKeyID(ctx, signer.PublicKeyID)
+	_, _, err := b.fed.Resolver.ByKeyID(ctx, signer.PublicKeyID)
 	if !errors.Is(err, domain.ErrUnauthorized) || !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("deleted actor's key: %v, want ErrUnauthorized and ErrNotFound", err)
 	}

@@ -33,14 +33,7 @@ type UnblockActorHandler struct {
 // target.
 func (h UnblockActorHandler) Handle(ctx context.Context, cmd UnblockActor) (Unblocked, error) {
 	d := h.core.deps
-	if d.Blocks == nil {
-		return Unblocked{}, fmt.Errorf("%w: blocks are not kept by this server", domain.ErrUnavailable)
-	}
-	me, err := h.core.ownPersona(ctx, cmd.UserID, cmd.As)
-	if err != nil {
-		return Unblocked{}, err
-	}
-	fa, err := h.core.remoteNamed(ctx, h.resolver, cmd.Target, "blocked")
+	me, fa, err := h.core.blockParties(ctx, h.resolver, cmd.UserID, cmd.As, cmd.Target)
 	if err != nil {
 		return Unblocked{}, err
 	}

@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/heraldfed/herald/domain"
 )
@@ -36,19 +35,12 @@ type UnfollowHandler struct {
 // the target.
 func (h UnfollowHandler) Handle(ctx context.Context, cmd Unfollow) (Unfollowed, error) {
 	d := h.core.deps
-	me, err := h.core.ownPersona(ctx, cmd.UserID, cmd.As)
+	me, target, err := h.core.parties(ctx, h.resolver, cmd.UserID, cmd.As, cmd.Target)
 	if err != nil {
 		return Unfollowed{}, err
 	}
-	target, err := h.core.actorNamed(ctx, h.resolver, cmd.Target)
+	f, err := h.core.endFollow(ctx, me.URI, target.URI, me.Name, clip(target.URI))
 	if err != nil {
-		return Unfollowed{}, err
-	}
-	f, err := d.Followers.Get(ctx, me.URI, target.URI)
-	if err != nil {
-		return Unfollowed{}, fmt.Errorf("follow of %s by %s: %w", clip(target.URI), me.Name, err)
-	}
-	if err := d.Followers.Remove(ctx, me.URI, target.URI); err != nil && !notFound(err) {
 		return Unfollowed{}, err
 	}
 	out := Unfollowed{Target: target.URI, State: f.State}

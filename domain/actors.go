@@ -143,6 +143,15 @@ func (f ForeignAvatar) Stale(now time.Time) bool {
 // the actor offers one, so one job serves every follower on that server.
 func (f ForeignAvatar) DeliveryInbox() string { return f.Inboxes().DeliveryInbox() }
 
+// OwnInbox is where an activity meant for this actor alone goes (a Follow,
+// its answer): its own inbox, else the delivery inbox.
+func (f ForeignAvatar) OwnInbox() string {
+	if f.Inbox != "" {
+		return f.Inbox
+	}
+	return f.DeliveryInbox()
+}
+
 // Inboxes is what a delivery needs of the actor.
 func (f ForeignAvatar) Inboxes() ActorInboxes {
 	return ActorInboxes{ActorURI: f.ActorURI, Inbox: f.Inbox, SharedInbox: f.SharedInbox}

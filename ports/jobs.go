@@ -132,7 +132,7 @@ type JobAdmin interface {
 	// Counts returns the number of jobs in each state (every state present).
 	Counts(ctx context.Context) (map[domain.JobState]int, error)
 	// CountsByHost returns per-host counts of the given state, largest
-	// first, at most limit rows.
+	// first (ties by host), at most limit rows.
 	CountsByHost(ctx context.Context, state domain.JobState, limit int) ([]HostCount, error)
 	// CountsOfBody returns the number of jobs in each state (every state
 	// present) that send the body bodyID: a fan-out's progress.

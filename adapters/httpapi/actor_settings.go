@@ -75,10 +75,6 @@ type keyRotatedJSON struct {
 func (f *FollowRoutes) rotateKey(kind domain.NameKind) func(http.ResponseWriter, *http.Request, domain.RootUser) {
 	return func(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 		res, err := f.fed.RotateKey.Handle(r.Context(), application.RotateKey{UserID: u.ID, Kind: kind, Name: mux.Vars(r)["name"]})
-		if err != nil {
-			writeError(w, r, f.log, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, keyRotatedJSON{URI: res.Actor, KeyID: res.KeyID, Queued: res.Queued})
+		reply(w, r, f.log, err, http.StatusOK, keyRotatedJSON{URI: res.Actor, KeyID: res.KeyID, Queued: res.Queued})
 	}
 }

@@ -55,15 +55,7 @@ func (f *FollowRoutes) block(w http.ResponseWriter, r *http.Request, u domain.Ro
 		return
 	}
 	res, err := f.fed.Block.Handle(r.Context(), application.BlockActor{UserID: u.ID, As: in.As, Target: in.Target})
-	if err != nil {
-		writeError(w, r, f.log, err)
-		return
-	}
-	status := http.StatusOK
-	if res.Created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, blockedJSON{Target: res.Target, Activity: res.ActivityID, Created: res.Created,
+	reply(w, r, f.log, err, createdOrOK(res.Created), blockedJSON{Target: res.Target, Activity: res.ActivityID, Created: res.Created,
 		Unfollowed: res.Unfollowed, FollowerRemoved: res.FollowerRemoved, Queued: res.Queued})
 }
 
@@ -83,11 +75,7 @@ func (f *FollowRoutes) unblock(w http.ResponseWriter, r *http.Request, u domain.
 		return
 	}
 	res, err := f.fed.Unblock.Handle(r.Context(), application.UnblockActor{UserID: u.ID, As: in.As, Target: in.Target})
-	if err != nil {
-		writeError(w, r, f.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, undoneJSON{Target: res.Target, Activity: res.ActivityID, Queued: res.Queued})
+	reply(w, r, f.log, err, http.StatusOK, undoneJSON{Target: res.Target, Activity: res.ActivityID, Queued: res.Queued})
 }
 
 type blockJSON struct {
@@ -139,11 +127,7 @@ func (f *FollowRoutes) mute(unmute bool) func(http.ResponseWriter, *http.Request
 			return
 		}
 		res, err := f.fed.Mute.Handle(r.Context(), application.MuteActor{UserID: u.ID, As: in.As, Target: in.Target, Unmute: unmute})
-		if err != nil {
-			writeError(w, r, f.log, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, mutedJSON{Target: res.Target, Muted: !unmute, Changed: res.Changed})
+		reply(w, r, f.log, err, http.StatusOK, mutedJSON{Target: res.Target, Muted: !unmute, Changed: res.Changed})
 	}
 }
 
@@ -156,11 +140,7 @@ func (f *FollowRoutes) unfollow(w http.ResponseWriter, r *http.Request, u domain
 		return
 	}
 	res, err := f.fed.Unfollow.Handle(r.Context(), application.Unfollow{UserID: u.ID, As: in.As, Target: in.Target})
-	if err != nil {
-		writeError(w, r, f.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, undoneJSON{Target: res.Target, Activity: res.ActivityID, State: string(res.State), Queued: res.Queued})
+	reply(w, r, f.log, err, http.StatusOK, undoneJSON{Target: res.Target, Activity: res.ActivityID, State: string(res.State), Queued: res.Queued})
 }
 
 // removeFollower removes a follower (its Follow rejected): 200; 404 when
@@ -172,9 +152,5 @@ func (f *FollowRoutes) removeFollower(w http.ResponseWriter, r *http.Request, u 
 		return
 	}
 	res, err := f.fed.RemoveFollower.Handle(r.Context(), application.RemoveFollower{UserID: u.ID, As: in.As, Target: in.Target})
-	if err != nil {
-		writeError(w, r, f.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"target": res.Target, "state": "removed"})
+	reply(w, r, f.log, err, http.StatusOK, map[string]string{"target": res.Target, "state": "removed"})
 }

@@ -84,11 +84,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, err := h.app.Login.Handle(r.Context(), application.Login{UserName: in.UserName, Password: in.Password})
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, sessionJSON{Token: s.Token, UserID: s.User.ID, UserName: s.User.UserName})
+	reply(w, r, h.log, err, http.StatusCreated, sessionJSON{Token: s.Token, UserID: s.User.ID, UserName: s.User.UserName})
 }
 
 // logout revokes the presented token, and only it (204).
@@ -114,11 +110,7 @@ func (h *Handler) createPersona(w http.ResponseWriter, r *http.Request, u domain
 		return
 	}
 	a, err := h.app.CreatePersona.Handle(r.Context(), application.CreatePersona{UserID: u.ID, Name: in.Name, Locked: in.Locked != nil && *in.Locked})
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, h.persona(a))
+	reply(w, r, h.log, err, http.StatusCreated, h.persona(a))
 }
 
 func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
@@ -128,9 +120,5 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request, u domain.R
 		return
 	}
 	g, err := h.app.CreateGroup.Handle(r.Context(), application.CreateGroup{UserID: u.ID, Name: in.Name, Locked: in.Locked})
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, actorJSON{ID: g.ID, Name: g.Name, URI: h.app.URLs.Group(g.Name), Kind: string(domain.NameKindGroup), CreatedAt: g.CreatedAt, Locked: g.Locked})
+	reply(w, r, h.log, err, http.StatusCreated, actorJSON{ID: g.ID, Name: g.Name, URI: h.app.URLs.Group(g.Name), Kind: string(domain.NameKindGroup), CreatedAt: g.CreatedAt, Locked: g.Locked})
 }

@@ -56,6 +56,25 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	writeJSON(w, status, errorBody{Error: msg})
 }
 
+// reply answers v as JSON with status, or err (writeError) when there is
+// one: v is then not written.
+func reply(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, status int, v any) {
+	if err != nil {
+		writeError(w, r, log, err)
+		return
+	}
+	writeJSON(w, status, v)
+}
+
+// createdOrOK is the status of a write that may have been made already:
+// 201 when this request made it, else 200.
+func createdOrOK(created bool) int {
+	if created {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)

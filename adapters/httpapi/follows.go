@@ -76,15 +76,7 @@ func (f *FollowRoutes) follow(w http.ResponseWriter, r *http.Request, u domain.R
 		return
 	}
 	res, err := f.fed.FollowRemote.Handle(r.Context(), application.FollowRemote{UserID: u.ID, As: in.As, Target: in.Target})
-	if err != nil {
-		writeError(w, r, f.log, err)
-		return
-	}
-	status := http.StatusOK
-	if res.Created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, followedJSON{Target: res.Target, State: string(res.State), Activity: res.ActivityID, Created: res.Created, Queued: res.Queued})
+	reply(w, r, f.log, err, createdOrOK(res.Created), followedJSON{Target: res.Target, State: string(res.State), Activity: res.ActivityID, Created: res.Created, Queued: res.Queued})
 }
 
 type followRequestJSON struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -94,25 +93,10 @@ func (okReady) Ready(context.Context) error { return nil }
 
 func (s *followServer) call(t *testing.T, method, path, token, body string) (int, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
+	if body == "" {
+		return request(t, method, s.URL+path, token, "", nil)
 	}
-	req, _ := http.NewRequest(method, s.URL+path, rd)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m
+	return request(t, method, s.URL+path, token, "application/json", strings.NewReader(body))
 }
 
 func (s *followServer) jobCount(t *testing.T) int {

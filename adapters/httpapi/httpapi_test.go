@@ -79,7 +79,14 @@ func newServer(t *testing.T, readiness error) *server {
 
 func (s *server) do(t *testing.T, method, path, token, contentType string, body io.Reader) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, s.URL+path, body)
+	return request(t, method, s.URL+path, token, contentType, body)
+}
+
+// request sends one request, with a bearer token and a content type when
+// given, and decodes the JSON object it answers.
+func request(t *testing.T, method, url, token, contentType string, body io.Reader) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, body)
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}

@@ -25,9 +25,5 @@ type deletionJSON struct {
 // one deleted already.
 func (h *Handler) deletePersona(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	d, err := h.app.DeletePersona.Handle(r.Context(), application.DeletePersona{UserID: u.ID, Name: mux.Vars(r)["name"]})
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, deletionJSON{Name: d.Name, URI: d.URI, DeletedAt: d.DeletedAt, Status: "deleting"})
+	reply(w, r, h.log, err, http.StatusAccepted, deletionJSON{Name: d.Name, URI: d.URI, DeletedAt: d.DeletedAt, Status: "deleting"})
 }

@@ -423,11 +423,7 @@ func (p *PostRoutes) editPost(w http.ResponseWriter, r *http.Request, u domain.R
 // for a post that is not the account's.
 func (p *PostRoutes) deletePost(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	res, err := p.fed.OwnPosts.Delete(r.Context(), application.DeletePost{UserID: u.ID, ID: mux.Vars(r)["id"]})
-	if err != nil {
-		writeError(w, r, p.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, ownPostJSON{URI: res.ObjectURI, Activity: res.ActivityID, Queued: res.Queued})
+	reply(w, r, p.log, err, http.StatusOK, ownPostJSON{URI: res.ObjectURI, Activity: res.ActivityID, Queued: res.Queued})
 }
 
 type boostJSON struct {
@@ -451,15 +447,7 @@ func (p *PostRoutes) boost(w http.ResponseWriter, r *http.Request, u domain.Root
 		return
 	}
 	res, err := p.fed.Boost.Handle(r.Context(), application.Boost{UserID: u.ID, As: in.As, Object: in.Object})
-	if err != nil {
-		writeError(w, r, p.log, err)
-		return
-	}
-	status := http.StatusOK
-	if res.Created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, boostedJSON{Object: res.ObjectURI, Activity: res.ActivityID, Created: res.Created, Queued: res.Queued})
+	reply(w, r, p.log, err, createdOrOK(res.Created), boostedJSON{Object: res.ObjectURI, Activity: res.ActivityID, Created: res.Created, Queued: res.Queued})
 }
 
 // unboost takes a persona's boost back (DELETE
@@ -468,9 +456,5 @@ func (p *PostRoutes) boost(w http.ResponseWriter, r *http.Request, u domain.Root
 func (p *PostRoutes) unboost(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	q := r.URL.Query()
 	res, err := p.fed.Boost.Undo(r.Context(), application.Boost{UserID: u.ID, As: q.Get("as"), Object: q.Get("object")})
-	if err != nil {
-		writeError(w, r, p.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, boostedJSON{Object: res.ObjectURI, Activity: res.ActivityID, Created: res.Created, Queued: res.Queued})
+	reply(w, r, p.log, err, http.StatusOK, boostedJSON{Object: res.ObjectURI, Activity: res.ActivityID, Created: res.Created, Queued: res.Queued})
 }

@@ -31,9 +31,5 @@ func (f *FollowRoutes) report(w http.ResponseWriter, r *http.Request, u domain.R
 	}
 	res, err := f.fed.Report.Handle(r.Context(), application.ReportRemote{UserID: u.ID, As: in.As, Target: in.Target,
 		Comment: in.Comment, Objects: in.Objects})
-	if err != nil {
-		writeError(w, r, f.log, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, reportedJSON{Activity: res.ActivityID, Target: res.Target, Inbox: res.Inbox, Queued: res.Queued})
+	reply(w, r, f.log, err, http.StatusAccepted, reportedJSON{Activity: res.ActivityID, Target: res.Target, Inbox: res.Inbox, Queued: res.Queued})
 }

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,21 +28,14 @@ func TestJobStoreByCopy(t *testing.T) {
 }
 
 func jobStoreContract(t *testing.T, newStore func(*pgxpool.Pool) *postgres.JobStore) {
-	var mu sync.Mutex
-	pools := map[contract.Jobs]*pgxpool.Pool{}
+	var pools contract.Opened[*pgxpool.Pool]
 	open := func(t *testing.T) contract.Jobs {
 		p := migrated(t)
-		s := newStore(p)
-		mu.Lock()
-		pools[s] = p
-		mu.Unlock()
-		return s
+		return pools.Add(newStore(p), p)
 	}
 	second := contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
 		// A pool of its own on the same schema: another process.
-		mu.Lock()
-		p := pools[s]
-		mu.Unlock()
+		p, _ := pools.Of(s)
 		other, err := pgxpool.NewWithConfig(testCtx(t), p.Config())
 		if err != nil {
 			t.Fatal(err)
@@ -51,7 +43,14 @@ func jobStoreContract(t *testing.T, newStore func(*pgxpool.Pool) *postgres.JobSt
 		t.Cleanup(other.Close)
 		return newStore(other)
 	})
-	contract.JobStore(t, open, second)
+	kept := contract.KeptCounts(func(t *testing.T, s contract.Jobs, after string, reaped bool) {
+		p, _ := pools.Of(s)
+		mustNoCountDrift(t, p, after)
+		if reaped {
+			mustFoldedCounts(t, p, after)
+		}
+	})
+	contract.JobStore(t, open, second, kept)
 	contract.JobStoreReadyHosts(t, open, second)
 }
 

@@ -1,9 +1,8 @@
 package postgres_test
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -63,108 +62,50 @@ func TestJobCountsMatchJobsUnderChaos(t *testing.T) {
 	mustNoCountDrift(t, first, "after the chaos")
 }
 
-// The triggers count every statement that changes jobs, not only the
-// store's own: an enqueue (and the same jobs again, a no-op), a lease, a
-// settlement, an operator's change of host, other columns changed, the end
-// of a domain's jobs, a retry of the dead, a purge, a delete, a truncate.
-// A reaper pass folds the deltas and changes no count.
-func TestJobCountsFollowEveryWrite(t *testing.T) {
+// mustFoldedCounts fails unless job_counts holds one row with a count per
+// (state, host): what a reaper pass leaves.
+func mustFoldedCounts(t *testing.T, p *pgxpool.Pool, when string) {
+	t.Helper()
+	if n := count(t, p, `SELECT count(*) FROM (SELECT 1 FROM job_counts GROUP BY state, host HAVING count(*) > 1 OR sum(n) = 0) d`); n != 0 {
+		t.Errorf("%s: %d (state, host) pairs not folded into one row with a count", when, n)
+	}
+}
+
+// The triggers count the statements that change jobs by hand too (an
+// operator's, beside the store): a change of host, of other columns, two
+// updates of jobs in one statement, a delete, a truncate. The store's own
+// writes are the contract's counts case, which TestJobStore runs with
+// mustNoCountDrift after each and mustFoldedCounts after each Reap.
+func TestJobCountsFollowStatementsByHand(t *testing.T) {
 	t.Parallel()
 	p := migrated(t)
 	s := postgres.NewJobStore(p)
-	ctx := testCtx(t)
+	exec := func(ctx context.Context, sql string, args ...any) error {
+		_, err := p.Exec(ctx, sql, args...)
+		return err
+	}
+	check := func(t *testing.T, after string) { mustNoCountDrift(t, p, after) }
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	var jobs []domain.Job
-	for i, host := range []string{"a.example", "a.example", "a.example", "b.example", "c.example"} {
-		jobs = append(jobs, newJob(t, fmt.Sprintf("j%d", i), host, now.Add(time.Duration(i-10)*time.Millisecond)))
-	}
-	type want struct {
-		states map[domain.JobState]int
-		queued string // CountsByHost(queued), "host=n" joined by spaces
-	}
-	exec := func(sql string, args ...any) func() error {
-		return func() error { _, err := p.Exec(ctx, sql, args...); return err }
-	}
-	reap := func() error { _, err := s.Reap(ctx, now, domain.MaxAttempts); return err }
-	steps := []struct {
-		name string
-		do   func() error
-		want want
-	}{
-		{"enqueued", func() error { _, err := s.Enqueue(ctx, jobs); return err },
-			want{map[domain.JobState]int{domain.JobQueued: 5}, "a.example=3 b.example=1 c.example=1"}},
-		{"enqueued again (dedupe no-op)", func() error { _, err := s.Enqueue(ctx, jobs); return err },
-			want{map[domain.JobState]int{domain.JobQueued: 5}, "a.example=3 b.example=1 c.example=1"}},
-		{"two of a.example leased", func() error {
-			got, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t1", Now: now, Until: now.Add(time.Minute), Limit: 2, PerHost: 2,
-				SkipHosts: []string{"b.example", "c.example"}})
-			if err == nil && (len(got) != 2 || got[0].ID != jobs[0].ID || got[1].ID != jobs[1].ID) {
-				err = fmt.Errorf("leased %v, want a.example's two oldest", got)
-			}
-			return err
-		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobLeased: 2}, "a.example=1 b.example=1 c.example=1"}},
-		{"folded", reap, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobLeased: 2}, "a.example=1 b.example=1 c.example=1"}},
-		{"one succeeded, one dead", func() error {
-			_, err := s.Settle(ctx, []ports.Settlement{
-				{ID: jobs[0].ID, Token: "t1", State: domain.JobSucceeded, Attempts: 1, FinishedAt: now},
-				{ID: jobs[1].ID, Token: "t1", State: domain.JobDead, Attempts: 1, LastError: "410", FinishedAt: now},
-			})
-			return err
-		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "a.example=1 b.example=1 c.example=1"}},
-		{"an operator moves a job to another host", exec(`UPDATE jobs SET host = 'b.example' WHERE id = $1`, jobs[2].ID),
-			want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "b.example=2 c.example=1"}},
-		{"other columns changed", exec(`UPDATE jobs SET attempts = 3`),
-			want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "b.example=2 c.example=1"}},
-		{"two updates of jobs in one statement", exec(`
+	contract.CountsFollowStatements(t, s, exec, check, []contract.Statement{
+		{Name: "an operator moves a job to another host", SQL: `UPDATE jobs SET host = 'b.example' WHERE id = $1`, Args: []any{contract.JobID("j2")},
+			Want: contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
+		{Name: "other columns changed", SQL: `UPDATE jobs SET attempts = 3`,
+			Want: contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
+		{Name: "two updates of jobs in one statement", SQL: `
 WITH a AS (UPDATE jobs SET state = 'dead', finished_at = $2 WHERE id = $1 RETURNING 1),
 	b AS (UPDATE jobs SET state = 'dead', finished_at = $2 WHERE id = $3 RETURNING 1)
-SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b)`, jobs[2].ID, now, jobs[3].ID),
-			want{map[domain.JobState]int{domain.JobQueued: 1, domain.JobSucceeded: 1, domain.JobDead: 3}, "c.example=1"}},
-		{"b.example's dead retried", func() error { _, err := s.RetryDead(ctx, "", "b.example", now); return err },
-			want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "b.example=2 c.example=1"}},
-		{"c.example's jobs ended", func() error { _, err := s.EndDomainJobs(ctx, "c.example", "suspended", now); return err },
-			want{map[domain.JobState]int{domain.JobQueued: 2, domain.JobSucceeded: 1, domain.JobDead: 2}, "b.example=2"}},
-		{"folded again", reap, want{map[domain.JobState]int{domain.JobQueued: 2, domain.JobSucceeded: 1, domain.JobDead: 2}, "b.example=2"}},
-		{"finished jobs purged", func() error { _, err := s.Purge(ctx, now.Add(time.Hour)); return err },
-			want{map[domain.JobState]int{domain.JobQueued: 2}, "b.example=2"}},
-		{"deleted", exec(`DELETE FROM jobs WHERE id = $1`, jobs[2].ID),
-			want{map[domain.JobState]int{domain.JobQueued: 1}, "b.example=1"}},
-		{"truncated", exec(`TRUNCATE jobs`), want{map[domain.JobState]int{}, ""}},
-		{"enqueued after the truncate", func() error { _, err := s.Enqueue(ctx, jobs[4:]); return err },
-			want{map[domain.JobState]int{domain.JobQueued: 1}, "c.example=1"}},
+SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b)`, Args: []any{contract.JobID("j2"), now, contract.JobID("j3")},
+			Want: contract.Counts{Queued: 1, Succeeded: 1, Dead: 3, QueuedByHost: "c.example=1"}},
+		{Name: "deleted", SQL: `DELETE FROM jobs WHERE id = $1`, Args: []any{contract.JobID("j2")},
+			Want: contract.Counts{Queued: 1, Succeeded: 1, Dead: 2, QueuedByHost: "c.example=1"}},
+		{Name: "truncated", SQL: `TRUNCATE jobs`},
+	})
+	// Counting starts again from nothing after the truncate.
+	if _, err := s.Enqueue(testCtx(t), []domain.Job{newJob(t, "again", "c.example", now)}); err != nil {
+		t.Fatal(err)
 	}
-	for _, st := range steps {
-		if err := st.do(); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		mustNoCountDrift(t, p, st.name)
-		counts, err := s.Counts(ctx)
-		if err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		for _, state := range domain.JobStates() {
-			if counts[state] != st.want.states[state] {
-				t.Errorf("%s: Counts %v, want %v", st.name, counts, st.want.states)
-				break
-			}
-		}
-		hc, err := s.CountsByHost(ctx, domain.JobQueued, 10)
-		if err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		var got []string
-		for _, c := range hc {
-			got = append(got, fmt.Sprintf("%s=%d", c.Host, c.Count))
-		}
-		if g := strings.Join(got, " "); g != st.want.queued {
-			t.Errorf("%s: queued by host %q, want %q", st.name, g, st.want.queued)
-		}
-		if strings.HasPrefix(st.name, "folded") {
-			if n := count(t, p, `SELECT count(*) FROM (SELECT 1 FROM job_counts GROUP BY state, host HAVING count(*) > 1 OR sum(n) = 0) d`); n != 0 {
-				t.Errorf("%s: %d (state, host) pairs not folded into one row with a count", st.name, n)
-			}
-		}
-	}
+	check(t, "enqueued after the truncate")
+	contract.WantCounts(t, s, "enqueued after the truncate", contract.Counts{Queued: 1, QueuedByHost: "c.example=1"})
 }
 
 // The operator's readings read job_counts, never jobs.

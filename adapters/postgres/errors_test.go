@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 func TestInterpretError(t *testing.T) {
@@ -33,60 +34,34 @@ func TestInterpretError(t *testing.T) {
 		t.Fatal("connected to port 1")
 	}
 
-	sentinels := []error{domain.ErrNameTaken, domain.ErrAlreadyExists, domain.ErrNotFound,
-		domain.ErrUnavailable, domain.ErrInvalidInput}
-	tests := []struct {
-		name string
-		in   error
-		want error // nil: no sentinel
-	}{
-		{"no rows is not found", pgx.ErrNoRows, domain.ErrNotFound},
-		{"wrapped no rows", fmt.Errorf("scan: %w", pgx.ErrNoRows), domain.ErrNotFound},
-		{"reserved name taken", unique("reserved_names_pkey"), domain.ErrNameTaken},
-		{"user name taken", unique("root_users_user_name_key"), domain.ErrNameTaken},
-		{"avatar name taken", unique("avatars_name_key"), domain.ErrNameTaken},
-		{"group name taken", unique("groups_name_key"), domain.ErrNameTaken},
-		{"avatar id exists", unique("avatars_pkey"), domain.ErrAlreadyExists},
-		{"job id exists", unique("jobs_pkey"), domain.ErrAlreadyExists},
-		{"token exists", unique("tokens_pkey"), domain.ErrAlreadyExists},
-		{"key id held by another actor", unique("foreign_avatars_public_key_id_key"), domain.ErrAlreadyExists},
-		{"unnamed unique violation", unique(""), domain.ErrAlreadyExists},
-		{"check violation is bad input", code("23514"), domain.ErrInvalidInput},
-		{"not null violation is bad input", code("23502"), domain.ErrInvalidInput},
-		{"NUL byte in text is bad input", code("22021"), domain.ErrInvalidInput},
-		{"connection failure", code("08006"), domain.ErrUnavailable},
-		{"admin shutdown", code("57P01"), domain.ErrUnavailable},
-		{"starting up", code("57P03"), domain.ErrUnavailable},
-		{"too many connections", code("53300"), domain.ErrUnavailable},
-		{"connection refused", refused, domain.ErrUnavailable},
-		{"network error", &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}, domain.ErrUnavailable},
-		{"unexpected EOF", fmt.Errorf("receive message: %w", io.ErrUnexpectedEOF), domain.ErrUnavailable},
-		{"closed pool", puddle.ErrClosedPool, domain.ErrUnavailable},
-		{"syntax error is a bug, no sentinel", code("42601"), nil},
-		{"canceled stays canceled", context.Canceled, nil},
-		{"deadline stays deadline", fmt.Errorf("query: %w", context.DeadlineExceeded), nil},
-		{"other errors pass through", errors.New("boom"), nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got := postgres.InterpretError(tt.in)
-			if !errors.Is(got, tt.in) && !errors.Is(tt.in, got) {
-				t.Fatalf("the driver error left the chain: %v", got)
-			}
-			for _, s := range sentinels {
-				if want := s == tt.want; errors.Is(got, s) != want {
-					t.Fatalf("InterpretError(%v) = %v; errors.Is(_, %v) = %v, want %v", tt.in, got, s, !want, want)
-				}
-			}
-		})
-	}
-	if postgres.InterpretError(nil) != nil {
-		t.Fatal("nil is not an error")
-	}
-	if got := postgres.InterpretError(context.Canceled); got != context.Canceled {
-		t.Fatalf("context error changed: %v", got)
-	}
+	contract.InterpretError(t, postgres.InterpretError, []contract.DriverError{
+		{Name: "no rows is not found", In: pgx.ErrNoRows, Want: domain.ErrNotFound},
+		{Name: "wrapped no rows", In: fmt.Errorf("scan: %w", pgx.ErrNoRows), Want: domain.ErrNotFound},
+		{Name: "reserved name taken", In: unique("reserved_names_pkey"), Want: domain.ErrNameTaken},
+		{Name: "user name taken", In: unique("root_users_user_name_key"), Want: domain.ErrNameTaken},
+		{Name: "avatar name taken", In: unique("avatars_name_key"), Want: domain.ErrNameTaken},
+		{Name: "group name taken", In: unique("groups_name_key"), Want: domain.ErrNameTaken},
+		{Name: "avatar id exists", In: unique("avatars_pkey"), Want: domain.ErrAlreadyExists},
+		{Name: "job id exists", In: unique("jobs_pkey"), Want: domain.ErrAlreadyExists},
+		{Name: "token exists", In: unique("tokens_pkey"), Want: domain.ErrAlreadyExists},
+		{Name: "key id held by another actor", In: unique("foreign_avatars_public_key_id_key"), Want: domain.ErrAlreadyExists},
+		{Name: "unnamed unique violation", In: unique(""), Want: domain.ErrAlreadyExists},
+		{Name: "check violation is bad input", In: code("23514"), Want: domain.ErrInvalidInput},
+		{Name: "not null violation is bad input", In: code("23502"), Want: domain.ErrInvalidInput},
+		{Name: "NUL byte in text is bad input", In: code("22021"), Want: domain.ErrInvalidInput},
+		{Name: "connection failure", In: code("08006"), Want: domain.ErrUnavailable},
+		{Name: "admin shutdown", In: code("57P01"), Want: domain.ErrUnavailable},
+		{Name: "starting up", In: code("57P03"), Want: domain.ErrUnavailable},
+		{Name: "too many connections", In: code("53300"), Want: domain.ErrUnavailable},
+		{Name: "connection refused", In: refused, Want: domain.ErrUnavailable},
+		{Name: "network error", In: &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}, Want: domain.ErrUnavailable},
+		{Name: "unexpected EOF", In: fmt.Errorf("receive message: %w", io.ErrUnexpectedEOF), Want: domain.ErrUnavailable},
+		{Name: "closed pool", In: puddle.ErrClosedPool, Want: domain.ErrUnavailable},
+		{Name: "syntax error is a bug, no sentinel", In: code("42601"), Want: nil},
+		{Name: "canceled stays canceled", In: context.Canceled, Want: nil},
+		{Name: "deadline stays deadline", In: fmt.Errorf("query: %w", context.DeadlineExceeded), Want: nil},
+		{Name: "other errors pass through", In: errors.New("boom"), Want: nil},
+	})
 }
 
 // The translator sees real server errors the way the stores do.

@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/heraldfed/herald/adapters/sqlite"
@@ -15,15 +14,10 @@ import (
 
 func TestJobStore(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	dbs := map[contract.Jobs]*sqlite.DB{}
+	var dbs contract.Opened[*sqlite.DB]
 	newStore := func(t *testing.T) contract.Jobs {
 		db := migrated(t)
-		s := sqlite.NewJobStore(db)
-		mu.Lock()
-		dbs[s] = db
-		mu.Unlock()
-		return s
+		return dbs.Add(sqlite.NewJobStore(db), db)
 	}
 	second := contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
 		// A handle of its own on the same file, as an operator's command
@@ -31,9 +25,7 @@ func TestJobStore(t *testing.T) {
 		// connection, so the two are ordered by SQLite's file lock, as two
 		// processes' would be. (A second server process is refused by the
 		// directory's lock, so this is the one second writer there can be.)
-		mu.Lock()
-		db := dbs[s]
-		mu.Unlock()
+		db, _ := dbs.Of(s)
 		other, err := sqlite.OpenShared(testCtx(t), filepath.Dir(db.Path()))
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +33,11 @@ func TestJobStore(t *testing.T) {
 		t.Cleanup(func() { _ = other.Close() })
 		return sqlite.NewJobStore(other)
 	})
-	contract.JobStore(t, newStore, second)
+	kept := contract.KeptCounts(func(t *testing.T, s contract.Jobs, after string, _ bool) {
+		db, _ := dbs.Of(s)
+		mustNoCountDrift(t, db, after)
+	})
+	contract.JobStore(t, newStore, second, kept)
 	contract.JobStoreReadyHosts(t, newStore, second)
 }
 

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -42,117 +43,35 @@ func mustNoCountDrift(t *testing.T, db *sqlite.DB, when string) {
 // and host by host.
 func TestJobCountsMatchJobsUnderChaos(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	owner := open(t, dir)
-	mustMigrate(t, owner)
-	other, err := sqlite.OpenShared(testCtx(t), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close() })
-	contract.LeaseChaos(t, contract.Chaos{
-		Stores: []ports.JobStore{sqlite.NewJobStore(owner), sqlite.NewJobStore(other)},
-		Read: func() (contract.SlotReading, error) {
-			r, err := readSlots(t, owner)
-			if err != nil {
-				return r, err
-			}
-			drift, err := countDrift(t, owner)
-			r.Drift += drift
+	owner := leaseChaos(t, func(owner *sqlite.DB) (contract.SlotReading, error) {
+		r, err := readSlots(t, owner)
+		if err != nil {
 			return r, err
-		},
-		Hosts: 12, Jobs: 600, Workers: 8,
-		Lease: time.Second, Slow: 1200 * time.Millisecond, // as TestHostSlotsMatchLeasedRowsUnderChaos
+		}
+		drift, err := countDrift(t, owner)
+		r.Drift += drift
+		return r, err
 	})
 	mustNoCountDrift(t, owner, "after the chaos")
 }
 
-// The triggers count every statement that changes jobs, not only the
-// store's own: an enqueue (and the same job again, a no-op), a lease, a
-// settlement, an operator's change of host, the end of a domain's jobs, a
-// retry of the dead, a purge, a delete. Counts and CountsByHost read them.
-func TestJobCountsFollowEveryWrite(t *testing.T) {
+// The triggers count the statements that change jobs by hand too (an
+// operator's, beside the store): a change of host, of other columns, a
+// delete. The store's own writes are the contract's counts case, which
+// TestJobStore runs with mustNoCountDrift after each.
+func TestJobCountsFollowStatementsByHand(t *testing.T) {
 	t.Parallel()
 	db := migrated(t)
-	s := sqlite.NewJobStore(db)
-	ctx := testCtx(t)
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	var jobs []domain.Job
-	for i, host := range []string{"a.example", "a.example", "a.example", "b.example", "c.example"} {
-		jobs = append(jobs, newJob(t, fmt.Sprintf("j%d", i), host, now))
-	}
-	type want struct {
-		states map[domain.JobState]int
-		queued string // CountsByHost(queued), "host=n" joined by spaces
-	}
-	steps := []struct {
-		name string
-		do   func() error
-		want want
-	}{
-		{"enqueued", func() error { _, err := s.Enqueue(ctx, jobs); return err },
-			want{map[domain.JobState]int{domain.JobQueued: 5}, "a.example=3 b.example=1 c.example=1"}},
-		{"enqueued again (dedupe no-op)", func() error { _, err := s.Enqueue(ctx, jobs); return err },
-			want{map[domain.JobState]int{domain.JobQueued: 5}, "a.example=3 b.example=1 c.example=1"}},
-		{"two of a.example leased", func() error {
-			_, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t1", Now: now, Until: now.Add(time.Minute), Limit: 2, PerHost: 2})
-			return err
-		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobLeased: 2}, "a.example=1 b.example=1 c.example=1"}},
-		{"one succeeded, one dead", func() error {
-			_, err := s.Settle(ctx, []ports.Settlement{
-				{ID: jobs[0].ID, Token: "t1", State: domain.JobSucceeded, Attempts: 1, FinishedAt: now},
-				{ID: jobs[1].ID, Token: "t1", State: domain.JobDead, Attempts: 1, LastError: "410", FinishedAt: now},
-			})
-			return err
-		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "a.example=1 b.example=1 c.example=1"}},
-		{"an operator moves a job to another host", func() error {
-			return sqlite.Exec(ctx, db, `UPDATE jobs SET host = 'b.example' WHERE id = ?`, jobs[2].ID)
-		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "b.example=2 c.example=1"}},
-		{"other columns changed", func() error {
-			return sqlite.Exec(ctx, db, `UPDATE jobs SET last_error = 'x', attempts = 3`)
-		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "b.example=2 c.example=1"}},
-		{"c.example's jobs ended", func() error {
-			_, err := s.EndDomainJobs(ctx, "c.example", "suspended", now)
-			return err
-		}, want{map[domain.JobState]int{domain.JobQueued: 2, domain.JobSucceeded: 1, domain.JobDead: 2}, "b.example=2"}},
-		{"a.example's dead retried", func() error {
-			_, err := s.RetryDead(ctx, "", "a.example", now)
-			return err
-		}, want{map[domain.JobState]int{domain.JobQueued: 3, domain.JobSucceeded: 1, domain.JobDead: 1}, "b.example=2 a.example=1"}},
-		{"finished jobs purged", func() error {
-			_, err := s.Purge(ctx, now.Add(time.Hour))
-			return err
-		}, want{map[domain.JobState]int{domain.JobQueued: 3}, "b.example=2 a.example=1"}},
-		{"deleted", func() error { return sqlite.Exec(ctx, db, `DELETE FROM jobs WHERE host = 'b.example'`) },
-			want{map[domain.JobState]int{domain.JobQueued: 1}, "a.example=1"}},
-	}
-	for _, st := range steps {
-		if err := st.do(); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		mustNoCountDrift(t, db, st.name)
-		counts, err := s.Counts(ctx)
-		if err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		for _, state := range domain.JobStates() {
-			if counts[state] != st.want.states[state] {
-				t.Errorf("%s: Counts %v, want %v", st.name, counts, st.want.states)
-				break
-			}
-		}
-		hc, err := s.CountsByHost(ctx, domain.JobQueued, 10)
-		if err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		var got []string
-		for _, c := range hc {
-			got = append(got, fmt.Sprintf("%s=%d", c.Host, c.Count))
-		}
-		if g := strings.Join(got, " "); g != st.want.queued {
-			t.Errorf("%s: queued by host %q, want %q", st.name, g, st.want.queued)
-		}
-	}
+	exec := func(ctx context.Context, sql string, args ...any) error { return sqlite.Exec(ctx, db, sql, args...) }
+	check := func(t *testing.T, after string) { mustNoCountDrift(t, db, after) }
+	contract.CountsFollowStatements(t, sqlite.NewJobStore(db), exec, check, []contract.Statement{
+		{Name: "an operator moves a job to another host", SQL: `UPDATE jobs SET host = 'b.example' WHERE id = ?`, Args: []any{contract.JobID("j2")},
+			Want: contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
+		{Name: "other columns changed", SQL: `UPDATE jobs SET last_error = 'x', attempts = 3`,
+			Want: contract.Counts{Queued: 3, Succeeded: 1, Dead: 1, QueuedByHost: "b.example=2 c.example=1"}},
+		{Name: "deleted", SQL: `DELETE FROM jobs WHERE host = 'b.example'`,
+			Want: contract.Counts{Queued: 1, Succeeded: 1, Dead: 1, QueuedByHost: "c.example=1"}},
+	})
 }
 
 // Migration 019 counts the jobs stored before it ran, and its down step

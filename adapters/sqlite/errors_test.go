@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/test/contract"
 )
 
 // The translator, table-tested on errors a real SQLite file gives: each
@@ -73,59 +74,31 @@ func TestInterpretError(t *testing.T) {
 	var noRow string
 	noRows := impatient.QueryRowContext(ctx, `SELECT id FROM root_users WHERE id = 'nobody'`).Scan(&noRow)
 
-	sentinels := []error{domain.ErrNameTaken, domain.ErrAlreadyExists, domain.ErrNotFound,
-		domain.ErrUnavailable, domain.ErrInvalidInput}
-	tests := []struct {
-		name string
-		in   error
-		want error // nil: no sentinel
-	}{
-		{"no rows is not found", noRows, domain.ErrNotFound},
-		{"wrapped no rows", fmt.Errorf("scan: %w", sql.ErrNoRows), domain.ErrNotFound},
-		{"reserved name taken", failing(`INSERT INTO reserved_names (name, kind) VALUES ('alice', 'group')`), domain.ErrNameTaken},
-		{"user name taken", failing(`INSERT INTO root_users (id, user_name, password_hash) VALUES ('u2', 'alice', 'x')`), domain.ErrNameTaken},
-		{"avatar name taken", failing(`INSERT INTO avatars (id, root_user_id, name) VALUES ('a2', 'u1', 'alice')`), domain.ErrNameTaken},
-		{"group name taken", failing(`INSERT INTO groups (id, owner_id, name) VALUES ('g2', 'u1', 'club')`), domain.ErrNameTaken},
-		{"user id exists", failing(`INSERT INTO root_users (id, user_name, password_hash) VALUES ('u1', 'bob', 'x')`), domain.ErrAlreadyExists},
-		{"avatar id exists", failing(`INSERT INTO avatars (id, root_user_id, name) VALUES ('a1', 'u1', 'bob')`), domain.ErrAlreadyExists},
-		{"job id exists", failing(`INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at)
-			VALUES ('j1', 'k2', 'a', 'i', 'h', 's', 'k', '', 'queued', 1)`), domain.ErrAlreadyExists},
-		{"token exists", failing(`INSERT INTO tokens (hash, user_id) VALUES ('h1', 'u2')`), domain.ErrAlreadyExists},
-		{"key id held by another actor", failing(`INSERT INTO foreign_avatars (actor_uri, public_key_id) VALUES ('https://r.example/u/eve', 'https://r.example/u/bob#k')`), domain.ErrAlreadyExists},
-		{"unknown kind is bad input", failing(`INSERT INTO reserved_names (name, kind) VALUES ('x', 'wizard')`), domain.ErrInvalidInput},
-		{"unknown job state is bad input", failing(`UPDATE jobs SET state = 'lost'`), domain.ErrInvalidInput},
-		{"not null violation is bad input", failing(`INSERT INTO root_users (id, user_name, password_hash) VALUES ('u3', NULL, 'x')`), domain.ErrInvalidInput},
-		{"wrong type is bad input", failing(`INSERT INTO root_users (id, user_name, password_hash, created_at) VALUES ('u4', 'carol', 'x', 'yesterday')`), domain.ErrInvalidInput},
-		{"lock held past busy_timeout", busy, domain.ErrUnavailable},
-		{"write on a read-only connection", readonly, domain.ErrUnavailable},
-		{"closed database", closedErr, domain.ErrUnavailable},
-		{"syntax error is a bug, no sentinel", failing(`INSERT INTO nowhere VALUES (1)`), nil},
-		{"canceled stays canceled", context.Canceled, nil},
-		{"deadline stays deadline", fmt.Errorf("query: %w", context.DeadlineExceeded), nil},
-		{"other errors pass through", errors.New("boom"), nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.in == nil {
-				t.Fatal("the case's statement did not fail")
-			}
-			got := sqlite.InterpretError(tt.in)
-			if !errors.Is(got, tt.in) && !errors.Is(tt.in, got) {
-				t.Fatalf("the driver error left the chain: %v", got)
-			}
-			for _, s := range sentinels {
-				if want := s == tt.want; errors.Is(got, s) != want {
-					t.Fatalf("InterpretError(%v) = %v; errors.Is(_, %v) = %v, want %v", tt.in, got, s, !want, want)
-				}
-			}
-		})
-	}
-	if sqlite.InterpretError(nil) != nil {
-		t.Fatal("nil is not an error")
-	}
-	if got := sqlite.InterpretError(context.Canceled); got != context.Canceled {
-		t.Fatalf("context error changed: %v", got)
-	}
+	contract.InterpretError(t, sqlite.InterpretError, []contract.DriverError{
+		{Name: "no rows is not found", In: noRows, Want: domain.ErrNotFound},
+		{Name: "wrapped no rows", In: fmt.Errorf("scan: %w", sql.ErrNoRows), Want: domain.ErrNotFound},
+		{Name: "reserved name taken", In: failing(`INSERT INTO reserved_names (name, kind) VALUES ('alice', 'group')`), Want: domain.ErrNameTaken},
+		{Name: "user name taken", In: failing(`INSERT INTO root_users (id, user_name, password_hash) VALUES ('u2', 'alice', 'x')`), Want: domain.ErrNameTaken},
+		{Name: "avatar name taken", In: failing(`INSERT INTO avatars (id, root_user_id, name) VALUES ('a2', 'u1', 'alice')`), Want: domain.ErrNameTaken},
+		{Name: "group name taken", In: failing(`INSERT INTO groups (id, owner_id, name) VALUES ('g2', 'u1', 'club')`), Want: domain.ErrNameTaken},
+		{Name: "user id exists", In: failing(`INSERT INTO root_users (id, user_name, password_hash) VALUES ('u1', 'bob', 'x')`), Want: domain.ErrAlreadyExists},
+		{Name: "avatar id exists", In: failing(`INSERT INTO avatars (id, root_user_id, name) VALUES ('a1', 'u1', 'bob')`), Want: domain.ErrAlreadyExists},
+		{Name: "job id exists", In: failing(`INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, body_id, state, run_at)
+			VALUES ('j1', 'k2', 'a', 'i', 'h', 's', 'k', '', 'queued', 1)`), Want: domain.ErrAlreadyExists},
+		{Name: "token exists", In: failing(`INSERT INTO tokens (hash, user_id) VALUES ('h1', 'u2')`), Want: domain.ErrAlreadyExists},
+		{Name: "key id held by another actor", In: failing(`INSERT INTO foreign_avatars (actor_uri, public_key_id) VALUES ('https://r.example/u/eve', 'https://r.example/u/bob#k')`), Want: domain.ErrAlreadyExists},
+		{Name: "unknown kind is bad input", In: failing(`INSERT INTO reserved_names (name, kind) VALUES ('x', 'wizard')`), Want: domain.ErrInvalidInput},
+		{Name: "unknown job state is bad input", In: failing(`UPDATE jobs SET state = 'lost'`), Want: domain.ErrInvalidInput},
+		{Name: "not null violation is bad input", In: failing(`INSERT INTO root_users (id, user_name, password_hash) VALUES ('u3', NULL, 'x')`), Want: domain.ErrInvalidInput},
+		{Name: "wrong type is bad input", In: failing(`INSERT INTO root_users (id, user_name, password_hash, created_at) VALUES ('u4', 'carol', 'x', 'yesterday')`), Want: domain.ErrInvalidInput},
+		{Name: "lock held past busy_timeout", In: busy, Want: domain.ErrUnavailable},
+		{Name: "write on a read-only connection", In: readonly, Want: domain.ErrUnavailable},
+		{Name: "closed database", In: closedErr, Want: domain.ErrUnavailable},
+		{Name: "syntax error is a bug, no sentinel", In: failing(`INSERT INTO nowhere VALUES (1)`), Want: nil},
+		{Name: "canceled stays canceled", In: context.Canceled, Want: nil},
+		{Name: "deadline stays deadline", In: fmt.Errorf("query: %w", context.DeadlineExceeded), Want: nil},
+		{Name: "other errors pass through", In: errors.New("boom"), Want: nil},
+	})
 }
 
 // The stores report through the translator: a closed database is

@@ -47,6 +47,14 @@ func inFlight(t *testing.T, db *sqlite.DB, host string) int {
 // moves its job into or out of leased, so the two agree at every commit.
 func TestHostSlotsMatchLeasedRowsUnderChaos(t *testing.T) {
 	t.Parallel()
+	leaseChaos(t, func(owner *sqlite.DB) (contract.SlotReading, error) { return readSlots(t, owner) })
+}
+
+// leaseChaos runs contract.LeaseChaos on two handles of one new database
+// file, the server's and an operator's, reading the store with read; it
+// returns the server's handle.
+func leaseChaos(t *testing.T, read func(owner *sqlite.DB) (contract.SlotReading, error)) *sqlite.DB {
+	t.Helper()
 	dir := t.TempDir()
 	owner := open(t, dir)
 	mustMigrate(t, owner)
@@ -57,7 +65,7 @@ func TestHostSlotsMatchLeasedRowsUnderChaos(t *testing.T) {
 	t.Cleanup(func() { _ = other.Close() })
 	contract.LeaseChaos(t, contract.Chaos{
 		Stores: []ports.JobStore{sqlite.NewJobStore(owner), sqlite.NewJobStore(other)},
-		Read:   func() (contract.SlotReading, error) { return readSlots(t, owner) },
+		Read:   func() (contract.SlotReading, error) { return read(owner) },
 		Hosts:  12, Jobs: 600, Workers: 8,
 		// Longer than on PostgreSQL: every write here is an fsync'd commit
 		// through one writer. Under -race most 30 ms leases expired, and on
@@ -67,6 +75,7 @@ func TestHostSlotsMatchLeasedRowsUnderChaos(t *testing.T) {
 		// outlive it.
 		Lease: time.Second, Slow: 1200 * time.Millisecond,
 	})
+	return owner
 }
 
 // The triggers count every way into and out of leased, not only the

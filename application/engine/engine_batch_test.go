@@ -148,19 +148,12 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
-		<-release
-		return domain.Classify(202, "", time.Time{})
-	})
+	b := setup(t, engine.Config{}, acceptOnRelease(release))
 	jobs, _ := withCounters(t, b, engine.Config{})
 	all := b.spread(40)
 	b.enqueueSilently(all...)
 	b.start()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if !b.deliverer.WaitFor(ctx, func(_, inFlight int) bool { return inFlight == 8 }) {
-		t.Fatal("never 8 in flight")
-	}
+	b.waitInFlight(8)
 	b.eventually("the jobs leased ahead", func() bool {
 		c, _ := b.jobs.Counts(context.Background())
 		return c[domain.JobLeased] == 16
@@ -255,25 +248,18 @@ func TestEngineSeesAnotherProcessQuarantineWithinTheTTL(t *testing.T) {
 func TestEngineWritesEveryResultBeforeRunReturns(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
-		<-release
-		return domain.Classify(202, "", time.Time{})
-	})
+	b := setup(t, engine.Config{}, acceptOnRelease(release))
 	b.rebuild(engine.WithFlushEvery(engine.Config{Grace: time.Hour}, time.Hour), nil)
 	b.start()
 	all := b.spread(8)
 	b.enqueue(all...)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if !b.deliverer.WaitFor(ctx, func(_, inFlight int) bool { return inFlight == 8 }) {
-		t.Fatal("never 8 in flight")
-	}
+	b.waitInFlight(8)
 	b.cancel()
 	close(release)
 	select {
 	case <-b.done:
 		b.cancel = nil
-	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
 		t.Fatal("engine did not stop")
 	}
 	c, _ := b.jobs.Counts(context.Background())
@@ -401,11 +387,7 @@ func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 func TestEngineJobLeasedAheadTooLongGoesBack(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	b := setup(t, engine.Config{}, nil)
-	b.deliverer.Respond = func(ctx context.Context, d ports.Delivery) domain.Outcome {
-		<-release
-		return domain.Classify(202, "", time.Time{})
-	}
+	b := setup(t, engine.Config{}, acceptOnRelease(release))
 	jobs, _ := withCounters(t, b, engine.Config{})
 	all := b.spread(16)
 	b.enqueueSilently(all...)

@@ -220,13 +220,30 @@ func TestEnginePollsEveryFiveSeconds(t *testing.T) {
 	b.waitState("j1", domain.JobSucceeded)
 }
 
+// acceptOnRelease is a server that holds each delivery until release is
+// closed, then accepts it.
+func acceptOnRelease(release <-chan struct{}) func(context.Context, ports.Delivery) domain.Outcome {
+	return func(context.Context, ports.Delivery) domain.Outcome {
+		<-release
+		return domain.Classify(202, "", time.Time{})
+	}
+}
+
+// waitInFlight waits, 10 s at most, until n deliveries are in flight at
+// once.
+func (b *bundle) waitInFlight(n int) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !b.deliverer.WaitFor(ctx, func(_, inFlight int) bool { return inFlight == n }) {
+		b.t.Fatalf("never reached %d deliveries in flight", n)
+	}
+}
+
 func TestEngineLeasesForTwoMinutes(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
-		<-release
-		return domain.Classify(202, "", time.Time{})
-	})
+	b := setup(t, engine.Config{}, acceptOnRelease(release))
 	b.start()
 	b.enqueue(b.job("j1", "a.example"))
 	j := b.waitState("j1", domain.JobLeased)
@@ -261,10 +278,7 @@ func TestEngineDeliversOldestFirst(t *testing.T) {
 func TestEngineRunsEightAtATimeTwoPerHost(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
-		<-release
-		return domain.Classify(202, "", time.Time{})
-	})
+	b := setup(t, engine.Config{}, acceptOnRelease(release))
 	b.start()
 	var jobs []domain.Job
 	for h := 0; h < 10; h++ {
@@ -273,11 +287,7 @@ func TestEngineRunsEightAtATimeTwoPerHost(t *testing.T) {
 		}
 	}
 	b.enqueue(jobs...)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if !b.deliverer.WaitFor(ctx, func(_, inFlight int) bool { return inFlight == 8 }) {
-		t.Fatal("never reached 8 deliveries in flight")
-	}
+	b.waitInFlight(8)
 	b.settleIdle()
 	total, perHost := b.deliverer.MaxInFlight()
 	if total != 8 {

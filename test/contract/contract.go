@@ -3,8 +3,11 @@ package contract
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldfed/herald/domain"
 )
 
 // Option adjusts how a suite runs.
@@ -13,6 +16,7 @@ type Option func(*options)
 type options struct {
 	skip   map[string]string
 	second func(t *testing.T, s Jobs) Jobs
+	kept   func(t *testing.T, s Jobs, after string, reaped bool)
 }
 
 // SecondHandle tells the job store suite how to open a second store on the
@@ -21,6 +25,81 @@ type options struct {
 // handle.
 func SecondHandle(open func(t *testing.T, s Jobs) Jobs) Option {
 	return func(o *options) { o.second = open }
+}
+
+// KeptCounts gives the job store suite a check of the counts a store keeps
+// apart from its jobs (SQL triggers' rows): the counts case calls it after
+// each of its writes, named by after, with reaped true after a Reap (where
+// a store folds what it kept).
+func KeptCounts(check func(t *testing.T, s Jobs, after string, reaped bool)) Option {
+	return func(o *options) { o.kept = check }
+}
+
+// Opened remembers the database each store of a suite was opened on, for
+// the options that reach it (SecondHandle, KeptCounts). Cases run in
+// parallel, so it locks.
+type Opened[D any] struct {
+	mu sync.Mutex
+	db map[Jobs]D
+}
+
+// Add notes that s was opened on db and returns s.
+func (o *Opened[D]) Add(s Jobs, db D) Jobs {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.db == nil {
+		o.db = make(map[Jobs]D)
+	}
+	o.db[s] = db
+	return s
+}
+
+// Of is the database s was opened on, and whether Add noted one.
+func (o *Opened[D]) Of(s Jobs) (D, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	db, ok := o.db[s]
+	return db, ok
+}
+
+// A DriverError is an error a store's driver returns, and the domain
+// sentinel the store's translator must make of it (nil: none).
+type DriverError struct {
+	Name string
+	In   error
+	Want error
+}
+
+// InterpretError checks a store's one translator of driver errors: each
+// error keeps its chain and matches its sentinel and no other; nil stays
+// nil, and a context error comes back unchanged.
+func InterpretError(t *testing.T, interpret func(error) error, cases []DriverError) {
+	t.Helper()
+	sentinels := []error{domain.ErrNameTaken, domain.ErrAlreadyExists, domain.ErrNotFound,
+		domain.ErrUnavailable, domain.ErrInvalidInput}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			if c.In == nil {
+				t.Fatal("the case's error is nil: what should fail did not")
+			}
+			got := interpret(c.In)
+			if !errors.Is(got, c.In) && !errors.Is(c.In, got) {
+				t.Fatalf("the driver error left the chain: %v", got)
+			}
+			for _, s := range sentinels {
+				if want := s == c.Want; errors.Is(got, s) != want {
+					t.Fatalf("InterpretError(%v) = %v; errors.Is(_, %v) = %v, want %v", c.In, got, s, !want, want)
+				}
+			}
+		})
+	}
+	if interpret(nil) != nil {
+		t.Fatal("nil is not an error")
+	}
+	if got := interpret(context.Canceled); got != context.Canceled {
+		t.Fatalf("context error changed: %v", got)
+	}
 }
 
 // Skip marks one case (by its subtest name) as not verifiable on this store,

@@ -147,7 +147,7 @@ func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
 		{"Reap", reapCases()},
 		{"Purge", purgeCases()},
 		{"DeferHost", deferHostCases()},
-		{"Counts", countsCases()},
+		{"Counts", countsCases(o)},
 		{"RetryDead", retryDeadCases()},
 		{"EndDomainJobs", endDomainJobsCases(o, newStore)},
 	} {

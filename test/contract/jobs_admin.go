@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,8 +14,9 @@ import (
 // countsCases: the job store cases of the counts: Counts, CountsByHost and
 // List show the queue, CountsOfBody a fan-out's progress; a count has
 // every state.
-func countsCases() []testCase[Jobs] {
+func countsCases(o options) []testCase[Jobs] {
 	return []testCase[Jobs]{
+		{"CountsFollowEveryWrite", func(t *testing.T, s Jobs) { countsFollowEveryWrite(t, s, o) }},
 		{"AdminCountsAndLists", func(t *testing.T, s Jobs) {
 			for i := 0; i < 5; i++ {
 				enqueue(t, s, job(t, fmt.Sprintf("a%d", i), "a.example", base))
@@ -325,10 +325,7 @@ func sortedCopy(s []string) []string {
 // host's jobs all complete; and no host slot is left over.
 func endDuringLeases(t *testing.T, s Jobs, o options) {
 	const total, workers = 400, 8
-	other := s
-	if o.second != nil {
-		other = o.second(t, s)
-	}
+	r := newRace(t, s, o)
 	hosts := []string{"s.example", "a.s.example", "b.s.example:8443", "other.example"}
 	all := make([]domain.Job, total)
 	for i := range all {
@@ -336,74 +333,53 @@ func endDuringLeases(t *testing.T, s Jobs, o options) {
 	}
 	enqueue(t, s, all...)
 	var (
-		mu      sync.Mutex
-		won     = map[string]int{}
-		settled int
-		errs    []error
+		won     = map[string]int{} // under r.mu
+		settled int                // under r.mu
 		ended   = make(chan struct{})
 	)
-	fail := func(err error) {
-		mu.Lock()
-		errs = append(errs, err)
-		mu.Unlock()
-	}
-	deadline := time.Now().Add(5 * time.Minute)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			store := s
-			if w%2 == 1 {
-				store = other
+	r.start(workers, func(w, i int, store Jobs) bool {
+		tok := fmt.Sprintf("e%02d-%05d", w, i)
+		jobs, ok := r.lease(store, ports.LeaseRequest{Owner: "w", Token: tok, Now: base.Add(time.Second), Until: base.Add(lease), Limit: 1 + i%4, PerHost: 2})
+		if !ok {
+			return true
+		}
+		if len(jobs) == 0 {
+			select {
+			case <-ended:
+				return true // nothing left: the rest ended dead
+			default:
+				time.Sleep(time.Millisecond)
+				return false
 			}
-			for i := 0; time.Now().Before(deadline); i++ {
-				tok := fmt.Sprintf("e%02d-%05d", w, i)
-				jobs, err := store.LeaseBatch(ctx(t), ports.LeaseRequest{Owner: "w", Token: tok, Now: base.Add(time.Second), Until: base.Add(lease), Limit: 1 + i%4, PerHost: 2})
-				if err != nil {
-					fail(fmt.Errorf("lease: %w", err))
-					return
-				}
-				if len(jobs) == 0 {
-					select {
-					case <-ended:
-						return // nothing left: the rest ended dead
-					default:
-						time.Sleep(time.Millisecond)
-						continue
-					}
-				}
-				batch := make([]ports.Settlement, len(jobs))
-				for k, j := range jobs {
-					batch[k] = succeeded(j.ID, tok, 1, base)
-				}
-				time.Sleep(200 * time.Microsecond) // the delivery
-				lost, err := store.Settle(ctx(t), batch)
-				if err != nil {
-					fail(fmt.Errorf("settle: %w", err))
-					return
-				}
-				mu.Lock()
-				for k, st := range batch {
-					if lost[k] != nil {
-						errs = append(errs, fmt.Errorf("the holder's completion of %s was lost: %v", JobName(st.ID), lost[k]))
-					} else {
-						won[st.ID]++
-						settled++
-					}
-				}
-				mu.Unlock()
+		}
+		batch := make([]ports.Settlement, len(jobs))
+		for k, j := range jobs {
+			batch[k] = succeeded(j.ID, tok, 1, base)
+		}
+		time.Sleep(200 * time.Microsecond) // the delivery
+		lost, ok := r.settle(store, batch)
+		if !ok {
+			return true
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for k, st := range batch {
+			if lost[k] != nil {
+				r.errs = append(r.errs, fmt.Errorf("the holder's completion of %s was lost: %v", JobName(st.ID), lost[k]))
+			} else {
+				won[st.ID]++
+				settled++
 			}
-			fail(fmt.Errorf("worker %d still had work at the deadline", w))
-		}()
-	}
+		}
+		return false
+	})
 	// Suspend once a tenth of the jobs completed: most are still queued,
 	// and leases go on beside the suspension.
 	for {
-		mu.Lock()
-		k, bad := settled, len(errs) > 0
-		mu.Unlock()
-		if k >= total/10 || bad || time.Now().After(deadline) {
+		r.mu.Lock()
+		k, bad := settled, len(r.errs) > 0
+		r.mu.Unlock()
+		if k >= total/10 || bad || time.Now().After(r.deadline) {
 			break
 		}
 		time.Sleep(100 * time.Microsecond)
@@ -411,13 +387,9 @@ func endDuringLeases(t *testing.T, s Jobs, o options) {
 	n, err := s.EndDomainJobs(ctx(t), "s.example", "suspended", base.Add(time.Minute))
 	close(ended)
 	if err != nil {
-		fail(fmt.Errorf("end the domain's jobs: %w", err))
+		r.fail(fmt.Errorf("end the domain's jobs: %w", err))
 	}
-	wg.Wait()
-	for _, err := range errs {
-		t.Error(err)
-	}
-	if t.Failed() {
+	if !r.wait(t) {
 		return
 	}
 	dead := 0
@@ -434,14 +406,5 @@ func endDuringLeases(t *testing.T, s Jobs, o options) {
 	if dead != n || n == 0 {
 		t.Fatalf("EndDomainJobs ended %d jobs, %d are dead by it (and it must have ended some: it ran with %d of %d completed)", n, dead, total/10, total)
 	}
-	// No slot was left over: one more job per host, a cap of one, and
-	// every host gives its job.
-	var more []domain.Job
-	for i, h := range hosts {
-		more = append(more, job(t, fmt.Sprintf("more%d", i), h, base))
-	}
-	enqueue(t, s, more...)
-	if got := leaseBatch(t, other, ports.LeaseRequest{Token: "after", Now: base.Add(time.Second), Limit: 10, PerHost: 1}); len(got) != len(hosts) {
-		t.Fatalf("after the run a cap of one leased %v of %d hosts: a slot was left over", jobIDs(got), len(hosts))
-	}
+	r.noSlotLeft(t, hosts, base.Add(time.Second))
 }

@@ -266,108 +266,81 @@ func leaseBatchCases(o options) []testCase[Jobs] {
 // exactly once, no host ever be held more than twice, and afterwards no
 // slot be left over: a cap of 1 leases one job of every host.
 func concurrentBatches(t *testing.T, s Jobs, o options) {
-	const hosts, perHost, total, workers = 20, 2, 600, 16
-	other := s
-	if o.second != nil {
-		other = o.second(t, s)
+	const hostCount, perHost, total, workers = 20, 2, 600, 16
+	r := newRace(t, s, o)
+	hosts := make([]string, hostCount)
+	for h := range hosts {
+		hosts[h] = fmt.Sprintf("h%02d.example", h)
 	}
 	all := make([]domain.Job, total)
 	for i := range all {
-		all[i] = job(t, fmt.Sprintf("j%04d", i), fmt.Sprintf("h%02d.example", (i/3)%hosts), base.Add(-time.Duration(total-i)*time.Millisecond))
+		all[i] = job(t, fmt.Sprintf("j%04d", i), hosts[(i/3)%hostCount], base.Add(-time.Duration(total-i)*time.Millisecond))
 	}
 	enqueue(t, s, all...)
-	var (
-		mu      sync.Mutex
+	var ( // under r.mu
 		holding = map[string]int{}
 		wins    = map[string]int{}
 		done    int
-		errs    []error
 	)
-	fail := func(err error) {
-		mu.Lock()
-		errs = append(errs, err)
-		mu.Unlock()
-	}
-	// A bound so a lost job fails the case instead of hanging it, not a
-	// speed limit: on FerretDB v2 under a loaded 2-core machine the case took
-	// over 90 s (56 s alone).
-	deadline := time.Now().Add(5 * time.Minute)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			store := s
-			if w%2 == 1 {
-				store = other
+	r.start(workers, func(w, i int, store Jobs) bool {
+		r.mu.Lock()
+		finished := done == total || len(r.errs) > 0
+		r.mu.Unlock()
+		if finished {
+			return true
+		}
+		tok := fmt.Sprintf("w%02d-%05d", w, i)
+		jobs, ok := r.lease(store, ports.LeaseRequest{Owner: "w", Token: tok, Now: base, Until: base.Add(lease), Limit: 1 + i%5, PerHost: perHost})
+		if !ok {
+			return true
+		}
+		if len(jobs) == 0 {
+			time.Sleep(time.Millisecond)
+			return false
+		}
+		r.mu.Lock()
+		for _, j := range jobs {
+			if holding[j.Host]++; holding[j.Host] > perHost {
+				r.errs = append(r.errs, fmt.Errorf("host %s held %d times at once, cap %d", j.Host, holding[j.Host], perHost))
 			}
-			for i := 0; time.Now().Before(deadline); i++ {
-				mu.Lock()
-				finished := done == total || len(errs) > 0
-				mu.Unlock()
-				if finished {
-					return
-				}
-				tok := fmt.Sprintf("w%02d-%05d", w, i)
-				jobs, err := store.LeaseBatch(ctx(t), ports.LeaseRequest{Owner: "w", Token: tok, Now: base, Until: base.Add(lease), Limit: 1 + i%5, PerHost: perHost})
-				if err != nil {
-					fail(fmt.Errorf("lease: %w", err))
-					return
-				}
-				if len(jobs) == 0 {
-					time.Sleep(time.Millisecond)
-					continue
-				}
-				mu.Lock()
-				for _, j := range jobs {
-					if holding[j.Host]++; holding[j.Host] > perHost {
-						errs = append(errs, fmt.Errorf("host %s held %d times at once, cap %d", j.Host, holding[j.Host], perHost))
-					}
-				}
-				mu.Unlock()
-				batch := []ports.Settlement{succeeded(jobs[0].ID, "stale-"+tok, 1, base)}
-				for k, j := range jobs {
-					switch (i + k) % 7 {
-					case 0:
-						batch = append(batch, released(j, base))
-					case 1:
-						batch = append(batch, retried(j.ID, tok, j.Attempts, base, "HTTP 503"))
-					default:
-						batch = append(batch, succeeded(j.ID, tok, j.Attempts+1, base))
-					}
-				}
-				mu.Lock()
-				for _, j := range jobs {
-					holding[j.Host]--
-				}
-				mu.Unlock()
-				lost, err := store.Settle(ctx(t), batch)
-				if err != nil {
-					fail(fmt.Errorf("settle: %w", err))
-					return
-				}
-				if !errors.Is(lost[0], domain.ErrLeaseLost) {
-					fail(fmt.Errorf("a stale token settled job %s: %v", jobs[0].ID, lost[0]))
-				}
-				mu.Lock()
-				for k, st := range batch[1:] {
-					if lost[k+1] != nil {
-						errs = append(errs, fmt.Errorf("the holder's settlement of %s was lost: %v", st.ID, lost[k+1]))
-					} else if st.State == domain.JobSucceeded {
-						wins[st.ID]++
-						done++
-					}
-				}
-				mu.Unlock()
+		}
+		r.mu.Unlock()
+		batch := []ports.Settlement{succeeded(jobs[0].ID, "stale-"+tok, 1, base)}
+		for k, j := range jobs {
+			switch (i + k) % 7 {
+			case 0:
+				batch = append(batch, released(j, base))
+			case 1:
+				batch = append(batch, retried(j.ID, tok, j.Attempts, base, "HTTP 503"))
+			default:
+				batch = append(batch, succeeded(j.ID, tok, j.Attempts+1, base))
 			}
-			fail(fmt.Errorf("worker %d still had work at the deadline", w))
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		t.Error(err)
-	}
-	if t.Failed() {
+		}
+		r.mu.Lock()
+		for _, j := range jobs {
+			holding[j.Host]--
+		}
+		r.mu.Unlock()
+		lost, ok := r.settle(store, batch)
+		if !ok {
+			return true
+		}
+		if !errors.Is(lost[0], domain.ErrLeaseLost) {
+			r.fail(fmt.Errorf("a stale token settled job %s: %v", jobs[0].ID, lost[0]))
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for k, st := range batch[1:] {
+			if lost[k+1] != nil {
+				r.errs = append(r.errs, fmt.Errorf("the holder's settlement of %s was lost: %v", st.ID, lost[k+1]))
+			} else if st.State == domain.JobSucceeded {
+				wins[st.ID]++
+				done++
+			}
+		}
+		return false
+	})
+	if !r.wait(t) {
 		return
 	}
 	for _, j := range all {
@@ -379,14 +352,5 @@ func concurrentBatches(t *testing.T, s Jobs, o options) {
 	if c[domain.JobSucceeded] != total || c[domain.JobLeased] != 0 {
 		t.Fatalf("counts %v, want all %d succeeded", c, total)
 	}
-	// No slot was left behind by the chaos: one more job per host, a cap of
-	// one, and every host gives its job.
-	var more []domain.Job
-	for h := range hosts {
-		more = append(more, job(t, fmt.Sprintf("more%02d", h), fmt.Sprintf("h%02d.example", h), base))
-	}
-	enqueue(t, s, more...)
-	if got := leaseBatch(t, other, ports.LeaseRequest{Token: "after", Now: base, Limit: 100, PerHost: 1}); len(got) != hosts {
-		t.Fatalf("after the run a cap of 1 leased %d jobs of %d hosts: a slot was left over", len(got), hosts)
-	}
+	r.noSlotLeft(t, hosts, base)
 }

@@ -171,6 +171,34 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	writeJSON(w, status, errorBody{Error: msg})
 }
 
+// reply answers v as JSON with status, or err when there is one (v is
+// then not written).
+func (h *Handler) reply(w http.ResponseWriter, r *http.Request, err error, status int, v any) {
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, status, v)
+}
+
+// replyNoContent answers 204, or err when there is one.
+func (h *Handler) replyNoContent(w http.ResponseWriter, r *http.Request, err error) {
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// each converts every element of a list: a list's JSON form.
+func each[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")

@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,17 +130,30 @@ func (b *bundle) call(t *testing.T, method, path, auth, body string) (int, map[s
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, _ := http.NewRequest(method, b.URL+path, rd)
+	code, raw, h := b.send(t, method, path, auth, "", rd)
+	var out map[string]any
+	_ = json.NewDecoder(bytes.NewReader(raw)).Decode(&out)
+	return code, out, h
+}
+
+// send sends one request, with the Authorization header auth and the
+// content type when given, and returns the status, the body and the
+// headers.
+func (b *bundle) send(t *testing.T, method, path, auth, contentType string, body io.Reader) (int, []byte, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(method, b.URL+path, body)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
+	out, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, out, resp.Header
 }
 

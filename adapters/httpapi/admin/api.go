@@ -30,11 +30,7 @@ type queueJSON struct {
 }
 
 func hostCounts(hc []ports.HostCount) []hostCountJSON {
-	out := make([]hostCountJSON, len(hc))
-	for i, c := range hc {
-		out[i] = hostCountJSON{Host: c.Host, Count: c.Count}
-	}
-	return out
+	return each(hc, func(c ports.HostCount) hostCountJSON { return hostCountJSON{Host: c.Host, Count: c.Count} })
 }
 
 func (h *Handler) queue(w http.ResponseWriter, r *http.Request) {
@@ -104,15 +100,7 @@ func (h *Handler) jobs(w http.ResponseWriter, r *http.Request) {
 		jq.Limit = n
 	}
 	p, err := h.op.Jobs(r.Context(), jq)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	out := jobsJSON{Jobs: make([]jobJSON, len(p.Jobs)), Next: p.Next}
-	for i, j := range p.Jobs {
-		out.Jobs[i] = toJobJSON(j)
-	}
-	writeJSON(w, http.StatusOK, out)
+	h.reply(w, r, err, http.StatusOK, jobsJSON{Jobs: each(p.Jobs, toJobJSON), Next: p.Next})
 }
 
 func (h *Handler) retryJob(w http.ResponseWriter, r *http.Request) {
@@ -164,15 +152,7 @@ func (h *Handler) instances(w http.ResponseWriter, r *http.Request) {
 		only = b
 	}
 	vs, err := h.op.Instances(r.Context(), only)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	out := make([]instanceJSON, len(vs))
-	for i, v := range vs {
-		out[i] = toInstanceJSON(v)
-	}
-	writeJSON(w, http.StatusOK, map[string][]instanceJSON{"instances": out})
+	h.reply(w, r, err, http.StatusOK, map[string][]instanceJSON{"instances": each(vs, toInstanceJSON)})
 }
 
 func (h *Handler) lift(w http.ResponseWriter, r *http.Request) {
@@ -192,17 +172,13 @@ type nameJSON struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+func toNameJSON(n domain.ReservedName) nameJSON {
+	return nameJSON{Name: n.Name, Kind: string(n.Kind), CreatedAt: n.CreatedAt}
+}
+
 func (h *Handler) listNames(w http.ResponseWriter, r *http.Request) {
 	ns, err := h.op.SystemNames(r.Context())
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	out := make([]nameJSON, len(ns))
-	for i, n := range ns {
-		out[i] = nameJSON{Name: n.Name, Kind: string(n.Kind), CreatedAt: n.CreatedAt}
-	}
-	writeJSON(w, http.StatusOK, map[string][]nameJSON{"names": out})
+	h.reply(w, r, err, http.StatusOK, map[string][]nameJSON{"names": each(ns, toNameJSON)})
 }
 
 // maxBody bounds the operator API's request bodies: one name is small.
@@ -230,7 +206,7 @@ func (h *Handler) reserveName(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.log.Info("operator reserved a system name", "name", n.Name)
-	writeJSON(w, http.StatusCreated, nameJSON{Name: n.Name, Kind: string(n.Kind), CreatedAt: n.CreatedAt})
+	writeJSON(w, http.StatusCreated, toNameJSON(n))
 }
 
 func (h *Handler) releaseName(w http.ResponseWriter, r *http.Request) {
@@ -272,15 +248,9 @@ func (h *Handler) fanOuts(w http.ResponseWriter, r *http.Request) {
 		limit = n
 	}
 	list, err := h.op.FanOuts(r.Context(), limit)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	out := make([]fanOutJSON, len(list))
-	for i, f := range list {
-		out[i] = fanOutJSON{ID: f.ID, Actor: f.Actor, Followers: f.Followers, Enqueued: f.Enqueued, Recorded: f.Recorded,
+	h.reply(w, r, err, http.StatusOK, map[string]any{"fan_outs": each(list, func(f application.FanOutView) fanOutJSON {
+		return fanOutJSON{ID: f.ID, Actor: f.Actor, Followers: f.Followers, Enqueued: f.Enqueued, Recorded: f.Recorded,
 			Delivered: f.Delivered, Dead: f.Dead, Pending: f.Pending, Done: f.Done, Cursor: f.Cursor, Owner: f.Owner,
 			CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"fan_outs": out})
+	})})
 }

@@ -81,11 +81,7 @@ func (h *Handler) listBlocks(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	out := make([]blockJSON, len(bs))
-	for i, b := range bs {
-		out[i] = toBlockJSON(b)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"mode": h.mod.Mode(), "domain_blocks": out})
+	writeJSON(w, http.StatusOK, map[string]any{"mode": h.mod.Mode(), "domain_blocks": each(bs, toBlockJSON)})
 }
 
 func (h *Handler) addBlock(w http.ResponseWriter, r *http.Request) {
@@ -104,11 +100,7 @@ func (h *Handler) addBlock(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := h.mod.Block.Handle(r.Context(), application.BlockDomain{Domain: in.Domain, Severity: domain.Severity(in.Severity),
 		Reason: in.Reason, PublicComment: in.PublicComment, RejectMedia: in.RejectMedia, RejectReports: in.RejectReports, Obfuscate: in.Obfuscate})
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, toBlockedJSON(res))
+	h.reply(w, r, err, http.StatusCreated, toBlockedJSON(res))
 }
 
 // updateBlock changes a block; fields left out of the body keep their
@@ -133,19 +125,11 @@ func (h *Handler) updateBlock(w http.ResponseWriter, r *http.Request) {
 		cmd.Severity = &s
 	}
 	res, err := h.mod.UpdateBlock.Handle(r.Context(), cmd)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toBlockedJSON(res))
+	h.reply(w, r, err, http.StatusOK, toBlockedJSON(res))
 }
 
 func (h *Handler) removeBlock(w http.ResponseWriter, r *http.Request) {
-	if err := h.mod.Unblock.Handle(r.Context(), mux.Vars(r)["domain"]); err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	h.replyNoContent(w, r, h.mod.Unblock.Handle(r.Context(), mux.Vars(r)["domain"]))
 }
 
 type importChangeJSON struct {
@@ -174,22 +158,19 @@ type importJSON struct {
 
 func toImportJSON(res application.ImportResult) importJSON {
 	changes := func(cs []application.ImportChange) []importChangeJSON {
-		out := make([]importChangeJSON, len(cs))
-		for i, c := range cs {
-			out[i] = importChangeJSON{Line: c.Line, Block: toBlockJSON(c.Block)}
+		return each(cs, func(c application.ImportChange) importChangeJSON {
+			out := importChangeJSON{Line: c.Line, Block: toBlockJSON(c.Block)}
 			if c.Before != nil {
 				b := toBlockJSON(*c.Before)
-				out[i].Before = &b
+				out.Before = &b
 			}
-		}
-		return out
+			return out
+		})
 	}
 	lines := func(ls []application.ImportLine) []importLineJSON {
-		out := make([]importLineJSON, len(ls))
-		for i, l := range ls {
-			out[i] = importLineJSON{Line: l.Line, Domain: l.Domain, Why: l.Why}
-		}
-		return out
+		return each(ls, func(l application.ImportLine) importLineJSON {
+			return importLineJSON{Line: l.Line, Domain: l.Domain, Why: l.Why}
+		})
 	}
 	ignored := res.IgnoredColumns
 	if ignored == nil {
@@ -268,17 +249,17 @@ type allowJSON struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+func toAllowJSON(a domain.DomainAllow) allowJSON {
+	return allowJSON{Domain: a.Domain, CreatedAt: a.CreatedAt}
+}
+
 func (h *Handler) listAllows(w http.ResponseWriter, r *http.Request) {
 	as, err := h.mod.Allows(r.Context())
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	out := make([]allowJSON, len(as))
-	for i, a := range as {
-		out[i] = allowJSON{Domain: a.Domain, CreatedAt: a.CreatedAt}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"mode": h.mod.Mode(), "domain_allows": out})
+	writeJSON(w, http.StatusOK, map[string]any{"mode": h.mod.Mode(), "domain_allows": each(as, toAllowJSON)})
 }
 
 func (h *Handler) addAllow(w http.ResponseWriter, r *http.Request) {
@@ -290,19 +271,11 @@ func (h *Handler) addAllow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := h.mod.Allow.Handle(r.Context(), in.Domain)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, allowJSON{Domain: a.Domain, CreatedAt: a.CreatedAt})
+	h.reply(w, r, err, http.StatusCreated, toAllowJSON(a))
 }
 
 func (h *Handler) removeAllow(w http.ResponseWriter, r *http.Request) {
-	if err := h.mod.Disallow.Handle(r.Context(), mux.Vars(r)["domain"]); err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	h.replyNoContent(w, r, h.mod.Disallow.Handle(r.Context(), mux.Vars(r)["domain"]))
 }
 
 type registrationJSON struct {
@@ -346,20 +319,12 @@ func (h *Handler) listRegistrations(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	out := make([]registrationJSON, len(us))
-	for i, u := range us {
-		out[i] = toRegistrationJSON(u)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"mode": h.mod.Registrations(), "registrations": out})
+	writeJSON(w, http.StatusOK, map[string]any{"mode": h.mod.Registrations(), "registrations": each(us, toRegistrationJSON)})
 }
 
 func (h *Handler) approveRegistration(w http.ResponseWriter, r *http.Request) {
 	u, err := h.mod.Approve.Handle(r.Context(), mux.Vars(r)["id"])
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toRegistrationJSON(u))
+	h.reply(w, r, err, http.StatusOK, toRegistrationJSON(u))
 }
 
 func (h *Handler) rejectRegistration(w http.ResponseWriter, r *http.Request) {
@@ -421,20 +386,12 @@ func (h *Handler) listReports(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	out := make([]reportJSON, len(rs))
-	for i, rp := range rs {
-		out[i] = toReportJSON(rp)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"reports": out})
+	writeJSON(w, http.StatusOK, map[string]any{"reports": each(rs, toReportJSON)})
 }
 
 func (h *Handler) getReport(w http.ResponseWriter, r *http.Request) {
 	rp, err := h.mod.Report(r.Context(), mux.Vars(r)["id"])
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toReportJSON(rp))
+	h.reply(w, r, err, http.StatusOK, toReportJSON(rp))
 }
 
 // resolveReport resolves a report with {"note"} (the body may be empty).
@@ -447,9 +404,5 @@ func (h *Handler) resolveReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rp, err := h.mod.ResolveReport.Handle(r.Context(), application.ResolveReport{ID: mux.Vars(r)["id"], Note: in.Note})
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toReportJSON(rp))
+	h.reply(w, r, err, http.StatusOK, toReportJSON(rp))
 }

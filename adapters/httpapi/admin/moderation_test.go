@@ -3,7 +3,6 @@ package admin_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,18 +16,8 @@ import (
 // and the headers.
 func (b *bundle) raw(t *testing.T, method, path, contentType, body string) (int, string, http.Header) {
 	t.Helper()
-	req, _ := http.NewRequest(method, b.URL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(out), resp.Header
+	code, out, h := b.send(t, method, path, "Bearer "+token, contentType, strings.NewReader(body))
+	return code, string(out), h
 }
 
 func TestDomainBlocksAPI(t *testing.T) {

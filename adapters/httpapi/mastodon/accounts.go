@@ -94,11 +94,7 @@ func (m *Routes) ownAccount(ctx context.Context, p application.Principal) (accou
 // persona the token acts as.
 func (m *Routes) verifyCredentials(w http.ResponseWriter, r *http.Request, p application.Principal, _ params) {
 	a, err := m.ownAccount(r.Context(), p)
-	if err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, a)
+	reply(w, r, m.log, err, http.StatusOK, a)
 }
 
 // updateCredentials is PATCH /api/v1/accounts/update_credentials: the
@@ -133,11 +129,7 @@ func (m *Routes) updateCredentials(w http.ResponseWriter, r *http.Request, p app
 		p.Avatar.Locked = res.Actor.Locked
 	}
 	a, err := m.ownAccount(r.Context(), p)
-	if err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, a)
+	reply(w, r, m.log, err, http.StatusOK, a)
 }
 
 // lookupAccount is GET /api/v1/accounts/lookup?acct=: local personas.
@@ -148,11 +140,7 @@ func (m *Routes) lookupAccount(w http.ResponseWriter, r *http.Request, _ applica
 		return
 	}
 	out, err := m.localAccount(r.Context(), a)
-	if err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	reply(w, r, m.log, err, http.StatusOK, out)
 }
 
 // getAccount is GET /api/v1/accounts/:id: a local persona, or a remote
@@ -174,9 +162,5 @@ func (m *Routes) getAccount(w http.ResponseWriter, r *http.Request, _ applicatio
 		return
 	}
 	out, err := m.localAccount(r.Context(), a)
-	if err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	reply(w, r, m.log, err, http.StatusOK, out)
 }

@@ -46,19 +46,9 @@ func (m *Routes) listConversations(w http.ResponseWriter, r *http.Request, p app
 		writeError(w, r, m.log, err)
 		return
 	}
-	out := make([]conversationJSON, 0, len(page.Items))
-	for _, it := range page.Items {
-		c, err := m.conversationOf(ctx, p, it)
-		if err != nil {
-			writeError(w, r, m.log, err)
-			return
-		}
-		out = append(out, c)
-	}
-	if page.Newest != "" {
-		w.Header().Set("Link", m.pageLinks(r, in, page.Oldest, page.Newest))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writePage(m, w, r, in, page.Items, page.Oldest, page.Newest, func(it application.ConversationItem) (conversationJSON, error) {
+		return m.conversationOf(ctx, p, it)
+	})
 }
 
 // readConversation is POST /api/v1/conversations/:id/read: the
@@ -71,11 +61,7 @@ func (m *Routes) readConversation(w http.ResponseWriter, r *http.Request, p appl
 		return
 	}
 	c, err := m.conversationOf(ctx, p, it)
-	if err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	reply(w, r, m.log, err, http.StatusOK, c)
 }
 
 // hideConversation is DELETE /api/v1/conversations/:id: gone from the

@@ -72,17 +72,25 @@ func (m *Routes) listNotifications(w http.ResponseWriter, r *http.Request, p app
 		writeError(w, r, m.log, err)
 		return
 	}
-	out := make([]notificationJSON, 0, len(page.Items))
-	for _, it := range page.Items {
-		n, err := m.notificationOf(r, p, it)
+	writePage(m, w, r, in, page.Items, page.Oldest, page.Newest, func(it application.NotificationItem) (notificationJSON, error) {
+		return m.notificationOf(r, p, it)
+	})
+}
+
+// writePage answers a page's entities, each made by of from an item, with
+// the page's Link header (none for an empty page).
+func writePage[T, U any](m *Routes, w http.ResponseWriter, r *http.Request, in params, items []T, oldest, newest string, of func(T) (U, error)) {
+	out := make([]U, 0, len(items))
+	for _, it := range items {
+		v, err := of(it)
 		if err != nil {
 			writeError(w, r, m.log, err)
 			return
 		}
-		out = append(out, n)
+		out = append(out, v)
 	}
-	if page.Newest != "" {
-		w.Header().Set("Link", m.pageLinks(r, in, page.Oldest, page.Newest))
+	if newest != "" {
+		w.Header().Set("Link", m.pageLinks(r, in, oldest, newest))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -116,11 +124,7 @@ func (m *Routes) getNotification(w http.ResponseWriter, r *http.Request, p appli
 		return
 	}
 	n, err := m.notificationOf(r, p, it)
-	if err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, n)
+	reply(w, r, m.log, err, http.StatusOK, n)
 }
 
 // dismissNotification is POST /api/v1/notifications/:id/dismiss: an

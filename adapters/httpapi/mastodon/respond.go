@@ -33,6 +33,16 @@ type mastodonError struct {
 	Description string `json:"error_description,omitempty"`
 }
 
+// reply answers v as JSON with status, or err (writeError) when there is
+// one: v is then not written.
+func reply(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, status int, v any) {
+	if err != nil {
+		writeError(w, r, log, err)
+		return
+	}
+	writeJSON(w, status, v)
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")

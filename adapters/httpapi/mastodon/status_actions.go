@@ -89,11 +89,7 @@ func (m *Routes) reblog(w http.ResponseWriter, r *http.Request, p application.Pr
 	}
 	me := m.app.URLs.Persona(p.Avatar.Name)
 	s, err := m.reblogOf(ctx, me, res.ActivityID, m.api.Statuses.Now(), inner)
-	if err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s)
+	reply(w, r, m.log, err, http.StatusOK, s)
 }
 
 // reblogOf is the status entity of a boost by actorURI of the status

@@ -194,11 +194,7 @@ func (m *Routes) writeStatus(w http.ResponseWriter, r *http.Request, p applicati
 		return
 	}
 	s, err := m.statusOf(r.Context(), p, post)
-	if err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s)
+	reply(w, r, m.log, err, http.StatusOK, s)
 }
 
 // getStatus is GET /api/v1/statuses/:id: any status the token's persona

@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,12 +97,9 @@ func keepFinishedJobs(t *testing.T, db *mongodrv.Database) {
 // cannot prove.
 func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.Option) {
 	t.Run("JobStore", func(t *testing.T) {
-		var mu sync.Mutex
-		dbOf := map[contract.Jobs]string{}
+		var dbs contract.Opened[string]
 		opts := append([]contract.Option{contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
-			mu.Lock()
-			name, ok := dbOf[s]
-			mu.Unlock()
+			name, ok := dbs.Of(s)
 			if !ok || second == nil {
 				t.Logf("second store: the same client (no second client given)")
 				return s
@@ -112,11 +108,7 @@ func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.O
 		})}, skip...)
 		contract.JobStore(t, func(t *testing.T) contract.Jobs {
 			db := NewDB(t, client)
-			s := mongo.NewJobStore(db)
-			mu.Lock()
-			dbOf[s] = db.Name()
-			mu.Unlock()
-			return s
+			return dbs.Add(mongo.NewJobStore(db), db.Name())
 		}, opts...)
 	})
 	t.Run("NameRegistry", func(t *testing.T) {
