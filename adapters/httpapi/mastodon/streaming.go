@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -253,6 +254,7 @@ func (s *streamSession) run(parent context.Context) error {
 	}()
 	clock := s.m.api.Clock
 	lastPing := clock.Now()
+	var pinging atomic.Bool
 	for {
 		select {
 		case <-ctx.Done():
@@ -265,14 +267,21 @@ func (s *streamSession) run(parent context.Context) error {
 			if err := s.poll(ctx); err != nil {
 				return err
 			}
-			if now := clock.Now(); now.Sub(lastPing) >= streamPing {
+			if now := clock.Now(); now.Sub(lastPing) >= streamPing && !pinging.Load() {
+				// Not in this loop: a ping waits for its pong, which the
+				// reader above reads only once this loop has taken the
+				// message it holds (a client that sent one meanwhile would
+				// wait out streamWrite, and its stream would end).
 				lastPing = now
-				pctx, done := context.WithTimeout(ctx, streamWrite)
-				err := s.c.Ping(pctx)
-				done()
-				if err != nil {
-					return err
-				}
+				pinging.Store(true)
+				go func() {
+					defer pinging.Store(false)
+					pctx, done := context.WithTimeout(ctx, streamWrite)
+					defer done()
+					if err := s.c.Ping(pctx); err != nil {
+						cancel(err)
+					}
+				}()
 			}
 		}
 	}
