@@ -52,6 +52,10 @@ type Settlement struct {
 	// FinishedAt is set for succeeded and dead jobs (retention counts from
 	// it) and ignored otherwise.
 	FinishedAt time.Time
+	// Host is the job's host when the caller has the job (the engine
+	// always does); a store that keeps per-host state for queued jobs
+	// then need not read it. Empty: the store reads it.
+	Host string
 }
 
 // ReapResult counts what one reaper pass did.

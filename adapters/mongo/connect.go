@@ -51,7 +51,7 @@ var entityCollections = [...]string{
 	collTombstones, collDomainBlocks, collDomainAllows, collReports,
 	collActorBlocks, collPollVotes, collOpenPolls,
 	collOAuthApps, collOAuthGrants, collOAuthTokens, collAccountIDs,
-	collNotifications, collConversations,
+	collNotifications, collConversations, collReadyHosts,
 }
 
 // collection returns a handle with the options SPEC §9 asks for, so callers

@@ -147,6 +147,8 @@ var indexSpecs = []indexSpec{
 	// keys during the scan, without fetching their documents.
 	{coll: collJobs, name: idxJobsLease, keys: keys("state", 1, "runAt", 1, "_id", 1, "host", 1)},
 	{coll: collJobs, name: idxJobsHostState, keys: keys("host", 1, "state", 1, "runAt", 1)},
+	// The ready hosts of the capped lease (ready.go), oldest first.
+	{coll: collReadyHosts, name: idxReadyHostsReadyAt, keys: keys("readyAt", 1, "_id", 1)},
 	// The host slots of leased jobs (jobs_batch.go): unique, so one job
 	// holds each slot, and sparse, so the jobs holding none (every job
 	// that is not leased) are not in it.

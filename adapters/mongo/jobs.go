@@ -33,6 +33,11 @@ const reapReason = "lease expired (worker died or stalled)"
 // JobStore is the delivery queue in the jobs collection.
 type JobStore struct {
 	jobs *mongodrv.Collection
+	// ready holds one entry per host with queued jobs (ready.go);
+	// repaired is set once this process repaired it.
+	ready    *mongodrv.Collection
+	repaired atomic.Bool
+	capped   cappedHosts
 	// unhinted is set once the server refused the jobs_lease hint on
 	// findAndModify (see findAndLease).
 	unhinted atomic.Bool
@@ -44,7 +49,7 @@ type JobStore struct {
 // NewJobStore returns the queue of db. EnsureIndexes must have run: the
 // lease query hints the jobs_lease index by name and fails loudly without it.
 func NewJobStore(db *mongodrv.Database) *JobStore {
-	return &JobStore{jobs: collection(db, collJobs)}
+	return &JobStore{jobs: collection(db, collJobs), ready: collection(db, collReadyHosts)}
 }
 
 type jobDoc struct {
@@ -152,6 +157,11 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 		if err != nil {
 			return s.undo(ctx, inserted, err)
 		}
+	}
+	// Every host of the batch, the jobs a dedupe passed over too: an
+	// Enqueue sent again after a failed mark makes it then.
+	if err := s.markReady(ctx, earliestOf(jobs)); err != nil {
+		return len(inserted), fmt.Errorf("enqueue: %w", err)
 	}
 	if len(inserted) > 0 {
 		s.signal(ctx) // other processes' Wakers (waker.go)
@@ -427,6 +437,13 @@ func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (po
 		return r, fmt.Errorf("reap: %w", interpretError(err, nil))
 	}
 	r.Dead = int(dead.ModifiedCount)
+	// The hosts of the leases to requeue, read first: marked at now once
+	// their jobs are queued again (a job a holder settles in between is
+	// marked for nothing: an early entry is never wrong).
+	hosts, err := s.hostsOf(ctx, expired(bson.D{{Key: "$lt", Value: maxAttempts - 1}}))
+	if err != nil {
+		return r, fmt.Errorf("reap: %w", err)
+	}
 	requeued, err := s.jobs.UpdateMany(ctx, expired(bson.D{{Key: "$lt", Value: maxAttempts - 1}}), bson.D{
 		{Key: "$set", Value: bson.D{
 			{Key: "state", Value: string(domain.JobQueued)},
@@ -440,7 +457,33 @@ func (s *JobStore) Reap(ctx context.Context, now time.Time, maxAttempts int) (po
 		return r, fmt.Errorf("reap: %w", interpretError(err, nil))
 	}
 	r.Requeued = int(requeued.ModifiedCount)
+	if err := s.markHosts(ctx, hosts, now); err != nil {
+		return r, fmt.Errorf("reap: %w", err)
+	}
+	if err := s.repairReady(ctx); err != nil {
+		return r, fmt.Errorf("reap: %w", err)
+	}
 	return r, nil
+}
+
+// hostsOf is the distinct hosts of the jobs filter matches.
+func (s *JobStore) hostsOf(ctx context.Context, filter bson.D) ([]string, error) {
+	type hostDoc struct {
+		Host string `bson:"host"`
+	}
+	docs, err := findAll(ctx, s.jobs, filter, "hosts", func(d hostDoc) string { return d.Host },
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "host", Value: 1}}))
+	slices.Sort(docs)
+	return slices.Compact(docs), err
+}
+
+// markHosts marks each of hosts ready at t.
+func (s *JobStore) markHosts(ctx context.Context, hosts []string, t time.Time) error {
+	earliest := make(map[string]time.Time, len(hosts))
+	for _, h := range hosts {
+		earliest[h] = t
+	}
+	return s.markReady(ctx, earliest)
 }
 
 // Purge implements ports.JobStore; with a TTL index it finds few jobs to
@@ -464,6 +507,9 @@ func (s *JobStore) DeferHost(ctx context.Context, host string, until time.Time) 
 // ResumeHost implements ports.JobStore.
 func (s *JobStore) ResumeHost(ctx context.Context, host string, until, now time.Time) (int, error) {
 	n, err := s.moveHost(ctx, host, bson.D{{Key: "$gt", Value: now.UTC()}, {Key: "$lte", Value: until.UTC()}}, now)
+	if n > 0 && err == nil {
+		err = s.markHosts(ctx, []string{host}, now)
+	}
 	if n > 0 {
 		s.signal(ctx) // an operator's command in another process: wake the servers
 	}
@@ -614,6 +660,13 @@ func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time
 	if host != "" || id == "" {
 		filter = append(filter, bson.E{Key: "host", Value: host})
 	}
+	hosts := []string{host}
+	if host == "" && id != "" {
+		var err error
+		if hosts, err = s.hostsOf(ctx, filter); err != nil {
+			return 0, fmt.Errorf("retry dead jobs: %w", err)
+		}
+	}
 	res, err := s.jobs.UpdateMany(ctx, filter, bson.D{
 		{Key: "$set", Value: bson.D{
 			{Key: "state", Value: string(domain.JobQueued)},
@@ -626,6 +679,9 @@ func (s *JobStore) RetryDead(ctx context.Context, id, host string, now time.Time
 		return 0, fmt.Errorf("retry dead jobs: %w", interpretError(err, nil))
 	}
 	if res.ModifiedCount > 0 {
+		if err := s.markHosts(ctx, hosts, now); err != nil {
+			return int(res.ModifiedCount), fmt.Errorf("retry dead jobs: %w", err)
+		}
 		s.signal(ctx)
 	}
 	return int(res.ModifiedCount), nil

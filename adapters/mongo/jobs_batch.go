@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,8 +94,24 @@ func slotIndex(host, slot string) (int, bool) {
 //
 // No step needs a transaction, and nothing is locked: each job is won by
 // one single-document update, which the server applies atomically.
+//
+// A lease with a per-host cap reads the ready hosts instead of steps 1 and
+// 2 (leaseReady, ready.go), so that the backlog of hosts at their cap is
+// never walked; an uncapped lease has no such hosts and reads by runAt.
 func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
-	out, err := s.leaseBatch(ctx, req)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req.Token == "" {
+		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+	}
+	var out []domain.Job
+	var err error
+	if req.PerHost > 0 {
+		out, err = s.leaseReady(ctx, req)
+	} else {
+		out, err = s.leaseBatch(ctx, req)
+	}
 	if ferr := s.fillBodies(ctx, out); err == nil {
 		err = ferr
 	}
@@ -102,12 +119,6 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 }
 
 func (s *JobStore) leaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if req.Token == "" {
-		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
-	}
 	limit := max(req.Limit, 1)
 	skip := slices.Clone(req.SkipHosts)
 	var out []domain.Job
@@ -216,6 +227,7 @@ func (s *JobStore) heldSlots(ctx context.Context, cands []candidate) (map[string
 // planned is one job step 3 tries to lease, into slot.
 type planned struct {
 	id, host, slot string
+	runAt          time.Time
 }
 
 // planLease chooses, oldest first, up to want candidates within each host's
@@ -246,7 +258,7 @@ func planLease(cands []candidate, held map[string]*hostSlots, perHost, want int)
 		}
 		h.used[k] = true
 		h.leased++
-		plan = append(plan, planned{id: c.ID, host: c.Host, slot: slotOf(c.Host, k)})
+		plan = append(plan, planned{id: c.ID, host: c.Host, slot: slotOf(c.Host, k), runAt: c.RunAt})
 	}
 	return plan, saturated
 }
@@ -286,7 +298,7 @@ func (s *JobStore) stampLeases(ctx context.Context, req ports.LeaseRequest, plan
 		// Not known which jobs were leased: give back any that were, so
 		// they do not wait for the reaper (best effort; the reaper
 		// recovers them otherwise).
-		s.unstamp(ctx, req.Token, ids)
+		s.unstamp(ctx, req.Token, plan)
 		return nil, fmt.Errorf("lease: %w", interpretError(err, nil))
 	}
 	if res != nil && res.MatchedCount == 0 {
@@ -297,7 +309,7 @@ func (s *JobStore) stampLeases(ctx context.Context, req ports.LeaseRequest, plan
 		{Key: "leaseToken", Value: req.Token},
 	}, "lease: read back", jobDoc.job)
 	if err != nil {
-		s.unstamp(ctx, req.Token, ids)
+		s.unstamp(ctx, req.Token, plan)
 		return nil, err
 	}
 	return docs, nil
@@ -373,10 +385,20 @@ func writeErrors(err error) ([]mongodrv.BulkWriteError, bool) {
 const conflictRetries = 5
 
 // unstamp puts back in the queue, without spending an attempt, the jobs of
-// ids that a failed lease may have stamped with token.
-func (s *JobStore) unstamp(ctx context.Context, token string, ids []string) {
+// plan that a failed lease may have stamped with token, and marks their
+// hosts ready again.
+func (s *JobStore) unstamp(ctx context.Context, token string, plan []planned) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	ids := make([]string, len(plan))
+	earliest := make(map[string]time.Time)
+	for i, p := range plan {
+		ids[i] = p.id
+		if t, ok := earliest[p.host]; !ok || p.runAt.Before(t) {
+			earliest[p.host] = p.runAt
+		}
+	}
+	defer func() { _ = s.markReady(ctx, earliest) }()
 	_, _ = s.jobs.UpdateMany(ctx, bson.D{
 		{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}},
 		{Key: "leaseToken", Value: token},
@@ -446,6 +468,9 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 			SetUpdate(settlementUpdate(st, settleMarker(nonce, i)))
 	}
 	matched, err := s.bulkUpdate(ctx, models)
+	// Best effort, whatever the bulkWrite applied: a mark lost here is
+	// made by the next reaper pass (repairReady).
+	_ = s.markRequeued(ctx, batch, sent)
 	if err != nil {
 		return nil, fmt.Errorf("settle: %w", interpretError(err, nil))
 	}
@@ -478,6 +503,46 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 		}
 	}
 	return lost, nil
+}
+
+// markRequeued marks the hosts of the settlements of batch[sent] that put
+// their job back in the queue; the hosts a settlement does not name are
+// read first.
+func (s *JobStore) markRequeued(ctx context.Context, batch []ports.Settlement, sent []int) error {
+	earliest := make(map[string]time.Time)
+	runAt := make(map[string]time.Time) // by job id, host unknown
+	for _, i := range sent {
+		st := batch[i]
+		switch {
+		case st.State != domain.JobQueued:
+		case st.Host != "":
+			if t, ok := earliest[st.Host]; !ok || st.RunAt.Before(t) {
+				earliest[st.Host] = st.RunAt
+			}
+		default:
+			if t, ok := runAt[st.ID]; !ok || st.RunAt.Before(t) {
+				runAt[st.ID] = st.RunAt
+			}
+		}
+	}
+	if len(runAt) == 0 {
+		return s.markReady(ctx, earliest)
+	}
+	type hostDoc struct {
+		ID   string `bson:"_id"`
+		Host string `bson:"host"`
+	}
+	docs, err := findAll(ctx, s.jobs, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: slices.Collect(maps.Keys(runAt))}}}},
+		"settle: hosts", func(d hostDoc) hostDoc { return d }, options.Find().SetProjection(bson.D{{Key: "host", Value: 1}}))
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if t, ok := earliest[d.Host]; !ok || runAt[d.ID].Before(t) {
+			earliest[d.Host] = runAt[d.ID]
+		}
+	}
+	return s.markReady(ctx, earliest)
 }
 
 // settleMarksKept is how many settlement markers a job keeps (Settle).

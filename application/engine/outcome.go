@@ -26,7 +26,7 @@ type result struct {
 
 // decided is the result of an attempt, by domain.Decide.
 func decided(job domain.Job, o domain.Outcome, d domain.Decision, now time.Time, took time.Duration) result {
-	st := ports.Settlement{ID: job.ID, Token: job.LeaseToken, State: d.State, Attempts: d.Attempts}
+	st := ports.Settlement{ID: job.ID, Token: job.LeaseToken, State: d.State, Attempts: d.Attempts, Host: job.Host}
 	switch d.State {
 	case domain.JobSucceeded:
 		st.FinishedAt = now // LastError "": the job's last attempt succeeded
@@ -41,7 +41,7 @@ func decided(job domain.Job, o domain.Outcome, d domain.Decision, now time.Time,
 // dead is a job that died without an attempt (its sender is gone).
 func dead(job domain.Job, reason string, now time.Time) result {
 	return result{job: job, report: true, to: string(domain.JobDead), at: now,
-		st: ports.Settlement{ID: job.ID, Token: job.LeaseToken, State: domain.JobDead, Attempts: job.Attempts, LastError: reason, FinishedAt: now}}
+		st: ports.Settlement{ID: job.ID, Token: job.LeaseToken, State: domain.JobDead, Attempts: job.Attempts, LastError: reason, FinishedAt: now, Host: job.Host}}
 }
 
 // release puts a job back at runAt as it was: no attempt spent, its last
@@ -52,7 +52,7 @@ func release(job domain.Job, runAt time.Time, why string) result {
 		to = "deferred"
 	}
 	return result{job: job, to: to, why: why,
-		st: ports.Settlement{ID: job.ID, Token: job.LeaseToken, State: domain.JobQueued, Attempts: job.Attempts, RunAt: runAt, LastError: job.LastError}}
+		st: ports.Settlement{ID: job.ID, Token: job.LeaseToken, State: domain.JobQueued, Attempts: job.Attempts, RunAt: runAt, LastError: job.LastError, Host: job.Host}}
 }
 
 // jobLog is the logger of one job, with the stable keys of STYLE.md.

@@ -120,7 +120,7 @@ func dead(id, token string, attempts int, reason string, at time.Time) ports.Set
 // released puts a leased job back without spending an attempt: its
 // attempts and last error as they were.
 func released(j domain.Job, runAt time.Time) ports.Settlement {
-	return ports.Settlement{ID: j.ID, Token: j.LeaseToken, State: domain.JobQueued, Attempts: j.Attempts, RunAt: runAt, LastError: j.LastError}
+	return ports.Settlement{ID: j.ID, Token: j.LeaseToken, State: domain.JobQueued, Attempts: j.Attempts, RunAt: runAt, LastError: j.LastError, Host: j.Host}
 }
 
 func get(t *testing.T, s Jobs, id string) domain.Job {

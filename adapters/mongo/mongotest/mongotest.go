@@ -106,10 +106,12 @@ func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.O
 			}
 			return mongo.NewJobStore(second.Database(name))
 		})}, skip...)
-		contract.JobStore(t, func(t *testing.T) contract.Jobs {
+		open := func(t *testing.T) contract.Jobs {
 			db := NewDB(t, client)
 			return dbs.Add(mongo.NewJobStore(db), db.Name())
-		}, opts...)
+		}
+		contract.JobStore(t, open, opts...)
+		contract.JobStoreReadyHosts(t, open, opts...)
 	})
 	t.Run("NameRegistry", func(t *testing.T) {
 		contract.NameRegistry(t, func(t *testing.T) ports.NameRegistry { return mongo.NewNameRegistry(NewDB(t, client)) }, skip...)

@@ -1,0 +1,425 @@
+package mongo
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/bson"
+	mongodrv "go.mongodb.org/mongo-driver/mongo"
+	"go.mongodb.org/mongo-driver/mongo/options"
+
+	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports"
+)
+
+// # Ready hosts
+//
+// A capped lease (PerHost > 0) does not read the queue by runAt: when most
+// queued jobs belong to hosts at their cap (slow or dead servers holding
+// their slots), such a read walks past their whole backlog on every lease
+// (issue 36). It reads the ready_hosts collection instead: one document per
+// host, {_id: host, readyAt, seq}, ordered by readyAt on
+// ready_hosts_ready_at. The lease passes over one entry per capped host and
+// reads, per host it visits, only the few oldest queued jobs it can take
+// (jobs_host_state), so its cost does not grow with the backlog.
+//
+// The one rule that keeps every queued job leasable, without a transaction:
+//
+//	readyAt <= the runAt of every queued job of the host.
+//
+// An entry may be early (the host has later jobs, or none: a stale entry
+// costs a lease one visit, after which the lease corrects it), never late.
+//
+//   - Every write that makes a job queued or earlier (an enqueue, a retry or
+//     release, the reaper, a lease given back, a lifted quarantine, a dead
+//     job retried) marks the job's host after its own write: readyAt =
+//     min(readyAt, runAt) and seq + 1, in one upsert. A mark only ever
+//     lowers readyAt, so marks need no order among themselves.
+//   - Only a lease moves readyAt forward, to the oldest queued job it saw of
+//     the host (or neverReady when it saw the host's whole queue and left
+//     nothing in it), and only if seq is still what it read before it read
+//     the jobs. A job written queued after that read of the jobs marks after
+//     its write: either before the move (seq changed: the move fails) or
+//     after it (the mark lowers readyAt again).
+//   - Entries are never deleted (a delete racing a mark is the one case the
+//     seq cannot fence: the mark's upsert would have to come after it). A
+//     host with nothing queued keeps one small document at neverReady.
+//   - A mark lost to a crash between a job's write and its mark would leave
+//     the job unleasable; every reaper pass repairs that (repairReady), so
+//     such a job waits at most one reaper period.
+const (
+	collReadyHosts       = "ready_hosts"
+	idxReadyHostsReadyAt = "ready_hosts_ready_at"
+)
+
+// neverReady is the readyAt of a host with nothing queued.
+var neverReady = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// readyRounds bounds the rounds of one capped lease; each visits
+// readyVisit(n) more hosts. A second round is needed only when a visited
+// host was stale or a planned job is younger than the next unvisited
+// host's readyAt (that host might hold an older one).
+const readyRounds = 6
+
+// readyVisit is how many hosts a round visits for n wanted jobs: each host
+// that is truly ready gives at least one.
+func readyVisit(n int) int { return n + 4 }
+
+// readyEntry is one document of ready_hosts.
+type readyEntry struct {
+	Host    string    `bson:"_id"`
+	ReadyAt time.Time `bson:"readyAt"`
+	Seq     int64     `bson:"seq"`
+}
+
+// markReady lowers the ready entry of each host of earliest to at most its
+// time, creating it where there is none, in one unordered bulkWrite. Two
+// first marks of one host may race on the upsert's insert; the loser's
+// duplicate key is sent again once, and then finds the document.
+func (s *JobStore) markReady(ctx context.Context, earliest map[string]time.Time) error {
+	if len(earliest) == 0 {
+		return nil
+	}
+	hosts := make([]string, 0, len(earliest))
+	for h := range earliest {
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts) // a stable write order: two marking writers wait, not deadlock
+	models := make([]mongodrv.WriteModel, len(hosts))
+	for i, h := range hosts {
+		models[i] = mongodrv.NewUpdateOneModel().
+			SetFilter(bson.D{{Key: "_id", Value: h}}).
+			SetUpdate(bson.D{
+				{Key: "$min", Value: bson.D{{Key: "readyAt", Value: earliest[h].UTC()}}},
+				{Key: "$inc", Value: bson.D{{Key: "seq", Value: int64(1)}}},
+			}).
+			SetUpsert(true)
+	}
+	for try := 0; ; try++ {
+		_, err := s.ready.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		if err == nil {
+			return nil
+		}
+		wes, ok := writeErrors(err)
+		if !ok || try == conflictRetries {
+			return fmt.Errorf("mark ready hosts: %w", interpretError(err, nil))
+		}
+		again := make([]mongodrv.WriteModel, 0, len(wes))
+		for _, we := range wes {
+			if we.Code != 11000 && we.Code != 11001 && !concurrentConflict(we.Code) {
+				return fmt.Errorf("mark ready hosts: %w", interpretError(err, nil))
+			}
+			again = append(again, models[we.Index])
+		}
+		models = again
+	}
+}
+
+// earliestOf is the oldest runAt of jobs per host.
+func earliestOf(jobs []domain.Job) map[string]time.Time {
+	out := make(map[string]time.Time)
+	for _, j := range jobs {
+		if t, ok := out[j.Host]; !ok || j.RunAt.Before(t) {
+			out[j.Host] = j.RunAt
+		}
+	}
+	return out
+}
+
+// leaseReady is LeaseBatch with a per-host cap, from the ready hosts:
+//
+//  1. read the oldest due entries of ready_hosts that are not skipped,
+//     visited, or at their cap when the previous lease of this store looked
+//     (cappedHosts), one more than the round visits;
+//  2. in one aggregate, per visited host its oldest queued jobs
+//     (jobs_host_state: one more than the cap, due or not), and, in the
+//     first round, every leased job's host and slot (jobs_lease; as many
+//     as there are slots taken, whatever the backlog): which hosts are at
+//     their cap now and which slots each holds;
+//  3. plan the oldest of all jobs read within each host's free slots; when
+//     a planned job is younger than the next unvisited entry, or stale
+//     entries or a host freed since the hint left the plan short, visit
+//     more hosts (at most readyRounds);
+//  4. stamp and read back as the runAt lease does (stampLeases);
+//  5. move each visited entry forward to the oldest job the lease read and
+//     did not take, fenced by the seq read in step 1 (see Ready hosts).
+func (s *JobStore) leaseReady(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
+	if !s.repaired.Load() {
+		// Once per process: the jobs queued before this version kept no
+		// entries (migration 018 adds the collection empty).
+		if err := s.repairReady(ctx); err != nil {
+			return nil, fmt.Errorf("lease: %w", err)
+		}
+		s.repaired.Store(true)
+	}
+	limit := max(req.Limit, 1)
+	now := req.Now.UTC()
+	hint := s.capped.get()
+	exclude := append(slices.Clone(req.SkipHosts), hint...)
+	var (
+		held    map[string]*hostSlots // nil until step 2 read it
+		freed   bool                  // a hinted host is below its cap now
+		visited []readyEntry
+		seen    = map[string][]candidate{} // per visited host, the jobs step 2 read
+		cands   []candidate
+		plan    []planned
+	)
+	for round := 0; round < readyRounds; round++ {
+		visit := readyVisit(limit - len(plan))
+		entries, err := s.readyEntries(ctx, now, exclude, visit+1)
+		if err != nil {
+			return nil, err
+		}
+		next := neverReady // readyAt of the first entry not visited
+		if len(entries) > visit {
+			next = entries[visit].ReadyAt
+			entries = entries[:visit]
+		}
+		if len(entries) == 0 && held != nil {
+			break
+		}
+		read, leased, err := s.queuedOfHosts(ctx, entries, req.PerHost, held == nil)
+		if err != nil {
+			return nil, err
+		}
+		if held == nil {
+			held = leased
+			var capped []string
+			for h, hs := range held {
+				if hs.leased >= req.PerHost {
+					capped = append(capped, h)
+				}
+			}
+			s.capped.set(capped)
+			exclude = append(slices.Clone(req.SkipHosts), capped...)
+			for _, e := range visited {
+				exclude = append(exclude, e.Host)
+			}
+			freed = slices.ContainsFunc(hint, func(h string) bool { return !slices.Contains(capped, h) })
+		}
+		for _, e := range entries {
+			visited = append(visited, e)
+			exclude = append(exclude, e.Host)
+			seen[e.Host] = read[e.Host]
+			for _, c := range read[e.Host] {
+				if !c.RunAt.After(now) {
+					cands = append(cands, c)
+				}
+			}
+		}
+		slices.SortFunc(cands, func(a, b candidate) int {
+			return cmp.Or(a.RunAt.Compare(b.RunAt), strings.Compare(a.ID, b.ID))
+		})
+		plan, _ = planLease(cands, cloneHeld(held, cands), req.PerHost, limit)
+		if len(plan) == limit && !plan[len(plan)-1].runAt.After(next) {
+			break // no unvisited host could give an older job
+		}
+		if next.After(now) && !(freed && round == 0) {
+			break // no unvisited host is due
+		}
+	}
+	got, err := s.stampLeases(ctx, req, plan)
+	if err == nil {
+		// Best effort: an entry left early costs the next lease a visit.
+		s.advanceReady(ctx, visited, seen, got)
+	}
+	return got, err
+}
+
+// cappedHosts is the hosts at their cap as the last capped lease of a
+// store found them: the next lease passes over their entries without
+// reading them. A host freed since is visited in that lease's second
+// round; one capped since is read and passed over.
+type cappedHosts struct {
+	mu    sync.Mutex
+	hosts []string
+}
+
+func (c *cappedHosts) get() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.hosts)
+}
+
+func (c *cappedHosts) set(hosts []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hosts = hosts
+}
+
+// cloneHeld gives planLease a fresh count of the slots per host of cands
+// (it takes slots as it plans), each host present.
+func cloneHeld(held map[string]*hostSlots, cands []candidate) map[string]*hostSlots {
+	out := make(map[string]*hostSlots, len(cands))
+	for _, c := range cands {
+		if out[c.Host] != nil {
+			continue
+		}
+		hs := &hostSlots{used: map[int]bool{}}
+		if h := held[c.Host]; h != nil {
+			hs.leased = h.leased
+			for k := range h.used {
+				hs.used[k] = true
+			}
+		}
+		out[c.Host] = hs
+	}
+	return out
+}
+
+// readyEntries is step 1 of leaseReady.
+func (s *JobStore) readyEntries(ctx context.Context, now time.Time, exclude []string, n int) ([]readyEntry, error) {
+	filter := bson.D{{Key: "readyAt", Value: bson.D{{Key: "$lte", Value: now}}}}
+	if len(exclude) > 0 {
+		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$nin", Value: exclude}}})
+	}
+	return findAll(ctx, s.ready, filter, "lease: ready hosts", func(e readyEntry) readyEntry { return e },
+		options.Find().
+			SetSort(bson.D{{Key: "readyAt", Value: 1}, {Key: "_id", Value: 1}}).
+			SetLimit(int64(n)).
+			SetBatchSize(int32(n)).
+			SetHint(idxReadyHostsReadyAt))
+}
+
+// queuedOfHosts is step 2 of leaseReady, one aggregate of a sub-pipeline
+// per host ($unionWith): each host's oldest queued jobs, an index range of
+// jobs_host_state in runAt order (among one host's jobs due at the same
+// instant, the index's order), perHost+1 of them; and, with leased, every
+// leased job's host and slot.
+func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perHost int, leased bool) (map[string][]candidate, map[string]*hostSlots, error) {
+	type doc struct {
+		ID     string    `bson:"_id"`
+		Host   string    `bson:"host"`
+		RunAt  time.Time `bson:"runAt"`
+		Slot   string    `bson:"slot"`
+		Leased bool      `bson:"leased"`
+	}
+	var branches []mongodrv.Pipeline
+	for _, e := range entries {
+		branches = append(branches, mongodrv.Pipeline{
+			{{Key: "$match", Value: bson.D{{Key: "host", Value: e.Host}, {Key: "state", Value: string(domain.JobQueued)}}}},
+			{{Key: "$sort", Value: bson.D{{Key: "runAt", Value: 1}}}},
+			{{Key: "$limit", Value: perHost + 1}},
+			{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "runAt", Value: 1}}}},
+		})
+	}
+	if leased {
+		branches = append(branches, mongodrv.Pipeline{
+			{{Key: "$match", Value: bson.D{{Key: "state", Value: string(domain.JobLeased)}}}},
+			{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "slot", Value: 1}, {Key: "leased", Value: bson.D{{Key: "$literal", Value: true}}}}}},
+		})
+	}
+	held := make(map[string]*hostSlots)
+	out := make(map[string][]candidate, len(entries))
+	if len(branches) == 0 {
+		return out, held, nil
+	}
+	pipe := branches[0]
+	for _, b := range branches[1:] {
+		pipe = append(pipe, bson.D{{Key: "$unionWith", Value: bson.D{{Key: "coll", Value: collJobs}, {Key: "pipeline", Value: b}}}})
+	}
+	docs, err := aggregateAll[doc](ctx, s.jobs, pipe, "lease: ready hosts' jobs")
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range docs {
+		if !d.Leased {
+			out[d.Host] = append(out[d.Host], candidate{ID: d.ID, Host: d.Host, RunAt: d.RunAt})
+			continue
+		}
+		h := held[d.Host]
+		if h == nil {
+			h = &hostSlots{used: map[int]bool{}}
+			held[d.Host] = h
+		}
+		h.leased++
+		if k, ok := slotIndex(d.Host, d.Slot); ok {
+			h.used[k] = true
+		}
+	}
+	return out, held, nil
+}
+
+// aggregateAll runs pipe on coll and decodes every document.
+func aggregateAll[D any](ctx context.Context, coll *mongodrv.Collection, pipe mongodrv.Pipeline, what string) ([]D, error) {
+	cur, err := coll.Aggregate(ctx, pipe)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err, nil))
+	}
+	var docs []D
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err, nil))
+	}
+	return docs, nil
+}
+
+// advanceReady is step 5 of leaseReady: each visited entry moves forward to
+// the oldest job the lease read of its host and did not win, or to
+// neverReady when the lease read all the host's queued jobs and won them,
+// if its seq is unchanged. Failures are left: an entry that stays early is
+// corrected by the next lease that visits it.
+func (s *JobStore) advanceReady(ctx context.Context, visited []readyEntry, seen map[string][]candidate, won []domain.Job) {
+	took := make(map[string]bool, len(won))
+	for _, j := range won {
+		took[j.ID] = true
+	}
+	var models []mongodrv.WriteModel
+	for _, e := range visited {
+		to := neverReady
+		for _, c := range seen[e.Host] {
+			if !took[c.ID] && c.RunAt.Before(to) {
+				to = c.RunAt.UTC()
+			}
+		}
+		if !to.After(e.ReadyAt) {
+			continue
+		}
+		models = append(models, mongodrv.NewUpdateOneModel().
+			SetFilter(bson.D{{Key: "_id", Value: e.Host}, {Key: "seq", Value: e.Seq}}).
+			SetUpdate(bson.D{{Key: "$max", Value: bson.D{{Key: "readyAt", Value: to}}}}))
+	}
+	if len(models) > 0 {
+		_, _ = s.ready.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	}
+}
+
+// repairReady marks every host with queued jobs at its oldest queued runAt
+// where its entry is later or missing: what a crash between a job's write
+// and its mark left behind (see Ready hosts). It reads every queued job's
+// host and runAt, so it runs beside the reaper, not in the lease.
+func (s *JobStore) repairReady(ctx context.Context) error {
+	type minDoc struct {
+		Host    string    `bson:"_id"`
+		ReadyAt time.Time `bson:"readyAt"`
+	}
+	oldest, err := aggregateAll[minDoc](ctx, s.jobs, mongodrv.Pipeline{
+		{{Key: "$match", Value: bson.D{{Key: "state", Value: string(domain.JobQueued)}}}},
+		{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$host"}, {Key: "readyAt", Value: bson.D{{Key: "$min", Value: "$runAt"}}}}}},
+	}, "repair ready hosts")
+	if err != nil {
+		return err
+	}
+	if len(oldest) == 0 {
+		return nil
+	}
+	entries, err := findAll(ctx, s.ready, bson.D{}, "repair ready hosts", func(e readyEntry) readyEntry { return e })
+	if err != nil {
+		return err
+	}
+	have := make(map[string]time.Time, len(entries))
+	for _, e := range entries {
+		have[e.Host] = e.ReadyAt
+	}
+	late := make(map[string]time.Time)
+	for _, o := range oldest {
+		if at, ok := have[o.Host]; !ok || at.After(o.ReadyAt) {
+			late[o.Host] = o.ReadyAt
+		}
+	}
+	return s.markReady(ctx, late)
+}
