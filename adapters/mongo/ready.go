@@ -299,19 +299,23 @@ func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perH
 		Slot   string    `bson:"slot"`
 		Leased bool      `bson:"leased"`
 	}
+	// The leased jobs first: the aggregate's own hint (jobs_lease) applies
+	// to the first pipeline only, and without it a server may read every
+	// job for {state: leased}. Each host's branch has its host and state
+	// to pick jobs_host_state by.
 	var branches []mongodrv.Pipeline
+	if leased {
+		branches = append(branches, mongodrv.Pipeline{
+			{{Key: "$match", Value: bson.D{{Key: "state", Value: string(domain.JobLeased)}}}},
+			{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "slot", Value: 1}, {Key: "leased", Value: bson.D{{Key: "$literal", Value: true}}}}}},
+		})
+	}
 	for _, e := range entries {
 		branches = append(branches, mongodrv.Pipeline{
 			{{Key: "$match", Value: bson.D{{Key: "host", Value: e.Host}, {Key: "state", Value: string(domain.JobQueued)}}}},
 			{{Key: "$sort", Value: bson.D{{Key: "runAt", Value: 1}}}},
 			{{Key: "$limit", Value: perHost + 1}},
 			{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "runAt", Value: 1}}}},
-		})
-	}
-	if leased {
-		branches = append(branches, mongodrv.Pipeline{
-			{{Key: "$match", Value: bson.D{{Key: "state", Value: string(domain.JobLeased)}}}},
-			{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "slot", Value: 1}, {Key: "leased", Value: bson.D{{Key: "$literal", Value: true}}}}}},
 		})
 	}
 	held := make(map[string]*hostSlots)
@@ -323,7 +327,11 @@ func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perH
 	for _, b := range branches[1:] {
 		pipe = append(pipe, bson.D{{Key: "$unionWith", Value: bson.D{{Key: "coll", Value: collJobs}, {Key: "pipeline", Value: b}}}})
 	}
-	docs, err := aggregateAll[doc](ctx, s.jobs, pipe, "lease: ready hosts' jobs")
+	hint := idxJobsLease
+	if !leased {
+		hint = idxJobsHostState
+	}
+	docs, err := aggregateAll[doc](ctx, s.jobs, pipe, "lease: ready hosts' jobs", options.Aggregate().SetHint(hint))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -346,8 +354,8 @@ func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perH
 }
 
 // aggregateAll runs pipe on coll and decodes every document.
-func aggregateAll[D any](ctx context.Context, coll *mongodrv.Collection, pipe mongodrv.Pipeline, what string) ([]D, error) {
-	cur, err := coll.Aggregate(ctx, pipe)
+func aggregateAll[D any](ctx context.Context, coll *mongodrv.Collection, pipe mongodrv.Pipeline, what string, opts ...*options.AggregateOptions) ([]D, error) {
+	cur, err := coll.Aggregate(ctx, pipe, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, interpretError(err, nil))
 	}
