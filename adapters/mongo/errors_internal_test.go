@@ -129,6 +129,10 @@ func TestConcurrencyLossesOfABulkWrite(t *testing.T) {
 		{"serialization failure (DocumentDB)", bulk(16777220), true, []int{0}, true},
 		{"write conflict", bulk(112, 16908292), true, []int{0, 2}, true},
 		{"slot taken", bulk(11000), true, nil, false},
+		{"slot taken (FerretDB v1)", mongodrv.BulkWriteException{WriteErrors: []mongodrv.BulkWriteError{{WriteError: mongodrv.WriteError{
+			Code: 1, Message: "UNIQUE constraint failed: index 'jobs_slot'"}}}}, true, nil, false},
+		{"another internal error", mongodrv.BulkWriteException{WriteErrors: []mongodrv.BulkWriteError{{WriteError: mongodrv.WriteError{
+			Code: 1, Message: "disk I/O error"}}}}, false, nil, false},
 		{"slot taken and a deadlock", bulk(11000, 16908292), true, nil, false},
 		{"a validation failure", bulk(16908292, 121), false, nil, false},
 		{"no write error", mongodrv.BulkWriteException{}, false, nil, false},

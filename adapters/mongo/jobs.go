@@ -38,6 +38,9 @@ type JobStore struct {
 	ready    *mongodrv.Collection
 	repaired atomic.Bool
 	capped   cappedHosts
+	// noUnion is set once the server refused $unionWith or $group's
+	// accumulators (FerretDB v1): ready.go reads with plainer commands.
+	noUnion atomic.Bool
 	// unhinted is set once the server refused the jobs_lease hint on
 	// findAndModify (see findAndLease).
 	unhinted atomic.Bool

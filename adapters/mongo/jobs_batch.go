@@ -115,6 +115,9 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	if ferr := s.fillBodies(ctx, out); err == nil {
 		err = ferr
 	}
+	slices.SortFunc(out, func(a, b domain.Job) int {
+		return cmp.Or(a.RunAt.Compare(b.RunAt), strings.Compare(a.ID, b.ID))
+	})
 	return out, err
 }
 
@@ -149,9 +152,6 @@ func (s *JobStore) leaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 		}
 		skip = append(skip, saturated...)
 	}
-	slices.SortFunc(out, func(a, b domain.Job) int {
-		return cmp.Or(a.RunAt.Compare(b.RunAt), strings.Compare(a.ID, b.ID))
-	})
 	return out, nil
 }
 
@@ -327,11 +327,18 @@ func onlyConcurrencyLosses(err error) bool {
 		return false
 	}
 	for _, we := range wes {
-		if we.Code != 11000 && we.Code != 11001 && !concurrentConflict(we.Code) {
+		if !duplicateKey(we) && !concurrentConflict(we.Code) {
 			return false
 		}
 	}
 	return true
+}
+
+// duplicateKey reports whether we is a unique index refusing the write:
+// E11000, or FerretDB v1's InternalError for an update (see
+// ferretUniqueViolation).
+func duplicateKey(we mongodrv.BulkWriteError) bool {
+	return we.Code == 11000 || we.Code == 11001 || we.Code == 1 && strings.Contains(we.Message, "UNIQUE constraint failed")
 }
 
 // Write error codes of an update that met another writer and was undone,

@@ -3,7 +3,9 @@ package mongo
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -78,45 +80,89 @@ type readyEntry struct {
 }
 
 // markReady lowers the ready entry of each host of earliest to at most its
-// time, creating it where there is none, in one unordered bulkWrite. Two
-// first marks of one host may race on the upsert's insert; the loser's
-// duplicate key is sent again once, and then finds the document.
+// time, creating it where there is none. The hosts of one time (a fan-out's
+// jobs share theirs) take one updateMany; only hosts it did not find are
+// upserted one by one, in one unordered bulkWrite. Two first marks of one
+// host may race on the upsert's insert; the loser's duplicate key is sent
+// again, and then finds the document. A mark undone by a conflict is sent
+// again whole: $min and $inc need no exactly-once (any change of seq
+// fences a lease, see Ready hosts).
 func (s *JobStore) markReady(ctx context.Context, earliest map[string]time.Time) error {
-	if len(earliest) == 0 {
-		return nil
+	byTime := make(map[time.Time][]string)
+	for h, at := range earliest {
+		at = at.UTC()
+		byTime[at] = append(byTime[at], h)
 	}
-	hosts := make([]string, 0, len(earliest))
-	for h := range earliest {
-		hosts = append(hosts, h)
+	times := slices.SortedFunc(maps.Keys(byTime), time.Time.Compare)
+	for _, at := range times {
+		hosts := byTime[at]
+		slices.Sort(hosts) // a stable write order: two marking writers wait, not deadlock
+		if err := s.markAt(ctx, at, hosts); err != nil {
+			return fmt.Errorf("mark ready hosts: %w", interpretError(err, nil))
+		}
 	}
-	slices.Sort(hosts) // a stable write order: two marking writers wait, not deadlock
-	models := make([]mongodrv.WriteModel, len(hosts))
-	for i, h := range hosts {
-		models[i] = mongodrv.NewUpdateOneModel().
-			SetFilter(bson.D{{Key: "_id", Value: h}}).
-			SetUpdate(bson.D{
-				{Key: "$min", Value: bson.D{{Key: "readyAt", Value: earliest[h].UTC()}}},
-				{Key: "$inc", Value: bson.D{{Key: "seq", Value: int64(1)}}},
-			}).
-			SetUpsert(true)
+	return nil
+}
+
+// markAt is markReady for hosts of one time.
+func (s *JobStore) markAt(ctx context.Context, at time.Time, hosts []string) error {
+	update := bson.D{
+		{Key: "$min", Value: bson.D{{Key: "readyAt", Value: at}}},
+		{Key: "$inc", Value: bson.D{{Key: "seq", Value: int64(1)}}},
 	}
-	for try := 0; ; try++ {
+	missing := hosts
+	if len(hosts) > 1 {
+		res, err := retryConflicts(ctx, func() (*mongodrv.UpdateResult, error) {
+			return s.ready.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: hosts}}}}, update)
+		})
+		if err != nil {
+			return err
+		}
+		if res.MatchedCount == int64(len(hosts)) {
+			return nil
+		}
+		have, err := findAll(ctx, s.ready, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: hosts}}}}, "mark ready hosts",
+			func(e readyEntry) string { return e.Host }, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+		if err != nil {
+			return err
+		}
+		missing = slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return slices.Contains(have, h) })
+	}
+	models := make([]mongodrv.WriteModel, len(missing))
+	for i, h := range missing {
+		models[i] = mongodrv.NewUpdateOneModel().SetFilter(bson.D{{Key: "_id", Value: h}}).SetUpdate(update).SetUpsert(true)
+	}
+	for try := 0; len(models) > 0; try++ {
 		_, err := s.ready.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
 		if err == nil {
 			return nil
 		}
 		wes, ok := writeErrors(err)
 		if !ok || try == conflictRetries {
-			return fmt.Errorf("mark ready hosts: %w", interpretError(err, nil))
+			return err
 		}
 		again := make([]mongodrv.WriteModel, 0, len(wes))
 		for _, we := range wes {
-			if we.Code != 11000 && we.Code != 11001 && !concurrentConflict(we.Code) {
-				return fmt.Errorf("mark ready hosts: %w", interpretError(err, nil))
+			if !duplicateKey(we) && !concurrentConflict(we.Code) {
+				return err
 			}
 			again = append(again, models[we.Index])
 		}
 		models = again
+	}
+	return nil
+}
+
+// retryConflicts runs update again while a conflict with another writer
+// undid it (concurrentConflict), at most conflictRetries times.
+func retryConflicts(ctx context.Context, update func() (*mongodrv.UpdateResult, error)) (*mongodrv.UpdateResult, error) {
+	for try := 0; ; try++ {
+		res, err := update()
+		var se mongodrv.ServerError
+		if err == nil || try == conflictRetries || ctx.Err() != nil || !errors.As(err, &se) ||
+			!(se.HasErrorCode(codeWriteConflict) || se.HasErrorCode(codeDeadlockDetected) || se.HasErrorCode(codeSerializationFailed)) {
+			return res, err
+		}
 	}
 }
 
@@ -290,53 +336,36 @@ func (s *JobStore) readyEntries(ctx context.Context, now time.Time, exclude []st
 // per host ($unionWith): each host's oldest queued jobs, an index range of
 // jobs_host_state in runAt order (among one host's jobs due at the same
 // instant, the index's order), perHost+1 of them; and, with leased, every
-// leased job's host and slot.
+// leased job's host and slot. A server that refuses $unionWith (FerretDB
+// v1) gets each sub-pipeline as its own aggregate, run side by side.
 func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perHost int, leased bool) (map[string][]candidate, map[string]*hostSlots, error) {
-	type doc struct {
-		ID     string    `bson:"_id"`
-		Host   string    `bson:"host"`
-		RunAt  time.Time `bson:"runAt"`
-		Slot   string    `bson:"slot"`
-		Leased bool      `bson:"leased"`
-	}
 	// The leased jobs first: the aggregate's own hint (jobs_lease) applies
 	// to the first pipeline only, and without it a server may read every
 	// job for {state: leased}. Each host's branch has its host and state
 	// to pick jobs_host_state by.
-	var branches []mongodrv.Pipeline
+	var branches []branch
 	if leased {
-		branches = append(branches, mongodrv.Pipeline{
+		branches = append(branches, branch{hint: idxJobsLease, pipe: mongodrv.Pipeline{
 			{{Key: "$match", Value: bson.D{{Key: "state", Value: string(domain.JobLeased)}}}},
-			{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "slot", Value: 1}, {Key: "leased", Value: bson.D{{Key: "$literal", Value: true}}}}}},
-		})
+			{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "slot", Value: 1}, {Key: "state", Value: 1}}}},
+		}})
 	}
 	for _, e := range entries {
-		branches = append(branches, mongodrv.Pipeline{
+		branches = append(branches, branch{hint: idxJobsHostState, pipe: mongodrv.Pipeline{
 			{{Key: "$match", Value: bson.D{{Key: "host", Value: e.Host}, {Key: "state", Value: string(domain.JobQueued)}}}},
 			{{Key: "$sort", Value: bson.D{{Key: "runAt", Value: 1}}}},
 			{{Key: "$limit", Value: perHost + 1}},
-			{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "runAt", Value: 1}}}},
-		})
+			{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "runAt", Value: 1}, {Key: "state", Value: 1}}}},
+		}})
 	}
 	held := make(map[string]*hostSlots)
 	out := make(map[string][]candidate, len(entries))
-	if len(branches) == 0 {
-		return out, held, nil
-	}
-	pipe := branches[0]
-	for _, b := range branches[1:] {
-		pipe = append(pipe, bson.D{{Key: "$unionWith", Value: bson.D{{Key: "coll", Value: collJobs}, {Key: "pipeline", Value: b}}}})
-	}
-	hint := idxJobsLease
-	if !leased {
-		hint = idxJobsHostState
-	}
-	docs, err := aggregateAll[doc](ctx, s.jobs, pipe, "lease: ready hosts' jobs", options.Aggregate().SetHint(hint))
+	docs, err := s.union(ctx, branches, "lease: ready hosts' jobs")
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, d := range docs {
-		if !d.Leased {
+		if d.State != string(domain.JobLeased) {
 			out[d.Host] = append(out[d.Host], candidate{ID: d.ID, Host: d.Host, RunAt: d.RunAt})
 			continue
 		}
@@ -351,6 +380,72 @@ func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perH
 		}
 	}
 	return out, held, nil
+}
+
+// branch is one sub-pipeline of union, on the jobs, with its index.
+type branch struct {
+	hint string
+	pipe mongodrv.Pipeline
+}
+
+// unionDoc is a job as union's branches project it.
+type unionDoc struct {
+	ID    string    `bson:"_id"`
+	Host  string    `bson:"host"`
+	RunAt time.Time `bson:"runAt"`
+	Slot  string    `bson:"slot"`
+	State string    `bson:"state"`
+}
+
+// union runs branches as one aggregate ($unionWith, hinted by the first
+// branch's index), or, once the server refused the stage, each as its own
+// aggregate, side by side.
+func (s *JobStore) union(ctx context.Context, branches []branch, what string) ([]unionDoc, error) {
+	if len(branches) == 0 {
+		return nil, nil
+	}
+	if !s.noUnion.Load() {
+		pipe := slices.Clone(branches[0].pipe)
+		for _, b := range branches[1:] {
+			pipe = append(pipe, bson.D{{Key: "$unionWith", Value: bson.D{{Key: "coll", Value: collJobs}, {Key: "pipeline", Value: b.pipe}}}})
+		}
+		docs, err := aggregateAll[unionDoc](ctx, s.jobs, pipe, what, options.Aggregate().SetHint(branches[0].hint))
+		if len(branches) == 1 || !stageRefused(err) {
+			return docs, err
+		}
+		s.noUnion.Store(true)
+	}
+	parts := make([][]unionDoc, len(branches))
+	errs := make([]error, len(branches))
+	var wg sync.WaitGroup
+	for i, b := range branches {
+		wg.Go(func() {
+			parts[i], errs[i] = aggregateAll[unionDoc](ctx, s.jobs, b.pipe, what, options.Aggregate().SetHint(b.hint))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return slices.Concat(parts...), nil
+}
+
+// Codes of a server refusing a pipeline stage or operator it does not
+// have, beside NotImplemented (238, as FerretDB v1 answers $unionWith and
+// $group's accumulators): MongoDB's own for an unknown stage or operator.
+const (
+	codeUnrecognizedStage      = 40324
+	codeInvalidPipelineOperand = 168
+)
+
+// stageRefused reports whether err is the server refusing a stage or
+// operator of a pipeline, a refusal that read nothing.
+func stageRefused(err error) bool {
+	var se mongodrv.ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.HasErrorCode(codeNotImplemented) || se.HasErrorCode(codeUnrecognizedStage) || se.HasErrorCode(codeInvalidPipelineOperand)
 }
 
 // aggregateAll runs pipe on coll and decodes every document.
@@ -405,12 +500,32 @@ func (s *JobStore) repairReady(ctx context.Context) error {
 		Host    string    `bson:"_id"`
 		ReadyAt time.Time `bson:"readyAt"`
 	}
-	oldest, err := aggregateAll[minDoc](ctx, s.jobs, mongodrv.Pipeline{
-		{{Key: "$match", Value: bson.D{{Key: "state", Value: string(domain.JobQueued)}}}},
-		{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$host"}, {Key: "readyAt", Value: bson.D{{Key: "$min", Value: "$runAt"}}}}}},
-	}, "repair ready hosts")
-	if err != nil {
-		return err
+	var oldest []minDoc
+	var err error
+	if !s.noUnion.Load() {
+		oldest, err = aggregateAll[minDoc](ctx, s.jobs, mongodrv.Pipeline{
+			{{Key: "$match", Value: bson.D{{Key: "state", Value: string(domain.JobQueued)}}}},
+			{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$host"}, {Key: "readyAt", Value: bson.D{{Key: "$min", Value: "$runAt"}}}}}},
+		}, "repair ready hosts")
+		if stageRefused(err) {
+			s.noUnion.Store(true)
+		} else if err != nil {
+			return err
+		}
+	}
+	if s.noUnion.Load() {
+		// The server has no $group accumulators: every queued job's host
+		// and runAt, and the oldest per host here.
+		queued, err := findAll(ctx, s.jobs, bson.D{{Key: "state", Value: string(domain.JobQueued)}}, "repair ready hosts",
+			func(d unionDoc) domain.Job { return domain.Job{Host: d.Host, RunAt: d.RunAt} },
+			options.Find().SetProjection(bson.D{{Key: "host", Value: 1}, {Key: "runAt", Value: 1}}))
+		if err != nil {
+			return err
+		}
+		oldest = oldest[:0]
+		for h, at := range earliestOf(queued) {
+			oldest = append(oldest, minDoc{Host: h, ReadyAt: at})
+		}
 	}
 	if len(oldest) == 0 {
 		return nil

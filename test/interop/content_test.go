@@ -2,6 +2,7 @@ package interop_test
 
 import (
 	"bytes"
+	"fmt"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -159,8 +160,14 @@ func contentScenarios(t *testing.T, store string, g *gts, h *herald, step func(s
 			t.Fatalf("hal follows mira: %d", s)
 		}
 		h.follow(miraTok, "mira", hal.uri)
+		was := ""
 		eventually(t, "both follows accepted", func() bool {
-			return h.followers(miraTok, "mira")[hal.uri] == "accepted" && h.follow(miraTok, "mira", hal.uri) == "accepted"
+			in, out := h.followers(miraTok, "mira")[hal.uri], h.follow(miraTok, "mira", hal.uri)
+			if now := fmt.Sprintf("hal follows mira: %q; mira follows hal: %q", in, out); now != was {
+				t.Log(now) // which side a timeout waited for
+				was = now
+			}
+			return in == "accepted" && out == "accepted"
 		})
 	})
 

@@ -449,6 +449,9 @@ func newHerald(t *testing.T, store map[string]string) *herald {
 	t.Cleanup(func() {
 		h.kill()
 		if t.Failed() {
+			// The log is at debug level: a step's polling fills its last
+			// lines, so the warnings and errors of the whole run come first.
+			t.Logf("herald log, warnings and errors (last 60):\n%s", lastLines(warnings(h.output()), 60))
 			t.Logf("herald log (last 80 lines):\n%s", lastLines(h.output(), 80))
 		}
 	})
@@ -725,6 +728,17 @@ func (g *gts) checkLog(t *testing.T, h *herald) {
 			t.Errorf("gotosocial log: %s", line)
 		}
 	}
+}
+
+// warnings is the lines of a JSON log at level WARN or ERROR.
+func warnings(log string) string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, `"level":"WARN"`) || strings.Contains(l, `"level":"ERROR"`) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func lastLines(s string, n int) string {
