@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -41,9 +40,6 @@ type JobStore struct {
 	// noUnion is set once the server refused $unionWith or $group's
 	// accumulators (FerretDB v1): ready.go reads with plainer commands.
 	noUnion atomic.Bool
-	// unhinted is set once the server refused the jobs_lease hint on
-	// findAndModify (see findAndLease).
-	unhinted atomic.Bool
 	// afterSettleWrite, when set (by tests, export_test.go), runs in Settle
 	// between its bulkWrite and the read-back of its markers.
 	afterSettleWrite func()
@@ -306,94 +302,6 @@ func (s *JobStore) undo(ctx context.Context, ids []string, cause error) (int, er
 		return len(ids), fmt.Errorf("%w (and %d jobs of the batch could not be taken out again: %v)", cause, len(ids), interpretError(err, nil))
 	}
 	return len(ids) - int(res.DeletedCount), cause
-}
-
-// Lease leases one job with one FindOneAndUpdate, SPEC §2's single-job
-// lease, kept for the tests that read its command and plan; the engine
-// leases with LeaseBatch (jobs_batch.go). It takes no host slot: the job
-// counts against the caps of batch leasers through their count of leased
-// jobs, but is not arbitrated by jobs_slot. The filter
-// picks queued jobs due by now outside the skipped hosts, the sort takes
-// the oldest RunAt (then the smallest id: ids are UUIDv7, so that is the
-// oldest insert, as the memory adapter's insertion order), and the update
-// sets the lease in the same atomic step, so two workers can never take one
-// job. The hint pins the jobs_lease index (state, runAt, _id, host): the
-// query is an index scan with the sort from the index and a limit of one,
-// never a collection scan or an in-memory sort, at any queue size. Verify it
-// on a real server with
-//
-//	db.runCommand({explain: {findAndModify: "jobs", query: {state: "queued",
-//	  runAt: {$lte: new Date()}}, sort: {runAt: 1, _id: 1}, hint: "jobs_lease",
-//	  update: {$set: {state: "leased"}}}, verbosity: "executionStats"})
-//
-// which must show IXSCAN on jobs_lease and no SORT stage; FerretDB's
-// explain says nothing about its SQLite plan. The skip list is a filter on
-// the index's host key: the scan steps over the index entries of runnable
-// jobs of skipped hosts that are older than the first eligible job, without
-// fetching them, and never over the rest of the queue. (A host with a large
-// backlog at its cap still costs a lease one key comparison per backlog
-// entry ahead; only a per-host queue, as the memory adapter keeps, would
-// make that constant.)
-func (s *JobStore) Lease(ctx context.Context, req ports.LeaseRequest) (domain.Job, error) {
-	if err := ctx.Err(); err != nil {
-		return domain.Job{}, err
-	}
-	if req.Token == "" {
-		return domain.Job{}, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
-	}
-	filter := bson.D{
-		{Key: "state", Value: string(domain.JobQueued)},
-		{Key: "runAt", Value: bson.D{{Key: "$lte", Value: req.Now.UTC()}}},
-	}
-	if len(req.SkipHosts) > 0 {
-		filter = append(filter, bson.E{Key: "host", Value: bson.D{{Key: "$nin", Value: req.SkipHosts}}})
-	}
-	update := bson.D{{Key: "$set", Value: bson.D{
-		{Key: "state", Value: string(domain.JobLeased)},
-		{Key: "leaseToken", Value: req.Token},
-		{Key: "leaseOwner", Value: req.Owner},
-		{Key: "leaseUntil", Value: req.Until.UTC()},
-	}}}
-	d, err := s.findAndLease(ctx, filter, update)
-	if errors.Is(err, mongodrv.ErrNoDocuments) {
-		return domain.Job{}, domain.ErrNoJob
-	}
-	if err != nil {
-		return domain.Job{}, fmt.Errorf("lease: %w", interpretError(err, nil))
-	}
-	return d.job(), nil
-}
-
-// findAndLease is the lease's one findAndModify: the oldest job matching
-// filter, by (runAt, _id), updated by update and returned as it is after.
-// It is hinted to jobs_lease, unless this server refused the hint once:
-// FerretDB v2 (DocumentDB) answers CommandNotSupported to a hint on
-// findAndModify, a refusal that applies nothing, and its planner takes the
-// (state, runAt) index by itself (mongotest's LeaseQueryIsAnIndexScan
-// shows it), so the lease goes again without the hint, and from then on.
-func (s *JobStore) findAndLease(ctx context.Context, filter, update bson.D) (jobDoc, error) {
-	for {
-		opts := options.FindOneAndUpdate().
-			SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
-			SetReturnDocument(options.After)
-		hinted := !s.unhinted.Load()
-		if hinted {
-			opts.SetHint(idxJobsLease)
-		}
-		var d jobDoc
-		err := s.jobs.FindOneAndUpdate(ctx, filter, update, opts).Decode(&d)
-		if hinted && hintRefused(err) {
-			s.unhinted.Store(true)
-			continue
-		}
-		return d, err
-	}
-}
-
-// hintRefused reports whether err is the server refusing a hint option.
-func hintRefused(err error) bool {
-	var ce mongodrv.CommandError
-	return errors.As(err, &ce) && ce.Code == codeCommandNotSupported && strings.Contains(ce.Message, "hint")
 }
 
 // Reap implements ports.JobStore with two UpdateManys rather than one

@@ -163,7 +163,7 @@ type candidate struct {
 }
 
 // leaseCandidates is step 1, on jobs_lease (the hint is taken on find by
-// every server seen; only findAndModify refuses it on FerretDB v2).
+// every server seen).
 func (s *JobStore) leaseCandidates(ctx context.Context, now time.Time, skip []string, n int) ([]candidate, error) {
 	filter := bson.D{
 		{Key: "state", Value: string(domain.JobQueued)},

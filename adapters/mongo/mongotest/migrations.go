@@ -454,9 +454,9 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			if _, err := mongo.EnsureIndexes(Ctx(t), db, nil); err != nil {
 				t.Fatal(err)
 			}
-			j, err := mongo.NewJobStore(db).Lease(Ctx(t), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Minute), Until: time.Now().Add(time.Hour),
-				SkipHosts: []string{"r.example", "t.example"}})
-			if err != nil || j.ActivityID != act2 {
+			j, err := mongo.NewJobStore(db).LeaseBatch(Ctx(t), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Minute), Until: time.Now().Add(time.Hour),
+				SkipHosts: []string{"r.example", "t.example"}, Limit: 1})
+			if err != nil || len(j) != 1 || j[0].ActivityID != act2 {
 				t.Fatalf("moved job not leasable: %+v %v", j, err)
 			}
 		}},
@@ -468,9 +468,9 @@ func Migrations(t *testing.T, client *mongodrv.Client, opts ...Option) {
 				t.Fatal(err)
 			}
 			// dl2's job is in flight: the rollback must leave it to the engine.
-			leased, err := mongo.NewJobStore(db).Lease(Ctx(t), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Minute),
-				Until: time.Now().Add(time.Hour), SkipHosts: []string{"r.example", "t.example"}})
-			if err != nil || leased.ActivityID != act2 {
+			leased, err := mongo.NewJobStore(db).LeaseBatch(Ctx(t), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Minute),
+				Until: time.Now().Add(time.Hour), SkipHosts: []string{"r.example", "t.example"}, Limit: 1})
+			if err != nil || len(leased) != 1 || leased[0].ActivityID != act2 {
 				t.Fatalf("lease dl2's job: %+v %v", leased, err)
 			}
 			down(t, client, db, stepsDownTo(t, 3))

@@ -48,8 +48,8 @@ func WriteConcernOnTheWire(t *testing.T, uri string) {
 	if _, err := jobs.Enqueue(Ctx(t), []domain.Job{j}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := jobs.Lease(Ctx(t), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Second), Until: time.Now().Add(time.Hour)}); err != nil {
-		t.Fatal(err)
+	if got, err := jobs.LeaseBatch(Ctx(t), ports.LeaseRequest{Owner: "w", Token: "t", Now: time.Now().Add(time.Second), Until: time.Now().Add(time.Hour), Limit: 1}); err != nil || len(got) != 1 {
+		t.Fatal(got, err)
 	}
 	if lost, err := jobs.Settle(Ctx(t), []ports.Settlement{{ID: j.ID, Token: "t", State: domain.JobSucceeded, Attempts: 1, FinishedAt: time.Now()}}); err != nil || lost[0] != nil {
 		t.Fatal(err, lost)
@@ -60,7 +60,7 @@ func WriteConcernOnTheWire(t *testing.T, uri string) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, name := range []string{"insert", "findAndModify", "update"} {
+	for _, name := range []string{"insert", "update"} {
 		cmds := sent[name]
 		if len(cmds) == 0 {
 			t.Fatalf("no %s command was sent (sent: %v)", name, keysOf(sent))
@@ -72,23 +72,19 @@ func WriteConcernOnTheWire(t *testing.T, uri string) {
 			}
 		}
 	}
-	// The lease is one findAndModify, hinted to jobs_lease; on a server that
-	// refuses the hint (FerretDB v2), the refused command and the same
-	// without the hint.
-	fams := sent["findAndModify"]
-	if len(fams) == 0 || len(fams) > 2 {
-		t.Fatalf("a lease sent %d findAndModify commands", len(fams))
-	}
-	if h, err := fams[0].LookupErr("hint"); err != nil || h.StringValue() != "jobs_lease" {
-		t.Fatalf("lease without the jobs_lease hint: %s", fams[0])
-	}
-	// Two only when the server refused the hint (a probe of our own hung
-	// FerretDB v2's findAndModify, so the lease's own commands tell).
-	if len(fams) == 2 {
-		if _, err := fams[1].LookupErr("hint"); err == nil {
-			t.Fatalf("the lease went again with the hint the server refused: %s", fams[1])
+	// An uncapped lease reads its candidates with one find, hinted to
+	// jobs_lease.
+	var hinted bool
+	for _, cmd := range sent["find"] {
+		if coll, _ := cmd.Lookup("find").StringValueOK(); coll != "jobs" {
+			continue
 		}
-		t.Log("this server refuses a hint on findAndModify: the lease went again without it")
+		if h, err := cmd.LookupErr("hint"); err == nil && h.StringValue() == "jobs_lease" {
+			hinted = true
+		}
+	}
+	if !hinted {
+		t.Fatalf("no find of the jobs hinted to jobs_lease: the lease's candidates (finds: %v)", sent["find"])
 	}
 }
 
