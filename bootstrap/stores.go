@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // Stores are the repository ports of the configured store. Only this file
@@ -53,7 +54,9 @@ type Stores struct {
 }
 
 // withFamilies fills s's ports that one store's job, account and content
-// stores each implement several of, so each store's file lists the rest.
+// stores each implement several of, so each store's file lists the rest,
+// and puts the checks of ports/checked in front of the stores that have
+// them (every store's, here, so no store's file can leave them out).
 func withFamilies(s *Stores, jobs interface {
 	ports.JobStore
 	ports.JobAdmin
@@ -66,9 +69,11 @@ func withFamilies(s *Stores, jobs interface {
 	ports.PostStore
 	ports.TombstoneStore
 }) *Stores {
-	s.Jobs, s.JobAdmin = jobs, jobs
+	checkedJobs := checked.NewJobs(jobs)
+	s.Jobs, s.JobAdmin = checkedJobs, checkedJobs
 	s.Users, s.Tokens, s.Actors = accounts, accounts, accounts
-	s.Foreign, s.Posts, s.Tombstones = content, content, content
+	s.Foreign, s.Posts, s.Tombstones = checked.NewForeign(content), content, content
+	s.Moderation, s.Reports = checked.NewModeration(s.Moderation), checked.NewReports(s.Reports)
 	return s
 }
 

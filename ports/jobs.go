@@ -159,8 +159,8 @@ type JobAdmin interface {
 	EndDomainJobs(ctx context.Context, d, reason string, now time.Time) (int, error)
 }
 
-// CheckJobs is the validation every JobStore.Enqueue does before it
-// stores anything: each job has an id that is a UUID (domain.JobIDBytes),
+// CheckJobs is the validation in front of every JobStore.Enqueue
+// (ports/checked), before it stores anything: each job has an id that is a UUID (domain.JobIDBytes),
 // a host, a known state and a dedupe key as domain.DedupeKey makes it
 // (the SQL stores keep both as bytes).
 func CheckJobs(jobs []domain.Job) error {
@@ -206,7 +206,8 @@ func StateCounts() map[domain.JobState]int {
 	return out
 }
 
-// CheckJobFilter is the validation every JobAdmin.List does: AfterID is
+// CheckJobFilter is the validation in front of every JobAdmin.List
+// (ports/checked): AfterID is
 // empty or a job id (a UUID), so that every store pages the same way.
 func CheckJobFilter(f JobFilter) error {
 	if f.AfterID == "" {
@@ -218,8 +219,8 @@ func CheckJobFilter(f JobFilter) error {
 	return nil
 }
 
-// CheckSettlements is the validation every JobStore.Settle does before it
-// applies anything: each settlement names a job and goes to succeeded, dead
+// CheckSettlements is the validation in front of every JobStore.Settle
+// (ports/checked), before it applies anything: each settlement names a job and goes to succeeded, dead
 // or queued.
 func CheckSettlements(batch []Settlement) error {
 	for _, st := range batch {

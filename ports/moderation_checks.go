@@ -6,8 +6,9 @@ import (
 	"github.com/heraldfed/herald/domain"
 )
 
-// CheckDomain is the validation every store does of the domain given to
-// ForeignActorStore.OnDomain and JobAdmin.EndDomainJobs: a domain as
+// CheckDomain is the validation (in front of every store: ports/checked)
+// of the domain given to ForeignActorStore.OnDomain,
+// ModerationStore.AddDomainAllow and JobAdmin.EndDomainJobs: a domain as
 // domain.NormalizeDomain returns it. Another string would cover nothing,
 // or, being empty, every host with a dot before its port: refused rather
 // than guessed at.
@@ -49,7 +50,8 @@ func StoredStatus(s domain.UserStatus) (domain.UserStatus, error) {
 	return s, nil
 }
 
-// CheckReport is the validation every ReportStore.AddReport does: a
+// CheckReport is the validation in front of every ReportStore.AddReport
+// (ports/checked): a
 // report has an id and the id of its Flag, which it is unique by.
 func CheckReport(r domain.Report) error {
 	if r.ID == "" || r.ActivityID == "" {

@@ -142,9 +142,6 @@ func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.A
 // OnDomain implements ports.ForeignActorStore: a walk of the cache under
 // the mutex, each host tested by domain.DomainCovers itself.
 func (s *ContentStore) OnDomain(ctx context.Context, d, afterURI string, limit int) ([]string, error) {
-	if err := ports.CheckDomain(d); err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
 	out := []string{}
 	for uri, f := range s.foreign {

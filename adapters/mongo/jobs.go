@@ -136,9 +136,6 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := ports.CheckJobs(jobs); err != nil {
-		return 0, err
-	}
 	jobs, bodies := ports.SplitBodies(jobs)
 	fresh, err := s.freshJobs(ctx, jobs)
 	if err != nil {
@@ -512,9 +509,6 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 
 // List implements ports.JobAdmin.
 func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, error) {
-	if err := ports.CheckJobFilter(f); err != nil {
-		return nil, err
-	}
 	filter := bson.D{}
 	if f.State != "" {
 		filter = append(filter, bson.E{Key: "state", Value: string(f.State)})
@@ -544,9 +538,6 @@ func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, e
 // holds no host slot; unsetLease goes with the update all the same, so
 // that no dead job could ever keep one.
 func (s *JobStore) EndDomainJobs(ctx context.Context, d, reason string, now time.Time) (int, error) {
-	if err := ports.CheckDomain(d); err != nil {
-		return 0, err
-	}
 	set := bson.D{{Key: "state", Value: string(domain.JobDead)}, {Key: "finishedAt", Value: now.UTC()}}
 	unset := unsetLease
 	if reason != "" {

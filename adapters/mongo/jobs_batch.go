@@ -438,9 +438,6 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := ports.CheckSettlements(batch); err != nil {
-		return nil, err
-	}
 	lost := make([]error, len(batch))
 	lose := func(i int) { lost[i] = fmt.Errorf("job %s: %w", batch[i].ID, domain.ErrLeaseLost) }
 	nonce, err := newNonce()

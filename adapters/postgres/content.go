@@ -109,9 +109,6 @@ func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.A
 // rare, so the walk of the cache it costs is paid then, not by an index
 // every upsert keeps.
 func (s *ContentStore) OnDomain(ctx context.Context, d, afterURI string, limit int) ([]string, error) {
-	if err := ports.CheckDomain(d); err != nil {
-		return nil, err
-	}
 	covers, v1, v2 := coversSQL(d, "host", "$1::text", "$2::text")
 	rows, err := s.pool.Query(ctx, `
 SELECT actor_uri FROM foreign_avatars

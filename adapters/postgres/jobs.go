@@ -272,9 +272,6 @@ func (s *JobStore) Enqueue(ctx context.Context, jobs []domain.Job) (int, error) 
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := ports.CheckJobs(jobs); err != nil {
-		return 0, err
-	}
 	if len(jobs) == 0 {
 		return 0, nil
 	}
@@ -861,9 +858,6 @@ func (s *JobStore) Settle(ctx context.Context, batch []ports.Settlement) ([]erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := ports.CheckSettlements(batch); err != nil {
-		return nil, err
-	}
 	n := len(batch)
 	var (
 		ords, attempts             = make([]int32, n), make([]int32, n)
@@ -1183,9 +1177,6 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 
 // List implements ports.JobAdmin.
 func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, error) {
-	if err := ports.CheckJobFilter(f); err != nil {
-		return nil, err
-	}
 	var after pgtype.UUID
 	after.Bytes, after.Valid = jobID(f.AfterID)
 	rows, err := s.pool.Query(ctx, `
@@ -1225,9 +1216,6 @@ WHERE state = 'queued' AND ` + covers, v1, v2
 // another order) and PostgreSQL aborted it: an aborted statement changed
 // nothing.
 func (s *JobStore) EndDomainJobs(ctx context.Context, d, reason string, now time.Time) (int, error) {
-	if err := ports.CheckDomain(d); err != nil {
-		return 0, err
-	}
 	q, v1, v2 := endDomainJobsSQL(d)
 	var n int64
 	var err error

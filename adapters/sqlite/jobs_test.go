@@ -93,11 +93,6 @@ func TestEnqueueRefusesTakenIDAndInvalidJobs(t *testing.T) {
 	if _, err := s.Get(ctx, contract.JobID("j2")); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("part of a failed batch was kept: %v", err)
 	}
-	bad := newJob(t, "j3", "c.example", base)
-	bad.State = "lost"
-	if _, err := s.Enqueue(ctx, []domain.Job{bad}); !errors.Is(err, domain.ErrInvalidInput) {
-		t.Fatalf("invalid job: %v", err)
-	}
 }
 
 // subtree is the lines of plan under (and including) the first line whose

@@ -82,6 +82,12 @@ func TestLayering(t *testing.T) {
 				if strings.HasPrefix(to, "adapters/") || to == "bootstrap" || to == "cmd" {
 					t.Errorf("%s imports %s: adapters must not import other adapters or the composition root", p.ImportPath, imp)
 				}
+				// The checks in front of the stores are put there by the
+				// composition root, once: a store that wrapped itself would
+				// check twice, and one that did not would not know it.
+				if imp == module+"/ports/checked" {
+					t.Errorf("%s imports %s: only bootstrap puts the checks in front of a store", p.ImportPath, imp)
+				}
 				continue
 			}
 			rules, ok := allowed[from]

@@ -11,10 +11,12 @@ import (
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // ForeignActorStore runs the contract of ports.ForeignActorStore.
 func ForeignActorStore(t *testing.T, newStore func(t *testing.T) ports.ForeignActorStore, opts ...Option) {
+	newStore = behindChecks(newStore, checked.NewForeign)
 	bob := domain.ForeignAvatar{
 		ActorURI: "https://r.example/users/bob", PublicKeyID: "https://r.example/users/bob#main-key",
 		PublicKeyPEM: Keys.PublicPEM, Inbox: "https://r.example/users/bob/inbox", SharedInbox: "https://r.example/inbox",

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldfed/herald/domain"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // Option adjusts how a suite runs.
@@ -123,7 +124,21 @@ func buildOptions(opts []Option) options {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	// The cases hold stores behind ports/checked; the options are the
+	// adapter's own and get the store it opened.
+	if open := o.second; open != nil {
+		o.second = func(t *testing.T, s Jobs) Jobs { return checked.NewJobs(open(t, checked.Unwrap(s))) }
+	}
+	if kept := o.kept; kept != nil {
+		o.kept = func(t *testing.T, s Jobs, after string, reaped bool) { kept(t, checked.Unwrap(s), after, reaped) }
+	}
 	return o
+}
+
+// behindChecks is newStore with each store behind ports/checked, as
+// bootstrap puts every store: the suites check a port as the core sees it.
+func behindChecks[S, C any](newStore func(t *testing.T) S, wrap func(S) C) func(t *testing.T) C {
+	return func(t *testing.T) C { return wrap(newStore(t)) }
 }
 
 // runCases runs each case on a fresh store from newStore.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // Jobs is what a job store adapter implements: the queue and its admin view.
@@ -15,6 +16,9 @@ type Jobs interface {
 }
 
 const lease = 2 * time.Minute
+
+// newJobs is s behind ports/checked.
+func newJobs(s Jobs) Jobs { return checked.NewJobs(s) }
 
 // job builds a valid queued job to inbox on host, due at runAt.
 func job(t *testing.T, id, host string, runAt time.Time) domain.Job {
@@ -136,6 +140,7 @@ func get(t *testing.T, s Jobs, id string) domain.Job {
 // jobs_admin.go), each case on a fresh store from newStore. Skip names a
 // case alone, as it is unique over the groups.
 func JobStore(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
+	newStore = behindChecks(newStore, newJobs)
 	o := buildOptions(opts)
 	for _, g := range []struct {
 		method string

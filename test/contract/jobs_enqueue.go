@@ -54,6 +54,10 @@ func enqueueCases() []testCase[Jobs] {
 				_, err = s.List(ctx(t), ports.JobFilter{AfterID: bad})
 				mustIs(t, err, domain.ErrInvalidInput, "list after "+bad)
 			}
+			for _, odd := range []domain.Job{{ID: j.ID}, func() domain.Job { o := j; o.State = "lost"; return o }(), func() domain.Job { o := j; o.Host = ""; return o }()} {
+				_, err := s.Enqueue(ctx(t), []domain.Job{odd})
+				mustIs(t, err, domain.ErrInvalidInput, fmt.Sprintf("enqueue of %+v", odd))
+			}
 			enqueue(t, s, j)
 			if got := get(t, s, "j1"); got.ID != j.ID {
 				t.Fatalf("id %q read back as %q", j.ID, got.ID)

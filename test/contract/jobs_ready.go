@@ -20,6 +20,7 @@ import (
 // these cases fail if one forgets it. Run it beside JobStore, with the same
 // options.
 func JobStoreReadyHosts(t *testing.T, newStore func(t *testing.T) Jobs, opts ...Option) {
+	newStore = behindChecks(newStore, newJobs)
 	runCases(t, newStore, opts, []testCase[Jobs]{
 		{"LeaseIsNotHeldBackByTheBacklogOfCappedHosts", func(t *testing.T, s Jobs) {
 			// a.example and b.example at their cap of 2, with a backlog

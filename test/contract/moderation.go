@@ -10,10 +10,12 @@ import (
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // ModerationStore runs the contract of ports.ModerationStore.
 func ModerationStore(t *testing.T, newStore func(t *testing.T) ports.ModerationStore, opts ...Option) {
+	newStore = behindChecks(newStore, checked.NewModeration)
 	block := func(t *testing.T, d string, s domain.Severity, reason string, at time.Time) domain.DomainBlock {
 		t.Helper()
 		b, err := domain.NewDomainBlock(d, s, reason, at)
@@ -202,6 +204,7 @@ func ModerationStore(t *testing.T, newStore func(t *testing.T) ports.ModerationS
 
 // ReportStore runs the contract of ports.ReportStore.
 func ReportStore(t *testing.T, newStore func(t *testing.T) ports.ReportStore, opts ...Option) {
+	newStore = behindChecks(newStore, checked.NewReports)
 	const reporter = "https://r.example/actor"
 	report := func(t *testing.T, id, flag string, at time.Time) domain.Report {
 		t.Helper()
