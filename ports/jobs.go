@@ -178,17 +178,21 @@ func CheckJobs(jobs []domain.Job) error {
 	return nil
 }
 
+// NoHostCap is the PerHost of a lease without a per-host cap, as
+// NormalizeLease gives it: a count of leased jobs no host reaches.
+const NoHostCap = 1 << 30
+
 // NormalizeLease is what every JobStore.LeaseBatch does with req before it
 // leases: a request without a token is domain.ErrInvalidInput; Limit below
-// 1 becomes 1; PerHost 0 (or less), no cap, becomes noCap, a count of
-// leased jobs no host reaches in the store; SkipHosts nil becomes empty.
-func NormalizeLease(req LeaseRequest, noCap int) (LeaseRequest, error) {
+// 1 becomes 1; PerHost 0 (or less), no cap, becomes NoHostCap; SkipHosts
+// nil becomes empty.
+func NormalizeLease(req LeaseRequest) (LeaseRequest, error) {
 	if req.Token == "" {
 		return req, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
 	}
 	req.Limit = max(req.Limit, 1)
 	if req.PerHost <= 0 {
-		req.PerHost = noCap
+		req.PerHost = NoHostCap
 	}
 	if req.SkipHosts == nil {
 		req.SkipHosts = []string{}

@@ -173,7 +173,7 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	req, err := ports.NormalizeLease(req, math.MaxInt)
+	req, err := ports.NormalizeLease(req)
 	if err != nil {
 		return nil, err
 	}

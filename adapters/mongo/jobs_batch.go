@@ -102,12 +102,12 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if req.Token == "" {
-		return nil, fmt.Errorf("%w: lease without a token", domain.ErrInvalidInput)
+	req, err := ports.NormalizeLease(req)
+	if err != nil {
+		return nil, err
 	}
 	var out []domain.Job
-	var err error
-	if req.PerHost > 0 {
+	if req.PerHost < ports.NoHostCap {
 		out, err = s.leaseReady(ctx, req)
 	} else {
 		out, err = s.leaseBatch(ctx, req)
@@ -122,7 +122,7 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 }
 
 func (s *JobStore) leaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
-	limit := max(req.Limit, 1)
+	limit := req.Limit
 	skip := slices.Clone(req.SkipHosts)
 	var out []domain.Job
 	for round := 0; round < leaseRounds && len(out) < limit; round++ {

@@ -203,7 +203,7 @@ func (s *JobStore) leaseReady(ctx context.Context, req ports.LeaseRequest) ([]do
 		}
 		s.repaired.Store(true)
 	}
-	limit := max(req.Limit, 1)
+	limit := req.Limit
 	now := req.Now.UTC()
 	hint := s.capped.get()
 	exclude := append(slices.Clone(req.SkipHosts), hint...)

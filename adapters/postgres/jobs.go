@@ -683,10 +683,6 @@ func readyOf(jobs []domain.Job) (hosts []string, runAts []time.Time) {
 	return hosts, runAts
 }
 
-// noCap stands for "no per-host cap" in the lease: a host never has this
-// many jobs in flight.
-const noCap = 1 << 30
-
 // leaseHosts is how many ready hosts a lease of limit jobs reads and
 // locks: one per job it may take, and a few more for hosts whose ready_at
 // a deferral or a suspension left early (they give nothing, once).
@@ -697,7 +693,7 @@ func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]do
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	req, err := ports.NormalizeLease(req, noCap)
+	req, err := ports.NormalizeLease(req)
 	if err != nil {
 		return nil, err
 	}

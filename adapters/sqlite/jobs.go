@@ -179,16 +179,12 @@ WHERE seq IN (
 )
 RETURNING seq, ` + jobColumns
 
-// noCap stands for "no per-host cap" in leaseSQL: a host never has this
-// many jobs in flight.
-const noCap = 1 << 30
-
 // LeaseBatch implements ports.JobStore in one statement (leaseSQL).
 func (s *JobStore) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	req, err := ports.NormalizeLease(req, noCap)
+	req, err := ports.NormalizeLease(req)
 	if err != nil {
 		return nil, err
 	}
