@@ -194,6 +194,11 @@ func earliestOf(jobs []domain.Job) map[string]time.Time {
 //  4. stamp and read back as the runAt lease does (stampLeases);
 //  5. move each visited entry forward to the oldest job the lease read and
 //     did not take, fenced by the seq read in step 1 (see Ready hosts).
+//
+// A planned job another leaser took first (its job or its slot) is passed
+// over; steps 1–5 then run again for what is missing, at most leaseRounds
+// times, as the runAt lease does: a lease that lost every job it planned
+// to a racing one must not come back empty while others are leasable.
 func (s *JobStore) leaseReady(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
 	if !s.repaired.Load() {
 		// Once per process: the jobs queued before this version kept no
@@ -203,6 +208,22 @@ func (s *JobStore) leaseReady(ctx context.Context, req ports.LeaseRequest) ([]do
 		}
 		s.repaired.Store(true)
 	}
+	var out []domain.Job
+	for round := 0; round < leaseRounds && len(out) < req.Limit; round++ {
+		rest := req
+		rest.Limit = req.Limit - len(out)
+		got, planned, err := s.leaseReadyOnce(ctx, rest)
+		out = append(out, got...)
+		if err != nil || len(got) == planned {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// leaseReadyOnce is steps 1–5 of leaseReady; the int is how many jobs it
+// tried to stamp.
+func (s *JobStore) leaseReadyOnce(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, int, error) {
 	limit := req.Limit
 	now := req.Now.UTC()
 	hint := s.capped.get()
@@ -219,7 +240,7 @@ func (s *JobStore) leaseReady(ctx context.Context, req ports.LeaseRequest) ([]do
 		visit := readyVisit(limit - len(plan))
 		entries, err := s.readyEntries(ctx, now, exclude, visit+1)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		next := neverReady // readyAt of the first entry not visited
 		if len(entries) > visit {
@@ -231,7 +252,7 @@ func (s *JobStore) leaseReady(ctx context.Context, req ports.LeaseRequest) ([]do
 		}
 		read, leased, err := s.queuedOfHosts(ctx, entries, req.PerHost, held == nil)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if held == nil {
 			held = leased
@@ -274,7 +295,7 @@ func (s *JobStore) leaseReady(ctx context.Context, req ports.LeaseRequest) ([]do
 		// Best effort: an entry left early costs the next lease a visit.
 		s.advanceReady(ctx, visited, seen, got)
 	}
-	return got, err
+	return got, len(plan), err
 }
 
 // cappedHosts is the hosts at their cap as the last capped lease of a
