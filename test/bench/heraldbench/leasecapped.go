@@ -42,6 +42,10 @@ func benchLeaseCapped(ctx context.Context, r *report, kinds []storeKind) error {
 			"Bound (issue 36): the largest backlog's median at most %.1f× the median at %d queued; a lease that walks past the capped hosts' jobs grows with their number.",
 			cappedBatch, cappedPerHost, cappedShare*100, cappedHosts, cappedPerHost, freeHosts, cappedBound, sizes[0]),
 		header: []string{"store", "queued", "on capped hosts", "p50", "p99", "ratio to " + strconv.Itoa(sizes[0]) + " queued", "bound"},
+		notes: []string{"Every store leases from its ready hosts (one entry per host at or before its oldest queued job: the memory store's heap of hosts, " +
+			"`host_slots.ready_at` on SQLite and PostgreSQL, `ready_hosts` on Mongo), so a lease reads the jobs of the hosts it visits and passes over " +
+			"one entry per capped host, never their backlog. Where Mongo's lease cost grows on the MongoDB-compatible server, step by step and from its plan: " +
+			"[storage.md](storage.md#what-the-lease-costs-on-ferretdb-v2)."},
 	}
 	for _, k := range kinds {
 		if k.skip != "" {
