@@ -160,9 +160,9 @@ type JobAdmin interface {
 }
 
 // CheckJobs is the validation in front of every JobStore.Enqueue
-// (ports/checked), before it stores anything: each job has an id that is a UUID (domain.JobIDBytes),
-// a host, a known state and a dedupe key as domain.DedupeKey makes it
-// (the SQL stores keep both as bytes).
+// (ports/checked), before it stores anything: each job has an id that is
+// a UUID (domain.JobIDBytes), a host, a known state and a dedupe key as
+// domain.DedupeKey makes it (the SQL stores keep both as bytes).
 func CheckJobs(jobs []domain.Job) error {
 	for _, j := range jobs {
 		if j.ID == "" || j.DedupeKey == "" || j.Host == "" || !j.State.Valid() {
@@ -211,8 +211,8 @@ func StateCounts() map[domain.JobState]int {
 }
 
 // CheckJobFilter is the validation in front of every JobAdmin.List
-// (ports/checked): AfterID is
-// empty or a job id (a UUID), so that every store pages the same way.
+// (ports/checked): AfterID is empty or a job id (a UUID), so that every
+// store pages the same way.
 func CheckJobFilter(f JobFilter) error {
 	if f.AfterID == "" {
 		return nil
@@ -224,8 +224,8 @@ func CheckJobFilter(f JobFilter) error {
 }
 
 // CheckSettlements is the validation in front of every JobStore.Settle
-// (ports/checked), before it applies anything: each settlement names a job and goes to succeeded, dead
-// or queued.
+// (ports/checked), before it applies anything: each settlement names a
+// job and goes to succeeded, dead or queued.
 func CheckSettlements(batch []Settlement) error {
 	for _, st := range batch {
 		switch {

@@ -24,6 +24,27 @@ func insertOne(ctx context.Context, coll *mongodrv.Collection, doc any) error {
 	}
 }
 
+// updateMany is coll.UpdateMany, sent again (up to conflictRetries times
+// more) while the server undid it in a conflict with a concurrent writer,
+// as insertOne is: only for updates that may apply twice (markReady's $min
+// and $inc: any change of seq fences a lease).
+func updateMany(ctx context.Context, coll *mongodrv.Collection, filter, update any) (*mongodrv.UpdateResult, error) {
+	for try := 0; ; try++ {
+		res, err := coll.UpdateMany(ctx, filter, update)
+		if err == nil || !undoneByConflict(err) || try == conflictRetries || ctx.Err() != nil {
+			return res, err
+		}
+	}
+}
+
+// undoneByConflict reports whether err is a write the server undid in a
+// concurrentConflict: every write error one (onlyConflicts), or the
+// command refused with one.
+func undoneByConflict(err error) bool {
+	var ce mongodrv.CommandError
+	return onlyConflicts(err) || errors.As(err, &ce) && concurrentConflict(int(ce.Code))
+}
+
 // onlyConflicts reports whether err is a single-document write whose
 // every write error is a concurrentConflict.
 func onlyConflicts(err error) bool {

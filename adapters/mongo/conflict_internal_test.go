@@ -39,3 +39,24 @@ func TestOnlyConflicts(t *testing.T) {
 		}
 	}
 }
+
+// updateMany sends an update again when the server undid it in a conflict,
+// reported per write or for the whole command, and only then.
+func TestUndoneByConflict(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a write error: deadlock detected", mongodrv.WriteException{WriteErrors: []mongodrv.WriteError{{Code: codeDeadlockDetected}}}, true},
+		{"the command: write conflict", mongodrv.CommandError{Code: codeWriteConflict}, true},
+		{"the command: serialization failure", fmt.Errorf("mark: %w", mongodrv.CommandError{Code: codeSerializationFailed}), true},
+		{"the command: another failure", mongodrv.CommandError{Code: 2}, false},
+		{"a duplicate key", mongodrv.WriteException{WriteErrors: []mongodrv.WriteError{{Code: 11000}}}, false},
+		{"another error", errors.New("connection refused"), false},
+	} {
+		if got := undoneByConflict(c.err); got != c.want {
+			t.Errorf("%s: undoneByConflict = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -86,8 +86,15 @@ func interpretError(err error, dups *dupRules) error {
 // constraint failed". Inserts get E11000 there.
 func ferretUniqueViolation(err error) bool {
 	var se mongodrv.ServerError
-	return errors.As(err, &se) && se.HasErrorCodeWithMessage(1, "UNIQUE constraint failed")
+	return errors.As(err, &se) && se.HasErrorCodeWithMessage(codeInternalError, ferretUniqueMessage)
 }
+
+// FerretDB v1's answer to a write a unique index refuses (see
+// ferretUniqueViolation): InternalError with its SQLite backend's message.
+const (
+	codeInternalError   = 1
+	ferretUniqueMessage = "UNIQUE constraint failed"
+)
 
 func isUnavailable(err error) bool {
 	var sse topology.ServerSelectionError

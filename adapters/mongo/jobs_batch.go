@@ -231,7 +231,8 @@ type planned struct {
 }
 
 // planLease chooses, oldest first, up to want candidates within each host's
-// free slots (perHost <= 0: no cap, any free slot). saturated lists the
+// free slots (perHost as ports.NormalizeLease gives it: ports.NoHostCap
+// when the lease has no cap). saturated lists the
 // hosts that had a candidate left out for their cap.
 func planLease(cands []candidate, held map[string]*hostSlots, perHost, want int) (plan []planned, saturated []string) {
 	full := map[string]bool{}
@@ -240,7 +241,7 @@ func planLease(cands []candidate, held map[string]*hostSlots, perHost, want int)
 			break
 		}
 		h := held[c.Host]
-		if perHost > 0 && h.leased >= perHost {
+		if h.leased >= perHost {
 			if !full[c.Host] {
 				full[c.Host] = true
 				saturated = append(saturated, c.Host)
@@ -251,7 +252,7 @@ func planLease(cands []candidate, held map[string]*hostSlots, perHost, want int)
 		for h.used[k] {
 			k++
 		}
-		if perHost > 0 && k >= perHost {
+		if k >= perHost {
 			// Cannot happen (perHost slots in use are perHost leases);
 			// kept so that a cap is never passed whatever the count says.
 			continue
@@ -338,7 +339,7 @@ func onlyConcurrencyLosses(err error) bool {
 // E11000, or FerretDB v1's InternalError for an update (see
 // ferretUniqueViolation).
 func duplicateKey(we mongodrv.BulkWriteError) bool {
-	return we.Code == 11000 || we.Code == 11001 || we.Code == 1 && strings.Contains(we.Message, "UNIQUE constraint failed")
+	return we.Code == 11000 || we.Code == 11001 || we.Code == codeInternalError && strings.Contains(we.Message, ferretUniqueMessage)
 }
 
 // Write error codes of an update that met another writer and was undone,

@@ -21,10 +21,10 @@ import (
 
 // # Ready hosts
 //
-// A capped lease (PerHost > 0) does not read the queue by runAt: when most
-// queued jobs belong to hosts at their cap (slow or dead servers holding
-// their slots), such a read walks past their whole backlog on every lease
-// (issue 36). It reads the ready_hosts collection instead: one document per
+// A capped lease (PerHost below ports.NoHostCap) does not read the queue by
+// runAt: when most queued jobs belong to hosts at their cap (slow or dead
+// servers holding their slots), such a read walks past their whole backlog
+// on every lease (issue 36). It reads the ready_hosts collection instead: one document per
 // host, {_id: host, readyAt, seq}, ordered by readyAt on
 // ready_hosts_ready_at. The lease passes over one entry per capped host and
 // reads, per host it visits, only the few oldest queued jobs it can take
@@ -112,9 +112,7 @@ func (s *JobStore) markAt(ctx context.Context, at time.Time, hosts []string) err
 	}
 	missing := hosts
 	if len(hosts) > 1 {
-		res, err := retryConflicts(ctx, func() (*mongodrv.UpdateResult, error) {
-			return s.ready.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: hosts}}}}, update)
-		})
+		res, err := updateMany(ctx, s.ready, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: hosts}}}}, update)
 		if err != nil {
 			return err
 		}
@@ -126,7 +124,11 @@ func (s *JobStore) markAt(ctx context.Context, at time.Time, hosts []string) err
 		if err != nil {
 			return err
 		}
-		missing = slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return slices.Contains(have, h) })
+		found := make(map[string]bool, len(have))
+		for _, h := range have {
+			found[h] = true
+		}
+		missing = slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return found[h] })
 	}
 	models := make([]mongodrv.WriteModel, len(missing))
 	for i, h := range missing {
@@ -151,19 +153,6 @@ func (s *JobStore) markAt(ctx context.Context, at time.Time, hosts []string) err
 		models = again
 	}
 	return nil
-}
-
-// retryConflicts runs update again while a conflict with another writer
-// undid it (concurrentConflict), at most conflictRetries times.
-func retryConflicts(ctx context.Context, update func() (*mongodrv.UpdateResult, error)) (*mongodrv.UpdateResult, error) {
-	for try := 0; ; try++ {
-		res, err := update()
-		var se mongodrv.ServerError
-		if err == nil || try == conflictRetries || ctx.Err() != nil || !errors.As(err, &se) ||
-			!(se.HasErrorCode(codeWriteConflict) || se.HasErrorCode(codeDeadlockDetected) || se.HasErrorCode(codeSerializationFailed)) {
-			return res, err
-		}
-	}
 }
 
 // earliestOf is the oldest runAt of jobs per host.
