@@ -19,41 +19,80 @@ type namedActor struct {
 	Remote *domain.ForeignAvatar
 }
 
-// actorNamed finds the actor a client names by URI or as user@host, as
-// FollowRemote does: a remote one from the cache, fetched (by WebFinger for
-// user@host) when it is not cached; one of ours by its URI alone.
-func (c *fedCore) actorNamed(ctx context.Context, r *ActorResolver, target string) (namedActor, error) {
+// actorName is a target as a client names it, checked for form: an
+// http(s) URI, or user@host (with or without acct: or a leading @).
+type actorName struct {
+	text       string // as given, trimmed: what errors name
+	uri        string // set for a URI
+	user, host string // set for user@host
+}
+
+// parseActorName checks the form of a target a client names; it looks
+// nothing up.
+func parseActorName(target string) (actorName, error) {
 	target = strings.TrimSpace(target)
 	switch {
 	case target == "":
-		return namedActor{}, fmt.Errorf("%w: no target", domain.ErrInvalidInput)
+		return actorName{}, fmt.Errorf("%w: no target", domain.ErrInvalidInput)
 	case strings.Contains(target, "://"):
 		if !httpURL(target) {
-			return namedActor{}, fmt.Errorf("%w: target %q is not an http(s) URI", domain.ErrInvalidInput, clip(target))
+			return actorName{}, fmt.Errorf("%w: target %q is not an http(s) URI", domain.ErrInvalidInput, clip(target))
 		}
-		if c.local(target) {
-			return namedActor{URI: target}, nil
-		}
-		fa, err := r.Resolve(ctx, target)
-		if err != nil {
-			return namedActor{}, targetError(target, err)
-		}
-		return namedActor{URI: fa.ActorURI, Remote: &fa}, nil
+		return actorName{text: target, uri: target}, nil
 	}
 	user, host, ok := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(target, "acct:"), "@"), "@")
 	if !ok || user == "" || host == "" || strings.Contains(host, "@") {
-		return namedActor{}, fmt.Errorf("%w: target %q is neither a URI nor user@host", domain.ErrInvalidInput, clip(target))
+		return actorName{}, fmt.Errorf("%w: target %q is neither a URI nor user@host", domain.ErrInvalidInput, clip(target))
 	}
-	if strings.EqualFold(host, c.deps.URLs.Domain) {
-		la, err := (LocalActorsHandler{core: c}).ByAccount(ctx, user)
+	return actorName{text: target, user: user, host: host}, nil
+}
+
+// localName reports whether n names an actor of this server (whether or
+// not there is one).
+func (c *fedCore) localName(n actorName) bool {
+	if n.uri != "" {
+		return c.local(n.uri)
+	}
+	return strings.EqualFold(n.host, c.deps.URLs.Domain)
+}
+
+// resolve finds the remote actor n names: from the cache, fetched (by
+// WebFinger for user@host) when it is not cached.
+func (n actorName) resolve(ctx context.Context, r *ActorResolver) (domain.ForeignAvatar, error) {
+	var fa domain.ForeignAvatar
+	var err error
+	if n.uri != "" {
+		fa, err = r.Resolve(ctx, n.uri)
+	} else {
+		fa, err = r.Account(ctx, n.user, strings.ToLower(n.host))
+	}
+	if err != nil {
+		return domain.ForeignAvatar{}, targetError(n.text, err)
+	}
+	return fa, nil
+}
+
+// actorNamed finds the actor a client names by URI or as user@host, as
+// FollowRemote does: a remote one by resolve; one of ours by its URI
+// alone.
+func (c *fedCore) actorNamed(ctx context.Context, r *ActorResolver, target string) (namedActor, error) {
+	n, err := parseActorName(target)
+	if err != nil {
+		return namedActor{}, err
+	}
+	if c.localName(n) {
+		if n.uri != "" {
+			return namedActor{URI: n.uri}, nil
+		}
+		la, err := (LocalActorsHandler{core: c}).ByAccount(ctx, n.user)
 		if err != nil {
 			return namedActor{}, err
 		}
 		return namedActor{URI: la.URI}, nil
 	}
-	fa, err := r.Account(ctx, user, strings.ToLower(host))
+	fa, err := n.resolve(ctx, r)
 	if err != nil {
-		return namedActor{}, targetError(target, err)
+		return namedActor{}, err
 	}
 	return namedActor{URI: fa.ActorURI, Remote: &fa}, nil
 }

@@ -276,6 +276,14 @@ func (h LocalActorsHandler) ByURI(ctx context.Context, uri string) (LocalActor, 
 	return h.ByName(ctx, kind, name)
 }
 
+// byName is our actor a client names by URI or as user@host.
+func (h LocalActorsHandler) byName(ctx context.Context, n actorName) (LocalActor, error) {
+	if n.uri != "" {
+		return h.ByURI(ctx, n.uri)
+	}
+	return h.ByAccount(ctx, n.user)
+}
+
 // IsLocal reports whether uri is under this instance's origin.
 func (h LocalActorsHandler) IsLocal(uri string) bool { return h.core.local(uri) }
 

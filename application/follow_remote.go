@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -57,46 +56,22 @@ func (h FollowRemoteHandler) Handle(ctx context.Context, cmd FollowRemote) (Foll
 	}
 	me := LocalActor{Kind: domain.NameKindPersona, ID: a.ID, Name: a.Name, URI: d.URLs.Persona(a.Name), OwnerID: a.RootUserID}
 
-	target := strings.TrimSpace(cmd.Target)
-	local := LocalActorsHandler{core: h.core}
-	switch {
-	case target == "":
-		return Followed{}, fmt.Errorf("%w: no target", domain.ErrInvalidInput)
-	case strings.Contains(target, "://"):
-		if !httpURL(target) {
-			return Followed{}, fmt.Errorf("%w: target %q is not an http(s) URI", domain.ErrInvalidInput, clip(target))
-		}
-		if h.core.local(target) {
-			la, err := local.ByURI(ctx, target)
-			if err != nil {
-				return Followed{}, err
-			}
-			return h.followLocal(ctx, me, la)
-		}
-		fa, err := h.resolver.Resolve(ctx, target)
-		if err != nil {
-			return Followed{}, targetError(target, err)
-		}
-		return h.followRemote(ctx, me, fa)
-	default:
-		acct := strings.TrimPrefix(strings.TrimPrefix(target, "acct:"), "@")
-		user, host, ok := strings.Cut(acct, "@")
-		if !ok || user == "" || host == "" || strings.Contains(host, "@") {
-			return Followed{}, fmt.Errorf("%w: target %q is neither a URI nor user@host", domain.ErrInvalidInput, clip(target))
-		}
-		if strings.EqualFold(host, d.URLs.Domain) {
-			la, err := local.ByAccount(ctx, user)
-			if err != nil {
-				return Followed{}, err
-			}
-			return h.followLocal(ctx, me, la)
-		}
-		fa, err := h.resolver.Account(ctx, user, strings.ToLower(host))
-		if err != nil {
-			return Followed{}, targetError(target, err)
-		}
-		return h.followRemote(ctx, me, fa)
+	n, err := parseActorName(cmd.Target)
+	if err != nil {
+		return Followed{}, err
 	}
+	if h.core.localName(n) {
+		la, err := (LocalActorsHandler{core: h.core}).byName(ctx, n)
+		if err != nil {
+			return Followed{}, err
+		}
+		return h.followLocal(ctx, me, la)
+	}
+	fa, err := n.resolve(ctx, h.resolver)
+	if err != nil {
+		return Followed{}, err
+	}
+	return h.followRemote(ctx, me, fa)
 }
 
 // targetError keeps what a client can act on (not found, unreachable,

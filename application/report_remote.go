@@ -89,33 +89,12 @@ func (h ReportRemoteHandler) Handle(ctx context.Context, cmd ReportRemote) (Repo
 
 // target resolves a remote actor given by URI or user@host.
 func (h ReportRemoteHandler) target(ctx context.Context, target string) (domain.ForeignAvatar, error) {
-	d := h.core.deps
-	if target == "" {
-		return domain.ForeignAvatar{}, fmt.Errorf("%w: no target", domain.ErrInvalidInput)
-	}
-	if strings.Contains(target, "://") {
-		if !httpURL(target) {
-			return domain.ForeignAvatar{}, fmt.Errorf("%w: target %q is not an http(s) URI", domain.ErrInvalidInput, clip(target))
-		}
-		if h.core.local(target) {
-			return domain.ForeignAvatar{}, fmt.Errorf("%w: %s is on this server: tell its operator instead", domain.ErrInvalidInput, clip(target))
-		}
-		fa, err := h.resolver.Resolve(ctx, target)
-		if err != nil {
-			return domain.ForeignAvatar{}, targetError(target, err)
-		}
-		return fa, nil
-	}
-	user, host, ok := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(target, "acct:"), "@"), "@")
-	if !ok || user == "" || host == "" || strings.Contains(host, "@") {
-		return domain.ForeignAvatar{}, fmt.Errorf("%w: target %q is neither a URI nor user@host", domain.ErrInvalidInput, clip(target))
-	}
-	if strings.EqualFold(host, d.URLs.Domain) {
-		return domain.ForeignAvatar{}, fmt.Errorf("%w: %s is on this server: tell its operator instead", domain.ErrInvalidInput, clip(target))
-	}
-	fa, err := h.resolver.Account(ctx, user, strings.ToLower(host))
+	n, err := parseActorName(target)
 	if err != nil {
-		return domain.ForeignAvatar{}, targetError(target, err)
+		return domain.ForeignAvatar{}, err
 	}
-	return fa, nil
+	if h.core.localName(n) {
+		return domain.ForeignAvatar{}, fmt.Errorf("%w: %s is on this server: tell its operator instead", domain.ErrInvalidInput, clip(n.text))
+	}
+	return n.resolve(ctx, h.resolver)
 }
