@@ -279,16 +279,7 @@ func (m *Moderation) removeFollows(ctx context.Context, d string) (int, error) {
 
 // Unblock lifts a domain's block; domain.ErrNotFound if there is none.
 func (m *Moderation) Unblock(ctx context.Context, d string) error {
-	nd, err := domain.NormalizeDomain(d)
-	if err != nil {
-		return err
-	}
-	if err := m.deps.Store.RemoveDomainBlock(ctx, nd); err != nil {
-		return err
-	}
-	m.invalidate()
-	m.deps.Log.InfoContext(ctx, "domain block lifted", "domain", nd)
-	return nil
+	return m.remove(ctx, d, m.deps.Store.RemoveDomainBlock, "domain block lifted")
 }
 
 // Allow lets a domain federate in allowlist mode.
@@ -303,15 +294,21 @@ func (m *Moderation) Allow(ctx context.Context, a domain.DomainAllow) error {
 
 // Disallow removes a domain's allow; domain.ErrNotFound if there is none.
 func (m *Moderation) Disallow(ctx context.Context, d string) error {
+	return m.remove(ctx, d, m.deps.Store.RemoveDomainAllow, "domain allow removed")
+}
+
+// remove removes a domain's entry of the policy with remove, and logs
+// done: what Unblock and Disallow share.
+func (m *Moderation) remove(ctx context.Context, d string, remove func(context.Context, string) error, done string) error {
 	nd, err := domain.NormalizeDomain(d)
 	if err != nil {
 		return err
 	}
-	if err := m.deps.Store.RemoveDomainAllow(ctx, nd); err != nil {
+	if err := remove(ctx, nd); err != nil {
 		return err
 	}
 	m.invalidate()
-	m.deps.Log.InfoContext(ctx, "domain allow removed", "domain", nd)
+	m.deps.Log.InfoContext(ctx, done, "domain", nd)
 	return nil
 }
 
