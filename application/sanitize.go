@@ -79,34 +79,44 @@ func (s sanitizedPosts) cleanPost(p domain.Post, err error) (domain.Post, error)
 	if err != nil {
 		return p, err
 	}
-	if p.Content, err = s.clean(p.Content); err != nil {
-		return p, err
-	}
-	p.Extras, err = s.cleanExtras(p.Extras)
+	p.Content, p.Extras, err = s.cleanBody(p.Content, p.Extras)
 	return p, err
 }
 
 func (s sanitizedPosts) cleanPosts(ps []domain.Post, err error) ([]domain.Post, error) {
+	return cleanEach(ps, err, s.cleanPost)
+}
+
+// cleanEach cleans every item of a list read (err: the read's error).
+func cleanEach[T any](items []T, err error, clean func(T, error) (T, error)) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range ps {
-		if ps[i], err = s.cleanPost(ps[i], nil); err != nil {
+	for i := range items {
+		if items[i], err = clean(items[i], nil); err != nil {
 			return nil, err
 		}
 	}
-	return ps, nil
+	return items, nil
 }
 
 func (s sanitizedPosts) cleanDm(d domain.DmPost, err error) (domain.DmPost, error) {
 	if err != nil {
 		return d, err
 	}
-	if d.Content, err = s.clean(d.Content); err != nil {
-		return d, err
-	}
-	d.Extras, err = s.cleanExtras(d.Extras)
+	d.Content, d.Extras, err = s.cleanBody(d.Content, d.Extras)
 	return d, err
+}
+
+// cleanBody cleans what a post and a direct post both carry: the content,
+// and then the extras (left as they were when the content fails).
+func (s sanitizedPosts) cleanBody(content string, e domain.Extras) (string, domain.Extras, error) {
+	content, err := s.clean(content)
+	if err != nil {
+		return content, e, err
+	}
+	e, err = s.cleanExtras(e)
+	return content, e, err
 }
 
 // CreatePost stores the post with its content sanitized. Sanitizing may
@@ -191,15 +201,7 @@ func (s sanitizedPosts) DmByID(ctx context.Context, id string) (domain.DmPost, e
 
 func (s sanitizedPosts) DmThread(ctx context.Context, participantsKey string, before time.Time, limit int) ([]domain.DmPost, error) {
 	ds, err := s.posts.DmThread(ctx, participantsKey, before, limit)
-	if err != nil {
-		return nil, err
-	}
-	for i := range ds {
-		if ds[i], err = s.cleanDm(ds[i], nil); err != nil {
-			return nil, err
-		}
-	}
-	return ds, nil
+	return cleanEach(ds, err, s.cleanDm)
 }
 
 func (s sanitizedPosts) PostsTagged(ctx context.Context, tag string, before time.Time, limit int) ([]domain.Post, error) {
