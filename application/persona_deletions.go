@@ -154,15 +154,13 @@ func (h PersonaDeletionsHandler) advance(ctx context.Context, a domain.Avatar) (
 	notes := 0
 	if d.Notifications != nil {
 		// Its own notifications, and those its polls gave their voters.
-		mine, err := d.Notifications.ClearNotifications(ctx, actor)
-		if err != nil {
-			return false, fmt.Errorf("notifications: %w", err)
+		for _, drop := range []func(context.Context, string) (int, error){d.Notifications.ClearNotifications, d.Notifications.DeleteActorNotifications} {
+			n, err := drop(ctx, actor)
+			if err != nil {
+				return false, fmt.Errorf("notifications: %w", err)
+			}
+			notes += n
 		}
-		told, err := d.Notifications.DeleteActorNotifications(ctx, actor)
-		if err != nil {
-			return false, fmt.Errorf("notifications: %w", err)
-		}
-		notes = mine + told
 	}
 	if posts > 0 || follows > 0 || notes > 0 {
 		d.Log.InfoContext(ctx, "deleted persona's content removed", "name", a.Name, "posts", posts, "follows", follows, "notifications", notes)
