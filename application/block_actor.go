@@ -34,15 +34,12 @@ type ActorBlocked struct {
 // do not. From then on nothing of the persona is delivered to the target
 // (it follows no more, and Publish skips it when addressed) and its
 // activities to the persona are refused (InboxHandler).
-type BlockActorHandler struct {
-	core     *fedCore
-	resolver *ActorResolver
-}
+type BlockActorHandler struct{ core *fedCore }
 
 // Handle blocks cmd.Target as cmd.As.
 func (h BlockActorHandler) Handle(ctx context.Context, cmd BlockActor) (ActorBlocked, error) {
 	d := h.core.deps
-	me, fa, err := h.core.blockParties(ctx, h.resolver, cmd.UserID, cmd.As, cmd.Target)
+	me, fa, err := h.core.blockParties(ctx, cmd.UserID, cmd.As, cmd.Target)
 	if err != nil {
 		return ActorBlocked{}, err
 	}

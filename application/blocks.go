@@ -56,15 +56,15 @@ func (c *fedCore) localName(n actorName) bool {
 	return strings.EqualFold(n.host, c.deps.URLs.Domain)
 }
 
-// resolve finds the remote actor n names: from the cache, fetched (by
-// WebFinger for user@host) when it is not cached.
-func (n actorName) resolve(ctx context.Context, r *ActorResolver) (domain.ForeignAvatar, error) {
+// resolveName finds the remote actor n names: from the cache, fetched
+// (by WebFinger for user@host) when it is not cached.
+func (c *fedCore) resolveName(ctx context.Context, n actorName) (domain.ForeignAvatar, error) {
 	var fa domain.ForeignAvatar
 	var err error
 	if n.uri != "" {
-		fa, err = r.Resolve(ctx, n.uri)
+		fa, err = c.resolver.Resolve(ctx, n.uri)
 	} else {
-		fa, err = r.Account(ctx, n.user, strings.ToLower(n.host))
+		fa, err = c.resolver.Account(ctx, n.user, strings.ToLower(n.host))
 	}
 	if err != nil {
 		return domain.ForeignAvatar{}, targetError(n.text, err)
@@ -73,9 +73,9 @@ func (n actorName) resolve(ctx context.Context, r *ActorResolver) (domain.Foreig
 }
 
 // actorNamed finds the actor a client names by URI or as user@host, as
-// FollowRemote does: a remote one by resolve; one of ours by its URI
+// FollowRemote does: a remote one by resolveName; one of ours by its URI
 // alone.
-func (c *fedCore) actorNamed(ctx context.Context, r *ActorResolver, target string) (namedActor, error) {
+func (c *fedCore) actorNamed(ctx context.Context, target string) (namedActor, error) {
 	n, err := parseActorName(target)
 	if err != nil {
 		return namedActor{}, err
@@ -90,7 +90,7 @@ func (c *fedCore) actorNamed(ctx context.Context, r *ActorResolver, target strin
 		}
 		return namedActor{URI: la.URI}, nil
 	}
-	fa, err := n.resolve(ctx, r)
+	fa, err := c.resolveName(ctx, n)
 	if err != nil {
 		return namedActor{}, err
 	}
@@ -99,8 +99,8 @@ func (c *fedCore) actorNamed(ctx context.Context, r *ActorResolver, target strin
 
 // remoteNamed is actorNamed for the use cases that act on remote actors
 // only (a block goes to another server).
-func (c *fedCore) remoteNamed(ctx context.Context, r *ActorResolver, target, what string) (domain.ForeignAvatar, error) {
-	a, err := c.actorNamed(ctx, r, target)
+func (c *fedCore) remoteNamed(ctx context.Context, target, what string) (domain.ForeignAvatar, error) {
+	a, err := c.actorNamed(ctx, target)
 	if err != nil {
 		return domain.ForeignAvatar{}, err
 	}
@@ -112,18 +112,18 @@ func (c *fedCore) remoteNamed(ctx context.Context, r *ActorResolver, target, wha
 
 // parties is the user's persona named as and the actor target names: the
 // two sides of a relation the persona changes.
-func (c *fedCore) parties(ctx context.Context, r *ActorResolver, userID, as, target string) (LocalActor, namedActor, error) {
+func (c *fedCore) parties(ctx context.Context, userID, as, target string) (LocalActor, namedActor, error) {
 	me, err := c.ownPersona(ctx, userID, as)
 	if err != nil {
 		return LocalActor{}, namedActor{}, err
 	}
-	a, err := c.actorNamed(ctx, r, target)
+	a, err := c.actorNamed(ctx, target)
 	return me, a, err
 }
 
 // blockParties is parties for a block or its undoing: blocks must be kept
 // here, and the target must be remote.
-func (c *fedCore) blockParties(ctx context.Context, r *ActorResolver, userID, as, target string) (LocalActor, domain.ForeignAvatar, error) {
+func (c *fedCore) blockParties(ctx context.Context, userID, as, target string) (LocalActor, domain.ForeignAvatar, error) {
 	if c.deps.Blocks == nil {
 		return LocalActor{}, domain.ForeignAvatar{}, fmt.Errorf("%w: blocks are not kept by this server", domain.ErrUnavailable)
 	}
@@ -131,7 +131,7 @@ func (c *fedCore) blockParties(ctx context.Context, r *ActorResolver, userID, as
 	if err != nil {
 		return LocalActor{}, domain.ForeignAvatar{}, err
 	}
-	fa, err := c.remoteNamed(ctx, r, target, "blocked")
+	fa, err := c.remoteNamed(ctx, target, "blocked")
 	return me, fa, err
 }
 

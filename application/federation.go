@@ -112,6 +112,9 @@ type fedCore struct {
 	// distinct, jobs enqueued in batches) for Accepts, Follows and
 	// Announces.
 	pub PublishHandler
+	// resolver finds remote actors (from the cache, else fetched): the
+	// one every federation use case that names one uses.
+	resolver *ActorResolver
 }
 
 // newFederation builds the ActivityPub use cases over deps (New's,
@@ -120,10 +123,10 @@ func newFederation(deps Deps, enq EnqueueHandler) Federation {
 	core := &fedCore{deps: deps, pub: newPublishHandler(deps, deps.URLs, enq)}
 	actors := LocalActorsHandler{core: core}
 	resolver := &ActorResolver{core: core, deref: Dereferencer{core: core}, failing: newFailingHosts(deps.Clock)}
-	core.pub.Resolver = resolver
+	core.resolver, core.pub.Resolver = resolver, resolver
 	return Federation{
-		Inbox:        InboxHandler{core: core, resolver: resolver},
-		FollowRemote: FollowRemoteHandler{core: core, resolver: resolver},
+		Inbox:        InboxHandler{core: core},
+		FollowRemote: FollowRemoteHandler{core: core},
 		AnswerFollow: AnswerFollowRequestHandler{core: core},
 		Followers:    ListFollowersHandler{core: core},
 		Collections:  CollectionsHandler{core: core},
@@ -133,7 +136,7 @@ func newFederation(deps Deps, enq EnqueueHandler) Federation {
 		OwnPosts:     OwnPostsHandler{core: core},
 		Direct:       DirectThreadHandler{core: core},
 		Mentions:     MentionsHandler{core: core},
-		Report:       ReportRemoteHandler{core: core, resolver: resolver},
+		Report:       ReportRemoteHandler{core: core},
 		SetLocked:    SetLockedHandler{core: core},
 		RotateKey:    RotateKeyHandler{core: core},
 		Resolver:     resolver,
@@ -141,18 +144,18 @@ func newFederation(deps Deps, enq EnqueueHandler) Federation {
 
 		UpdateProfile: UpdateProfileHandler{core: core},
 
-		Block:          BlockActorHandler{core: core, resolver: resolver},
-		Unblock:        UnblockActorHandler{core: core, resolver: resolver},
+		Block:          BlockActorHandler{core: core},
+		Unblock:        UnblockActorHandler{core: core},
 		Blocks:         ListBlocksHandler{core: core},
-		Mute:           MuteActorHandler{core: core, resolver: resolver},
-		Unfollow:       UnfollowHandler{core: core, resolver: resolver},
-		RemoveFollower: RemoveFollowerHandler{core: core, resolver: resolver},
+		Mute:           MuteActorHandler{core: core},
+		Unfollow:       UnfollowHandler{core: core},
+		RemoveFollower: RemoveFollowerHandler{core: core},
 
 		Vote:  VoteHandler{core: core},
 		Polls: PollsHandler{core: core},
 
 		Relationships: RelationshipsHandler{core: core},
-		Search:        SearchHandler{core: core, resolver: resolver},
+		Search:        SearchHandler{core: core},
 	}
 }
 

@@ -32,10 +32,7 @@ type Followed struct {
 // InboxHandler) makes it accepted, its Reject removes it. Following a
 // local actor needs no round trip: it is accepted at once, as the inbox
 // would have done.
-type FollowRemoteHandler struct {
-	core     *fedCore
-	resolver *ActorResolver
-}
+type FollowRemoteHandler struct{ core *fedCore }
 
 // Handle follows cmd.Target as cmd.As.
 func (h FollowRemoteHandler) Handle(ctx context.Context, cmd FollowRemote) (Followed, error) {
@@ -67,7 +64,7 @@ func (h FollowRemoteHandler) Handle(ctx context.Context, cmd FollowRemote) (Foll
 		}
 		return h.followLocal(ctx, me, la)
 	}
-	fa, err := n.resolve(ctx, h.resolver)
+	fa, err := h.core.resolveName(ctx, n)
 	if err != nil {
 		return Followed{}, err
 	}

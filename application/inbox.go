@@ -44,10 +44,7 @@ type FollowObject struct {
 // Accept and Reject of our follows, Create{Note}, Delete, Update{actor}.
 // Other types are accepted and ignored. Each activity either takes full
 // effect or none: a failure half way undoes what was written.
-type InboxHandler struct {
-	core     *fedCore
-	resolver *ActorResolver
-}
+type InboxHandler struct{ core *fedCore }
 
 // Handle acts on one activity. The activity's actor must be the signer.
 func (h InboxHandler) Handle(ctx context.Context, req InboxRequest) (InboxResult, error) {
@@ -657,7 +654,7 @@ func (h InboxHandler) update(ctx context.Context, req InboxRequest) (InboxResult
 	if o.ID != signer {
 		return InboxResult{}, fmt.Errorf("%w: Update of actor %q by another actor", domain.ErrForbidden, clip(o.ID))
 	}
-	if _, err := h.resolver.Update(ctx, signer, o.Raw); err != nil {
+	if _, err := h.core.resolver.Update(ctx, signer, o.Raw); err != nil {
 		return InboxResult{}, err
 	}
 	d.Log.InfoContext(ctx, "remote actor updated", "actor", signer)

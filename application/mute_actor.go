@@ -24,10 +24,7 @@ type Muted struct {
 }
 
 // MuteActorHandler mutes and unmutes.
-type MuteActorHandler struct {
-	core     *fedCore
-	resolver *ActorResolver
-}
+type MuteActorHandler struct{ core *fedCore }
 
 // Handle mutes or unmutes cmd.Target as cmd.As.
 func (h MuteActorHandler) Handle(ctx context.Context, cmd MuteActor) (Muted, error) {
@@ -35,7 +32,7 @@ func (h MuteActorHandler) Handle(ctx context.Context, cmd MuteActor) (Muted, err
 	if d.Blocks == nil {
 		return Muted{}, fmt.Errorf("%w: mutes are not kept by this server", domain.ErrUnavailable)
 	}
-	me, target, err := h.core.parties(ctx, h.resolver, cmd.UserID, cmd.As, cmd.Target)
+	me, target, err := h.core.parties(ctx, cmd.UserID, cmd.As, cmd.Target)
 	if err != nil {
 		return Muted{}, err
 	}

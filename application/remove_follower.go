@@ -21,16 +21,13 @@ type FollowerRemoved struct {
 // a Reject of its Follow to the follower's inbox, as Mastodon's
 // RemoveFromFollowersService does. A local follower goes without a
 // message.
-type RemoveFollowerHandler struct {
-	core     *fedCore
-	resolver *ActorResolver
-}
+type RemoveFollowerHandler struct{ core *fedCore }
 
 // Handle removes: domain.ErrNotFound when the target does not follow the
 // persona.
 func (h RemoveFollowerHandler) Handle(ctx context.Context, cmd RemoveFollower) (FollowerRemoved, error) {
 	d := h.core.deps
-	me, target, err := h.core.parties(ctx, h.resolver, cmd.UserID, cmd.As, cmd.Target)
+	me, target, err := h.core.parties(ctx, cmd.UserID, cmd.As, cmd.Target)
 	if err != nil {
 		return FollowerRemoved{}, err
 	}

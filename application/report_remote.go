@@ -35,10 +35,7 @@ type ReportedRemote struct {
 // person), its object the actor and then the posts, its content the
 // comment, to the actor's instance (its shared inbox, else its inbox),
 // queued as every delivery is.
-type ReportRemoteHandler struct {
-	core     *fedCore
-	resolver *ActorResolver
-}
+type ReportRemoteHandler struct{ core *fedCore }
 
 // Handle queues the Flag: domain.ErrForbidden when the persona is not the
 // account's, domain.ErrInvalidInput for a target that is local or not an
@@ -96,5 +93,5 @@ func (h ReportRemoteHandler) target(ctx context.Context, target string) (domain.
 	if h.core.localName(n) {
 		return domain.ForeignAvatar{}, fmt.Errorf("%w: %s is on this server: tell its operator instead", domain.ErrInvalidInput, clip(n.text))
 	}
-	return n.resolve(ctx, h.resolver)
+	return h.core.resolveName(ctx, n)
 }

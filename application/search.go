@@ -21,10 +21,7 @@ import (
 // A remote server that fails or refuses, a refused domain, or a name
 // that is no one is not an error: there is nothing to show (Mastodon
 // answers an empty result). Only a failure of our own stores is returned.
-type SearchHandler struct {
-	core     *fedCore
-	resolver *ActorResolver
-}
+type SearchHandler struct{ core *fedCore }
 
 // Found is what a search names: at most one actor or one post.
 type Found struct {
@@ -59,7 +56,7 @@ func (h SearchHandler) Account(ctx context.Context, user, host string, resolve b
 	if !resolve {
 		return Found{}, nil
 	}
-	fa, err := h.resolver.Account(ctx, user, host)
+	fa, err := h.core.resolver.Account(ctx, user, host)
 	if err != nil {
 		return h.missed(ctx, user+"@"+host, err)
 	}
@@ -94,7 +91,7 @@ func (h SearchHandler) URL(ctx context.Context, uri string, resolve bool) (Found
 	if !resolve || h.core.local(uri) {
 		return Found{}, nil
 	}
-	doc, err := h.resolver.deref.fetch(ctx, uri)
+	doc, err := h.core.resolver.deref.fetch(ctx, uri)
 	if err != nil {
 		return h.missed(ctx, uri, err)
 	}
@@ -106,7 +103,7 @@ func (h SearchHandler) URL(ctx context.Context, uri string, resolve bool) (Found
 	}
 	switch typ := typeOf(o.Type); {
 	case actorTypes[typ]:
-		fa, err := h.resolver.cacheDocument(ctx, doc, "")
+		fa, err := h.core.resolver.cacheDocument(ctx, doc, "")
 		if err != nil {
 			return h.missed(ctx, uri, err)
 		}

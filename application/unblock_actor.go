@@ -24,16 +24,13 @@ type Unblocked struct {
 // UnblockActorHandler removes the block and sends Undo{Block} (object:
 // the Block sent, by its id) to the actor's own inbox. The follows the
 // block ended stay ended: either side may follow again.
-type UnblockActorHandler struct {
-	core     *fedCore
-	resolver *ActorResolver
-}
+type UnblockActorHandler struct{ core *fedCore }
 
 // Handle unblocks: domain.ErrNotFound when the persona does not block the
 // target.
 func (h UnblockActorHandler) Handle(ctx context.Context, cmd UnblockActor) (Unblocked, error) {
 	d := h.core.deps
-	me, fa, err := h.core.blockParties(ctx, h.resolver, cmd.UserID, cmd.As, cmd.Target)
+	me, fa, err := h.core.blockParties(ctx, cmd.UserID, cmd.As, cmd.Target)
 	if err != nil {
 		return Unblocked{}, err
 	}

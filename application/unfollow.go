@@ -26,16 +26,13 @@ type Unfollowed struct {
 // sends Undo{Follow} to the followed actor's inbox, its object the Follow
 // sent (by its id, kept in the relation), as Mastodon's UnfollowService
 // does. A follow of a local actor ends without a message.
-type UnfollowHandler struct {
-	core     *fedCore
-	resolver *ActorResolver
-}
+type UnfollowHandler struct{ core *fedCore }
 
 // Handle unfollows: domain.ErrNotFound when the persona does not follow
 // the target.
 func (h UnfollowHandler) Handle(ctx context.Context, cmd Unfollow) (Unfollowed, error) {
 	d := h.core.deps
-	me, target, err := h.core.parties(ctx, h.resolver, cmd.UserID, cmd.As, cmd.Target)
+	me, target, err := h.core.parties(ctx, cmd.UserID, cmd.As, cmd.Target)
 	if err != nil {
 		return Unfollowed{}, err
 	}
