@@ -314,8 +314,14 @@ func (c *fedCore) parseLocal(uri string) (domain.NameKind, string, bool) {
 // localActivityActor returns the local actor an activity id of ours
 // belongs to (ids are URLs.Activity(actor, id)).
 func (c *fedCore) localActivityActor(activityID string) (string, bool) {
-	actor, _, ok := strings.Cut(activityID, "/activities/")
-	if !ok || !c.local(activityID) {
+	return c.localOwner(activityID, "/activities/")
+}
+
+// localOwner returns the local actor a URI of ours stands under: the
+// actor's URI, then segment ("/activities/", "/statuses/"), then an id.
+func (c *fedCore) localOwner(uri, segment string) (string, bool) {
+	actor, _, ok := strings.Cut(uri, segment)
+	if !ok || !c.local(uri) {
 		return "", false
 	}
 	_, _, isActor := c.parseLocal(actor)

@@ -3,7 +3,6 @@ package application
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/heraldfed/herald/domain"
 )
@@ -100,12 +99,7 @@ func (h InboxHandler) refuseBlockedFollow(ctx context.Context, req InboxRequest,
 // localNoteAuthor is the local actor a note of ours belongs to (note URIs
 // are URLs.Note(actor, id)); false for any other URI.
 func (c *fedCore) localNoteAuthor(uri string) (string, bool) {
-	actor, _, ok := strings.Cut(uri, "/statuses/")
-	if !ok || !c.local(uri) {
-		return "", false
-	}
-	_, _, isActor := c.parseLocal(actor)
-	return actor, isActor
+	return c.localOwner(uri, "/statuses/")
 }
 
 // notBlocking keeps the local actors among uris that do not block author
