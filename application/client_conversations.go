@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -32,13 +31,7 @@ type ConversationsPage struct {
 }
 
 func (h ConversationsHandler) me(p Principal) (string, error) {
-	if !p.HasUser() {
-		return "", fmt.Errorf("%w: conversations are a persona's", domain.ErrForbidden)
-	}
-	if h.deps.Notifications == nil {
-		return "", fmt.Errorf("%w: conversations are not kept", domain.ErrUnavailable)
-	}
-	return h.deps.URLs.Persona(p.Avatar.Name), nil
+	return notedPersona(h.deps, p, "conversations")
 }
 
 // List returns a page of the persona's conversations.

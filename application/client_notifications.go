@@ -41,13 +41,21 @@ type NotificationsPage struct {
 // me is the actor URI of the token's persona; domain.ErrForbidden for a
 // token without one.
 func (h NotificationsHandler) me(p Principal) (string, error) {
+	return notedPersona(h.deps, p, "notifications")
+}
+
+// notedPersona is the actor URI of the token's persona, for what the
+// NotificationStore keeps of it (what: notifications, conversations):
+// domain.ErrForbidden for a token without one, domain.ErrUnavailable when
+// the deps keep none.
+func notedPersona(d Deps, p Principal, what string) (string, error) {
 	if !p.HasUser() {
-		return "", fmt.Errorf("%w: notifications are a persona's", domain.ErrForbidden)
+		return "", fmt.Errorf("%w: %s are a persona's", domain.ErrForbidden, what)
 	}
-	if h.deps.Notifications == nil {
-		return "", fmt.Errorf("%w: notifications are not kept", domain.ErrUnavailable)
+	if d.Notifications == nil {
+		return "", fmt.Errorf("%w: %s are not kept", domain.ErrUnavailable, what)
 	}
-	return h.deps.URLs.Persona(p.Avatar.Name), nil
+	return d.URLs.Persona(p.Avatar.Name), nil
 }
 
 // List returns a page of the persona's notifications.
