@@ -253,10 +253,8 @@ func TestPublishReplyToARemoteNote(t *testing.T) {
 // delete go where the post went.
 func TestEditAndDeleteOwnPosts(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
+	b := setupFollowed(t)
 	ctx := context.Background()
-	b.accepted(bob, alice)
-	b.signer(bob)
 	pub := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "first"})
 	other := signUp(t, b.app.SignUp, "mallory")
 	refusals := []struct {

@@ -178,10 +178,8 @@ func vote(voter, poll string, names ...string) string {
 // then of its close once.
 func TestLocalPollVotesAndUpdates(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
+	b := setupFollowed(t)
 	ctx := context.Background()
-	b.accepted(bob, alice) // bob follows alice: he gets her posts
-	b.signer(bob)
 	uri := publishPoll(t, b, false)
 	created := lastPayload(t, b, "Create")
 	obj := created["object"].(map[string]any)
@@ -319,9 +317,7 @@ func TestPersonaVotesInARemotePoll(t *testing.T) {
 // writes it; what breaks a limit of SPEC §12 is refused, naming it.
 func TestPublishCarriesExtras(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
-	b.accepted(bob, alice)
-	b.signer(bob)
+	b := setupFollowed(t)
 	ctx := context.Background()
 	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Summary: "food", Sensitive: true, Language: "de",
 		Media: []domain.Attachment{{URL: "https://app.example/m/1.png", MediaType: "image/png", Name: "ein Teller", Focal: &[2]float64{0, 1}}}})
@@ -363,9 +359,7 @@ func TestPublishCarriesExtras(t *testing.T) {
 // retags the post.
 func TestPublishedHashtags(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
-	b.accepted(bob, alice)
-	b.signer(bob)
+	b := setupFollowed(t)
 	ctx := context.Background()
 	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "#Go and #café, not https://x.example/#frag or #123"})
 	p, err := b.content.PostByObjectURI(ctx, res.ObjectURI)

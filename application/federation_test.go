@@ -176,6 +176,16 @@ func setupFed(t *testing.T) *fedBundle {
 	return setupFedMode(t, domain.FederationBlocklist)
 }
 
+// setupFollowed is setupFed with bob following alice, his actor cached
+// as once he followed: where her posts go.
+func setupFollowed(t *testing.T) *fedBundle {
+	t.Helper()
+	b := setupFed(t)
+	b.accepted(bob, alice)
+	b.signer(bob)
+	return b
+}
+
 func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 	t.Helper()
 	ctx := context.Background()

@@ -84,10 +84,8 @@ func TestMentionsOfAPersona(t *testing.T) {
 // reach an actor it mentioned who does not follow the persona.
 func TestEditAndDeleteReachTheMentioned(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
+	b := setupFollowed(t)
 	ctx := context.Background()
-	b.accepted(bob, alice)
-	b.signer(bob) // bob's actor cached, as once he followed
 	pub := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "<p>@dave look</p>", To: []string{dave}})
 	if p, err := b.content.PostByObjectURI(ctx, pub.ObjectURI); err != nil || !slices.Equal(p.Mentions, []string{dave}) {
 		t.Fatalf("stored %+v %v", p, err)
