@@ -69,7 +69,7 @@ func (h StatusesHandler) Home(ctx context.Context, viewer Principal, page Page) 
 		if err != nil {
 			return nil, err
 		}
-		return h.merge(ctx, posts, boosts, limit)
+		return merge(ctx, h.deps.Posts, posts, boosts, limit)
 	})
 }
 
@@ -106,10 +106,10 @@ func entries(posts []domain.Post) []TimelineEntry {
 // merge puts posts and boosts (each newest first) together, newest
 // first, at most limit; a boost's post is read (one left out when it
 // went meanwhile).
-func (h StatusesHandler) merge(ctx context.Context, posts []domain.Post, boosts []domain.Boost, limit int) ([]TimelineEntry, error) {
+func merge(ctx context.Context, store ports.PostStore, posts []domain.Post, boosts []domain.Boost, limit int) ([]TimelineEntry, error) {
 	out := entries(posts)
 	for _, b := range boosts {
-		p, err := h.deps.Posts.PostByObjectURI(ctx, b.ObjectURI)
+		p, err := store.PostByObjectURI(ctx, b.ObjectURI)
 		if notFound(err) {
 			continue
 		}

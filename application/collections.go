@@ -3,7 +3,6 @@ package application
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -145,19 +144,9 @@ func (h CollectionsHandler) PostsBy(ctx context.Context, authorURI string, befor
 }
 
 // FeedItem is one entry of an actor's posts as a client lists them: a post
-// it wrote, or a post it boosted (Boost set; Post is the boosted note).
-type FeedItem struct {
-	Post  domain.Post
-	Boost *domain.Boost
-}
-
-// At is when the item appeared among the actor's posts.
-func (i FeedItem) At() time.Time {
-	if i.Boost != nil {
-		return i.Boost.CreatedAt
-	}
-	return i.Post.Published
-}
+// it wrote, or a post it boosted (Boost set; Post is the boosted note). It
+// is a timeline's entry: one type, so one merge, for both lists.
+type FeedItem = TimelineEntry
 
 // PostsAndBoostsBy lists an actor's public posts and its boosts together,
 // newest first (a boost at the time of the boost), before `before` (zero:
@@ -172,25 +161,7 @@ func (h CollectionsHandler) PostsAndBoostsBy(ctx context.Context, actorURI strin
 	if err != nil {
 		return nil, err
 	}
-	out := make([]FeedItem, 0, len(posts)+len(boosts))
-	for _, p := range posts {
-		out = append(out, FeedItem{Post: p})
-	}
-	for _, b := range boosts {
-		p, err := d.Posts.PostByObjectURI(ctx, b.ObjectURI)
-		if notFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, FeedItem{Post: p, Boost: &b})
-	}
-	slices.SortStableFunc(out, func(a, b FeedItem) int { return b.At().Compare(a.At()) })
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return merge(ctx, d.Posts, posts, boosts, limit)
 }
 
 // Tagged lists the public posts held here, local or received, that carry
