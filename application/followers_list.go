@@ -39,6 +39,15 @@ func checkPageLimit(limit int) error {
 	return nil
 }
 
+// pageLimit is a page's limit as asked: DefaultFollowerPage when 0, else
+// as checkPageLimit checks it.
+func pageLimit(limit int) (int, error) {
+	if limit == 0 {
+		return DefaultFollowerPage, nil
+	}
+	return limit, checkPageLimit(limit)
+}
+
 // ListFollowersHandler lists followers for the persona's owner.
 type ListFollowersHandler struct{ core *fedCore }
 
@@ -63,11 +72,8 @@ func (h ListFollowersHandler) Handle(ctx context.Context, q ListFollowers) (Foll
 	if !q.State.Valid() {
 		return FollowerPage{}, fmt.Errorf("%w: state %q is not pending or accepted", domain.ErrInvalidInput, clip(string(q.State)))
 	}
-	switch {
-	case q.Limit == 0:
-		q.Limit = DefaultFollowerPage
-	case q.Limit < 0 || q.Limit > MaxFollowerPage:
-		return FollowerPage{}, fmt.Errorf("%w: limit must be from 1 to %d", domain.ErrInvalidInput, MaxFollowerPage)
+	if q.Limit, err = pageLimit(q.Limit); err != nil {
+		return FollowerPage{}, err
 	}
 	total, err := d.Followers.CountFollowers(ctx, a.URI, q.State)
 	if err != nil {

@@ -41,11 +41,8 @@ func (h ListBlocksHandler) Handle(ctx context.Context, q ListBlocks) (BlockPage,
 	if !q.Kind.Valid() {
 		return BlockPage{}, fmt.Errorf("%w: kind %q is not block or mute", domain.ErrInvalidInput, clip(string(q.Kind)))
 	}
-	switch {
-	case q.Limit == 0:
-		q.Limit = DefaultFollowerPage
-	case q.Limit < 0 || q.Limit > MaxFollowerPage:
-		return BlockPage{}, fmt.Errorf("%w: limit must be from 1 to %d", domain.ErrInvalidInput, MaxFollowerPage)
+	if q.Limit, err = pageLimit(q.Limit); err != nil {
+		return BlockPage{}, err
 	}
 	bs, err := d.Blocks.BlocksBy(ctx, me.URI, q.Kind, q.After, q.Limit)
 	if err != nil {
