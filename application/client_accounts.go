@@ -20,13 +20,7 @@ const maxCountedFollowing = 10_000
 // anything else (a group, the instance actor, a deleted persona).
 func (h AccountsHandler) Persona(ctx context.Context, id string) (domain.Avatar, error) {
 	a, err := h.deps.Actors.AvatarByID(ctx, id)
-	if err != nil {
-		return domain.Avatar{}, err
-	}
-	if a.RootUserID == "" || !a.DeletedAt.IsZero() {
-		return domain.Avatar{}, fmt.Errorf("%w: no account %q", domain.ErrNotFound, id)
-	}
-	return a, nil
+	return account(a, err, id)
 }
 
 // Lookup finds a local persona by acct: "name", "@name" or
@@ -43,14 +37,25 @@ func (h AccountsHandler) Lookup(ctx context.Context, acct string) (domain.Avatar
 		return domain.Avatar{}, fmt.Errorf("%w: no account %q", domain.ErrNotFound, acct)
 	}
 	a, err := h.deps.Actors.AvatarByName(ctx, n)
+	return account(a, err, acct)
+}
+
+// account is the avatar read (a, err) when it is a live persona, else
+// domain.ErrNotFound naming key.
+func account(a domain.Avatar, err error, key string) (domain.Avatar, error) {
 	if err != nil {
 		return domain.Avatar{}, err
 	}
-	if a.RootUserID == "" || !a.DeletedAt.IsZero() {
-		return domain.Avatar{}, fmt.Errorf("%w: no account %q", domain.ErrNotFound, acct)
+	if !livePersona(a) {
+		return domain.Avatar{}, fmt.Errorf("%w: no account %q", domain.ErrNotFound, key)
 	}
 	return a, nil
 }
+
+// livePersona reports whether a is a persona not deleted: what has an
+// account entity (a group, the instance actor, a deleted persona or a
+// retired name has none).
+func livePersona(a domain.Avatar) bool { return a.RootUserID != "" && a.DeletedAt.IsZero() }
 
 // AccountStats are an account entity's counts.
 type AccountStats struct {

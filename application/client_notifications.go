@@ -137,7 +137,7 @@ func (h NotificationsHandler) Clear(ctx context.Context, p Principal) error {
 // or a remote actor's Herald gave an id.
 func (h NotificationsHandler) actorOf(ctx context.Context, id string) (string, error) {
 	a, err := h.deps.Actors.AvatarByID(ctx, id)
-	if err == nil && a.RootUserID != "" && a.DeletedAt.IsZero() {
+	if err == nil && livePersona(a) {
 		return h.deps.URLs.Persona(a.Name), nil
 	}
 	if err != nil && !notFound(err) {

@@ -81,7 +81,7 @@ func (h StatusesHandler) LocalAuthor(ctx context.Context, authorURI string) (dom
 	if err != nil {
 		return domain.Avatar{}, false, err
 	}
-	if a.RootUserID == "" || !a.DeletedAt.IsZero() {
+	if !livePersona(a) {
 		return domain.Avatar{}, false, nil
 	}
 	return a, true, nil

@@ -34,7 +34,7 @@ func (c conversations) add(ctx context.Context, d domain.DmPost) {
 			continue
 		}
 		a, err := c.actors.AvatarByName(ctx, name)
-		if err == nil && (a.RootUserID == "" || !a.DeletedAt.IsZero()) {
+		if err == nil && !livePersona(a) {
 			continue // a retired name, or a deleted persona
 		}
 		var conv domain.Conversation
