@@ -238,6 +238,14 @@ func (b *fedBundle) signer(uri string) domain.ForeignAvatar {
 	return fa
 }
 
+// webfinger makes acct (user@host) name the actor uri, as its server's
+// WebFinger answers.
+func (b *fedBundle) webfinger(acct, uri string) {
+	_, host, _ := strings.Cut(acct, "@")
+	b.fetcher.set("https://"+host+"/.well-known/webfinger?"+url.Values{"resource": {"acct:" + acct}}.Encode(),
+		[]byte(`{"subject":"acct:`+acct+`","links":[{"rel":"self","type":"application/activity+json","href":"`+uri+`"}]}`))
+}
+
 func (b *fedBundle) deliver(recipient, actor string, activity string) (application.InboxResult, error) {
 	b.t.Helper()
 	act, err := application.DecodeActivity([]byte(activity))
@@ -460,8 +468,7 @@ func TestFollowRemoteThenAcceptOrReject(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
-			b.fetcher.set("https://remote.example/.well-known/webfinger?resource=acct%3Abob%40remote.example",
-				[]byte(`{"subject":"acct:bob@remote.example","links":[{"rel":"self","type":"application/activity+json","href":"`+bob+`"}]}`))
+			b.webfinger("bob@remote.example", bob)
 			ctx := context.Background()
 			res, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: b.userID, As: "alice", Target: tt.target})
 			if err != nil {

@@ -28,8 +28,7 @@ func TestReportRemoteSendsAFlag(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
-			b.fetcher.set("https://remote.example/.well-known/webfinger?resource=acct%3Abob%40remote.example",
-				[]byte(`{"subject":"acct:bob@remote.example","links":[{"rel":"self","type":"application/activity+json","href":"`+bob+`"}]}`))
+			b.webfinger("bob@remote.example", bob)
 			res, err := b.fed.Report.Handle(context.Background(), application.ReportRemote{UserID: b.userID, As: "alice",
 				Target: tt.target, Comment: " spam, again ", Objects: tt.objects})
 			if err != nil {
