@@ -66,6 +66,23 @@ func activityJobs(t *testing.T, b *deletionBundle, activityID string) map[string
 	return out
 }
 
+// deletesTo checks that carol's Delete is queued to each inbox of want
+// once and to no other (each follower's and followed actor's inbox), and
+// returns its jobs by inbox.
+func deletesTo(t *testing.T, b *deletionBundle, want map[string]bool) map[string]domain.Job {
+	t.Helper()
+	jobs := activityJobs(t, b, b.carol+"#delete")
+	if len(jobs) != len(want) {
+		t.Fatalf("%d Delete jobs, want %d", len(jobs), len(want))
+	}
+	for inbox := range want {
+		if _, ok := jobs[inbox]; !ok {
+			t.Fatalf("no Delete to %s", inbox)
+		}
+	}
+	return jobs
+}
+
 // settleAll delivers every queued job (succeeded), as the engine would.
 func settleAll(t *testing.T, b *deletionBundle) {
 	t.Helper()
@@ -181,15 +198,7 @@ func TestDeletePersona(t *testing.T) {
 	if n, err := b.app.PersonaDeletions.Finish(ctx); err != nil || n != 0 {
 		t.Fatalf("first pass: %d finished, %v; want 0 (deliveries queued)", n, err)
 	}
-	jobs := activityJobs(t, b, b.carol+"#delete")
-	if len(jobs) != len(want) {
-		t.Fatalf("%d Delete jobs, want %d (each follower's and followed actor's inbox once)", len(jobs), len(want))
-	}
-	for inbox := range want {
-		j, ok := jobs[inbox]
-		if !ok {
-			t.Fatalf("no Delete to %s", inbox)
-		}
+	for _, j := range deletesTo(t, b, want) {
 		if j.SenderID != b.carolID || j.KeyID != b.carol+"#main-key" {
 			t.Fatalf("job %+v is not signed by carol", j)
 		}
@@ -281,15 +290,7 @@ func TestPersonaDeletionResumesAfterACrash(t *testing.T) {
 	if n, err := b.app.PersonaDeletions.Finish(ctx); err != nil || n != 0 {
 		t.Fatalf("pass after the resume: %d, %v", n, err)
 	}
-	got := activityJobs(t, b, b.carol+"#delete")
-	if len(got) != len(want) {
-		t.Fatalf("%d inboxes have the Delete, want %d", len(got), len(want))
-	}
-	for inbox := range want {
-		if _, ok := got[inbox]; !ok {
-			t.Fatalf("%s never got the Delete", inbox)
-		}
-	}
+	deletesTo(t, b, want)
 	if n, _ := b.follows.CountFollowers(ctx, b.carol, domain.FollowAccepted); n != 0 {
 		t.Fatalf("%d followers left once the fan-out was done", n)
 	}
