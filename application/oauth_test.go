@@ -66,13 +66,20 @@ func (f oauthFixture) request(scope string) application.AuthorizeRequest {
 		CodeChallenge: challengeOf(verifier), ChallengeMethod: domain.PKCES256}
 }
 
-// code signs alice in and has her choose persona.
-func (f oauthFixture) code(t *testing.T, persona string) string {
+// signIn signs alice in, asking for scope.
+func (f oauthFixture) signIn(t *testing.T, scope string) application.SignedIn {
 	t.Helper()
-	in, err := f.api.Authorize.SignIn(context.Background(), f.request("read write:statuses"), "alice", "password-alice")
+	in, err := f.api.Authorize.SignIn(context.Background(), f.request(scope), "alice", "password-alice")
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
+	return in
+}
+
+// code signs alice in and has her choose persona.
+func (f oauthFixture) code(t *testing.T, persona string) string {
+	t.Helper()
+	in := f.signIn(t, "read write:statuses")
 	if len(in.Personas) != 2 {
 		t.Fatalf("alice's personas: %+v", in.Personas)
 	}
@@ -181,10 +188,7 @@ func TestOAuthHostile(t *testing.T) {
 	t.Run("PersonaOfAnotherAccount", func(t *testing.T) {
 		t.Parallel()
 		f := setupOAuth(t)
-		in, err := f.api.Authorize.SignIn(ctx, f.request("read"), "alice", "password-alice")
-		if err != nil {
-			t.Fatal(err)
-		}
+		in := f.signIn(t, "read")
 		if _, err := f.api.Authorize.Consent(ctx, in.Consent, "bob", true); !errors.Is(err, domain.ErrForbidden) {
 			t.Fatalf("alice choosing bob: %v", err)
 		}
@@ -214,10 +218,7 @@ func TestOAuthHostile(t *testing.T) {
 		t.Parallel()
 		f := setupOAuth(t)
 		code := f.code(t, "alice")
-		in, err := f.api.Authorize.SignIn(ctx, f.request("read"), "alice", "password-alice")
-		if err != nil {
-			t.Fatal(err)
-		}
+		in := f.signIn(t, "read")
 		f.clock.Advance(domain.OAuthCodeTTL)
 		if _, err := f.exchange(code, verifier, redirect); !errors.Is(err, domain.ErrInvalidGrant) {
 			t.Fatalf("expired code: %v", err)
@@ -229,10 +230,7 @@ func TestOAuthHostile(t *testing.T) {
 	t.Run("ConsentIsNoCode", func(t *testing.T) {
 		t.Parallel()
 		f := setupOAuth(t)
-		in, err := f.api.Authorize.SignIn(ctx, f.request("read"), "alice", "password-alice")
-		if err != nil {
-			t.Fatal(err)
-		}
+		in := f.signIn(t, "read")
 		if _, err := f.exchange(in.Consent, verifier, redirect); !errors.Is(err, domain.ErrInvalidGrant) {
 			t.Fatalf("a consent presented as a code: %v", err)
 		}
