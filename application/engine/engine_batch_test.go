@@ -108,10 +108,7 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	all := b.spread(40)
 	b.enqueueSilently(all...)
 	b.start()
-	b.eventually("all 40 succeeded", func() bool {
-		c, _ := b.jobs.Counts(context.Background())
-		return c[domain.JobSucceeded] == 40
-	})
+	b.waitCount("all 40 succeeded", domain.JobSucceeded, 40)
 	leases, settles := jobs.calls()
 	leased, settled := 0, 0
 	_, flushMax, ahead := b.engine.Budgets()
@@ -154,10 +151,7 @@ func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
 	b.enqueueSilently(all...)
 	b.start()
 	b.waitInFlight(8)
-	b.eventually("the jobs leased ahead", func() bool {
-		c, _ := b.jobs.Counts(context.Background())
-		return c[domain.JobLeased] == 16
-	})
+	b.waitCount("the jobs leased ahead", domain.JobLeased, 16)
 	b.settleIdle()
 	if c, _ := b.jobs.Counts(context.Background()); c[domain.JobLeased] != 16 {
 		t.Fatalf("leased %d with 8 in flight, want 8 ahead of them", c[domain.JobLeased])
@@ -167,10 +161,7 @@ func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
 	}
 	before, _ := jobs.calls()
 	close(release)
-	b.eventually("all 40 succeeded", func() bool {
-		c, _ := b.jobs.Counts(context.Background())
-		return c[domain.JobSucceeded] == 40
-	})
+	b.waitCount("all 40 succeeded", domain.JobSucceeded, 40)
 	if total, _ := b.deliverer.MaxInFlight(); total != 8 {
 		t.Fatalf("%d deliveries at once, want the 8 slots", total)
 	}
@@ -190,10 +181,7 @@ func TestEngineBreakerReadsAreNotPerJob(t *testing.T) {
 	all := b.spread(50)
 	b.enqueueSilently(all...)
 	b.start()
-	b.eventually("all 50 succeeded", func() bool {
-		c, _ := b.jobs.Counts(context.Background())
-		return c[domain.JobSucceeded] == 50
-	})
+	b.waitCount("all 50 succeeded", domain.JobSucceeded, 50)
 	b.stop() // the last flush writes the successes still gathered
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
@@ -370,10 +358,7 @@ func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 			n, bound, cfg.Workers, waits, flushMax)
 	}
 	close(store.release)
-	b.eventually("all 200 succeeded once the store caught up", func() bool {
-		c, _ := b.jobs.Counts(context.Background())
-		return c[domain.JobSucceeded] == 200
-	})
+	b.waitCount("all 200 succeeded once the store caught up", domain.JobSucceeded, 200)
 	if n := len(b.deliverer.Calls()); n != 200 {
 		t.Fatalf("%d deliveries for 200 jobs", n)
 	}
@@ -406,10 +391,7 @@ func TestEngineJobLeasedAheadTooLongGoesBack(t *testing.T) {
 		return n == 24
 	})
 	close(release)
-	b.eventually("all 16 succeeded", func() bool {
-		c, _ := b.jobs.Counts(context.Background())
-		return c[domain.JobSucceeded] == 16
-	})
+	b.waitCount("all 16 succeeded", domain.JobSucceeded, 16)
 	for _, j := range all {
 		if got := b.get(j.ID); got.Attempts != 1 {
 			t.Errorf("%s took %d attempts, want 1: going back spends none", j.ID, got.Attempts)

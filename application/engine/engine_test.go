@@ -185,6 +185,15 @@ func (b *bundle) eventually(what string, cond func() bool) {
 	}
 }
 
+// waitCount waits until n jobs are in state st.
+func (b *bundle) waitCount(what string, st domain.JobState, n int) {
+	b.t.Helper()
+	b.eventually(what, func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[st] == n
+	})
+}
+
 func (b *bundle) waitState(id string, st domain.JobState) domain.Job {
 	b.t.Helper()
 	var j domain.Job
@@ -299,10 +308,7 @@ func TestEngineRunsEightAtATimeTwoPerHost(t *testing.T) {
 		}
 	}
 	close(release)
-	b.eventually("all 50 delivered", func() bool {
-		c, _ := b.jobs.Counts(context.Background())
-		return c[domain.JobSucceeded] == 50
-	})
+	b.waitCount("all 50 delivered", domain.JobSucceeded, 50)
 	total, perHost = b.deliverer.MaxInFlight()
 	if total > 8 {
 		t.Fatalf("max in flight %d", total)
@@ -336,10 +342,7 @@ func TestEngineDeadHostHoldsTwoSlotsOnly(t *testing.T) {
 	b.enqueueSilently(jobs...)
 	b.clock.Set(t0.Add(time.Millisecond))
 	b.start()
-	b.eventually("every healthy job delivered", func() bool {
-		c, _ := b.jobs.Counts(context.Background())
-		return c[domain.JobSucceeded] == 300
-	})
+	b.waitCount("every healthy job delivered", domain.JobSucceeded, 300)
 	_, perHost := b.deliverer.MaxInFlight()
 	if perHost["dead.example"] != 2 {
 		t.Fatalf("dead host held %d slots at most, want exactly 2", perHost["dead.example"])
@@ -517,10 +520,7 @@ func TestEngineBreakerQuarantinesAfterTenFailures(t *testing.T) {
 			t.Fatal("no quarantine")
 		}
 		n := len(b.deliverer.Calls())
-		b.eventually("the attempt settled", func() bool {
-			c, _ := b.jobs.Counts(context.Background())
-			return c[domain.JobLeased] == 0
-		})
+		b.waitCount("the attempt settled", domain.JobLeased, 0)
 		if r, err := b.instances.Get(context.Background(), "sick.example"); err == nil && r.Quarantined(b.clock.Now()) {
 			quarantinedAt = b.clock.Now()
 			break
@@ -556,10 +556,7 @@ func TestEngineBreakerQuarantinesAfterTenFailures(t *testing.T) {
 	healthy = true
 	mu.Unlock()
 	b.clock.Set(quarantinedAt.Add(time.Hour + 5*time.Minute)) // past the quarantine and every retry of the failed ten
-	b.eventually("all delivered after the quarantine", func() bool {
-		c, _ := b.jobs.Counts(context.Background())
-		return c[domain.JobSucceeded] == 30
-	})
+	b.waitCount("all delivered after the quarantine", domain.JobSucceeded, 30)
 	r, _ = b.instances.Get(context.Background(), "sick.example")
 	if !r.Healthy() {
 		t.Fatalf("success did not reset the breaker: %+v", r)
