@@ -108,18 +108,11 @@ func TestEngineHostThatAnsweredKeepsItsSlot(t *testing.T) {
 	slow := false
 	release := make(chan struct{})
 	defer close(release)
-	b := setup(t, engine.Config{Workers: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+	b := setup(t, engine.Config{Workers: 1}, acceptSlowOnRelease(release, func() bool {
 		mu.Lock()
-		s := slow && strings.Contains(d.Inbox, "slow")
-		mu.Unlock()
-		if s {
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-		}
-		return domain.Classify(202, "", time.Time{})
-	})
+		defer mu.Unlock()
+		return slow
+	}))
 	b.start()
 	b.enqueue(b.job("first", "slow.example"))
 	b.waitState("first", domain.JobSucceeded)
@@ -142,15 +135,7 @@ func TestEngineHostThatAnsweredKeepsItsSlot(t *testing.T) {
 func TestEngineSlowHostGivesItsSlotBack(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{}, 4)
-	b := setup(t, engine.Config{Workers: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
-		if strings.Contains(d.Inbox, "slow") {
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-		}
-		return domain.Classify(202, "", time.Time{})
-	})
+	b := setup(t, engine.Config{Workers: 1}, acceptSlowOnRelease(release, func() bool { return true }))
 	b.start()
 	// First contact: it answers after 3 s.
 	b.enqueue(b.job("slow-1", "slow.example"))

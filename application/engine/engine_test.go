@@ -238,6 +238,20 @@ func acceptOnRelease(release <-chan struct{}) func(context.Context, ports.Delive
 	}
 }
 
+// acceptSlowOnRelease accepts every delivery; one to a host named slow,
+// while slow says so, only once release gives way (or its context ends).
+func acceptSlowOnRelease(release <-chan struct{}, slow func() bool) func(context.Context, ports.Delivery) domain.Outcome {
+	return func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		if strings.Contains(d.Inbox, "slow") && slow() {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return domain.Classify(202, "", time.Time{})
+	}
+}
+
 // waitInFlight waits, 10 s at most, until n deliveries are in flight at
 // once.
 func (b *bundle) waitInFlight(n int) {
