@@ -132,9 +132,7 @@ func TestGroupsAreLockedByDefault(t *testing.T) {
 	}
 	closed, openURI := local+"/groups/closed", local+"/groups/open"
 	for _, target := range []string{closed, openURI} {
-		if _, err := b.deliver("", bob, follow(bob+"/follow/"+target[len(local):], bob, target)); err != nil {
-			t.Fatal(err)
-		}
+		mustDeliver(t, b, bob, follow(bob+"/follow/"+target[len(local):], bob, target))
 	}
 	if f, _ := b.follower(bob, closed); f.State != domain.FollowPending {
 		t.Fatalf("follow of the locked group: %+v", f)
@@ -168,9 +166,7 @@ func TestSetLockedTellsFollowersAndUnlockAcceptsRequests(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	if _, err := b.deliver("", bob, follow(bob+"/follow/1", bob, alice)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, follow(bob+"/follow/1", bob, alice))
 	res := b.lock("alice", domain.NameKindPersona, true)
 	if !res.Changed || res.Queued != 1 {
 		t.Fatalf("lock: %+v", res)
@@ -186,9 +182,7 @@ func TestSetLockedTellsFollowersAndUnlockAcceptsRequests(t *testing.T) {
 	}
 	b.block("other.example", domain.SeveritySilence)
 	for _, f := range []string{carol, dave} {
-		if _, err := b.deliver("", f, follow(f+"/follow/1", f, alice)); err != nil {
-			t.Fatal(err)
-		}
+		mustDeliver(t, b, f, follow(f+"/follow/1", f, alice))
 	}
 	before := len(b.allJobs())
 	res = b.lock("alice", domain.NameKindPersona, false)
@@ -241,9 +235,7 @@ func TestRotateKey(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	if _, err := b.deliver("", bob, follow(bob+"/follow/1", bob, alice)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, follow(bob+"/follow/1", bob, alice))
 	old, _ := b.accounts.AvatarByName(ctx, "alice")
 	res, err := b.fed.RotateKey.Handle(ctx, application.RotateKey{UserID: b.userID, Kind: domain.NameKindPersona, Name: "alice"})
 	if err != nil || res.KeyID != alice+"#main-key" || res.Queued != 1 {

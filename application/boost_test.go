@@ -87,9 +87,7 @@ func TestInboxBoostOfARemoteNoteByAFollowedActor(t *testing.T) {
 		t.Fatalf("undo twice: %+v %v", res, err)
 	}
 	// An Undo naming the Announce by id only.
-	if _, err := b.deliver("", bob, act); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, act)
 	byID := `{"type":"Undo","actor":"` + bob + `","object":"https://remote.example/users/bob/activities/a1"}`
 	if res, err := b.deliver("", bob, byID); err != nil || res.Ignored || len(b.feed(bob)) != 0 {
 		t.Fatalf("undo by id: %+v %v %+v", res, err, b.feed(bob))

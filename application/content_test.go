@@ -117,16 +117,12 @@ func TestInboxQuestionAndItsUpdates(t *testing.T) {
 	opts := func(a, c int) string {
 		return fmt.Sprintf(`[{"type":"Note","name":"tea","replies":{"type":"Collection","totalItems":%d}},{"type":"Note","name":"coffee","replies":{"totalItems":%d}}]`, a, c)
 	}
-	if _, err := b.deliver("", bob, question(obj, opts(1, 0), `,"votersCount":1`)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, question(obj, opts(1, 0), `,"votersCount":1`))
 	update := func(a, c int, extra string) {
 		t.Helper()
 		act := strings.Replace(question(obj, opts(a, c), extra), `"type":"Create"`, `"type":"Update"`, 1)
 		act = strings.Replace(act, obj+"/activity", fmt.Sprintf("%s/update/%d%d", obj, a, c), 1)
-		if _, err := b.deliver("", bob, act); err != nil {
-			t.Fatal(err)
-		}
+		mustDeliver(t, b, bob, act)
 	}
 	poll := func() domain.Poll {
 		t.Helper()
@@ -253,9 +249,7 @@ func TestMultipleChoiceVoteInOneCreate(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	uri := publishPoll(t, b, true)
-	if _, err := b.deliver("", bob, vote(bob, uri, "tea", "water", "tea")); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, vote(bob, uri, "tea", "water", "tea"))
 	p, _ := b.content.PostByObjectURI(context.Background(), uri)
 	if got := []int{p.Poll.Options[0].Votes, p.Poll.Options[1].Votes, p.Poll.Options[2].Votes}; !slices.Equal(got, []int{1, 0, 1}) || p.Poll.Voters != 1 {
 		t.Fatalf("counts %v voters %d", got, p.Poll.Voters)
@@ -285,9 +279,7 @@ func TestPersonaVotesInARemotePoll(t *testing.T) {
 	b.accepted(alice, bob)
 	ctx := context.Background()
 	const obj = "https://remote.example/users/bob/statuses/q"
-	if _, err := b.deliver("", bob, question(obj, `[{"type":"Note","name":"tea"},{"type":"Note","name":"coffee"}]`, "")); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, question(obj, `[{"type":"Note","name":"tea"},{"type":"Note","name":"coffee"}]`, ""))
 	res, err := b.fed.Vote.Handle(ctx, application.Vote{UserID: b.userID, As: "alice", Poll: obj, Indexes: []int{1}})
 	if err != nil || !res.Created || res.Queued != 1 || !slices.Equal(res.Choices, []string{"coffee"}) {
 		t.Fatalf("vote: %+v %v", res, err)

@@ -18,13 +18,9 @@ func TestDirectThread(t *testing.T) {
 	ctx := context.Background()
 	mine := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "psst, bob", Visibility: domain.VisibilityDirect, To: []string{bob}})
 	// bob's note says it was published at 10:00, before alice's (12:00).
-	if _, err := b.deliver("", bob, note("https://remote.example/users/bob/statuses/d1", bob, "<p>psst, alice</p>", alice)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, note("https://remote.example/users/bob/statuses/d1", bob, "<p>psst, alice</p>", alice))
 	// Another thread: bob writes to alice and dave together.
-	if _, err := b.deliver("", bob, note("https://remote.example/users/bob/statuses/d2", bob, "<p>to you both</p>", alice, dave)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, note("https://remote.example/users/bob/statuses/d2", bob, "<p>to you both</p>", alice, dave))
 	thread, err := b.fed.Direct.Handle(ctx, application.DirectThread{UserID: b.userID, As: "alice", With: []string{bob}, Limit: 20})
 	if err != nil {
 		t.Fatal(err)

@@ -238,6 +238,15 @@ func (b *fedBundle) signer(uri string) domain.ForeignAvatar {
 	return fa
 }
 
+// mustDeliver delivers an activity the inbox must take (neither an
+// error nor ignored).
+func mustDeliver(t *testing.T, b *fedBundle, actor, activity string) {
+	t.Helper()
+	if res, err := b.deliver("", actor, activity); err != nil || res.Ignored {
+		t.Fatalf("%s: %+v %v", activity, res, err)
+	}
+}
+
 // webfinger makes acct (user@host) name the actor uri, as its server's
 // WebFinger answers.
 func (b *fedBundle) webfinger(acct, uri string) {
@@ -310,9 +319,7 @@ func (r racingFollowers) Add(ctx context.Context, f domain.Follower) (bool, erro
 func TestInboxFollowRacingTheUndoOfAnEarlierOne(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	if _, err := b.deliver("", bob, follow("https://remote.example/f/1", bob, alice)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, follow("https://remote.example/f/1", bob, alice))
 	b.racing = func() {
 		if err := b.follows.Remove(context.Background(), bob, alice); err != nil {
 			t.Fatal(err)
@@ -346,9 +353,7 @@ func TestInboxFollowIsAcceptedAndAnswered(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
 			for range 2 { // a redelivered Follow changes nothing and queues no second Accept
-				if _, err := b.deliver("", bob, follow("https://remote.example/f/1", bob, tt.object)); err != nil {
-					t.Fatal(err)
-				}
+				mustDeliver(t, b, bob, follow("https://remote.example/f/1", bob, tt.object))
 			}
 			f, ok := b.follower(bob, tt.object)
 			if !ok || f.State != domain.FollowAccepted || f.ActivityID != "https://remote.example/f/1" {
@@ -439,9 +444,7 @@ func TestInboxUndoFollow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
-			if _, err := b.deliver("", bob, follow("https://remote.example/f/1", bob, alice)); err != nil {
-				t.Fatal(err)
-			}
+			mustDeliver(t, b, bob, follow("https://remote.example/f/1", bob, alice))
 			if _, err := b.deliver(tt.recipient, bob, tt.undo); err != nil {
 				t.Fatal(err)
 			}
@@ -601,9 +604,7 @@ func TestInboxDirectNoteByMentionOnly(t *testing.T) {
 	const obj = "https://remote.example/users/bob/statuses/dm"
 	act := `{"id":"` + obj + `/activity","type":"Create","actor":"` + bob + `","object":{"id":"` + obj + `","type":"Note","attributedTo":"` + bob +
 		`","content":"psst","tag":[{"type":"Mention","href":"` + alice + `"}]}}`
-	if _, err := b.deliver("", bob, act); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, act)
 	dm, err := b.content.DmByObjectURI(context.Background(), obj)
 	if err != nil || dm.ParticipantsKey != domain.ParticipantsKey([]string{bob, alice}) {
 		t.Fatalf("dm %+v %v", dm, err)
@@ -624,9 +625,7 @@ func TestInboxUpdateOfANote(t *testing.T) {
 			b.accepted(alice, bob)
 			ctx := context.Background()
 			const obj = "https://remote.example/users/bob/statuses/e1"
-			if _, err := b.deliver("", bob, note(obj, bob, "<p>first</p>", tt.to...)); err != nil {
-				t.Fatal(err)
-			}
+			mustDeliver(t, b, bob, note(obj, bob, "<p>first</p>", tt.to...))
 			content := func() string {
 				if p, err := b.content.PostByObjectURI(ctx, obj); err == nil {
 					return p.Content
@@ -788,14 +787,10 @@ func TestInboxCreateToGroupIsAnnouncedToItsFollowers(t *testing.T) {
 			// Followers of the club: carol (remote.example, shared inbox with
 			// bob) and dave (other.example, no shared inbox).
 			for i, f := range []string{carol, dave} {
-				if _, err := b.deliver("", f, follow(fmt.Sprintf("%s/f/%d", f, i), f, club)); err != nil {
-					t.Fatal(err)
-				}
+				mustDeliver(t, b, f, follow(fmt.Sprintf("%s/f/%d", f, i), f, club))
 			}
 			if tt.member {
-				if _, err := b.deliver("", bob, follow("https://remote.example/f/bob", bob, club)); err != nil {
-					t.Fatal(err)
-				}
+				mustDeliver(t, b, bob, follow("https://remote.example/f/bob", bob, club))
 			}
 			if tt.pending {
 				f, _ := domain.NewFollower(bob, club, "https://remote.example/f/bob", domain.FollowPending, t0)
@@ -858,18 +853,14 @@ func TestInboxDelete(t *testing.T) {
 	b := setupFed(t)
 	b.accepted(alice, bob)
 	ctx := context.Background()
-	if _, err := b.deliver("", bob, note(obj, bob, "x", application.ASPublic)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, note(obj, bob, "x", application.ASPublic))
 	if _, err := b.deliver("", carol, `{"type":"Delete","actor":"`+carol+`","object":{"id":"`+obj+`","type":"Tombstone"}}`); !errors.Is(err, domain.ErrForbidden) {
 		t.Fatalf("carol deleting bob's note: %v", err)
 	}
 	if _, err := b.content.PostByObjectURI(ctx, obj); err != nil {
 		t.Fatal("note gone after a refused delete")
 	}
-	if _, err := b.deliver("", bob, `{"type":"Delete","actor":"`+bob+`","object":"`+obj+`"}`); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, `{"type":"Delete","actor":"`+bob+`","object":"`+obj+`"}`)
 	if _, err := b.content.PostByObjectURI(ctx, obj); err == nil {
 		t.Fatal("note still there")
 	}
@@ -878,15 +869,11 @@ func TestInboxDelete(t *testing.T) {
 	}
 
 	// Deleting the actor drops its cache entry and every follow it is in.
-	if _, err := b.deliver("", bob, follow("https://remote.example/f/1", bob, alice)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, follow("https://remote.example/f/1", bob, alice))
 	if _, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: b.userID, As: "alice", Target: bob}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.deliver("", bob, `{"type":"Delete","actor":"`+bob+`","object":"`+bob+`"}`); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, `{"type":"Delete","actor":"`+bob+`","object":"`+bob+`"}`)
 	if _, err := b.content.ByActorURI(ctx, bob); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("foreign actor kept: %v", err)
 	}
@@ -900,18 +887,14 @@ func TestInboxUpdateRefreshesTheActor(t *testing.T) {
 	ctx := context.Background()
 	b.signer(bob)
 	doc := remoteActorDoc(bob, b.keys[1].PublicPEM, "https://remote.example/new-inbox")
-	if _, err := b.deliver("", bob, `{"type":"Update","actor":"`+bob+`","object":`+string(doc)+`}`); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, `{"type":"Update","actor":"`+bob+`","object":`+string(doc)+`}`)
 	fa, _ := b.content.ByActorURI(ctx, bob)
 	if fa.SharedInbox != "https://remote.example/new-inbox" || fa.PublicKeyPEM != strings.TrimSpace(b.keys[1].PublicPEM) {
 		t.Fatalf("cached %+v", fa)
 	}
 	// An incomplete embedded actor: fetched again from its server.
 	b.fetcher.set(bob, remoteActorDoc(bob, b.keys[0].PublicPEM, "https://remote.example/third-inbox"))
-	if _, err := b.deliver("", bob, `{"type":"Update","actor":"`+bob+`","object":{"id":"`+bob+`","type":"Person","name":"Bob"}}`); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, `{"type":"Update","actor":"`+bob+`","object":{"id":"`+bob+`","type":"Person","name":"Bob"}}`)
 	if fa, _ := b.content.ByActorURI(ctx, bob); fa.SharedInbox != "https://remote.example/third-inbox" {
 		t.Fatalf("cached %+v", fa)
 	}

@@ -131,9 +131,7 @@ func TestSilencedDomain(t *testing.T) {
 		t.Fatalf("after approval: %d new jobs", len(all)-jobs)
 	}
 	// A rejection removes the follow and sends a Reject.
-	if _, err := b.deliver("", bob, follow("https://remote.example/f/3", bob, alice)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, follow("https://remote.example/f/3", bob, alice))
 	if _, err := b.fed.AnswerFollow.Handle(ctx, application.AnswerFollowRequest{UserID: b.userID, As: "alice", Follower: bob}); err != nil {
 		t.Fatal(err)
 	}

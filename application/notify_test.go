@@ -225,9 +225,7 @@ func TestNotificationsOfPollsThatEnded(t *testing.T) {
 	if _, err := b.fed.Vote.Handle(ctx, application.Vote{UserID: b.userID, As: "vera", Poll: uri, Indexes: []int{0}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.deliver("", bob, vote(bob, uri, "coffee")); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, vote(bob, uri, "coffee"))
 	if _, err := b.fed.Polls.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -244,9 +242,7 @@ func TestNotificationsOfPollsThatEnded(t *testing.T) {
 	// vera votes in bob's poll; bob closes it.
 	b.accepted(vera, bob)
 	const q = "https://remote.example/users/bob/statuses/q"
-	if _, err := b.deliver("", bob, question(q, `[{"type":"Note","name":"tea"},{"type":"Note","name":"coffee"}]`, "")); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, question(q, `[{"type":"Note","name":"tea"},{"type":"Note","name":"coffee"}]`, ""))
 	if _, err := b.fed.Vote.Handle(ctx, application.Vote{UserID: b.userID, As: "vera", Poll: q, Indexes: []int{1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -271,9 +267,7 @@ func TestNotificationsGoWithTheirActorAndPersona(t *testing.T) {
 	b.deliverAll(
 		inboxed{bob, mentionNote("https://remote.example/users/bob/statuses/1", bob, alice, vera)},
 		inboxed{carol, mentionNote("https://remote.example/users/carol/statuses/2", carol, alice, vera)})
-	if _, err := b.deliver("", bob, `{"id":"`+bob+`#delete","type":"Delete","actor":"`+bob+`","object":"`+bob+`"}`); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, `{"id":"`+bob+`#delete","type":"Delete","actor":"`+bob+`","object":"`+bob+`"}`)
 	wantNotes(t, b.notesOf(alice), "mention "+carol+" https://remote.example/users/carol/statuses/2")
 	wantNotes(t, b.notesOf(vera), "mention "+carol+" https://remote.example/users/carol/statuses/2")
 
@@ -297,9 +291,7 @@ func TestNotificationsOfEditsOfBoostedPosts(t *testing.T) {
 	b.accepted(alice, bob)
 	b.accepted(vera, bob)
 	const obj = "https://remote.example/users/bob/statuses/e1"
-	if _, err := b.deliver("", bob, note(obj, bob, "<p>first</p>", application.ASPublic)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, note(obj, bob, "<p>first</p>", application.ASPublic))
 	if _, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: b.userID, As: "alice", Object: obj}); err != nil {
 		t.Fatal(err)
 	}
@@ -307,9 +299,7 @@ func TestNotificationsOfEditsOfBoostedPosts(t *testing.T) {
 		t.Helper()
 		act := fmt.Sprintf(`{"id":"%s#edit-%d","type":"Update","actor":%q,"to":[%q],"object":{"id":%q,"type":"Note","attributedTo":%q,"content":"<p>edit %d</p>","to":[%q],"published":"2026-06-01T10:00:00Z","updated":"2026-06-01T1%d:00:00Z"}}`,
 			obj, n, bob, application.ASPublic, obj, bob, n, application.ASPublic, n)
-		if _, err := b.deliver("", bob, act); err != nil {
-			t.Fatal(err)
-		}
+		mustDeliver(t, b, bob, act)
 	}
 	edit(1)
 	edit(1) // redelivered

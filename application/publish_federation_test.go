@@ -17,9 +17,7 @@ func TestPublishToALocalGroupIsAnnounced(t *testing.T) {
 	b := setupFed(t)
 	ctx := context.Background()
 	for i, f := range []string{carol, dave} {
-		if _, err := b.deliver("", f, follow(fmt.Sprintf("%s/f/%d", f, i), f, club)); err != nil {
-			t.Fatal(err)
-		}
+		mustDeliver(t, b, f, follow(fmt.Sprintf("%s/f/%d", f, i), f, club))
 	}
 	before := len(b.allJobs())
 	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "hello club", To: []string{club}})

@@ -52,17 +52,13 @@ func TestRemoteContentIsSanitizedOnArrival(t *testing.T) {
 			b := setupFed(t)
 			b.accepted(alice, bob)
 			const obj = "https://remote.example/users/bob/statuses/x1"
-			if _, err := b.deliver("", bob, note(obj, bob, hostile, tt.to...)); err != nil {
-				t.Fatal(err)
-			}
+			mustDeliver(t, b, bob, note(obj, bob, hostile, tt.to...))
 			if got := stored(t, b, obj); got != sanitized {
 				t.Fatalf("stored %q, want %q", got, sanitized)
 			}
 			edit := `{"type":"Update","actor":"` + bob + `","object":{"id":"` + obj + `","type":"Note","attributedTo":"` + bob +
 				`","content":"<p>edited<script>alert(4)</script></p><iframe src=https://evil.example/></iframe>","updated":"2026-06-01T11:00:00Z"}}`
-			if _, err := b.deliver("", bob, edit); err != nil {
-				t.Fatal(err)
-			}
+			mustDeliver(t, b, bob, edit)
 			if got := stored(t, b, obj); got != "<p>edited</p>" {
 				t.Fatalf("after the Update: %q", got)
 			}
@@ -89,17 +85,11 @@ func TestRemoteContentIsSanitizedOnArrival(t *testing.T) {
 func TestGroupAnnouncesTheSanitizedContent(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	if _, err := b.deliver("", dave, follow(dave+"/f/1", dave, club)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.deliver("", bob, follow("https://remote.example/f/bob", bob, club)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, dave, follow(dave+"/f/1", dave, club))
+	mustDeliver(t, b, bob, follow("https://remote.example/f/bob", bob, club))
 	before := len(b.allJobs())
 	const obj = "https://remote.example/users/bob/statuses/g1"
-	if _, err := b.deliver("", bob, note(obj, bob, hostile, application.ASPublic, club)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, note(obj, bob, hostile, application.ASPublic, club))
 	announces := b.allJobs()[before:]
 	if len(announces) == 0 {
 		t.Fatal("nothing announced")

@@ -139,13 +139,6 @@ func TestInboxTombstones(t *testing.T) {
 	})
 }
 
-func mustDeliver(t *testing.T, b *fedBundle, actor, activity string) {
-	t.Helper()
-	if res, err := b.deliver("", actor, activity); err != nil || res.Ignored {
-		t.Fatalf("%s: %+v %v", activity, res, err)
-	}
-}
-
 // TestInboxDeletePerson: an actor's Delete of itself removes what it left
 // here and refuses its key afterwards; a redelivery of it, which can no
 // longer be verified, removes again.
@@ -266,9 +259,7 @@ func TestActorCacheKeyClaims(t *testing.T) {
 		b := setupFed(t)
 		b.signer(bob)
 		const newKey = bob + "#key-2"
-		if _, err := b.deliver("", bob, `{"type":"Update","actor":"`+bob+`","object":`+string(claim(b, bob, newKey))+`}`); err != nil {
-			t.Fatal(err)
-		}
+		mustDeliver(t, b, bob, `{"type":"Update","actor":"`+bob+`","object":`+string(claim(b, bob, newKey))+`}`)
 		fa, _, err := b.fed.Resolver.ByKeyID(ctx, newKey)
 		if err != nil || fa.ActorURI != bob || !samePEM(fa.PublicKeyPEM, b.keys[1].PublicPEM) {
 			t.Fatalf("new key: %+v %v", fa, err)

@@ -92,9 +92,7 @@ func TestUpdateProfileTellsFollowers(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	if _, err := b.deliver("", bob, follow(bob+"/follow/1", bob, alice)); err != nil {
-		t.Fatal(err)
-	}
+	mustDeliver(t, b, bob, follow(bob+"/follow/1", bob, alice))
 	res, err := b.fed.UpdateProfile.Handle(ctx, application.UpdateProfile{UserID: b.userID, Persona: "alice", DisplayName: ptr("Alice"), Note: ptr("a <b>bio</b>")})
 	if err != nil || !res.Changed || res.Queued != 1 {
 		t.Fatalf("update: %+v %v", res, err)
