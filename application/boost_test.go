@@ -52,8 +52,7 @@ func (b *fedBundle) feed(actor string) []application.FeedItem {
 // booster's posts, once however often it arrives, and gone after the Undo.
 func TestInboxBoostOfARemoteNoteByAFollowedActor(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
-	b.accepted(alice, bob)
+	b := setupFollowing(t)
 	b.fetcher.set(daveNote, remoteNoteDoc(daveNote, dave, "<p>worth a boost: "+strings.Repeat("é", 3000)+"</p>", application.ASPublic))
 	act := announce("https://remote.example/users/bob/activities/a1", bob, daveNote)
 	for i := range 2 {
@@ -103,8 +102,7 @@ func TestInboxBoostsThatAreNotKept(t *testing.T) {
 		huge    = "https://other.example/users/dave/statuses/5"
 		down    = "https://other.example/users/dave/statuses/6"
 	)
-	b := setupFed(t)
-	b.accepted(alice, bob)
+	b := setupFollowing(t)
 	b.fetcher.set(daveNote, remoteNoteDoc(daveNote, dave, "hi", application.ASPublic))
 	b.fetcher.set(private, remoteNoteDoc(private, dave, "for followers", dave+"/followers"))
 	b.fetcher.set(forged, remoteNoteDoc("https://remote.example/users/bob/statuses/3", bob, "not from here", application.ASPublic))

@@ -40,8 +40,7 @@ const photoAttachment = `[{"type":"Image","mediaType":"image/jpeg","url":"https:
 // clean and its URLs http(s) only.
 func TestInboxKeepsWhatANoteCarries(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
-	b.accepted(alice, bob)
+	b := setupFollowing(t)
 	ctx := context.Background()
 	const obj = "https://remote.example/users/bob/statuses/photo"
 	if _, err := b.deliver("", bob, gtsPhoto(obj, photoAttachment)); err != nil {
@@ -81,8 +80,7 @@ func TestInboxKeepsWhatANoteCarries(t *testing.T) {
 // never refused for it.
 func TestInboxKeepsANoteOverTheLimitsWithoutTheExcess(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
-	b.accepted(alice, bob)
+	b := setupFollowing(t)
 	var many []string
 	for i := range 40 {
 		many = append(many, fmt.Sprintf(`{"type":"Image","url":"https://remote.example/m/%d.png","name":%q}`, i, strings.Repeat("é", 3000)))
@@ -110,8 +108,7 @@ func question(id, options string, extra string) string {
 // Update{Question} sets them, and a late one does not reopen it.
 func TestInboxQuestionAndItsUpdates(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
-	b.accepted(alice, bob)
+	b := setupFollowing(t)
 	ctx := context.Background()
 	const obj = "https://remote.example/users/bob/statuses/q"
 	opts := func(a, c int) string {
@@ -275,8 +272,7 @@ func lastPayload(t *testing.T, b *fedBundle, typ string) map[string]any {
 // content, to the poll's author; a second vote sends nothing.
 func TestPersonaVotesInARemotePoll(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
-	b.accepted(alice, bob)
+	b := setupFollowing(t)
 	ctx := context.Background()
 	const obj = "https://remote.example/users/bob/statuses/q"
 	mustDeliver(t, b, bob, question(obj, `[{"type":"Note","name":"tea"},{"type":"Note","name":"coffee"}]`, ""))

@@ -176,13 +176,22 @@ func setupFed(t *testing.T) *fedBundle {
 	return setupFedMode(t, domain.FederationBlocklist)
 }
 
-// setupFollowed is setupFed with bob following alice, his actor cached
-// as once he followed: where her posts go.
+// setupFollowed is setupFed with alice followed by bob, his actor cached
+// as once he followed: her posts go to him.
 func setupFollowed(t *testing.T) *fedBundle {
 	t.Helper()
 	b := setupFed(t)
 	b.accepted(bob, alice)
 	b.signer(bob)
+	return b
+}
+
+// setupFollowing is setupFed with alice following bob: his posts and
+// activities are for her.
+func setupFollowing(t *testing.T) *fedBundle {
+	t.Helper()
+	b := setupFed(t)
+	b.accepted(alice, bob)
 	return b
 }
 
@@ -576,8 +585,7 @@ func note(id, actor, content string, to ...string) string {
 // many bytes its HTML takes (GoToSocial allows 5000 characters).
 func TestInboxCreateOfALongRemoteNote(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
-	b.accepted(alice, bob)
+	b := setupFollowing(t)
 	ctx := context.Background()
 	for i, text := range []string{strings.Repeat("a", 4995), strings.Repeat("é", 2600)} {
 		obj := fmt.Sprintf("https://remote.example/users/bob/statuses/long%d", i)
@@ -621,8 +629,7 @@ func TestInboxUpdateOfANote(t *testing.T) {
 	}{{"public post", []string{application.ASPublic}}, {"direct post", []string{alice}}} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := setupFed(t)
-			b.accepted(alice, bob)
+			b := setupFollowing(t)
 			ctx := context.Background()
 			const obj = "https://remote.example/users/bob/statuses/e1"
 			mustDeliver(t, b, bob, note(obj, bob, "<p>first</p>", tt.to...))
@@ -728,8 +735,7 @@ func TestInboxCreateStoresOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := setupFed(t)
-			b.accepted(alice, bob)
+			b := setupFollowing(t)
 			ctx := context.Background()
 			const obj = "https://remote.example/users/bob/statuses/1"
 			for i := range 2 {
@@ -850,8 +856,7 @@ func TestInboxCreateToGroupIsAnnouncedToItsFollowers(t *testing.T) {
 func TestInboxDelete(t *testing.T) {
 	t.Parallel()
 	const obj = "https://remote.example/users/bob/statuses/1"
-	b := setupFed(t)
-	b.accepted(alice, bob)
+	b := setupFollowing(t)
 	ctx := context.Background()
 	mustDeliver(t, b, bob, note(obj, bob, "x", application.ASPublic))
 	if _, err := b.deliver("", carol, `{"type":"Delete","actor":"`+carol+`","object":{"id":"`+obj+`","type":"Tombstone"}}`); !errors.Is(err, domain.ErrForbidden) {

@@ -38,8 +38,7 @@ func noteMentioning(id, actor, content string, to []string, mentioned ...string)
 // no one else reads them.
 func TestMentionsOfAPersona(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
-	b.accepted(alice, bob) // bob's note mentioning only carol concerns alice as his follower
+	b := setupFollowing(t) // bob's note mentioning only carol concerns alice as his follower
 	ctx := context.Background()
 	const (
 		fromDave = "https://other.example/users/dave/statuses/m1"

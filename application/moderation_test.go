@@ -31,8 +31,7 @@ func (b *fedBundle) block(d string, s domain.Severity) application.Blocked {
 func TestSuspendedDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setupFed(t)
-	b.accepted(alice, bob)
+	b := setupFollowing(t)
 	const note1 = "https://remote.example/users/bob/statuses/s1"
 	mustDeliver(t, b, bob, note(note1, bob, "<p>before</p>", application.ASPublic))
 	mustDeliver(t, b, bob, follow("https://remote.example/f/1", bob, alice))

@@ -49,8 +49,7 @@ func TestRemoteContentIsSanitizedOnArrival(t *testing.T) {
 	}{{"public note", []string{application.ASPublic}}, {"direct note", []string{alice}}} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := setupFed(t)
-			b.accepted(alice, bob)
+			b := setupFollowing(t)
 			const obj = "https://remote.example/users/bob/statuses/x1"
 			mustDeliver(t, b, bob, note(obj, bob, hostile, tt.to...))
 			if got := stored(t, b, obj); got != sanitized {
@@ -68,8 +67,7 @@ func TestRemoteContentIsSanitizedOnArrival(t *testing.T) {
 	// accepted: a 4xx would be final for the sender, and the note exists.
 	t.Run("only a script", func(t *testing.T) {
 		t.Parallel()
-		b := setupFed(t)
-		b.accepted(alice, bob)
+		b := setupFollowing(t)
 		const obj = "https://remote.example/users/bob/statuses/x2"
 		if res, err := b.deliver("", bob, note(obj, bob, `<script>alert(1)</script>`, application.ASPublic)); err != nil || res.Ignored {
 			t.Fatalf("%+v %v", res, err)

@@ -145,8 +145,7 @@ func TestInboxTombstones(t *testing.T) {
 func TestInboxDeletePerson(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := setupFed(t)
-	b.accepted(alice, bob)
+	b := setupFollowing(t)
 	const own = "https://remote.example/users/bob/statuses/p1"
 	mustDeliver(t, b, bob, note(own, bob, "<p>mine</p>", application.ASPublic))
 	mustDeliver(t, b, bob, follow("https://remote.example/f/1", bob, alice))
