@@ -63,10 +63,7 @@ func (h BlockActorHandler) Handle(ctx context.Context, cmd BlockActor) (ActorBlo
 	}
 	// The follows go whether the block is new or not: a follow that
 	// slipped in beside an earlier block (a race with the inbox) ends too.
-	if f, err := d.Followers.Get(ctx, me.URI, fa.ActorURI); err == nil {
-		if err := d.Followers.Remove(ctx, me.URI, fa.ActorURI); err != nil && !notFound(err) {
-			return out, err
-		}
+	if f, err := h.core.endFollow(ctx, me.URI, fa.ActorURI, me.Name, clip(fa.ActorURI)); err == nil {
 		_, res, err := h.core.undoFollowOf(ctx, me, f, fa)
 		if err != nil {
 			return out, err
@@ -76,10 +73,7 @@ func (h BlockActorHandler) Handle(ctx context.Context, cmd BlockActor) (ActorBlo
 	} else if !notFound(err) {
 		return out, err
 	}
-	if f, err := d.Followers.Get(ctx, fa.ActorURI, me.URI); err == nil {
-		if err := d.Followers.Remove(ctx, fa.ActorURI, me.URI); err != nil && !notFound(err) {
-			return out, err
-		}
+	if f, err := h.core.endFollow(ctx, fa.ActorURI, me.URI, clip(fa.ActorURI), me.Name); err == nil {
 		if err := h.core.answerFollow(ctx, me, fa, f.ActivityID, "Reject"); err != nil {
 			return out, err
 		}
