@@ -46,21 +46,26 @@ func (h AnswerFollowRequestHandler) Handle(ctx context.Context, cmd AnswerFollow
 	if cmd.Accept && f.State == domain.FollowAccepted {
 		return FollowAnswered{State: domain.FollowAccepted}, nil
 	}
-	if h.core.local(cmd.Follower) {
-		return h.answerLocal(ctx, cmd, me)
-	}
-	fa, err := d.Foreign.ByActorURI(ctx, cmd.Follower)
-	if err != nil {
-		return FollowAnswered{}, fmt.Errorf("follower %s: %w", clip(cmd.Follower), err)
+	// A remote follower is told by an Accept or a Reject of its Follow;
+	// one of our own actors needs no message.
+	tell := func(string) error { return nil }
+	if !h.core.local(cmd.Follower) {
+		fa, err := d.Foreign.ByActorURI(ctx, cmd.Follower)
+		if err != nil {
+			return FollowAnswered{}, fmt.Errorf("follower %s: %w", clip(cmd.Follower), err)
+		}
+		if cmd.Accept {
+			if err := d.Moderation.Refuse(ctx, hostOf(fa.ActorURI), RefusedFollow); err != nil {
+				return FollowAnswered{}, err
+			}
+		}
+		tell = func(kind string) error { return h.core.answerFollow(ctx, me, fa, f.ActivityID, kind) }
 	}
 	if cmd.Accept {
-		if err := d.Moderation.Refuse(ctx, hostOf(fa.ActorURI), RefusedFollow); err != nil {
-			return FollowAnswered{}, err
-		}
 		if err := d.Followers.SetState(ctx, cmd.Follower, me.URI, domain.FollowAccepted, d.Clock.Now()); err != nil {
 			return FollowAnswered{}, err
 		}
-		if err := h.core.answerFollow(ctx, me, fa, f.ActivityID, "Accept"); err != nil {
+		if err := tell("Accept"); err != nil {
 			return FollowAnswered{}, err
 		}
 		d.Log.InfoContext(ctx, "follow request accepted", "follower", cmd.Follower, "followed", me.URI)
@@ -69,25 +74,7 @@ func (h AnswerFollowRequestHandler) Handle(ctx context.Context, cmd AnswerFollow
 	if err := d.Followers.Remove(ctx, cmd.Follower, me.URI); err != nil && !notFound(err) {
 		return FollowAnswered{}, err
 	}
-	if err := h.core.answerFollow(ctx, me, fa, f.ActivityID, "Reject"); err != nil {
-		return FollowAnswered{}, err
-	}
-	d.Log.InfoContext(ctx, "follow request rejected", "follower", cmd.Follower, "followed", me.URI)
-	return FollowAnswered{Changed: true}, nil
-}
-
-// answerLocal answers a request of one of our own actors: the same
-// state change, with no Accept or Reject to send.
-func (h AnswerFollowRequestHandler) answerLocal(ctx context.Context, cmd AnswerFollowRequest, me LocalActor) (FollowAnswered, error) {
-	d := h.core.deps
-	if cmd.Accept {
-		if err := d.Followers.SetState(ctx, cmd.Follower, me.URI, domain.FollowAccepted, d.Clock.Now()); err != nil {
-			return FollowAnswered{}, err
-		}
-		d.Log.InfoContext(ctx, "follow request accepted", "follower", cmd.Follower, "followed", me.URI)
-		return FollowAnswered{State: domain.FollowAccepted, Changed: true}, nil
-	}
-	if err := d.Followers.Remove(ctx, cmd.Follower, me.URI); err != nil && !notFound(err) {
+	if err := tell("Reject"); err != nil {
 		return FollowAnswered{}, err
 	}
 	d.Log.InfoContext(ctx, "follow request rejected", "follower", cmd.Follower, "followed", me.URI)
