@@ -30,13 +30,7 @@ func TestConversationsKeptAsDirectPostsAreStored(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
 	ctx := context.Background()
-	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "alice_work"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "alice_home"}); err != nil {
-		t.Fatal(err)
-	}
-	work, home := local+"/users/alice_work", local+"/users/alice_home"
+	work, home := b.persona("alice_work"), b.persona("alice_home")
 	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{work}})
 	wantNotes(t, b.convsOf(alice), res.ID+" unread=false")
 	wantNotes(t, b.convsOf(work), res.ID+" unread=true")

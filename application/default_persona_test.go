@@ -32,9 +32,7 @@ func TestPublishWithoutAsTakesTheOnlyPersona(t *testing.T) {
 			b := setupFed(t)
 			ctx := context.Background()
 			for _, n := range tt.personas {
-				if _, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: n}); err != nil {
-					t.Fatal(err)
-				}
+				b.persona(n)
 			}
 			res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: tt.as, Content: "hello"})
 			if tt.want == "" {
