@@ -22,13 +22,9 @@ type ConversationItem struct {
 	Last domain.Post
 }
 
-// ConversationsPage is a page of conversations, newest last status first.
-// Newest and Oldest are the greatest and least last status ids read,
-// which the Link header pages from.
-type ConversationsPage struct {
-	Items          []ConversationItem
-	Newest, Oldest string
-}
+// ConversationsPage is a page of conversations, newest last status first:
+// its ids are last status ids.
+type ConversationsPage = ListPage[ConversationItem]
 
 func (h ConversationsHandler) me(p Principal) (string, error) {
 	return notedPersona(h.deps, p, "conversations")
@@ -44,18 +40,10 @@ func (h ConversationsHandler) List(ctx context.Context, p Principal, page domain
 	if err != nil {
 		return ConversationsPage{}, err
 	}
-	out := ConversationsPage{Items: make([]ConversationItem, 0, len(cs))}
-	if len(cs) > 0 {
-		out.Newest, out.Oldest = cs[0].LastStatusID, cs[len(cs)-1].LastStatusID
-	}
-	for _, c := range cs {
+	return pageOf(cs, func(c domain.Conversation) string { return c.LastStatusID }, func(c domain.Conversation) (ConversationItem, bool, error) {
 		it, err := h.item(ctx, me, c)
-		if err != nil {
-			return ConversationsPage{}, err
-		}
-		out.Items = append(out.Items, it)
-	}
-	return out, nil
+		return it, true, err
+	})
 }
 
 // Read marks one of the persona's conversations read and returns it;

@@ -29,13 +29,37 @@ type NotificationsQuery struct {
 	AccountID string
 }
 
-// NotificationsPage is a page of notifications, newest first. Newest and
-// Oldest are the greatest and least ids the store read, which the Link
-// header pages from: Items may hold fewer, since a notification whose
-// post is gone, or hidden from the persona since, is left out.
-type NotificationsPage struct {
-	Items          []NotificationItem
+// NotificationsPage is a page of notifications, newest first: a
+// notification whose post is gone, or hidden from the persona since, is
+// left out.
+type NotificationsPage = ListPage[NotificationItem]
+
+// ListPage is a page of one of the persona's lists the NotificationStore
+// keeps, newest first. Newest and Oldest are the greatest and least ids
+// the store read, which the Link header pages from: Items may hold fewer.
+type ListPage[T any] struct {
+	Items          []T
 	Newest, Oldest string
+}
+
+// pageOf is the page of what the store read (newest first, id giving the
+// ids it pages by), each turned into its item; item's false leaves one
+// out.
+func pageOf[S, T any](read []S, id func(S) string, item func(S) (T, bool, error)) (ListPage[T], error) {
+	page := ListPage[T]{Items: make([]T, 0, len(read))}
+	if len(read) > 0 {
+		page.Newest, page.Oldest = id(read[0]), id(read[len(read)-1])
+	}
+	for _, s := range read {
+		it, ok, err := item(s)
+		if err != nil {
+			return ListPage[T]{}, err
+		}
+		if ok {
+			page.Items = append(page.Items, it)
+		}
+	}
+	return page, nil
 }
 
 // me is the actor URI of the token's persona; domain.ErrForbidden for a
@@ -79,21 +103,13 @@ func (h NotificationsHandler) List(ctx context.Context, p Principal, q Notificat
 	if err != nil {
 		return NotificationsPage{}, err
 	}
-	page := NotificationsPage{Items: []NotificationItem{}}
-	if len(ns) > 0 {
-		page.Newest, page.Oldest = ns[0].ID, ns[len(ns)-1].ID
-	}
-	for _, n := range ns {
-		item, err := h.item(ctx, p, me, n)
+	return pageOf(ns, func(n domain.Notification) string { return n.ID }, func(n domain.Notification) (NotificationItem, bool, error) {
+		it, err := h.item(ctx, p, me, n)
 		if notFound(err) {
-			continue
+			return it, false, nil
 		}
-		if err != nil {
-			return NotificationsPage{}, err
-		}
-		page.Items = append(page.Items, item)
-	}
-	return page, nil
+		return it, true, err
+	})
 }
 
 // Get returns one of the persona's notifications; domain.ErrNotFound for
