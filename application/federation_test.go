@@ -247,6 +247,18 @@ func (b *fedBundle) signer(uri string) domain.ForeignAvatar {
 	return fa
 }
 
+// wantRefused resolves uri, which must be refused (domain.ErrForbidden)
+// with nothing cached of actor.
+func (b *fedBundle) wantRefused(uri, actor string) {
+	b.t.Helper()
+	if _, err := b.fed.Resolver.Resolve(context.Background(), uri); !errors.Is(err, domain.ErrForbidden) {
+		b.t.Fatalf("resolve %s: %v, want ErrForbidden", uri, err)
+	}
+	if _, err := b.content.ByActorURI(context.Background(), actor); err == nil {
+		b.t.Fatalf("%s cached from %s", actor, uri)
+	}
+}
+
 // mustDeliver delivers an activity the inbox must take (neither an
 // error nor ignored).
 func mustDeliver(t *testing.T, b *fedBundle, actor, activity string) {
@@ -1090,23 +1102,13 @@ func TestDereferencerOrigin(t *testing.T) {
 		const moved = "https://remote.example/users/moved"
 		b.fetcher.set(moved, remoteActorDoc(bob, b.keys[1].PublicPEM, ""))
 		b.fetcher.set(bob, remoteActorDoc(carol, b.keys[1].PublicPEM, "")) // bob's URL answers for carol
-		if _, err := b.fed.Resolver.Resolve(ctx, moved); !errors.Is(err, domain.ErrForbidden) {
-			t.Fatalf("err %v, want ErrForbidden", err)
-		}
-		if _, err := b.content.ByActorURI(ctx, carol); err == nil {
-			t.Fatal("carol cached from bob's URL")
-		}
+		b.wantRefused(moved, carol)
 	})
 	t.Run("the id's own URL redirecting to another host", func(t *testing.T) {
 		b := setupFed(t)
 		b.fetcher.set(evilDoc, remoteActorDoc(bob, b.keys[1].PublicPEM, ""))
 		b.fetcher.redirects[bob] = evilDoc
-		if _, err := b.fed.Resolver.Resolve(ctx, evilDoc); !errors.Is(err, domain.ErrForbidden) {
-			t.Fatalf("err %v, want ErrForbidden", err)
-		}
-		if _, err := b.content.ByActorURI(ctx, bob); err == nil {
-			t.Fatal("bob cached from evil.example")
-		}
+		b.wantRefused(evilDoc, bob)
 	})
 }
 
