@@ -402,14 +402,24 @@ func TestEnqueueReportsAlreadyQueued(t *testing.T) {
 	}
 }
 
+// reserve holds name for an owner of that kind in names, as if taken
+// before the test.
+func reserve(t *testing.T, names ports.NameRegistry, name string, kind domain.NameKind, owner string) {
+	t.Helper()
+	rn, err := domain.NewReservedName(name, kind, owner, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := names.Reserve(context.Background(), rn); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestInstanceActorTakesOverASeededSystemName(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
 	ctx := context.Background()
-	sys, _ := domain.NewReservedName("herald", domain.NameKindSystem, "", t0)
-	if err := b.names.Reserve(ctx, sys); err != nil {
-		t.Fatal(err)
-	}
+	reserve(t, b.names, "herald", domain.NameKindSystem, "")
 	a, err := b.app.InstanceActor.Handle(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -424,10 +434,7 @@ func TestInstanceActorRefusesAPersonasName(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
 	ctx := context.Background()
-	p, _ := domain.NewReservedName("herald", domain.NameKindPersona, "someone", t0)
-	if err := b.names.Reserve(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	reserve(t, b.names, "herald", domain.NameKindPersona, "someone")
 	if _, err := b.app.InstanceActor.Handle(ctx); err == nil {
 		t.Fatal("took a persona's name")
 	}

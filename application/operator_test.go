@@ -287,13 +287,8 @@ func TestOperatorNames(t *testing.T) {
 	t.Parallel()
 	b := newOperator(t)
 	ctx := context.Background()
-	persona, _ := domain.NewReservedName("alice", domain.NameKindPersona, "a1", opT0)
-	instance, _ := domain.NewReservedName("herald", domain.NameKindInstance, "i1", opT0)
-	for _, n := range []domain.ReservedName{persona, instance} {
-		if err := b.names.Reserve(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-	}
+	reserve(t, b.names, "alice", domain.NameKindPersona, "a1")
+	reserve(t, b.names, "herald", domain.NameKindInstance, "i1")
 	if rn, err := b.op.ReserveName(ctx, "Ops_Team"); err != nil || rn.Name != "ops_team" || rn.Kind != domain.NameKindSystem {
 		t.Fatalf("reserve %+v %v", rn, err)
 	}
