@@ -47,6 +47,16 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, limit int64, empt
 	return nil
 }
 
+// decode reads a moderation body into v as decodeBody does; when it
+// cannot, it answers the error itself and reports false.
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
+	if err := decodeBody(w, r, v, maxModerationBody, emptyOK); err != nil {
+		h.writeError(w, r, err)
+		return false
+	}
+	return true
+}
+
 type blockJSON struct {
 	Domain        string    `json:"domain"`
 	Severity      string    `json:"severity"`
@@ -77,11 +87,7 @@ func toBlockedJSON(b application.Blocked) blockedJSON {
 
 func (h *Handler) listBlocks(w http.ResponseWriter, r *http.Request) {
 	bs, err := h.mod.Blocks(r.Context())
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"mode": h.mod.Mode(), "domain_blocks": each(bs, toBlockJSON)})
+	h.reply(w, r, err, http.StatusOK, map[string]any{"mode": h.mod.Mode(), "domain_blocks": each(bs, toBlockJSON)})
 }
 
 func (h *Handler) addBlock(w http.ResponseWriter, r *http.Request) {
@@ -94,8 +100,7 @@ func (h *Handler) addBlock(w http.ResponseWriter, r *http.Request) {
 		RejectReports bool   `json:"reject_reports"`
 		Obfuscate     bool   `json:"obfuscate"`
 	}
-	if err := decodeBody(w, r, &in, maxModerationBody, false); err != nil {
-		h.writeError(w, r, err)
+	if !h.decode(w, r, &in, false) {
 		return
 	}
 	res, err := h.mod.Block.Handle(r.Context(), application.BlockDomain{Domain: in.Domain, Severity: domain.Severity(in.Severity),
@@ -114,8 +119,7 @@ func (h *Handler) updateBlock(w http.ResponseWriter, r *http.Request) {
 		RejectReports *bool   `json:"reject_reports"`
 		Obfuscate     *bool   `json:"obfuscate"`
 	}
-	if err := decodeBody(w, r, &in, maxModerationBody, false); err != nil {
-		h.writeError(w, r, err)
+	if !h.decode(w, r, &in, false) {
 		return
 	}
 	cmd := application.UpdateDomainBlock{Domain: mux.Vars(r)["domain"], Reason: in.Reason, PublicComment: in.PublicComment,
@@ -255,19 +259,14 @@ func toAllowJSON(a domain.DomainAllow) allowJSON {
 
 func (h *Handler) listAllows(w http.ResponseWriter, r *http.Request) {
 	as, err := h.mod.Allows(r.Context())
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"mode": h.mod.Mode(), "domain_allows": each(as, toAllowJSON)})
+	h.reply(w, r, err, http.StatusOK, map[string]any{"mode": h.mod.Mode(), "domain_allows": each(as, toAllowJSON)})
 }
 
 func (h *Handler) addAllow(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Domain string `json:"domain"`
 	}
-	if err := decodeBody(w, r, &in, maxModerationBody, false); err != nil {
-		h.writeError(w, r, err)
+	if !h.decode(w, r, &in, false) {
 		return
 	}
 	a, err := h.mod.Allow.Handle(r.Context(), in.Domain)
@@ -315,11 +314,7 @@ func (h *Handler) listRegistrations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	us, err := h.mod.Pending(r.Context(), limit)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"mode": h.mod.Registrations(), "registrations": each(us, toRegistrationJSON)})
+	h.reply(w, r, err, http.StatusOK, map[string]any{"mode": h.mod.Registrations(), "registrations": each(us, toRegistrationJSON)})
 }
 
 func (h *Handler) approveRegistration(w http.ResponseWriter, r *http.Request) {
@@ -382,11 +377,7 @@ func (h *Handler) listReports(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rs, err := h.mod.Reports(r.Context(), open, limit)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"reports": each(rs, toReportJSON)})
+	h.reply(w, r, err, http.StatusOK, map[string]any{"reports": each(rs, toReportJSON)})
 }
 
 func (h *Handler) getReport(w http.ResponseWriter, r *http.Request) {
@@ -399,8 +390,7 @@ func (h *Handler) resolveReport(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Note string `json:"note"`
 	}
-	if err := decodeBody(w, r, &in, maxModerationBody, true); err != nil {
-		h.writeError(w, r, err)
+	if !h.decode(w, r, &in, true) {
 		return
 	}
 	rp, err := h.mod.ResolveReport.Handle(r.Context(), application.ResolveReport{ID: mux.Vars(r)["id"], Note: in.Note})
