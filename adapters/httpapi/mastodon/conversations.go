@@ -68,11 +68,7 @@ func (m *Routes) readConversation(w http.ResponseWriter, r *http.Request, p appl
 // list until the thread's next direct post; an empty object, as
 // Mastodon answers.
 func (m *Routes) hideConversation(w http.ResponseWriter, r *http.Request, p application.Principal, _ params) {
-	if err := m.api.Conversations.Hide(r.Context(), p, mux.Vars(r)["id"]); err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	reply(w, r, m.log, m.api.Conversations.Hide(r.Context(), p, mux.Vars(r)["id"]), http.StatusOK, struct{}{})
 }
 
 func (m *Routes) conversationOf(ctx context.Context, p application.Principal, it application.ConversationItem) (conversationJSON, error) {

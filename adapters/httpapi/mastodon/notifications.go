@@ -130,20 +130,12 @@ func (m *Routes) getNotification(w http.ResponseWriter, r *http.Request, p appli
 // dismissNotification is POST /api/v1/notifications/:id/dismiss: an
 // empty object, as Mastodon answers.
 func (m *Routes) dismissNotification(w http.ResponseWriter, r *http.Request, p application.Principal, _ params) {
-	if err := m.api.Notifications.Dismiss(r.Context(), p, mux.Vars(r)["id"]); err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	reply(w, r, m.log, m.api.Notifications.Dismiss(r.Context(), p, mux.Vars(r)["id"]), http.StatusOK, struct{}{})
 }
 
 // clearNotifications is POST /api/v1/notifications/clear.
 func (m *Routes) clearNotifications(w http.ResponseWriter, r *http.Request, p application.Principal, _ params) {
-	if err := m.api.Notifications.Clear(r.Context(), p); err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	reply(w, r, m.log, m.api.Notifications.Clear(r.Context(), p), http.StatusOK, struct{}{})
 }
 
 // notificationOf is the entity of one notification: its actor's account
