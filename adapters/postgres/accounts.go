@@ -84,17 +84,10 @@ func (s *AccountStore) UsersByStatus(ctx context.Context, st domain.UserStatus, 
 	if !st.Valid() {
 		return nil, fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+userColumns+` FROM root_users WHERE status = $1 ORDER BY created_at, id COLLATE "C" LIMIT $2`,
+	out, err := query(ctx, s.pool, scanUser, `SELECT `+userColumns+` FROM root_users WHERE status = $1 ORDER BY created_at, id COLLATE "C" LIMIT $2`,
 		string(st), limitArg(limit))
-	var out []domain.RootUser
-	if err == nil {
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.RootUser, error) { return scanUser(r) })
-	}
 	if err != nil {
 		return nil, fmt.Errorf("users %s: %w", st, interpretError(err))
-	}
-	if out == nil {
-		out = []domain.RootUser{}
 	}
 	return out, nil
 }
@@ -222,11 +215,7 @@ func (s *AccountStore) AvatarByID(ctx context.Context, id string) (domain.Avatar
 // AvatarsOf implements ports.ActorStore. An empty rootUserID matches
 // nothing: the instance actor is nobody's persona.
 func (s *AccountStore) AvatarsOf(ctx context.Context, rootUserID string) ([]domain.Avatar, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+avatarRead+` FROM avatars WHERE root_user_id = $1 AND deleted_at IS NULL ORDER BY name COLLATE "C"`, rootUserID)
-	if err != nil {
-		return nil, fmt.Errorf("avatars of %q: %w", rootUserID, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Avatar, error) { return scanAvatar(row) })
+	out, err := query(ctx, s.pool, scanAvatar, `SELECT `+avatarRead+` FROM avatars WHERE root_user_id = $1 AND deleted_at IS NULL ORDER BY name COLLATE "C"`, rootUserID)
 	if err != nil {
 		return nil, fmt.Errorf("avatars of %q: %w", rootUserID, interpretError(err))
 	}
@@ -278,12 +267,8 @@ func (s *AccountStore) RetireAvatar(ctx context.Context, id string, at time.Time
 
 // RetiredAvatars implements ports.ActorStore, from avatars_retired_idx.
 func (s *AccountStore) RetiredAvatars(ctx context.Context, afterID string, limit int) ([]domain.Avatar, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+avatarRead+` FROM avatars WHERE deleted_at IS NOT NULL AND id COLLATE "C" > $1 ORDER BY id COLLATE "C" LIMIT $2`,
+	out, err := query(ctx, s.pool, scanAvatar, `SELECT `+avatarRead+` FROM avatars WHERE deleted_at IS NOT NULL AND id COLLATE "C" > $1 ORDER BY id COLLATE "C" LIMIT $2`,
 		afterID, limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("retired avatars: %w", interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Avatar, error) { return scanAvatar(row) })
 	if err != nil {
 		return nil, fmt.Errorf("retired avatars: %w", interpretError(err))
 	}

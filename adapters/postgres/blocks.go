@@ -32,10 +32,6 @@ func scanActorBlock(row pgx.Row) (domain.ActorBlock, error) {
 	return b, nil
 }
 
-func collectActorBlocks(rows pgx.Rows) ([]domain.ActorBlock, error) {
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.ActorBlock, error) { return scanActorBlock(row) })
-}
-
 // AddBlock implements ports.BlockStore: the primary key decides, so of
 // concurrent adds exactly one inserts.
 func (s *BlockStore) AddBlock(ctx context.Context, b domain.ActorBlock) (bool, error) {
@@ -65,13 +61,9 @@ RETURNING `+actorBlockColumns, actor, target, string(kind)))
 
 // Between implements ports.BlockStore: two ranges of the primary key.
 func (s *BlockStore) Between(ctx context.Context, a, b string) ([]domain.ActorBlock, error) {
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanActorBlock, `
 SELECT `+actorBlockColumns+` FROM actor_blocks
 WHERE (actor_uri = $1 AND target_uri = $2) OR (actor_uri = $2 AND target_uri = $1)`, a, b)
-	if err != nil {
-		return nil, fmt.Errorf("blocks between %s and %s: %w", a, b, interpretError(err))
-	}
-	out, err := collectActorBlocks(rows)
 	if err != nil {
 		return nil, fmt.Errorf("blocks between %s and %s: %w", a, b, interpretError(err))
 	}
@@ -81,15 +73,11 @@ WHERE (actor_uri = $1 AND target_uri = $2) OR (actor_uri = $2 AND target_uri = $
 // BlocksBy implements ports.BlockStore, in byte order of target URI (the
 // columns are COLLATE "C"), along the primary key.
 func (s *BlockStore) BlocksBy(ctx context.Context, actor string, kind domain.BlockKind, after string, limit int) ([]domain.ActorBlock, error) {
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanActorBlock, `
 SELECT `+actorBlockColumns+` FROM actor_blocks
 WHERE actor_uri = $1 AND target_uri > $2 AND kind = $3
 ORDER BY target_uri
 LIMIT $4`, actor, after, string(kind), limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("%ss by %s: %w", kind, actor, interpretError(err))
-	}
-	out, err := collectActorBlocks(rows)
 	if err != nil {
 		return nil, fmt.Errorf("%ss by %s: %w", kind, actor, interpretError(err))
 	}
@@ -102,13 +90,9 @@ func (s *BlockStore) OfTargets(ctx context.Context, actor string, targets []stri
 	if len(targets) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanActorBlock, `
 SELECT `+actorBlockColumns+` FROM actor_blocks
 WHERE actor_uri = $1 AND target_uri = ANY($2)`, actor, targets)
-	if err != nil {
-		return nil, fmt.Errorf("blocks by %s: %w", actor, interpretError(err))
-	}
-	out, err := collectActorBlocks(rows)
 	if err != nil {
 		return nil, fmt.Errorf("blocks by %s: %w", actor, interpretError(err))
 	}

@@ -90,14 +90,10 @@ func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.A
 	if len(uris) == 0 {
 		return []domain.ActorInboxes{}, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT actor_uri, inbox, shared_inbox FROM foreign_avatars WHERE actor_uri = ANY($1::text[])`, uris)
-	if err != nil {
-		return nil, fmt.Errorf("foreign actors' inboxes: %w", interpretError(err))
-	}
-	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (a domain.ActorInboxes, err error) {
+	found, err := query(ctx, s.pool, func(row pgx.Row) (a domain.ActorInboxes, err error) {
 		err = row.Scan(&a.ActorURI, &a.Inbox, &a.SharedInbox)
 		return a, err
-	})
+	}, `SELECT actor_uri, inbox, shared_inbox FROM foreign_avatars WHERE actor_uri = ANY($1::text[])`, uris)
 	if err != nil {
 		return nil, fmt.Errorf("foreign actors' inboxes: %w", interpretError(err))
 	}
@@ -110,19 +106,12 @@ func (s *ContentStore) InboxesOf(ctx context.Context, uris []string) ([]domain.A
 // every upsert keeps.
 func (s *ContentStore) OnDomain(ctx context.Context, d, afterURI string, limit int) ([]string, error) {
 	covers, v1, v2 := coversSQL(d, "host", "$1::text", "$2::text")
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanText, `
 SELECT actor_uri FROM foreign_avatars
 WHERE actor_uri COLLATE "C" > $3 AND `+covers+`
 ORDER BY actor_uri COLLATE "C" LIMIT $4`, v1, v2, afterURI, limitArg(limit))
-	var out []string
-	if err == nil {
-		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	}
 	if err != nil {
 		return nil, fmt.Errorf("foreign actors on %s: %w", d, interpretError(err))
-	}
-	if out == nil {
-		out = []string{}
 	}
 	return out, nil
 }
@@ -254,20 +243,16 @@ func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []strin
 	if len(uris) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `
-SELECT object_uri, kind FROM reactions WHERE actor_uri = $1 AND object_uri = ANY($2)
-UNION
-SELECT object_uri, 'announce' FROM boosts WHERE actor_uri = $1 AND object_uri = ANY($2)`, actor, uris)
-	if err != nil {
-		return nil, fmt.Errorf("reactions by %q: %w", actor, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Reaction, error) {
+	out, err := query(ctx, s.pool, func(row pgx.Row) (domain.Reaction, error) {
 		x := domain.Reaction{ActorURI: actor}
 		var kind string
 		err := row.Scan(&x.ObjectURI, &kind)
 		x.Kind = domain.ReactionKind(kind)
 		return x, err
-	})
+	}, `
+SELECT object_uri, kind FROM reactions WHERE actor_uri = $1 AND object_uri = ANY($2)
+UNION
+SELECT object_uri, 'announce' FROM boosts WHERE actor_uri = $1 AND object_uri = ANY($2)`, actor, uris)
 	if err != nil {
 		return nil, fmt.Errorf("reactions by %q: %w", actor, interpretError(err))
 	}
@@ -291,15 +276,11 @@ func (s *ContentStore) PostsByGroup(ctx context.Context, group string, before ti
 // PostsMentioning implements ports.PostStore on post_mentions_actor_idx:
 // the mentions carry their post's published time, which never changes.
 func (s *ContentStore) PostsMentioning(ctx context.Context, actor string, b time.Time, limit int) ([]domain.Post, error) {
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanPost, `
 SELECT `+postSelect+` FROM post_mentions pm JOIN posts ON posts.object_uri = pm.object_uri
 WHERE pm.actor_uri = $1 AND pm.published < $2
 ORDER BY pm.published DESC, pm.object_uri COLLATE "C"
 LIMIT $3`, actor, before(b), limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("posts mentioning %q: %w", actor, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Post, error) { return scanPost(row) })
 	if err != nil {
 		return nil, fmt.Errorf("posts mentioning %q: %w", actor, interpretError(err))
 	}
@@ -309,15 +290,11 @@ LIMIT $3`, actor, before(b), limitArg(limit))
 // PostsTagged implements ports.PostStore on post_hashtags_tag_idx: the
 // hashtags carry their post's published time, which never changes.
 func (s *ContentStore) PostsTagged(ctx context.Context, tag string, b time.Time, limit int) ([]domain.Post, error) {
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanPost, `
 SELECT `+postSelect+` FROM post_hashtags ph JOIN posts ON posts.object_uri = ph.object_uri
 WHERE ph.tag = $1 AND ph.published < $2
 ORDER BY ph.published DESC, ph.object_uri COLLATE "C"
 LIMIT $3`, tag, before(b), limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("posts tagged %q: %w", tag, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Post, error) { return scanPost(row) })
 	if err != nil {
 		return nil, fmt.Errorf("posts tagged %q: %w", tag, interpretError(err))
 	}
@@ -335,15 +312,11 @@ func jsonArg(b []byte) any {
 // listPosts lists newest first; ties (one instant) in object URI byte order,
 // as the memory adapter does. column is one of two constants, never input.
 func (s *ContentStore) listPosts(ctx context.Context, column, value string, b time.Time, limit int) ([]domain.Post, error) {
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanPost, `
 SELECT `+postSelect+` FROM posts
 WHERE `+column+` = $1 AND published < $2
 ORDER BY published DESC, object_uri COLLATE "C"
 LIMIT $3`, value, before(b), limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("posts by %s %q: %w", column, value, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Post, error) { return scanPost(row) })
 	if err != nil {
 		return nil, fmt.Errorf("posts by %s %q: %w", column, value, interpretError(err))
 	}
@@ -387,11 +360,7 @@ LIMIT $3`, before(b), string(origin), limitArg(limit))
 }
 
 func (s *ContentStore) queryPosts(ctx context.Context, what, q string, args ...any) ([]domain.Post, error) {
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Post, error) { return scanPost(row) })
+	out, err := query(ctx, s.pool, scanPost, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
 	}
@@ -406,15 +375,11 @@ func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, b ti
 	if len(actors) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanBoost, `
 SELECT `+boostColumns+` FROM boosts
 WHERE actor_uri = ANY($1) AND created_at < $2
 ORDER BY created_at DESC, object_uri COLLATE "C", actor_uri COLLATE "C"
 LIMIT $3`, actors, before(b), limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("boosts by %d actors: %w", len(actors), interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Boost, error) { return scanBoost(row) })
 	if err != nil {
 		return nil, fmt.Errorf("boosts by %d actors: %w", len(actors), interpretError(err))
 	}
@@ -587,15 +552,11 @@ RETURNING `+boostColumns, actor, uri))
 
 // BoostsBy implements ports.PostStore on boosts_actor_created_idx.
 func (s *ContentStore) BoostsBy(ctx context.Context, actor string, b time.Time, limit int) ([]domain.Boost, error) {
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanBoost, `
 SELECT `+boostColumns+` FROM boosts
 WHERE actor_uri = $1 AND created_at < $2
 ORDER BY created_at DESC, object_uri COLLATE "C"
 LIMIT $3`, actor, before(b), limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("boosts by %q: %w", actor, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Boost, error) { return scanBoost(row) })
 	if err != nil {
 		return nil, fmt.Errorf("boosts by %q: %w", actor, interpretError(err))
 	}
@@ -671,15 +632,11 @@ func (s *ContentStore) DmByID(ctx context.Context, id string) (domain.DmPost, er
 
 // DmThread implements ports.PostStore on dm_posts_participants_key_idx.
 func (s *ContentStore) DmThread(ctx context.Context, key string, b time.Time, limit int) ([]domain.DmPost, error) {
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanDm, `
 SELECT `+dmColumns+` FROM dm_posts
 WHERE participants_key = $1 AND published < $2
 ORDER BY published DESC, object_uri COLLATE "C"
 LIMIT $3`, key, before(b), limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("direct thread %q: %w", key, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.DmPost, error) { return scanDm(row) })
 	if err != nil {
 		return nil, fmt.Errorf("direct thread %q: %w", key, interpretError(err))
 	}

@@ -67,11 +67,7 @@ func (s *NotificationStore) Conversations(ctx context.Context, persona string, p
 		order = "ASC" // the page just above MinID, reversed below
 	}
 	q += ` ORDER BY last_status_id ` + order + ` LIMIT ` + arg(p.Limit)
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("conversations of %s: %w", persona, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Conversation, error) { return scanConversation(row) })
+	out, err := query(ctx, s.pool, scanConversation, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("conversations of %s: %w", persona, interpretError(err))
 	}

@@ -111,11 +111,7 @@ func (s *FanOutStore) Get(ctx context.Context, id string) (domain.FanOut, error)
 
 // List implements ports.FanOutStore.
 func (s *FanOutStore) List(ctx context.Context, limit int) ([]domain.FanOut, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+fanOutColumns+` FROM fan_outs ORDER BY created_at DESC, id DESC LIMIT $1`, limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("list fan-outs: %w", interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.FanOut, error) { return scanFanOut(row) })
+	out, err := query(ctx, s.pool, func(row pgx.Row) (domain.FanOut, error) { return scanFanOut(row) }, `SELECT `+fanOutColumns+` FROM fan_outs ORDER BY created_at DESC, id DESC LIMIT $1`, limitArg(limit))
 	if err != nil {
 		return nil, fmt.Errorf("list fan-outs: %w", interpretError(err))
 	}

@@ -236,13 +236,9 @@ func EnsureIndexes(ctx context.Context, pool *pgxpool.Pool) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.herald_ensure_indexes'))`); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `
+		have, err := query(ctx, tx, scanText, `
 SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND c.relkind = 'i'`)
-		if err != nil {
-			return err
-		}
-		have, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
 			return err
 		}

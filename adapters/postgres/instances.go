@@ -108,11 +108,7 @@ func (s *InstanceStore) UpdateMany(ctx context.Context, hosts []string, fn func(
 		if _, err := tx.Exec(ctx, `INSERT INTO remote_instances (host) SELECT unnest($1::text[]) ORDER BY 1 ON CONFLICT (host) DO NOTHING`, keys); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT `+instanceColumns+` FROM remote_instances WHERE host = ANY($1) ORDER BY host FOR UPDATE`, keys)
-		if err != nil {
-			return err
-		}
-		states, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.RemoteInstance, error) { return scanInstance(row) })
+		states, err := query(ctx, tx, scanInstance, `SELECT `+instanceColumns+` FROM remote_instances WHERE host = ANY($1) ORDER BY host FOR UPDATE`, keys)
 		if err != nil {
 			return err
 		}
@@ -129,17 +125,13 @@ func (s *InstanceStore) UpdateMany(ctx context.Context, hosts []string, fn func(
 			hs[i], failures[i], levels[i], lastErrors[i] = host, int32(r.ConsecutiveFailures), int32(r.QuarantineLevel), r.LastError
 			untils[i], succ[i], failedAt[i] = optTime(r.QuarantinedUntil), optTime(r.LastSuccessAt), optTime(r.LastFailureAt)
 		}
-		rows, err = tx.Query(ctx, `
+		stored, err := query(ctx, tx, scanInstance, `
 UPDATE remote_instances r SET consecutive_failures = u.failures, quarantine_level = u.level, quarantined_until = u.until,
 	last_success_at = u.success, last_failure_at = u.failure, last_error = u.last_error
 FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[], $7::text[])
 	AS u(host, failures, level, until, success, failure, last_error)
 WHERE r.host = u.host
 RETURNING `+qualified("r", instanceColumns), hs, failures, levels, untils, succ, failedAt, lastErrors)
-		if err != nil {
-			return err
-		}
-		stored, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.RemoteInstance, error) { return scanInstance(row) })
 		for _, r := range stored {
 			out[r.Host] = r
 		}
@@ -153,14 +145,10 @@ RETURNING `+qualified("r", instanceColumns), hs, failures, levels, untils, succ,
 
 // List implements ports.InstanceStore.
 func (s *InstanceStore) List(ctx context.Context, quarantinedAt time.Time) ([]domain.RemoteInstance, error) {
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanInstance, `
 SELECT `+instanceColumns+` FROM remote_instances
 WHERE $1::timestamptz IS NULL OR quarantined_until > $1
 ORDER BY host`, optTime(quarantinedAt))
-	if err != nil {
-		return nil, fmt.Errorf("list instances: %w", interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.RemoteInstance, error) { return scanInstance(row) })
 	if err != nil {
 		return nil, fmt.Errorf("list instances: %w", interpretError(err))
 	}

@@ -796,23 +796,14 @@ type leasedRow struct {
 	ord int64
 }
 
-// querier is a pool or a transaction.
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
-
 // lease runs leaseFunc (or leaseSQL) on q and reads its rows.
 func (s *JobStore) lease(ctx context.Context, q querier, sql string, args ...any) ([]leasedRow, error) {
-	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (leasedRow, error) {
+	return query(ctx, q, func(row pgx.Row) (leasedRow, error) {
 		var l leasedRow
 		var err error
 		l.job, err = scanJob(row, &l.ord)
 		return l, err
-	})
+	}, sql, args...)
 }
 
 // settleSQL applies a batch of settlements in one statement. matched locks
@@ -1140,14 +1131,10 @@ func (s *JobStore) countStates(ctx context.Context, what, sql string, args ...an
 
 // CountsByHost implements ports.JobAdmin from job_counts (countsByHostSQL).
 func (s *JobStore) CountsByHost(ctx context.Context, state domain.JobState, limit int) ([]ports.HostCount, error) {
-	rows, err := s.pool.Query(ctx, countsByHostSQL, string(state), limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("count jobs by host: %w", interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ports.HostCount, error) {
+	out, err := query(ctx, s.pool, func(row pgx.Row) (ports.HostCount, error) {
 		hc := ports.HostCount{State: state}
 		return hc, row.Scan(&hc.Host, &hc.Count)
-	})
+	}, countsByHostSQL, string(state), limitArg(limit))
 	if err != nil {
 		return nil, fmt.Errorf("count jobs by host: %w", interpretError(err))
 	}
@@ -1175,14 +1162,10 @@ func (s *JobStore) Get(ctx context.Context, id string) (domain.Job, error) {
 func (s *JobStore) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, error) {
 	var after pgtype.UUID
 	after.Bytes, after.Valid = jobID(f.AfterID)
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, func(row pgx.Row) (domain.Job, error) { return scanJob(row) }, `
 SELECT `+jobSelect+` FROM `+jobsJoined+`
 WHERE ($1 = '' OR j.state = $1) AND ($2 = '' OR j.host = $2) AND ($3::uuid IS NULL OR j.id > $3)
 ORDER BY j.id LIMIT $4`, string(f.State), f.Host, after, limitArg(f.Limit))
-	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Job, error) { return scanJob(row) })
 	if err == nil {
 		err = s.fillBodies(ctx, out)
 	}

@@ -189,16 +189,9 @@ func (s *ReportStore) Reports(ctx context.Context, open bool, limit int) ([]doma
 	if open {
 		where = `WHERE resolved_at IS NULL `
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+reportColumns+` FROM reports `+where+`ORDER BY created_at DESC, id DESC LIMIT $1`, limitArg(limit))
-	var out []domain.Report
-	if err == nil {
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Report, error) { return scanReport(r) })
-	}
+	out, err := query(ctx, s.pool, scanReport, `SELECT `+reportColumns+` FROM reports `+where+`ORDER BY created_at DESC, id DESC LIMIT $1`, limitArg(limit))
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", interpretError(err))
-	}
-	if out == nil {
-		out = []domain.Report{}
 	}
 	return out, nil
 }

@@ -74,11 +74,7 @@ func (r *NameRegistry) Get(ctx context.Context, name string) (domain.ReservedNam
 
 // List implements ports.NameRegistry.
 func (r *NameRegistry) List(ctx context.Context, kind domain.NameKind) ([]domain.ReservedName, error) {
-	rows, err := r.pool.Query(ctx, `SELECT `+nameColumns+` FROM reserved_names WHERE $1 = '' OR kind = $1 ORDER BY name`, string(kind))
-	if err != nil {
-		return nil, fmt.Errorf("list reservations: %w", interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.ReservedName, error) { return scanName(row) })
+	out, err := query(ctx, r.pool, scanName, `SELECT `+nameColumns+` FROM reserved_names WHERE $1 = '' OR kind = $1 ORDER BY name`, string(kind))
 	if err != nil {
 		return nil, fmt.Errorf("list reservations: %w", interpretError(err))
 	}

@@ -95,11 +95,7 @@ func (s *NotificationStore) Notifications(ctx context.Context, recipient string,
 		order = "ASC" // the page just above MinID, reversed below
 	}
 	q += ` ORDER BY id ` + order + ` LIMIT ` + arg(f.Limit)
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("notifications of %s: %w", recipient, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Notification, error) { return scanNotification(row) })
+	out, err := query(ctx, s.pool, scanNotification, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("notifications of %s: %w", recipient, interpretError(err))
 	}

@@ -34,13 +34,9 @@ func lockPoll(ctx context.Context, tx pgx.Tx, uri string) (*domain.Poll, bool, e
 
 // recount counts p from its votes and stores it with the post, in tx.
 func recount(ctx context.Context, tx pgx.Tx, uri string, p *domain.Poll) error {
-	rows, err := tx.Query(ctx, `SELECT voter_uri, choice FROM poll_votes WHERE object_uri = $1`, uri)
-	if err != nil {
-		return err
-	}
-	votes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (v ports.PollVote, err error) {
+	votes, err := query(ctx, tx, func(r pgx.Row) (v ports.PollVote, err error) {
 		return v, r.Scan(&v.Voter, &v.Choice)
-	})
+	}, `SELECT voter_uri, choice FROM poll_votes WHERE object_uri = $1`, uri)
 	if err != nil {
 		return err
 	}
@@ -100,11 +96,7 @@ ON CONFLICT DO NOTHING`, uri, voter, ports.VoteSlot(*p, o), o, at.UTC())
 
 // VotesOf implements ports.PollStore on poll_votes' primary key.
 func (s *ContentStore) VotesOf(ctx context.Context, uri, voter string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT choice FROM poll_votes WHERE object_uri = $1 AND voter_uri = $2 ORDER BY voted_at, choice COLLATE "C"`, uri, voter)
-	if err != nil {
-		return nil, fmt.Errorf("votes of %q in %q: %w", voter, uri, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	out, err := query(ctx, s.pool, scanText, `SELECT choice FROM poll_votes WHERE object_uri = $1 AND voter_uri = $2 ORDER BY voted_at, choice COLLATE "C"`, uri, voter)
 	if err != nil {
 		return nil, fmt.Errorf("votes of %q in %q: %w", voter, uri, interpretError(err))
 	}
@@ -135,18 +127,14 @@ func (s *ContentStore) SetPoll(ctx context.Context, uri string, p domain.Poll) (
 // PollsDue implements ports.PollStore: open_polls is the polls not
 // closed yet, a few rows.
 func (s *ContentStore) PollsDue(ctx context.Context, now time.Time, limit int) ([]domain.PollDue, error) {
-	rows, err := s.pool.Query(ctx, `
-SELECT object_uri, end_time, changed, end_time <= $1 FROM open_polls
-WHERE changed OR end_time <= $1
-ORDER BY end_time, object_uri COLLATE "C" LIMIT $2`, now.UTC(), limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("polls due: %w", interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (d domain.PollDue, err error) {
+	out, err := query(ctx, s.pool, func(r pgx.Row) (d domain.PollDue, err error) {
 		err = r.Scan(&d.ObjectURI, &d.EndTime, &d.Changed, &d.Expired)
 		d.EndTime = d.EndTime.UTC()
 		return d, err
-	})
+	}, `
+SELECT object_uri, end_time, changed, end_time <= $1 FROM open_polls
+WHERE changed OR end_time <= $1
+ORDER BY end_time, object_uri COLLATE "C" LIMIT $2`, now.UTC(), limitArg(limit))
 	if err != nil {
 		return nil, fmt.Errorf("polls due: %w", interpretError(err))
 	}
@@ -200,13 +188,9 @@ func (s *ContentStore) ClosePoll(ctx context.Context, uri string, at time.Time) 
 
 // Voters implements ports.PollStore on poll_votes' primary key.
 func (s *ContentStore) Voters(ctx context.Context, uri, after string, limit int) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `
+	out, err := query(ctx, s.pool, scanText, `
 SELECT DISTINCT voter_uri COLLATE "C" FROM poll_votes WHERE object_uri = $1 AND voter_uri COLLATE "C" > $2
 ORDER BY 1 LIMIT $3`, uri, after, limitArg(limit))
-	if err != nil {
-		return nil, fmt.Errorf("voters in %q: %w", uri, interpretError(err))
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("voters in %q: %w", uri, interpretError(err))
 	}

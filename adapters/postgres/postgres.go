@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	pgx "github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -73,6 +74,27 @@ func before(t time.Time) pgtype.Timestamptz {
 		return pgtype.Timestamptz{InfinityModifier: pgtype.Infinity, Valid: true}
 	}
 	return pgtype.Timestamptz{Time: t, Valid: true}
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// query runs a read on q and scans every row with scan, the one error
+// of the two steps for the caller to wrap; the result is never nil.
+func query[T any](ctx context.Context, q querier, scan func(pgx.Row) (T, error), sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (T, error) { return scan(row) })
+}
+
+// scanText reads a row of one text column.
+func scanText(row pgx.Row) (s string, err error) {
+	err = row.Scan(&s)
+	return s, err
 }
 
 // limitArg turns the ports' "limit <= 0 means no limit" into SQL: LIMIT NULL
