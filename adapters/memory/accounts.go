@@ -80,19 +80,16 @@ func (s *AccountStore) UserByName(ctx context.Context, name string) (domain.Root
 func (s *AccountStore) UserByID(ctx context.Context, id string) (domain.RootUser, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if u, ok := s.users[id]; ok {
-		return u, nil
-	}
-	return domain.RootUser{}, fmt.Errorf("user %q: %w", id, domain.ErrNotFound)
+	return lookup(s.users, "user", id)
 }
 
 // DeleteUser implements ports.UserStore.
 func (s *AccountStore) DeleteUser(ctx context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	u, ok := s.users[id]
-	if !ok {
-		return fmt.Errorf("user %q: %w", id, domain.ErrNotFound)
+	u, err := lookup(s.users, "user", id)
+	if err != nil {
+		return err
 	}
 	delete(s.users, id)
 	delete(s.byName, u.UserName)
@@ -106,13 +103,7 @@ func (s *AccountStore) SetUserStatus(ctx context.Context, id string, st domain.U
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	u, ok := s.users[id]
-	if !ok {
-		return fmt.Errorf("user %q: %w", id, domain.ErrNotFound)
-	}
-	u.Status = st
-	s.users[id] = u
-	return nil
+	return change(s.users, "user", id, func(u *domain.RootUser) { u.Status = st })
 }
 
 // UsersByStatus implements ports.UserStore: a walk of every user, sorted
@@ -132,10 +123,7 @@ func (s *AccountStore) UsersByStatus(ctx context.Context, st domain.UserStatus, 
 	slices.SortFunc(out, func(a, b domain.RootUser) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return limitSlice(out, limit), nil
 }
 
 // CreateToken implements ports.TokenStore.
@@ -180,16 +168,7 @@ func (s *AccountStore) CreateAvatar(ctx context.Context, a domain.Avatar) error 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.avatars[a.ID]; ok {
-		return fmt.Errorf("avatar %q: %w", a.ID, domain.ErrAlreadyExists)
-	}
-	for _, o := range s.avatars {
-		if o.Name == a.Name {
-			return fmt.Errorf("avatar %q: %w", a.Name, domain.ErrNameTaken)
-		}
-	}
-	s.avatars[a.ID] = a
-	return nil
+	return addNamed(s.avatars, "avatar", a.ID, a.Name, a, func(a domain.Avatar) string { return a.Name })
 }
 
 // AvatarByName implements ports.ActorStore.
@@ -208,10 +187,7 @@ func (s *AccountStore) AvatarByName(ctx context.Context, name string) (domain.Av
 func (s *AccountStore) AvatarByID(ctx context.Context, id string) (domain.Avatar, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if a, ok := s.avatars[id]; ok {
-		return a, nil
-	}
-	return domain.Avatar{}, fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
+	return lookup(s.avatars, "avatar", id)
 }
 
 // AvatarsOf implements ports.ActorStore.
@@ -232,10 +208,9 @@ func (s *AccountStore) AvatarsOf(ctx context.Context, rootUserID string) ([]doma
 func (s *AccountStore) DeleteAvatar(ctx context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.avatars[id]; !ok {
-		return fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
+	if err := drop(s.avatars, "avatar", id); err != nil {
+		return err
 	}
-	delete(s.avatars, id)
 	delete(s.active, id)
 	return nil
 }
@@ -278,15 +253,11 @@ func (s *AccountStore) RetireAvatar(ctx context.Context, id string, at time.Time
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, ok := s.avatars[id]
-	if !ok {
-		return fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
-	}
-	if a.DeletedAt.IsZero() {
-		a.DeletedAt = at.UTC()
-		s.avatars[id] = a
-	}
-	return nil
+	return change(s.avatars, "avatar", id, func(a *domain.Avatar) {
+		if a.DeletedAt.IsZero() {
+			a.DeletedAt = at.UTC()
+		}
+	})
 }
 
 // RetiredAvatars implements ports.ActorStore.
@@ -303,10 +274,7 @@ func (s *AccountStore) RetiredAvatars(ctx context.Context, afterID string, limit
 		}
 	}
 	slices.SortFunc(out, func(a, b domain.Avatar) int { return cmp.Compare(a.ID, b.ID) })
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return limitSlice(out, limit), nil
 }
 
 // CreateGroup implements ports.ActorStore.
@@ -316,16 +284,7 @@ func (s *AccountStore) CreateGroup(ctx context.Context, g domain.Group) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.groups[g.ID]; ok {
-		return fmt.Errorf("group %q: %w", g.ID, domain.ErrAlreadyExists)
-	}
-	for _, o := range s.groups {
-		if o.Name == g.Name {
-			return fmt.Errorf("group %q: %w", g.Name, domain.ErrNameTaken)
-		}
-	}
-	s.groups[g.ID] = g
-	return nil
+	return addNamed(s.groups, "group", g.ID, g.Name, g, func(g domain.Group) string { return g.Name })
 }
 
 // GroupByName implements ports.ActorStore.
@@ -344,19 +303,12 @@ func (s *AccountStore) GroupByName(ctx context.Context, name string) (domain.Gro
 func (s *AccountStore) GroupByID(ctx context.Context, id string) (domain.Group, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if g, ok := s.groups[id]; ok {
-		return g, nil
-	}
-	return domain.Group{}, fmt.Errorf("group %q: %w", id, domain.ErrNotFound)
+	return lookup(s.groups, "group", id)
 }
 
 // DeleteGroup implements ports.ActorStore.
 func (s *AccountStore) DeleteGroup(ctx context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.groups[id]; !ok {
-		return fmt.Errorf("group %q: %w", id, domain.ErrNotFound)
-	}
-	delete(s.groups, id)
-	return nil
+	return drop(s.groups, "group", id)
 }

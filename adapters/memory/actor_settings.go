@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -34,31 +33,20 @@ func (s *AccountStore) SetGroupKeys(ctx context.Context, id string, keys domain.
 }
 
 func (s *AccountStore) changeAvatar(ctx context.Context, id string, fn func(*domain.Avatar)) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.avatars[id]
-	if !ok {
-		return fmt.Errorf("avatar %q: %w", id, domain.ErrNotFound)
-	}
-	fn(&a)
-	s.avatars[id] = a
-	return nil
+	return changeActor(ctx, s, s.avatars, "avatar", id, fn)
 }
 
 func (s *AccountStore) changeGroup(ctx context.Context, id string, fn func(*domain.Group)) error {
+	return changeActor(ctx, s, s.groups, "group", id, fn)
+}
+
+// changeActor changes an avatar or a group (m is s.avatars or s.groups,
+// maps made once by NewAccountStore) under s's mutex.
+func changeActor[V any](ctx context.Context, s *AccountStore, m map[string]V, noun, id string, fn func(*V)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g, ok := s.groups[id]
-	if !ok {
-		return fmt.Errorf("group %q: %w", id, domain.ErrNotFound)
-	}
-	fn(&g)
-	s.groups[id] = g
-	return nil
+	return change(m, noun, id, fn)
 }

@@ -88,10 +88,7 @@ func (s *BlockStore) BlocksBy(ctx context.Context, actor string, kind domain.Blo
 	}
 	s.mu.Unlock()
 	slices.SortFunc(out, func(x, y domain.ActorBlock) int { return cmp.Compare(x.TargetURI, y.TargetURI) })
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return limitSlice(out, limit), nil
 }
 
 // OfTargets implements ports.BlockStore.

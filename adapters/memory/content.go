@@ -572,6 +572,8 @@ func newestFirst(a, b time.Time, au, bu string) int {
 	return 0
 }
 
+// limitSlice keeps the first limit elements of s: the ports' "limit <= 0
+// means no limit".
 func limitSlice[T any](s []T, limit int) []T {
 	if limit > 0 && len(s) > limit {
 		return s[:limit]

@@ -119,10 +119,7 @@ func (s *FanOutStore) List(ctx context.Context, limit int) ([]domain.FanOut, err
 	slices.SortFunc(out, func(a, b domain.FanOut) int {
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
 	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return limitSlice(out, limit), nil
 }
 
 // Purge implements ports.FanOutStore.

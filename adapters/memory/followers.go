@@ -104,10 +104,7 @@ func (s *FollowerStore) Followers(ctx context.Context, followed string, st domai
 		}
 	}
 	slices.SortFunc(out, func(a, b domain.Follower) int { return cmp.Compare(a.FollowerURI, b.FollowerURI) })
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return limitSlice(out, limit), nil
 }
 
 // FollowerURIs implements ports.FollowerStore.
@@ -150,8 +147,5 @@ func (s *FollowerStore) FollowedURIs(ctx context.Context, follower, after string
 		}
 	}
 	slices.Sort(out)
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return limitSlice(out, limit), nil
 }

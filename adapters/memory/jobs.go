@@ -501,10 +501,7 @@ func (s *JobStore) CountsByHost(ctx context.Context, state domain.JobState, limi
 	slices.SortFunc(out, func(a, b ports.HostCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Host, b.Host))
 	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return limitSlice(out, limit), nil
 }
 
 // Get implements ports.JobAdmin.

@@ -73,11 +73,7 @@ func (r *NameRegistry) MarkDeleted(ctx context.Context, name, ownerID string, at
 func (r *NameRegistry) Get(ctx context.Context, name string) (domain.ReservedName, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n, ok := r.names[name]
-	if !ok {
-		return domain.ReservedName{}, fmt.Errorf("reservation %q: %w", name, domain.ErrNotFound)
-	}
-	return n, nil
+	return lookup(r.names, "reservation", name)
 }
 
 // List implements ports.NameRegistry.
