@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
 
 	pgx "github.com/jackc/pgx/v5"
 
@@ -50,31 +48,13 @@ func (s *NotificationStore) Conversations(ctx context.Context, persona string, p
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	q := `SELECT ` + conversationColumns + ` FROM conversations WHERE persona = $1`
-	args := []any{persona}
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	if p.MaxID != "" {
-		q += ` AND last_status_id < ` + arg(p.MaxID)
-	}
-	if above := p.Above(); above != "" {
-		q += ` AND last_status_id > ` + arg(above)
-	}
-	order := "DESC"
-	if p.MinID != "" {
-		order = "ASC" // the page just above MinID, reversed below
-	}
-	q += ` ORDER BY last_status_id ` + order + ` LIMIT ` + arg(p.Limit)
+	q, args := pageSQL(`SELECT `+conversationColumns+` FROM conversations WHERE persona = $1`, []any{persona},
+		"last_status_id", p.MaxID, p.Above(), p.MinID, p.Limit)
 	out, err := query(ctx, s.pool, scanConversation, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("conversations of %s: %w", persona, interpretError(err))
 	}
-	if p.MinID != "" {
-		slices.Reverse(out)
-	}
-	return out, nil
+	return pageRows(out, p.MinID), nil
 }
 
 // Conversation implements ports.ConversationStore.

@@ -75,12 +75,6 @@ func (s *NotificationStore) Notifications(ctx context.Context, recipient string,
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	if f.MaxID != "" {
-		q += ` AND id < ` + arg(f.MaxID)
-	}
-	if above := f.Above(); above != "" {
-		q += ` AND id > ` + arg(above)
-	}
 	if len(f.Kinds) > 0 {
 		q += ` AND kind = ANY(` + arg(kindStrings(f.Kinds)) + `)`
 	}
@@ -90,19 +84,43 @@ func (s *NotificationStore) Notifications(ctx context.Context, recipient string,
 	if f.ActorURI != "" {
 		q += ` AND actor_uri = ` + arg(f.ActorURI)
 	}
-	order := "DESC"
-	if f.MinID != "" {
-		order = "ASC" // the page just above MinID, reversed below
-	}
-	q += ` ORDER BY id ` + order + ` LIMIT ` + arg(f.Limit)
+	q, args = pageSQL(q, args, "id", f.MaxID, f.Above(), f.MinID, f.Limit)
 	out, err := query(ctx, s.pool, scanNotification, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("notifications of %s: %w", recipient, interpretError(err))
 	}
-	if f.MinID != "" {
-		slices.Reverse(out)
+	return pageRows(out, f.MinID), nil
+}
+
+// pageSQL ends q, a listing along the id column col whose parameters so
+// far are args, with Mastodon's paging: ids below maxID and above above,
+// newest first; given minID, the page just above it, read upward (which
+// pageRows turns back).
+func pageSQL(q string, args []any, col, maxID, above, minID string, limit int) (string, []any) {
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
 	}
-	return out, nil
+	if maxID != "" {
+		q += ` AND ` + col + ` < ` + arg(maxID)
+	}
+	if above != "" {
+		q += ` AND ` + col + ` > ` + arg(above)
+	}
+	order := "DESC"
+	if minID != "" {
+		order = "ASC"
+	}
+	return q + ` ORDER BY ` + col + ` ` + order + ` LIMIT ` + arg(limit), args
+}
+
+// pageRows puts the rows of a page pageSQL read upward (given minID)
+// newest first, as every page is answered.
+func pageRows[T any](rows []T, minID string) []T {
+	if minID != "" {
+		slices.Reverse(rows)
+	}
+	return rows
 }
 
 // Notification implements ports.NotificationStore.

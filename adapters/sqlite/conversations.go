@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/heraldfed/herald/domain"
 )
@@ -52,30 +51,13 @@ func (s *NotificationStore) Conversations(ctx context.Context, persona string, p
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	q := `SELECT ` + conversationColumns + ` FROM conversations WHERE persona = ?`
-	args := []any{persona}
-	if p.MaxID != "" {
-		q += ` AND last_status_id < ?`
-		args = append(args, p.MaxID)
-	}
-	if above := p.Above(); above != "" {
-		q += ` AND last_status_id > ?`
-		args = append(args, above)
-	}
-	order := "DESC"
-	if p.MinID != "" {
-		order = "ASC" // the page just above MinID, reversed below
-	}
-	q += ` ORDER BY last_status_id ` + order + ` LIMIT ?`
-	args = append(args, p.Limit)
+	q, args := pageSQL(`SELECT `+conversationColumns+` FROM conversations WHERE persona = ?`, []any{persona},
+		"last_status_id", p.MaxID, p.Above(), p.MinID, p.Limit)
 	out, err := query(ctx, s.db, scanConversation, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("conversations of %s: %w", persona, interpretError(err))
 	}
-	if p.MinID != "" {
-		slices.Reverse(out)
-	}
-	return out, nil
+	return pageRows(out, p.MinID), nil
 }
 
 // Conversation implements ports.ConversationStore.

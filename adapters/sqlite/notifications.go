@@ -59,14 +59,6 @@ func (s *NotificationStore) Notifications(ctx context.Context, recipient string,
 	}
 	q := `SELECT ` + notificationColumns + ` FROM notifications WHERE recipient = ?`
 	args := []any{recipient}
-	if f.MaxID != "" {
-		q += ` AND id < ?`
-		args = append(args, f.MaxID)
-	}
-	if above := f.Above(); above != "" {
-		q += ` AND id > ?`
-		args = append(args, above)
-	}
 	for _, set := range []struct {
 		op    string
 		kinds []domain.NotificationKind
@@ -83,20 +75,41 @@ func (s *NotificationStore) Notifications(ctx context.Context, recipient string,
 		q += ` AND actor_uri = ?`
 		args = append(args, f.ActorURI)
 	}
-	order := "DESC"
-	if f.MinID != "" {
-		order = "ASC" // the page just above MinID, reversed below
-	}
-	q += ` ORDER BY id ` + order + ` LIMIT ?`
-	args = append(args, f.Limit)
+	q, args = pageSQL(q, args, "id", f.MaxID, f.Above(), f.MinID, f.Limit)
 	out, err := query(ctx, s.db, scanNotification, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("notifications of %s: %w", recipient, interpretError(err))
 	}
-	if f.MinID != "" {
-		slices.Reverse(out)
+	return pageRows(out, f.MinID), nil
+}
+
+// pageSQL ends q, a listing along the id column col whose parameters so
+// far are args, with Mastodon's paging: ids below maxID and above above,
+// newest first; given minID, the page just above it, read upward (which
+// pageRows turns back).
+func pageSQL(q string, args []any, col, maxID, above, minID string, limit int) (string, []any) {
+	if maxID != "" {
+		q += ` AND ` + col + ` < ?`
+		args = append(args, maxID)
 	}
-	return out, nil
+	if above != "" {
+		q += ` AND ` + col + ` > ?`
+		args = append(args, above)
+	}
+	order := "DESC"
+	if minID != "" {
+		order = "ASC"
+	}
+	return q + ` ORDER BY ` + col + ` ` + order + ` LIMIT ?`, append(args, limit)
+}
+
+// pageRows puts the rows of a page pageSQL read upward (given minID)
+// newest first, as every page is answered.
+func pageRows[T any](rows []T, minID string) []T {
+	if minID != "" {
+		slices.Reverse(rows)
+	}
+	return rows
 }
 
 // Notification implements ports.NotificationStore.
