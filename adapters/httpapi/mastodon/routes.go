@@ -109,12 +109,7 @@ func (m *Routes) authed(scope string, needUser bool, next handler) http.Handler 
 			writeJSON(w, http.StatusUnprocessableEntity, mastodonError{Error: "This method requires an authenticated user"})
 			return
 		}
-		in, err := readParams(w, r)
-		if err != nil {
-			writeError(w, r, m.log, err)
-			return
-		}
-		next(w, r, p, in)
+		m.serve(w, r, p, next)
 	})
 	return m.perToken.WrapBy(tokenKey, h)
 }
@@ -131,14 +126,20 @@ func (m *Routes) public(next handler) http.Handler {
 				return
 			}
 		}
-		in, err := readParams(w, r)
-		if err != nil {
-			writeError(w, r, m.log, err)
-			return
-		}
-		next(w, r, p, in)
+		m.serve(w, r, p, next)
 	})
 	return m.perToken.WrapBy(tokenKey, h)
+}
+
+// serve reads the request's parameters and hands it to next, acting for
+// p: the last step of authed and public alike.
+func (m *Routes) serve(w http.ResponseWriter, r *http.Request, p application.Principal, next handler) {
+	in, err := readParams(w, r)
+	if err != nil {
+		writeError(w, r, m.log, err)
+		return
+	}
+	next(w, r, p, in)
 }
 
 // tokenKey names a request's rate-limit bucket by its token's hash.
