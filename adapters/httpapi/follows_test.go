@@ -14,12 +14,10 @@ import (
 
 	"github.com/heraldfed/herald/adapters/httpapi"
 	"github.com/heraldfed/herald/adapters/memory"
-	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
-	"github.com/heraldfed/herald/test/fake"
 )
 
 // mapFetcher serves fixed documents; anything else is 404.
@@ -34,13 +32,11 @@ func (m mapFetcher) Fetch(_ context.Context, r application.FetchRequest) (applic
 
 type followServer struct {
 	*httptest.Server
-	app     *application.Application
-	follows *memory.FollowerStore
-	content *memory.ContentStore
-	jobs    *memory.JobStore
-	blocks  *memory.BlockStore
-	token   string
-	other   string // token of another account
+	stores
+	app    *application.Application
+	blocks *memory.BlockStore
+	token  string
+	other  string // token of another account
 }
 
 const remoteBob = "https://remote.example/users/bob"
@@ -58,15 +54,10 @@ func setupFollows(t *testing.T) *followServer {
 		remoteBob: doc,
 		"https://remote.example/.well-known/webfinger?resource=acct%3Abob%40remote.example": []byte(`{"links":[{"rel":"self","type":"application/activity+json","href":"` + remoteBob + `"}]}`),
 	}
-	accounts, names := memory.NewAccountStore(), memory.NewNameRegistry()
-	s := &followServer{follows: memory.NewFollowerStore(), content: memory.NewContentStore(), jobs: memory.NewJobStore(), blocks: memory.NewBlockStore()}
-	clock, ids, urls := fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), fake.NewIDs("id"), application.NewURLs("local.example")
-	policy, _ := domain.NewNamePolicy("instance", nil)
-	s.app = application.New(application.Deps{
-		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows, Foreign: s.content,
-		Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Tombstones: s.content, Blocks: s.blocks, Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
-		Fetcher: fetcher, Clock: clock, IDs: ids, URLs: urls, NamePolicy: policy, InstanceActor: "instance",
-	})
+	deps, st := newDeps(t)
+	s := &followServer{stores: st, blocks: memory.NewBlockStore()}
+	deps.Tombstones, deps.Blocks, deps.Fetcher = s.content, s.blocks, fetcher
+	s.app = application.New(deps)
 	if _, err := s.app.InstanceActor.Handle(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +73,10 @@ func setupFollows(t *testing.T) *followServer {
 		}
 	}
 	log := slog.New(slog.DiscardHandler)
-	s.Server = httptest.NewServer(httpapi.New(s.app, okReady{}, log, httpapi.NewFollowRoutes(s.app, log)))
+	s.Server = httptest.NewServer(httpapi.New(s.app, ready{}, log, httpapi.NewFollowRoutes(s.app, log)))
 	t.Cleanup(s.Close)
 	return s
 }
-
-type okReady struct{}
-
-func (okReady) Ready(context.Context) error { return nil }
 
 func (s *followServer) call(t *testing.T, method, path, token, body string) (int, map[string]any) {
 	t.Helper()

@@ -51,27 +51,49 @@ type ready struct{ err error }
 
 func (r ready) Ready(context.Context) error { return r.err }
 
-type server struct {
-	*httptest.Server
+// stores are the memory stores behind a test's application that the
+// test reads.
+type stores struct {
 	jobs    *memory.JobStore
 	names   *memory.NameRegistry
 	follows *memory.FollowerStore
 	content *memory.ContentStore
-	app     *application.Application
+}
+
+// newDeps is what every test here builds its application on: fresh
+// memory stores and fakes, the clock at 2026-01-01. A test adds what it
+// needs more (a fetcher, a registration mode) before application.New.
+func newDeps(t *testing.T) (application.Deps, stores) {
+	t.Helper()
+	accounts := memory.NewAccountStore()
+	st := stores{jobs: memory.NewJobStore(), names: memory.NewNameRegistry(), follows: memory.NewFollowerStore(), content: memory.NewContentStore()}
+	return application.Deps{
+		Users: accounts, Tokens: accounts, Actors: accounts, Names: st.names, Followers: st.follows,
+		Foreign: st.content, Posts: st.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: st.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
+		Clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), IDs: fake.NewIDs("id"), URLs: application.NewURLs("local.example"),
+		NamePolicy: mustPolicy(t), InstanceActor: "instance",
+	}, st
+}
+
+func mustPolicy(t *testing.T) domain.NamePolicy {
+	t.Helper()
+	p, err := domain.NewNamePolicy("instance", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type server struct {
+	*httptest.Server
+	stores
+	app *application.Application
 }
 
 func newServer(t *testing.T, readiness error) *server {
 	t.Helper()
-	accounts, names := memory.NewAccountStore(), memory.NewNameRegistry()
-	s := &server{jobs: memory.NewJobStore(), names: names, follows: memory.NewFollowerStore(), content: memory.NewContentStore()}
-	deps := application.Deps{
-		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows,
-		Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
-		Clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), IDs: fake.NewIDs("id"),
-		URLs: application.NewURLs("local.example"), InstanceActor: "instance",
-	}
-	deps.NamePolicy, _ = domain.NewNamePolicy("instance", nil)
-	s.app = application.New(deps)
+	deps, st := newDeps(t)
+	s := &server{stores: st, app: application.New(deps)}
 	s.Server = httptest.NewServer(httpapi.New(s.app, ready{readiness}, slog.New(slog.DiscardHandler)))
 	t.Cleanup(s.Close)
 	return s

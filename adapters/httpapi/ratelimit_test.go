@@ -11,11 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldfed/herald/adapters/httpapi"
-	"github.com/heraldfed/herald/adapters/memory"
-	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/application"
-	"github.com/heraldfed/herald/domain"
-	"github.com/heraldfed/herald/test/fake"
 )
 
 // manualNow is a hand-driven clock for the limiter.
@@ -35,14 +31,7 @@ func newLimited(t *testing.T, cfg httpapi.RateLimit, more ...httpapi.Routes) (ht
 	t.Helper()
 	clock := &manualNow{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	cfg.Now = clock.Now
-	accounts, names := memory.NewAccountStore(), memory.NewNameRegistry()
-	content := memory.NewContentStore()
-	deps := application.Deps{
-		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: memory.NewFollowerStore(),
-		Foreign: content, Posts: content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: memory.NewJobStore(), Passwords: fake.Passwords{}, Keys: &fake.Keys{},
-		Clock: fake.NewClock(clock.Now()), IDs: fake.NewIDs("id"), URLs: application.NewURLs("local.example"), InstanceActor: "instance",
-	}
-	deps.NamePolicy, _ = domain.NewNamePolicy("instance", nil)
+	deps, _ := newDeps(t) // its clock starts where the limiter's does
 	app := application.New(deps)
 	rl := httpapi.NewRateLimiter(cfg)
 	return httpapi.New(app, ready{}, slog.New(slog.DiscardHandler), append([]httpapi.Routes{rl}, more...)...), rl, clock

@@ -5,41 +5,23 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldfed/herald/adapters/httpapi"
-	"github.com/heraldfed/herald/adapters/memory"
-	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
-	"github.com/heraldfed/herald/test/fake"
 )
 
 // newRegServer is the client API with registrations in mode m and a
 // sign-up limit of burst attempts per client.
 func newRegServer(t *testing.T, m domain.RegistrationMode, burst int) *server {
 	t.Helper()
-	accounts, names := memory.NewAccountStore(), memory.NewNameRegistry()
-	s := &server{jobs: memory.NewJobStore(), names: names, follows: memory.NewFollowerStore(), content: memory.NewContentStore()}
-	s.app = application.New(application.Deps{
-		Users: accounts, Tokens: accounts, Actors: accounts, Names: names, Followers: s.follows,
-		Foreign: s.content, Posts: s.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: s.jobs, Passwords: fake.Passwords{}, Keys: &fake.Keys{},
-		Clock: fake.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), IDs: fake.NewIDs("id"), Registrations: m,
-		NamePolicy: mustPolicy(t), InstanceActor: "instance", URLs: application.NewURLs("local.example"),
-	})
+	deps, st := newDeps(t)
+	deps.Registrations = m
+	s := &server{stores: st, app: application.New(deps)}
 	limit := httpapi.NewRateLimiter(httpapi.RateLimit{PerMinute: 1, Burst: burst})
 	s.Server = httptest.NewServer(httpapi.New(s.app, ready{}, slog.New(slog.DiscardHandler), limit))
 	t.Cleanup(s.Close)
 	return s
-}
-
-func mustPolicy(t *testing.T) domain.NamePolicy {
-	t.Helper()
-	p, err := domain.NewNamePolicy("instance", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func TestSignUpByRegistrationMode(t *testing.T) {
