@@ -111,9 +111,7 @@ SELECT actor_uri, inbox, shared_inbox FROM foreign_avatars WHERE actor_uri IN (S
 // A suspension is rare, so the walk of the cache it costs is paid then,
 // not by an index every upsert keeps.
 func (s *ContentStore) OnDomain(ctx context.Context, d, afterURI string, limit int) ([]string, error) {
-	out, err := query(ctx, s.db, func(r scanner) (uri string, err error) {
-		return uri, r.Scan(&uri)
-	}, `
+	out, err := query(ctx, s.db, scanText, `
 SELECT actor_uri FROM foreign_avatars WHERE actor_uri > ?2 AND herald_domain_covers(?1, host)
 ORDER BY actor_uri LIMIT ?3`, d, afterURI, limitArg(limit))
 	if err != nil {

@@ -24,10 +24,7 @@ func Exec(ctx context.Context, db *DB, q string, args ...any) error {
 
 // QueryStrings runs a read whose rows are one text column each.
 func QueryStrings(ctx context.Context, db *DB, q string, args ...any) ([]string, error) {
-	return query(ctx, db, func(r scanner) (string, error) {
-		var s string
-		return s, r.Scan(&s)
-	}, q, args...)
+	return query(ctx, db, scanText, q, args...)
 }
 
 // Plan is EXPLAIN QUERY PLAN's detail column for q, on the writer, where

@@ -111,7 +111,7 @@ LIMIT ?`, followed, string(st), after, limitArg(limit))
 // FollowerURIs implements ports.FollowerStore from
 // followers_followed_state_idx alone (a covering index).
 func (s *FollowerStore) FollowerURIs(ctx context.Context, followed string, st domain.FollowState, after string, limit int) ([]string, error) {
-	out, err := query(ctx, s.db, func(r scanner) (uri string, err error) { err = r.Scan(&uri); return uri, err }, `
+	out, err := query(ctx, s.db, scanText, `
 SELECT follower_uri FROM followers
 WHERE followed_uri = ? AND state = ? AND follower_uri > ?
 ORDER BY follower_uri
@@ -138,10 +138,7 @@ func (s *FollowerStore) FollowedURIs(ctx context.Context, follower, after string
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	out, err := query(ctx, s.db, func(row scanner) (string, error) {
-		var uri string
-		return uri, row.Scan(&uri)
-	}, `SELECT followed_uri FROM followers WHERE follower_uri = ? AND followed_uri > ? ORDER BY followed_uri LIMIT ?`, follower, after, limit)
+	out, err := query(ctx, s.db, scanText, `SELECT followed_uri FROM followers WHERE follower_uri = ? AND followed_uri > ? ORDER BY followed_uri LIMIT ?`, follower, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("followed by %s: %w", follower, interpretError(err))
 	}

@@ -103,7 +103,7 @@ ON CONFLICT DO NOTHING`, uri, voter, ports.VoteSlot(*p, o), o, stamp(at))
 
 // VotesOf implements ports.PollStore on poll_votes' primary key.
 func (s *ContentStore) VotesOf(ctx context.Context, uri, voter string) ([]string, error) {
-	out, err := query(ctx, s.db, func(r scanner) (c string, err error) { return c, r.Scan(&c) },
+	out, err := query(ctx, s.db, scanText,
 		`SELECT choice FROM poll_votes WHERE object_uri = ? AND voter_uri = ? ORDER BY voted_at, choice`, uri, voter)
 	if err != nil {
 		return nil, fmt.Errorf("votes of %q in %q: %w", voter, uri, interpretError(err))
@@ -195,7 +195,7 @@ func (s *ContentStore) ClosePoll(ctx context.Context, uri string, at time.Time) 
 
 // Voters implements ports.PollStore on poll_votes' primary key.
 func (s *ContentStore) Voters(ctx context.Context, uri, after string, limit int) ([]string, error) {
-	out, err := query(ctx, s.db, func(r scanner) (v string, err error) { return v, r.Scan(&v) },
+	out, err := query(ctx, s.db, scanText,
 		`SELECT DISTINCT voter_uri FROM poll_votes WHERE object_uri = ? AND voter_uri > ? ORDER BY voter_uri LIMIT ?`, uri, after, limitArg(limit))
 	if err != nil {
 		return nil, fmt.Errorf("voters in %q: %w", uri, interpretError(err))

@@ -225,17 +225,7 @@ func (db *DB) Close() error {
 // the engine's hot statements are prepared once per DB, not once per call. In a transaction, tx.StmtContext reuses the preparation,
 // as the transaction runs on the same (the only) writer connection.
 func (db *DB) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if st, ok := db.stmts[q]; ok {
-		return st, nil
-	}
-	st, err := db.w.PrepareContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	db.stmts[q] = st
-	return st, nil
+	return db.prepare(ctx, db.w, db.stmts, q)
 }
 
 // preparedRead is prepared for the read-only pool: a query every inbox
@@ -243,16 +233,22 @@ func (db *DB) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 // (parse and plan, in pure Go) cost about as much as running it. The
 // sql.Stmt prepares it again on each pooled connection it meets, once.
 func (db *DB) preparedRead(ctx context.Context, q string) (*sql.Stmt, error) {
+	return db.prepare(ctx, db.r, db.rstmts, q)
+}
+
+// prepare returns q prepared on pool, from stmts (the pool's own cache,
+// made by Open) when it was prepared before.
+func (db *DB) prepare(ctx context.Context, pool *sql.DB, stmts map[string]*sql.Stmt, q string) (*sql.Stmt, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	if st, ok := db.rstmts[q]; ok {
+	if st, ok := stmts[q]; ok {
 		return st, nil
 	}
-	st, err := db.r.PrepareContext(ctx, q)
+	st, err := pool.PrepareContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	db.rstmts[q] = st
+	stmts[q] = st
 	return st, nil
 }
 
@@ -366,6 +362,12 @@ func affected(res sql.Result) int {
 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
+
+// scanText reads a row of one text column.
+func scanText(row scanner) (s string, err error) {
+	err = row.Scan(&s)
+	return s, err
+}
 
 // query runs a read on the read pool and scans every row; the result is
 // never nil.
