@@ -20,6 +20,7 @@ import (
 	pgx "github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/heraldfed/herald/adapters/internal/storetest"
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -48,14 +49,10 @@ func settleOne(ctx context.Context, s *postgres.JobStore, st ports.Settlement) e
 	return lost[0]
 }
 
+// newJob is storetest's job, as the SQLite tests enqueue it too.
 func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
 	t.Helper()
-	j, err := domain.NewJob(contract.JobID(id), "https://local.example/act/"+id, "https://"+host+"/inbox", "actor-1",
-		"https://local.example/users/alice#main-key", []byte(`{"id":"`+id+`"}`), runAt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
+	return storetest.NewJob(t, id, host, runAt)
 }
 
 // The lease reads the ready hosts' index, then each host's own queued jobs:

@@ -6,20 +6,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldfed/herald/adapters/internal/storetest"
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
 )
 
+// newJob is storetest's job, as the PostgreSQL tests enqueue it too.
 func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
 	t.Helper()
-	j, err := domain.NewJob(contract.JobID(id), "https://local.example/act/"+id, "https://"+host+"/inbox", "actor-1",
-		"https://local.example/users/alice#main-key", []byte(`{"id":"`+id+`"}`), runAt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
+	return storetest.NewJob(t, id, host, runAt)
 }
 
 // The lease reads the ready hosts' index, then each host's own queued jobs:

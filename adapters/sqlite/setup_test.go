@@ -4,30 +4,15 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"time"
 
+	"github.com/heraldfed/herald/adapters/internal/storetest"
 	"github.com/heraldfed/herald/adapters/sqlite"
 )
 
-func testCtx(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func testLog(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-// tWriter sends log lines to t.Log, so they show with the failing test.
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(string(p))
-	return len(p), nil
-}
+// testCtx and testLog are the test's context and log, as every SQL store's
+// tests have them (storetest).
+func testCtx(t testing.TB) context.Context { return storetest.Context(t) }
+func testLog(t testing.TB) *slog.Logger    { return storetest.Logger(t) }
 
 // open opens a database in a data directory of the test's own, closed when
 // the test ends.
