@@ -49,14 +49,7 @@ func (s *InstanceStore) Update(ctx context.Context, host string, fn func(*domain
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.hosts[host]
-	if !ok {
-		r = domain.NewRemoteInstance(host)
-	}
-	fn(&r)
-	r.Host = host
-	s.hosts[host] = r
-	return r, nil
+	return s.update(host, fn), nil
 }
 
 // UpdateMany implements ports.InstanceStore under one hold of the mutex.
@@ -72,16 +65,22 @@ func (s *InstanceStore) UpdateMany(ctx context.Context, hosts []string, fn func(
 	defer s.mu.Unlock()
 	out := make(map[string]domain.RemoteInstance, len(keys))
 	for _, h := range keys {
-		r, ok := s.hosts[h]
-		if !ok {
-			r = domain.NewRemoteInstance(h)
-		}
-		fn(&r)
-		r.Host = h
-		s.hosts[h] = r
-		out[h] = r
+		out[h] = s.update(h, fn)
 	}
 	return out, nil
+}
+
+// update is one host's read-modify-write: its record (a new one when
+// there is none) changed by fn, the host kept. The caller holds the mutex.
+func (s *InstanceStore) update(host string, fn func(*domain.RemoteInstance)) domain.RemoteInstance {
+	r, ok := s.hosts[host]
+	if !ok {
+		r = domain.NewRemoteInstance(host)
+	}
+	fn(&r)
+	r.Host = host
+	s.hosts[host] = r
+	return r
 }
 
 // List implements ports.InstanceStore.
