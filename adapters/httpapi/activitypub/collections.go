@@ -27,12 +27,7 @@ type collectionDoc struct {
 // page (?page=true); pages hold the public posts newest first and link the
 // next one by ?before=<published>.
 func (h *Handler) outbox(kind domain.NameKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		a, err := h.localActor(r, kind)
-		if err != nil {
-			h.writeError(w, r, err)
-			return
-		}
+	return h.ofActor(kind, func(w http.ResponseWriter, r *http.Request, a application.LocalActor) {
 		id := h.urls.Outbox(a.URI)
 		q := r.URL.Query()
 		if q.Get("page") == "" {
@@ -41,6 +36,7 @@ func (h *Handler) outbox(kind domain.NameKind) http.HandlerFunc {
 		}
 		var before time.Time
 		if b := q.Get("before"); b != "" {
+			var err error
 			if before, err = time.Parse(time.RFC3339Nano, b); err != nil {
 				h.writeError(w, r, fmt.Errorf("%w: before=%q is not an RFC 3339 time", errMalformed, clip(b)))
 				return
@@ -57,18 +53,13 @@ func (h *Handler) outbox(kind domain.NameKind) http.HandlerFunc {
 			doc.Next = id + "?" + url.Values{"page": {"true"}, "before": {page.Next.UTC().Format(time.RFC3339Nano)}}.Encode()
 		}
 		h.writeAS(w, r, doc)
-	}
+	})
 }
 
 // followers serves an actor's followers collection: totalItems, and pages
 // of follower URIs linked by ?after=<last follower>.
 func (h *Handler) followers(kind domain.NameKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		a, err := h.localActor(r, kind)
-		if err != nil {
-			h.writeError(w, r, err)
-			return
-		}
+	return h.ofActor(kind, func(w http.ResponseWriter, r *http.Request, a application.LocalActor) {
 		id := h.urls.Followers(a.URI)
 		q := r.URL.Query()
 		page, err := h.fed.Collections.Followers(r.Context(), a, q.Get("after"))
@@ -87,37 +78,27 @@ func (h *Handler) followers(kind domain.NameKind) http.HandlerFunc {
 			doc.Next = id + "?" + url.Values{"page": {"true"}, "after": {page.Next}}.Encode()
 		}
 		h.writeAS(w, r, doc)
-	}
+	})
 }
 
 // following is served without items or count: who a persona follows is
 // not published (Mastodon's "hide network"), and the store has no listing
 // by follower.
 func (h *Handler) following(kind domain.NameKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		a, err := h.localActor(r, kind)
-		if err != nil {
-			h.writeError(w, r, err)
-			return
-		}
+	return h.ofActor(kind, func(w http.ResponseWriter, r *http.Request, a application.LocalActor) {
 		h.writeAS(w, r, collectionDoc{Context: application.ASContext, ID: h.urls.Following(a.URI), Type: "OrderedCollection"})
-	}
+	})
 }
 
 // featured is the featured (pinned posts) collection, always empty:
 // Herald has no pinned posts, and GoToSocial logs an error for every
 // actor whose featured collection it cannot fetch.
 func (h *Handler) featured(kind domain.NameKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		a, err := h.localActor(r, kind)
-		if err != nil {
-			h.writeError(w, r, err)
-			return
-		}
+	return h.ofActor(kind, func(w http.ResponseWriter, r *http.Request, a application.LocalActor) {
 		zero := 0
 		h.writeAS(w, r, collectionDoc{Context: application.ASContext, ID: h.urls.Featured(a.URI), Type: "OrderedCollection",
 			TotalItems: &zero, Items: []string{}})
-	}
+	})
 }
 
 // note serves a local public note, so servers that receive an Announce or
@@ -137,6 +118,20 @@ func (h *Handler) note(w http.ResponseWriter, r *http.Request) {
 		Context any `json:"@context"`
 		application.Note
 	}{n.JSONLDContext(), n})
+}
+
+// ofActor is a handler of one of a local actor's documents: serve runs
+// with the actor of kind the path names, once found; the lookup's error
+// is answered.
+func (h *Handler) ofActor(kind domain.NameKind, serve func(w http.ResponseWriter, r *http.Request, a application.LocalActor)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a, err := h.localActor(r, kind)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		serve(w, r, a)
+	}
 }
 
 func nonNil[T any](s []T) []T {
