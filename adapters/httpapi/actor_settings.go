@@ -46,8 +46,7 @@ type lockSetJSON struct {
 func (f *FollowRoutes) setLocked(kind domain.NameKind) func(http.ResponseWriter, *http.Request, domain.RootUser) {
 	return func(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 		var in settingsJSON
-		if err := decodeJSON(w, r, &in); err != nil {
-			writeError(w, r, f.log, err)
+		if !decode(w, r, f.log, &in) {
 			return
 		}
 		if in.Locked == nil {

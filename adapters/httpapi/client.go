@@ -51,8 +51,7 @@ func (h *Handler) persona(a domain.Avatar) *actorJSON {
 
 func (h *Handler) signUp(w http.ResponseWriter, r *http.Request) {
 	var in credentials
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, r, h.log, err)
+	if !decode(w, r, h.log, &in) {
 		return
 	}
 	s, err := h.app.SignUp.Handle(r.Context(), application.SignUp{UserName: in.UserName, Password: in.Password, Reason: in.Reason})
@@ -79,8 +78,7 @@ type pendingJSON struct {
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	var in credentials
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, r, h.log, err)
+	if !decode(w, r, h.log, &in) {
 		return
 	}
 	s, err := h.app.Login.Handle(r.Context(), application.Login{UserName: in.UserName, Password: in.Password})
@@ -105,8 +103,7 @@ type nameJSON struct {
 
 func (h *Handler) createPersona(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	var in nameJSON
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, r, h.log, err)
+	if !decode(w, r, h.log, &in) {
 		return
 	}
 	a, err := h.app.CreatePersona.Handle(r.Context(), application.CreatePersona{UserID: u.ID, Name: in.Name, Locked: in.Locked != nil && *in.Locked})
@@ -115,8 +112,7 @@ func (h *Handler) createPersona(w http.ResponseWriter, r *http.Request, u domain
 
 func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	var in nameJSON
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, r, h.log, err)
+	if !decode(w, r, h.log, &in) {
 		return
 	}
 	g, err := h.app.CreateGroup.Handle(r.Context(), application.CreateGroup{UserID: u.ID, Name: in.Name, Locked: in.Locked})

@@ -81,6 +81,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// decode reads the body into v as decodeJSON does; when it cannot, it
+// answers the error itself (logged to log) and reports false.
+func decode(w http.ResponseWriter, r *http.Request, log *slog.Logger, v any) bool {
+	if err := decodeJSON(w, r, v); err != nil {
+		writeError(w, r, log, err)
+		return false
+	}
+	return true
+}
+
 // decodeJSON reads one JSON object of at most MaxBodyBytes into v. Unknown
 // fields are ignored, as Mastodon's API does; wrong types, trailing data
 // and bodies that are not JSON are errMalformed.

@@ -71,8 +71,7 @@ type followedJSON struct {
 // followed or asked to follow the target.
 func (f *FollowRoutes) follow(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	var in followJSON
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, r, f.log, err)
+	if !decode(w, r, f.log, &in) {
 		return
 	}
 	res, err := f.fed.FollowRemote.Handle(r.Context(), application.FollowRemote{UserID: u.ID, As: in.As, Target: in.Target})
@@ -97,8 +96,7 @@ type followAnsweredJSON struct {
 func (f *FollowRoutes) answerFollow(accept bool) func(http.ResponseWriter, *http.Request, domain.RootUser) {
 	return func(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 		var in followRequestJSON
-		if err := decodeJSON(w, r, &in); err != nil {
-			writeError(w, r, f.log, err)
+		if !decode(w, r, f.log, &in) {
 			return
 		}
 		res, err := f.fed.AnswerFollow.Handle(r.Context(), application.AnswerFollowRequest{UserID: u.ID, As: in.As, Follower: in.Follower, Accept: accept})

@@ -135,8 +135,7 @@ type publishedJSON struct {
 // /api/v1/posts): 201; 422 for what breaks a rule of SPEC §12, naming it.
 func (p *PostRoutes) publish(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	var in postJSON
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, r, p.log, err)
+	if !decode(w, r, p.log, &in) {
 		return
 	}
 	cmd := application.Publish{
@@ -372,8 +371,7 @@ type votedJSON struct {
 // or choices that are not its options.
 func (p *PostRoutes) vote(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	var in voteJSON
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, r, p.log, err)
+	if !decode(w, r, p.log, &in) {
 		return
 	}
 	res, err := p.fed.Vote.Handle(r.Context(), application.Vote{UserID: u.ID, As: in.As, Poll: in.Poll, Choices: in.Options, Indexes: in.Choices})
@@ -405,8 +403,7 @@ type ownPostJSON struct {
 // for a post that is not the account's.
 func (p *PostRoutes) editPost(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	var in editJSON
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, r, p.log, err)
+	if !decode(w, r, p.log, &in) {
 		return
 	}
 	res, err := p.fed.OwnPosts.Edit(r.Context(), application.EditPost{UserID: u.ID, ID: mux.Vars(r)["id"], Content: in.Content})
@@ -442,8 +439,7 @@ type boostedJSON struct {
 // "object"}): 201 for a new boost, 200 when it was boosted already.
 func (p *PostRoutes) boost(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	var in boostJSON
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, r, p.log, err)
+	if !decode(w, r, p.log, &in) {
 		return
 	}
 	res, err := p.fed.Boost.Handle(r.Context(), application.Boost{UserID: u.ID, As: in.As, Object: in.Object})

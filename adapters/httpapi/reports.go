@@ -25,8 +25,7 @@ type reportedJSON struct {
 // for delivery, as every activity is).
 func (f *FollowRoutes) report(w http.ResponseWriter, r *http.Request, u domain.RootUser) {
 	var in reportJSON
-	if err := decodeJSON(w, r, &in); err != nil {
-		writeError(w, r, f.log, err)
+	if !decode(w, r, f.log, &in) {
 		return
 	}
 	res, err := f.fed.Report.Handle(r.Context(), application.ReportRemote{UserID: u.ID, As: in.As, Target: in.Target,
