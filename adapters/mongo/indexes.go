@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,7 +36,8 @@ const (
 	idxReservedNamesName   = "reserved_names_name"
 	idxJobsDedupeKey       = "jobs_dedupe_key"
 	idxJobsLease           = "jobs_lease"
-	idxJobsHostState       = "jobs_host_state"
+	idxJobsQueuedHost      = "jobs_queued_host"
+	idxJobsHostState       = "jobs_host_state" // jobs_queued_host where a server has no partial indexes
 	idxJobsFinishedAt      = "jobs_finished_at"
 	idxInstancesHost       = "remote_instances_host"
 	idxPostsAuthor         = "posts_author_published"
@@ -68,6 +70,13 @@ type indexSpec struct {
 	unique bool
 	sparse bool          // documents without the key are not indexed
 	ttl    time.Duration // > 0: a TTL index
+	// partial, when set, is the index's partialFilterExpression: only the
+	// documents it matches are indexed.
+	partial bson.D
+	// unpartial is what a server without partial indexes gets in its
+	// place (FerretDB v1 answers NotImplemented); where the partial index
+	// exists, EnsureIndexes drops it.
+	unpartial *indexSpec
 }
 
 func keys(kv ...any) bson.D {
@@ -146,7 +155,14 @@ var indexSpecs = []indexSpec{
 	// order: _id is unique) so the skipped hosts are filtered on the index
 	// keys during the scan, without fetching their documents.
 	{coll: collJobs, name: idxJobsLease, keys: keys("state", 1, "runAt", 1, "_id", 1, "host", 1)},
-	{coll: collJobs, name: idxJobsHostState, keys: keys("host", 1, "state", 1, "runAt", 1)},
+	// One host's queued jobs oldest first (the capped lease's per-host
+	// branch, DeferHost, ResumeHost, EndDomainJobs): partial, so a host's
+	// range holds its queued jobs only. On DocumentDB (FerretDB v2) a scan
+	// of (host, state) intersects the host's entries with every queued
+	// job's, so its cost followed the whole backlog; this one's follows the
+	// host's (docs/storage.md, "What the lease costs on FerretDB v2").
+	{coll: collJobs, name: idxJobsQueuedHost, keys: keys("host", 1, "runAt", 1), partial: bson.D{{Key: "state", Value: "queued"}},
+		unpartial: &indexSpec{coll: collJobs, name: idxJobsHostState, keys: keys("host", 1, "state", 1, "runAt", 1)}},
 	// The ready hosts of the capped lease (ready.go), oldest first.
 	{coll: collReadyHosts, name: idxReadyHostsReadyAt, keys: keys("readyAt", 1, "_id", 1)},
 	// The host slots of leased jobs (jobs_batch.go): unique, so one job
@@ -247,6 +263,21 @@ func EnsureIndexes(ctx context.Context, db *mongodrv.Database, log *slog.Logger)
 				return false, fmt.Errorf("index %s.%s: an index with the same keys exists as %q; drop it so %s can be created",
 					spec.coll, spec.name, other, spec.name)
 			}
+			if spec.partial != nil {
+				made, err := createPartial(ctx, db, spec, have)
+				if err != nil {
+					return false, err
+				}
+				if !made {
+					log.Warn("mongo: the server has no partial indexes; a plain index stands in",
+						slog.String("index", spec.coll+"."+spec.name), slog.String("instead", spec.unpartial.name))
+					continue
+				}
+				if err := dropUnpartial(ctx, db, spec, have); err != nil {
+					return false, err
+				}
+				continue
+			}
 			supported, err := createIndex(ctx, db, spec)
 			if err != nil {
 				return false, err
@@ -285,8 +316,55 @@ func EnsureIndexes(ctx context.Context, db *mongodrv.Database, log *slog.Logger)
 			return false, fmt.Errorf("index %s.%s exists with different options (%s); drop it and restart so it is rebuilt as Herald needs it",
 				spec.coll, spec.name, diff)
 		}
+		if err := dropUnpartial(ctx, db, spec, have); err != nil {
+			return false, err
+		}
 	}
 	return ttl, nil
+}
+
+// createPartial makes spec's partial index and reports true, or, on a
+// server that refuses partial indexes, makes spec.unpartial where it is
+// missing and reports false: such a server is asked again at every start,
+// and keeps its stand-in until it answers.
+func createPartial(ctx context.Context, db *mongodrv.Database, spec indexSpec, have map[string]indexInfo) (bool, error) {
+	c := collection(db, spec.coll)
+	opts := options.Index().SetName(spec.name).SetPartialFilterExpression(spec.partial)
+	_, err := c.Indexes().CreateOne(ctx, mongodrv.IndexModel{Keys: spec.keys, Options: opts})
+	if err == nil {
+		return true, nil
+	}
+	if !optionUnsupported(err) || spec.unpartial == nil {
+		return false, fmt.Errorf("create index %s.%s: %w", spec.coll, spec.name, interpretError(err, nil))
+	}
+	u := *spec.unpartial
+	if got, ok := have[u.name]; ok {
+		if diff := got.differs(u); diff != "" {
+			return false, fmt.Errorf("index %s.%s exists with different options (%s); drop it and restart so it is rebuilt as Herald needs it",
+				u.coll, u.name, diff)
+		}
+		return false, nil
+	}
+	if _, err := createIndex(ctx, db, u); err != nil {
+		return false, err
+	}
+	return false, nil
+}
+
+// dropUnpartial drops spec's stand-in where spec's partial index exists:
+// an index every write of the collection keeps up for no reader.
+func dropUnpartial(ctx context.Context, db *mongodrv.Database, spec indexSpec, have map[string]indexInfo) error {
+	if spec.unpartial == nil {
+		return nil
+	}
+	if _, ok := have[spec.unpartial.name]; !ok {
+		return nil
+	}
+	if _, err := collection(db, spec.coll).Indexes().DropOne(ctx, spec.unpartial.name); err != nil {
+		return fmt.Errorf("drop index %s.%s, which %s replaces: %w", spec.coll, spec.unpartial.name, spec.name, interpretError(err, nil))
+	}
+	delete(have, spec.unpartial.name)
+	return nil
 }
 
 // dropRetired drops the retiredIndexes a collection still has.
@@ -370,8 +448,11 @@ func (i indexInfo) differs(spec indexSpec) string {
 	if i.Sparse != spec.sparse {
 		diffs = append(diffs, fmt.Sprintf("sparse %v, want %v", i.Sparse, spec.sparse))
 	}
-	if i.Partial != nil {
-		diffs = append(diffs, fmt.Sprintf("partialFilterExpression %s, want none", i.Partial))
+	switch {
+	case i.Partial == nil && spec.partial != nil:
+		diffs = append(diffs, fmt.Sprintf("no partialFilterExpression, want %s", describeKeys(spec.partial)))
+	case i.Partial != nil && !samePartial(i.Partial, spec.partial):
+		diffs = append(diffs, fmt.Sprintf("partialFilterExpression %s, want %s", i.Partial, describePartial(spec.partial)))
 	}
 	want := int64(spec.ttl / time.Second)
 	switch {
@@ -385,6 +466,21 @@ func (i indexInfo) differs(spec indexSpec) string {
 		diffs = append(diffs, fmt.Sprintf("expireAfterSeconds %d, want none", *i.ExpireAfterSeconds))
 	}
 	return strings.Join(diffs, "; ")
+}
+
+// samePartial compares a stored partialFilterExpression with want's
+// (nil: none) byte for byte: the filters here are one field equal to a
+// string, which a server lists back as it was given.
+func samePartial(got bson.Raw, want bson.D) bool {
+	b, err := bson.Marshal(want)
+	return want != nil && err == nil && bytes.Equal(got, b)
+}
+
+func describePartial(d bson.D) string {
+	if d == nil {
+		return "none"
+	}
+	return describeKeys(d)
 }
 
 func describeKeys(d bson.D) string {
@@ -451,7 +547,7 @@ func createIndex(ctx context.Context, db *mongodrv.Database, spec indexSpec) (su
 	}
 	c := collection(db, spec.coll)
 	_, err = c.Indexes().CreateOne(ctx, mongodrv.IndexModel{Keys: spec.keys, Options: opts})
-	if err != nil && spec.ttl > 0 && ttlUnsupported(err) {
+	if err != nil && spec.ttl > 0 && optionUnsupported(err) {
 		plain := options.Index().SetName(spec.name)
 		if _, err := c.Indexes().CreateOne(ctx, mongodrv.IndexModel{Keys: spec.keys, Options: plain}); err != nil {
 			return false, fmt.Errorf("create index %s.%s: %w", spec.coll, spec.name, interpretError(err, nil))
@@ -474,7 +570,7 @@ func addTTL(ctx context.Context, db *mongodrv.Database, spec indexSpec) (support
 		}},
 	}
 	err = db.RunCommand(ctx, cmd).Err()
-	if err != nil && ttlUnsupported(err) {
+	if err != nil && optionUnsupported(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -484,7 +580,9 @@ func addTTL(ctx context.Context, db *mongodrv.Database, spec indexSpec) (support
 	return true, nil
 }
 
-func ttlUnsupported(err error) bool {
+// optionUnsupported reports whether err is a server refusing an index
+// option it does not have (TTL, partial filters: FerretDB v1).
+func optionUnsupported(err error) bool {
 	var se mongodrv.ServerError
 	if !errors.As(err, &se) {
 		return false

@@ -82,7 +82,7 @@ func slotIndex(host, slot string) (int, bool) {
 //
 //  1. find the candidates: queued, due, not of a skipped host, oldest
 //     (runAt, _id) first, leaseWindow of them, only _id, host and runAt;
-//  2. find the leased jobs of the candidates' hosts (jobs_host_state): how
+//  2. find the leased jobs of the candidates' hosts (jobs_lease): how
 //     many each host has and which slots they hold;
 //  3. one unordered bulkWrite of conditional updates, one per chosen job
 //     (the oldest candidates within each host's free slots, up to the

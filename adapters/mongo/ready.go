@@ -28,7 +28,8 @@ import (
 // host, {_id: host, readyAt, seq}, ordered by readyAt on
 // ready_hosts_ready_at. The lease passes over one entry per capped host and
 // reads, per host it visits, only the few oldest queued jobs it can take
-// (jobs_host_state), so its cost does not grow with the backlog.
+// (jobs_queued_host, which holds queued jobs only), so its cost does not
+// grow with the backlog.
 //
 // The one rule that keeps every queued job leasable, without a transaction:
 //
@@ -172,7 +173,7 @@ func earliestOf(jobs []domain.Job) map[string]time.Time {
 //     visited, or at their cap when the previous lease of this store looked
 //     (cappedHosts), one more than the round visits;
 //  2. in one aggregate, per visited host its oldest queued jobs
-//     (jobs_host_state: one more than the cap, due or not), and, in the
+//     (jobs_queued_host: one more than the cap, due or not), and, in the
 //     first round, every leased job's host and slot (jobs_lease; as many
 //     as there are slots taken, whatever the backlog): which hosts are at
 //     their cap now and which slots each holds;
@@ -344,15 +345,16 @@ func (s *JobStore) readyEntries(ctx context.Context, now time.Time, exclude []st
 
 // queuedOfHosts is step 2 of leaseReady, one aggregate of a sub-pipeline
 // per host ($unionWith): each host's oldest queued jobs, an index range of
-// jobs_host_state in runAt order (among one host's jobs due at the same
+// jobs_queued_host in runAt order (among one host's jobs due at the same
 // instant, the index's order), perHost+1 of them; and, with leased, every
 // leased job's host and slot. A server that refuses $unionWith (FerretDB
 // v1) gets each sub-pipeline as its own aggregate, run side by side.
 func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perHost int, leased bool) (map[string][]candidate, map[string]*hostSlots, error) {
 	// The leased jobs first: the aggregate's own hint (jobs_lease) applies
 	// to the first pipeline only, and without it a server may read every
-	// job for {state: leased}. Each host's branch has its host and state
-	// to pick jobs_host_state by.
+	// job for {state: leased}. Each host's branch names no index: its host
+	// and state pick jobs_queued_host, or on a server without partial
+	// indexes its plain stand-in, jobs_host_state.
 	var branches []branch
 	if leased {
 		branches = append(branches, branch{hint: idxJobsLease, pipe: mongodrv.Pipeline{
@@ -361,7 +363,7 @@ func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perH
 		}})
 	}
 	for _, e := range entries {
-		branches = append(branches, branch{hint: idxJobsHostState, pipe: mongodrv.Pipeline{
+		branches = append(branches, branch{pipe: mongodrv.Pipeline{
 			{{Key: "$match", Value: bson.D{{Key: "host", Value: e.Host}, {Key: "state", Value: string(domain.JobQueued)}}}},
 			{{Key: "$sort", Value: bson.D{{Key: "runAt", Value: 1}}}},
 			{{Key: "$limit", Value: perHost + 1}},
@@ -392,10 +394,20 @@ func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perH
 	return out, held, nil
 }
 
-// branch is one sub-pipeline of union, on the jobs, with its index.
+// branch is one sub-pipeline of union, on the jobs, with its index (none:
+// the server's choice).
 type branch struct {
 	hint string
 	pipe mongodrv.Pipeline
+}
+
+// options is an aggregate of b alone, or of the union b starts.
+func (b branch) options() *options.AggregateOptions {
+	o := options.Aggregate()
+	if b.hint != "" {
+		o.SetHint(b.hint)
+	}
+	return o
 }
 
 // unionDoc is a job as union's branches project it.
@@ -408,7 +420,7 @@ type unionDoc struct {
 }
 
 // union runs branches as one aggregate ($unionWith, hinted by the first
-// branch's index), or, once the server refused the stage, each as its own
+// branch's index, if it names one), or, once the server refused the stage, each as its own
 // aggregate, side by side.
 func (s *JobStore) union(ctx context.Context, branches []branch, what string) ([]unionDoc, error) {
 	if len(branches) == 0 {
@@ -419,7 +431,7 @@ func (s *JobStore) union(ctx context.Context, branches []branch, what string) ([
 		for _, b := range branches[1:] {
 			pipe = append(pipe, bson.D{{Key: "$unionWith", Value: bson.D{{Key: "coll", Value: collJobs}, {Key: "pipeline", Value: b.pipe}}}})
 		}
-		docs, err := aggregateAll[unionDoc](ctx, s.jobs, pipe, what, options.Aggregate().SetHint(branches[0].hint))
+		docs, err := aggregateAll[unionDoc](ctx, s.jobs, pipe, what, branches[0].options())
 		if len(branches) == 1 || !stageRefused(err) {
 			return docs, err
 		}
@@ -430,7 +442,7 @@ func (s *JobStore) union(ctx context.Context, branches []branch, what string) ([
 	var wg sync.WaitGroup
 	for i, b := range branches {
 		wg.Go(func() {
-			parts[i], errs[i] = aggregateAll[unionDoc](ctx, s.jobs, b.pipe, what, options.Aggregate().SetHint(b.hint))
+			parts[i], errs[i] = aggregateAll[unionDoc](ctx, s.jobs, b.pipe, what, b.options())
 		})
 	}
 	wg.Wait()

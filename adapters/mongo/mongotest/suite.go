@@ -18,6 +18,7 @@ type suiteOptions struct {
 	startReason string
 	noTTL       bool
 	noSparse    string // why the server's index listing has no sparse flag
+	noPartial   string // why the server has no partial indexes
 }
 
 // Skip marks one case (by its subtest name) as not verifiable on this
@@ -48,6 +49,13 @@ func WithoutTTL() Option {
 // indexes without it (FerretDB v1), so only uniqueness can be read back.
 func SparseNotListed(reason string) Option {
 	return func(o *suiteOptions) { o.noSparse = reason }
+}
+
+// WithoutPartialIndexes says the server refuses partial indexes (FerretDB
+// v1), so EnsureIndexes must make their plain stand-ins and warn once a
+// start; reason says why.
+func WithoutPartialIndexes(reason string) Option {
+	return func(o *suiteOptions) { o.noPartial = reason }
 }
 
 func buildOptions(opts []Option) suiteOptions {
