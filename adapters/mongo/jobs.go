@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -435,15 +436,29 @@ func (s *JobStore) moveHost(ctx context.Context, host string, runAt bson.D, to t
 }
 
 // Counts implements ports.JobAdmin with one count per state, each a count
-// over the state prefix of jobs_lease.
+// over the state prefix of jobs_lease, run side by side: where a count
+// reads the state's documents (DocumentDB has no index-only count), the
+// reading takes as long as the largest state's, not the sum.
 func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) {
-	out := make(map[domain.JobState]int, len(domain.JobStates()))
-	for _, st := range domain.JobStates() {
-		n, err := s.jobs.CountDocuments(ctx, bson.D{{Key: "state", Value: string(st)}})
-		if err != nil {
-			return nil, fmt.Errorf("count %s jobs: %w", st, interpretError(err, nil))
-		}
-		out[st] = int(n)
+	states := domain.JobStates()
+	ns := make([]int64, len(states))
+	errs := make([]error, len(states))
+	var wg sync.WaitGroup
+	for i, st := range states {
+		wg.Go(func() {
+			ns[i], errs[i] = s.jobs.CountDocuments(ctx, bson.D{{Key: "state", Value: string(st)}})
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("count %s jobs: %w", st, interpretError(errs[i], nil))
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := make(map[domain.JobState]int, len(states))
+	for i, st := range states {
+		out[st] = int(ns[i])
 	}
 	return out, nil
 }
