@@ -38,9 +38,9 @@ type JobStore struct {
 	ready    *mongodrv.Collection
 	repaired atomic.Bool
 	capped   cappedHosts
-	// noUnion is set once the server refused $unionWith or $group's
-	// accumulators (FerretDB v1): ready.go reads with plainer commands.
-	noUnion atomic.Bool
+	// noGroup is set once the server refused $group's accumulators
+	// (FerretDB v1): the ready hosts' repair reads with a find instead.
+	noGroup atomic.Bool
 	// afterSettleWrite, when set (by tests, export_test.go), runs in Settle
 	// between its bulkWrite and the read-back of its markers.
 	afterSettleWrite func()

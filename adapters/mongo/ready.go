@@ -343,40 +343,42 @@ func (s *JobStore) readyEntries(ctx context.Context, now time.Time, exclude []st
 			SetHint(idxReadyHostsReadyAt))
 }
 
-// queuedOfHosts is step 2 of leaseReady, one aggregate of a sub-pipeline
-// per host ($unionWith): each host's oldest queued jobs, an index range of
-// jobs_queued_host in runAt order (among one host's jobs due at the same
-// instant, the index's order), perHost+1 of them; and, with leased, every
-// leased job's host and slot. A server that refuses $unionWith (FerretDB
-// v1) gets each sub-pipeline as its own aggregate, run side by side.
+// queuedOfHosts is step 2 of leaseReady, one find per host and one for
+// the leased jobs, side by side: each host's oldest queued jobs, perHost+1
+// of them in runAt order (jobs_queued_host; among one host's jobs due at
+// the same instant, the index's order); and, with leased, every leased
+// job's host and slot (jobs_lease).
+//
+// Every find asks for one batch (singleBatch). DocumentDB (FerretDB v2)
+// runs a query whose cursor might outlive its first batch — a sort, a
+// limit, a $unionWith — as a persistent cursor holding its PostgreSQL
+// connection, which FerretDB then takes out of its pool: such a query
+// costs a new connection, 45–50 ms on this machine, where a single batch
+// takes under a millisecond. One aggregate of all branches ($unionWith)
+// cost that once per lease; the finds cost it never.
 func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perHost int, leased bool) (map[string][]candidate, map[string]*hostSlots, error) {
-	// The leased jobs first: the aggregate's own hint (jobs_lease) applies
-	// to the first pipeline only, and without it a server may read every
-	// job for {state: leased}. Each host's branch names no index: its host
-	// and state pick jobs_queued_host, or on a server without partial
-	// indexes its plain stand-in, jobs_host_state.
-	var branches []branch
+	parts := make([][]branchDoc, len(entries)+1)
+	errs := make([]error, len(entries)+1)
+	var wg sync.WaitGroup
 	if leased {
-		branches = append(branches, branch{hint: idxJobsLease, pipe: mongodrv.Pipeline{
-			{{Key: "$match", Value: bson.D{{Key: "state", Value: string(domain.JobLeased)}}}},
-			{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "slot", Value: 1}, {Key: "state", Value: 1}}}},
-		}})
+		wg.Go(func() { parts[0], errs[0] = s.leasedSlots(ctx) })
 	}
-	for _, e := range entries {
-		branches = append(branches, branch{pipe: mongodrv.Pipeline{
-			{{Key: "$match", Value: bson.D{{Key: "host", Value: e.Host}, {Key: "state", Value: string(domain.JobQueued)}}}},
-			{{Key: "$sort", Value: bson.D{{Key: "runAt", Value: 1}}}},
-			{{Key: "$limit", Value: perHost + 1}},
-			{{Key: "$project", Value: bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "runAt", Value: 1}, {Key: "state", Value: 1}}}},
-		}})
+	for i, e := range entries {
+		wg.Go(func() {
+			parts[i+1], errs[i+1] = findAll(ctx, s.jobs,
+				bson.D{{Key: "host", Value: e.Host}, {Key: "state", Value: string(domain.JobQueued)}},
+				"lease: a ready host's jobs", func(d branchDoc) branchDoc { return d },
+				options.Find().SetSort(bson.D{{Key: "runAt", Value: 1}}).SetLimit(-int64(perHost+1)).
+					SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "runAt", Value: 1}, {Key: "state", Value: 1}}))
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
 	}
 	held := make(map[string]*hostSlots)
 	out := make(map[string][]candidate, len(entries))
-	docs, err := s.union(ctx, branches, "lease: ready hosts' jobs")
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, d := range docs {
+	for _, d := range slices.Concat(parts...) {
 		if d.State != string(domain.JobLeased) {
 			out[d.Host] = append(out[d.Host], candidate{ID: d.ID, Host: d.Host, RunAt: d.RunAt})
 			continue
@@ -394,24 +396,28 @@ func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perH
 	return out, held, nil
 }
 
-// branch is one sub-pipeline of union, on the jobs, with its index (none:
-// the server's choice).
-type branch struct {
-	hint string
-	pipe mongodrv.Pipeline
-}
+// leasedBatch is how many leased jobs leasedSlots reads in its one batch;
+// more are read again through a cursor. Leased jobs number the slots
+// taken across every process, far fewer.
+const leasedBatch = 10_000
 
-// options is an aggregate of b alone, or of the union b starts.
-func (b branch) options() *options.AggregateOptions {
-	o := options.Aggregate()
-	if b.hint != "" {
-		o.SetHint(b.hint)
+// leasedSlots is every leased job's host and slot, in one batch where
+// they fit (queuedOfHosts says why). The hint keeps a server from reading
+// every job for {state: leased}.
+func (s *JobStore) leasedSlots(ctx context.Context) ([]branchDoc, error) {
+	filter := bson.D{{Key: "state", Value: string(domain.JobLeased)}}
+	proj := bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "slot", Value: 1}, {Key: "state", Value: 1}}
+	id := func(d branchDoc) branchDoc { return d }
+	docs, err := findAll(ctx, s.jobs, filter, "lease: leased jobs", id,
+		options.Find().SetHint(idxJobsLease).SetProjection(proj).SetLimit(-leasedBatch).SetBatchSize(leasedBatch))
+	if err != nil || len(docs) < leasedBatch {
+		return docs, err
 	}
-	return o
+	return findAll(ctx, s.jobs, filter, "lease: leased jobs", id, options.Find().SetHint(idxJobsLease).SetProjection(proj))
 }
 
-// unionDoc is a job as union's branches project it.
-type unionDoc struct {
+// branchDoc is a job as queuedOfHosts' finds project it, and the repair's.
+type branchDoc struct {
 	ID    string    `bson:"_id"`
 	Host  string    `bson:"host"`
 	RunAt time.Time `bson:"runAt"`
@@ -419,42 +425,9 @@ type unionDoc struct {
 	State string    `bson:"state"`
 }
 
-// union runs branches as one aggregate ($unionWith, hinted by the first
-// branch's index, if it names one), or, once the server refused the stage, each as its own
-// aggregate, side by side.
-func (s *JobStore) union(ctx context.Context, branches []branch, what string) ([]unionDoc, error) {
-	if len(branches) == 0 {
-		return nil, nil
-	}
-	if !s.noUnion.Load() {
-		pipe := slices.Clone(branches[0].pipe)
-		for _, b := range branches[1:] {
-			pipe = append(pipe, bson.D{{Key: "$unionWith", Value: bson.D{{Key: "coll", Value: collJobs}, {Key: "pipeline", Value: b.pipe}}}})
-		}
-		docs, err := aggregateAll[unionDoc](ctx, s.jobs, pipe, what, branches[0].options())
-		if len(branches) == 1 || !stageRefused(err) {
-			return docs, err
-		}
-		s.noUnion.Store(true)
-	}
-	parts := make([][]unionDoc, len(branches))
-	errs := make([]error, len(branches))
-	var wg sync.WaitGroup
-	for i, b := range branches {
-		wg.Go(func() {
-			parts[i], errs[i] = aggregateAll[unionDoc](ctx, s.jobs, b.pipe, what, b.options())
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return slices.Concat(parts...), nil
-}
-
 // Codes of a server refusing a pipeline stage or operator it does not
-// have, beside NotImplemented (238, as FerretDB v1 answers $unionWith and
-// $group's accumulators): MongoDB's own for an unknown stage or operator.
+// have, beside NotImplemented (238, as FerretDB v1 answers $group's
+// accumulators): MongoDB's own for an unknown stage or operator.
 const (
 	codeUnrecognizedStage      = 40324
 	codeInvalidPipelineOperand = 168
@@ -524,22 +497,22 @@ func (s *JobStore) repairReady(ctx context.Context) error {
 	}
 	var oldest []minDoc
 	var err error
-	if !s.noUnion.Load() {
+	if !s.noGroup.Load() {
 		oldest, err = aggregateAll[minDoc](ctx, s.jobs, mongodrv.Pipeline{
 			{{Key: "$match", Value: bson.D{{Key: "state", Value: string(domain.JobQueued)}}}},
 			{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$host"}, {Key: "readyAt", Value: bson.D{{Key: "$min", Value: "$runAt"}}}}}},
 		}, "repair ready hosts")
 		if stageRefused(err) {
-			s.noUnion.Store(true)
+			s.noGroup.Store(true)
 		} else if err != nil {
 			return err
 		}
 	}
-	if s.noUnion.Load() {
+	if s.noGroup.Load() {
 		// The server has no $group accumulators: every queued job's host
 		// and runAt, and the oldest per host here.
 		queued, err := findAll(ctx, s.jobs, bson.D{{Key: "state", Value: string(domain.JobQueued)}}, "repair ready hosts",
-			func(d unionDoc) domain.Job { return domain.Job{Host: d.Host, RunAt: d.RunAt} },
+			func(d branchDoc) domain.Job { return domain.Job{Host: d.Host, RunAt: d.RunAt} },
 			options.Find().SetProjection(bson.D{{Key: "host", Value: 1}, {Key: "runAt", Value: 1}}))
 		if err != nil {
 			return err
