@@ -172,9 +172,10 @@ func earliestOf(jobs []domain.Job) map[string]time.Time {
 //  1. read the oldest due entries of ready_hosts that are not skipped,
 //     visited, or at their cap when the previous lease of this store looked
 //     (cappedHosts), one more than the round visits;
-//  2. in one aggregate, per visited host its oldest queued jobs
-//     (jobs_queued_host: one more than the cap, due or not), and, in the
-//     first round, every leased job's host and slot (jobs_lease; as many
+//  2. by single-batch finds side by side (queuedOfHosts), per visited
+//     host its oldest queued jobs (jobs_queued_host: one more than the
+//     cap, due or not), and, in the first round, every leased job's host
+//     and slot (jobs_lease; as many
 //     as there are slots taken, whatever the backlog): which hosts are at
 //     their cap now and which slots each holds;
 //  3. plan the oldest of all jobs read within each host's free slots; when
