@@ -96,6 +96,10 @@ const (
 	ferretUniqueMessage = "UNIQUE constraint failed"
 )
 
+// codeBadValue is a server refusing an argument of a command, such as a
+// hint that names no index.
+const codeBadValue = 2
+
 func isUnavailable(err error) bool {
 	var sse topology.ServerSelectionError
 	if mongodrv.IsNetworkError(err) || mongodrv.IsTimeout(err) || errors.As(err, &sse) ||

@@ -41,6 +41,10 @@ type JobStore struct {
 	// noGroup is set once the server refused $group's accumulators
 	// (FerretDB v1): the ready hosts' repair reads with a find instead.
 	noGroup atomic.Bool
+	// hostStandIn is set once the server answered that jobs_queued_host
+	// does not exist (no partial indexes): a host's queued jobs are read
+	// from jobs_host_state (queuedOfHost).
+	hostStandIn atomic.Bool
 	// afterSettleWrite, when set (by tests, export_test.go), runs in Settle
 	// between its bulkWrite and the read-back of its markers.
 	afterSettleWrite func()

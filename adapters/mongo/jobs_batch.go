@@ -176,8 +176,10 @@ func (s *JobStore) leaseCandidates(ctx context.Context, now time.Time, skip []st
 		options.Find().
 			SetSort(bson.D{{Key: "runAt", Value: 1}, {Key: "_id", Value: 1}}).
 			SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: 1}, {Key: "runAt", Value: 1}}).
-			SetLimit(int64(n)).
-			SetBatchSize(int32(n)). // the whole window in the first reply: no getMore
+			// The whole window in one reply and no cursor left open
+			// (singleBatch: a negative limit; queuedOfHosts says why).
+			SetLimit(-int64(n)).
+			SetBatchSize(int32(n)).
 			SetHint(idxJobsLease))
 	return out, err
 }
