@@ -23,12 +23,20 @@ import (
 // to uri with w:1 and a command monitor.
 func WriteConcernOnTheWire(t *testing.T, uri string) {
 	var mu sync.Mutex
-	sent := make(map[string][]bson.Raw)
+	sending := make(map[string][]bson.Raw)
 	monitor := &event.CommandMonitor{Started: func(_ context.Context, e *event.CommandStartedEvent) {
 		mu.Lock()
 		defer mu.Unlock()
-		sent[e.CommandName] = append(sent[e.CommandName], append(bson.Raw(nil), e.Command...))
+		sending[e.CommandName] = append(sending[e.CommandName], append(bson.Raw(nil), e.Command...))
 	}}
+	// took returns the commands sent since its last call, by name.
+	took := func() map[string][]bson.Raw {
+		mu.Lock()
+		defer mu.Unlock()
+		out := sending
+		sending = make(map[string][]bson.Raw)
+		return out
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := mongodrv.Connect(ctx, options.Client().ApplyURI(uri).SetMonitor(monitor).SetWriteConcern(nil))
@@ -42,9 +50,7 @@ func WriteConcernOnTheWire(t *testing.T, uri string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	sent = make(map[string][]bson.Raw) // only what the stores send from here
-	mu.Unlock()
+	took() // only what the stores send from here
 	if _, err := jobs.Enqueue(Ctx(t), []domain.Job{j}); err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +64,7 @@ func WriteConcernOnTheWire(t *testing.T, uri string) {
 	if err := mongo.NewNameRegistry(db).Reserve(Ctx(t), r); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	sent := took()
 	for _, name := range []string{"insert", "update"} {
 		cmds := sent[name]
 		if len(cmds) == 0 {
@@ -85,6 +90,37 @@ func WriteConcernOnTheWire(t *testing.T, uri string) {
 	}
 	if !hinted {
 		t.Fatalf("no find of the jobs hinted to jobs_lease: the lease's candidates (finds: %v)", sent["find"])
+	}
+	// A capped lease reads each ready host's jobs with a find hinted to
+	// jobs_queued_host (or its stand-in, where a server has no partial
+	// indexes), in one batch.
+	j2, err := domain.NewJob(contract.JobID("j2"), "https://local.example/a/2", "https://r.example/inbox", "av1", "https://local.example/users/a#main-key", []byte(`{}`), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobs.Enqueue(Ctx(t), []domain.Job{j2}); err != nil {
+		t.Fatal(err)
+	}
+	took()
+	got, err := jobs.LeaseBatch(Ctx(t), ports.LeaseRequest{Owner: "w", Token: "t2", Now: time.Now().Add(time.Second), Until: time.Now().Add(time.Hour), Limit: 1, PerHost: 2})
+	sent = took()
+	if err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	var hostFinds int
+	for _, cmd := range sent["find"] {
+		if _, err := cmd.LookupErr("filter", "host"); err != nil {
+			continue
+		}
+		hostFinds++
+		h, _ := cmd.Lookup("hint").StringValueOK()
+		single, _ := cmd.Lookup("singleBatch").BooleanOK()
+		if (h != "jobs_queued_host" && h != "jobs_host_state") || !single {
+			t.Fatalf("a capped lease read a host's jobs with hint %q, singleBatch %v: %s", h, single, cmd)
+		}
+	}
+	if hostFinds == 0 {
+		t.Fatalf("a capped lease sent no find of a host's jobs (finds: %v)", sent["find"])
 	}
 }
 
