@@ -2,7 +2,9 @@ package mongo
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 
 	mongodrv "go.mongodb.org/mongo-driver/mongo"
 	"go.mongodb.org/mongo-driver/mongo/options"
@@ -25,4 +27,17 @@ func findAll[D, T any](ctx context.Context, coll *mongodrv.Collection, filter an
 		out[i] = conv(d)
 	}
 	return out, nil
+}
+
+// sideBySide runs read(0) to read(n-1) at once and joins their errors:
+// for readings that each cost a round trip, so that together they take
+// as long as the slowest, not the sum.
+func sideBySide(n int, read func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = read(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -313,14 +313,21 @@ func EnsureIndexes(ctx context.Context, db *mongodrv.Database, log *slog.Logger)
 				}
 				continue
 			}
-			return false, fmt.Errorf("index %s.%s exists with different options (%s); drop it and restart so it is rebuilt as Herald needs it",
-				spec.coll, spec.name, diff)
+			return false, optionsDiffer(spec, diff)
 		}
 		if err := dropUnpartial(ctx, db, spec, have); err != nil {
 			return false, err
 		}
 	}
 	return ttl, nil
+}
+
+// optionsDiffer is the error for an index of spec's name that exists
+// with other options (diff says which): EnsureIndexes does not drop an
+// operator's index, the operator does.
+func optionsDiffer(spec indexSpec, diff string) error {
+	return fmt.Errorf("index %s.%s exists with different options (%s); drop it and restart so it is rebuilt as Herald needs it",
+		spec.coll, spec.name, diff)
 }
 
 // createPartial makes spec's partial index and reports true, or, on a
@@ -340,8 +347,7 @@ func createPartial(ctx context.Context, db *mongodrv.Database, spec indexSpec, h
 	u := *spec.unpartial
 	if got, ok := have[u.name]; ok {
 		if diff := got.differs(u); diff != "" {
-			return false, fmt.Errorf("index %s.%s exists with different options (%s); drop it and restart so it is rebuilt as Herald needs it",
-				u.coll, u.name, diff)
+			return false, optionsDiffer(u, diff)
 		}
 		return false, nil
 	}

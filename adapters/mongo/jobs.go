@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -446,18 +445,13 @@ func (s *JobStore) moveHost(ctx context.Context, host string, runAt bson.D, to t
 func (s *JobStore) Counts(ctx context.Context) (map[domain.JobState]int, error) {
 	states := domain.JobStates()
 	ns := make([]int64, len(states))
-	errs := make([]error, len(states))
-	var wg sync.WaitGroup
-	for i, st := range states {
-		wg.Go(func() {
-			ns[i], errs[i] = s.jobs.CountDocuments(ctx, bson.D{{Key: "state", Value: string(st)}})
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("count %s jobs: %w", st, interpretError(errs[i], nil))
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := sideBySide(len(states), func(i int) (err error) {
+		if ns[i], err = s.jobs.CountDocuments(ctx, bson.D{{Key: "state", Value: string(states[i])}}); err != nil {
+			return fmt.Errorf("count %s jobs: %w", states[i], interpretError(err, nil))
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := make(map[domain.JobState]int, len(states))

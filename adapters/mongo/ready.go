@@ -360,16 +360,16 @@ func (s *JobStore) readyEntries(ctx context.Context, now time.Time, exclude []st
 // cost that once per lease; the finds cost it never.
 func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perHost int, leased bool) (map[string][]candidate, map[string]*hostSlots, error) {
 	parts := make([][]branchDoc, len(entries)+1)
-	errs := make([]error, len(entries)+1)
-	var wg sync.WaitGroup
-	if leased {
-		wg.Go(func() { parts[0], errs[0] = s.leasedSlots(ctx) })
-	}
-	for i, e := range entries {
-		wg.Go(func() { parts[i+1], errs[i+1] = s.queuedOfHost(ctx, e.Host, perHost+1) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := sideBySide(len(entries)+1, func(i int) (err error) {
+		switch {
+		case i > 0:
+			parts[i], err = s.queuedOfHost(ctx, entries[i-1].Host, perHost+1)
+		case leased:
+			parts[0], err = s.leasedSlots(ctx)
+		}
+		return err
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	held := make(map[string]*hostSlots)
