@@ -356,8 +356,7 @@ func (s *JobStore) readyEntries(ctx context.Context, now time.Time, exclude []st
 // limit, a $unionWith — as a persistent cursor holding its PostgreSQL
 // connection, which FerretDB then takes out of its pool: such a query
 // costs a new connection, 45–50 ms on this machine, where a single batch
-// takes under a millisecond. One aggregate of all branches ($unionWith)
-// cost that once per lease; the finds cost it never.
+// takes under a millisecond.
 func (s *JobStore) queuedOfHosts(ctx context.Context, entries []readyEntry, perHost int, leased bool) (map[string][]candidate, map[string]*hostSlots, error) {
 	parts := make([][]branchDoc, len(entries)+1)
 	err := sideBySide(len(entries)+1, func(i int) (err error) {
