@@ -265,22 +265,34 @@ func TestStreamingSubscribe(t *testing.T) {
 		t.Fatalf("streams %v", got)
 	}
 
-	// Unsubscribed, the local timeline is no longer sent; a refused
-	// message after the next post is answered after that post's frames.
+	// Unsubscribed, the local timeline is no longer sent. Messages are
+	// read in order, so the unsubscription is in place once the refused
+	// message sent after it is answered; a refused message after the next
+	// post is answered after that post's frames.
+	refused := func() {
+		t.Helper()
+		if err := st.c.Write(ctx, websocket.MessageText, []byte(`{"type":"bogus"}`)); err != nil {
+			t.Fatal(err)
+		}
+		st.await(t, "error frame", func(f frame) bool {
+			if isStream(f, "public:local") {
+				t.Fatalf("unsubscribed stream sent %+v", f)
+			}
+			return f.Error != ""
+		})
+	}
 	if err := st.c.Write(ctx, websocket.MessageText, []byte(`{"type":"unsubscribe","stream":"public:local"}`)); err != nil {
 		t.Fatal(err)
 	}
+	refused()
 	second := s.stPost(t, alice, url.Values{"status": {"#fedi again"}})
-	st.await(t, "hashtag update", func(f frame) bool { return f.Event == "update" && payload(t, f)["id"] == second["id"] })
-	if err := st.c.Write(ctx, websocket.MessageText, []byte(`{"type":"bogus"}`)); err != nil {
-		t.Fatal(err)
-	}
-	st.await(t, "error frame", func(f frame) bool {
+	st.await(t, "hashtag update", func(f frame) bool {
 		if isStream(f, "public:local") {
 			t.Fatalf("unsubscribed stream sent %+v", f)
 		}
-		return f.Error != ""
+		return f.Event == "update" && payload(t, f)["id"] == second["id"]
 	})
+	refused()
 }
 
 // One token holds at most four connections at once.
