@@ -207,11 +207,7 @@ func Indexes(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			if err := mongo.Touch(Ctx(t), db); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.Collection("jobs").Indexes().CreateOne(Ctx(t), mongodrv.IndexModel{
-				Keys:    bson.D{{Key: "host", Value: 1}, {Key: "state", Value: 1}, {Key: "runAt", Value: 1}},
-				Options: options.Index().SetName("jobs_host_state")}); err != nil {
-				t.Fatal(err)
-			}
+			makeHostStateIndex(t, db)
 			for i := 0; i < 2; i++ {
 				if _, err := mongo.EnsureIndexes(Ctx(t), db, nil); err != nil {
 					t.Fatalf("ensure #%d over jobs_host_state: %v", i+1, err)
@@ -244,11 +240,7 @@ func Indexes(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			if _, err := db.Collection("jobs").Indexes().DropOne(Ctx(t), "jobs_queued_host"); err != nil && o.noPartial == "" {
 				t.Fatal(err)
 			}
-			if _, err := db.Collection("jobs").Indexes().CreateOne(Ctx(t), mongodrv.IndexModel{
-				Keys:    bson.D{{Key: "host", Value: 1}, {Key: "state", Value: 1}, {Key: "runAt", Value: 1}},
-				Options: options.Index().SetName("jobs_host_state")}); err != nil {
-				t.Fatal(err)
-			}
+			makeHostStateIndex(t, db)
 			jobs := mongo.NewJobStore(db)
 			base := time.Now().Add(-time.Hour)
 			var batch []domain.Job
@@ -390,6 +382,18 @@ func Indexes(t *testing.T, client *mongodrv.Client, opts ...Option) {
 			}
 		}},
 	})
+}
+
+// makeHostStateIndex makes jobs_host_state, (host, state, runAt) over
+// every job: what an earlier version's start made, and what a server
+// without partial indexes keeps in place of jobs_queued_host.
+func makeHostStateIndex(t *testing.T, db *mongodrv.Database) {
+	t.Helper()
+	if _, err := db.Collection("jobs").Indexes().CreateOne(Ctx(t), mongodrv.IndexModel{
+		Keys:    bson.D{{Key: "host", Value: 1}, {Key: "state", Value: 1}, {Key: "runAt", Value: 1}},
+		Options: options.Index().SetName("jobs_host_state")}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // postgresPlan is LeaseQueryIsAnIndexScan on FerretDB v2, whose explain
