@@ -29,6 +29,7 @@ type Operator struct {
 	clock         ports.Clock
 	waker         Waker
 	lift          LiftQuarantineHandler
+	view          *queueView
 }
 
 // OperatorDeps are the Operator's collaborators. Waker may be nil (the CLI
@@ -51,11 +52,13 @@ func NewOperator(d OperatorDeps) *Operator {
 	if err != nil {
 		actor = strings.ToLower(strings.TrimSpace(d.InstanceActor))
 	}
-	return &Operator{
+	o := &Operator{
 		admin: d.JobAdmin, jobs: d.Jobs, instances: d.Instances, names: d.Names, fanOuts: d.FanOuts, policy: d.Policy,
 		instanceActor: actor, clock: d.Clock, waker: d.Waker,
 		lift: LiftQuarantineHandler{Instances: d.Instances, Jobs: d.Jobs, Clock: d.Clock, Waker: d.Waker},
 	}
+	o.view = &queueView{read: o.readQueue, clock: d.Clock}
+	return o
 }
 
 // Paging bounds of the job listing.
@@ -66,7 +69,8 @@ const (
 	TopHosts = 20
 )
 
-// QueueStats is the queue at a glance.
+// QueueStats is the queue at a glance, as read at At. Its map and slices
+// may be shared with other answers: read them, do not change them.
 type QueueStats struct {
 	At       time.Time
 	ByState  map[domain.JobState]int
@@ -77,11 +81,15 @@ type QueueStats struct {
 	InFlight int // filled by callers that know the engine; 0 otherwise
 }
 
-// Queue counts jobs by state, and by host for queued, leased and dead: four
-// readings, side by side, so the view waits for the slowest of them rather
-// than their sum (a store that counts by reading the jobs, Mongo on
-// DocumentDB, takes tens of milliseconds each).
+// Queue counts jobs by state, and by host for queued, leased and dead. Where
+// readings are slow it answers from the latest one (queue_view.go).
 func (o *Operator) Queue(ctx context.Context) (QueueStats, error) {
+	return o.view.get(ctx)
+}
+
+// readQueue is one reading of the queue: four counts, side by side, so it
+// waits for the slowest of them rather than their sum.
+func (o *Operator) readQueue(ctx context.Context) (QueueStats, error) {
 	s := QueueStats{At: o.clock.Now()}
 	byHost := []struct {
 		state domain.JobState
@@ -189,6 +197,7 @@ func (o *Operator) RetryJob(ctx context.Context, id string) (domain.Job, error) 
 		// Retried by someone else between Get and RetryDead.
 		return domain.Job{}, fmt.Errorf("%w: job %s is no longer dead", domain.ErrInvalidInput, id)
 	}
+	o.view.wrote()
 	o.wake()
 	return o.admin.Get(ctx, id)
 }
@@ -205,6 +214,7 @@ func (o *Operator) RetryHostDead(ctx context.Context, host string) (int, error) 
 		return 0, fmt.Errorf("retry dead jobs of %s: %w", host, err)
 	}
 	if n > 0 {
+		o.view.wrote()
 		o.wake()
 	}
 	return n, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -343,5 +344,214 @@ func TestOperatorRecentDead(t *testing.T) {
 	got, err := b.op.RecentDead(context.Background(), 1, 100)
 	if err != nil || len(got) != 1 || got[0].ID != second.ID {
 		t.Fatalf("recent %+v %v (first %s)", got, err, first.ID)
+	}
+}
+
+// slowCounts is a store that counts by reading its jobs: each Counts counts,
+// takes 300 ms on the test's clock and, while the gate is shut, waits for
+// it before it answers.
+type slowCounts struct {
+	*memory.JobStore
+	clock   *fake.Clock
+	started chan struct{} // one a reading that began
+
+	mu   sync.Mutex
+	gate chan struct{} // nil: open
+	fail error
+}
+
+func (a *slowCounts) Counts(ctx context.Context) (map[domain.JobState]int, error) {
+	a.mu.Lock()
+	gate, fail := a.gate, a.fail
+	a.mu.Unlock()
+	if fail != nil {
+		return nil, fail
+	}
+	// The jobs are counted as they stand when the reading begins.
+	c, err := a.JobStore.Counts(ctx)
+	select {
+	case a.started <- struct{}{}:
+	default: // the test reads no more of them
+	}
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	a.clock.Advance(300 * time.Millisecond)
+	return c, err
+}
+
+func (a *slowCounts) set(gate chan struct{}, fail error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.gate, a.fail = gate, fail
+}
+
+func newSlowQueue(t *testing.T) (*opBundle, *slowCounts) {
+	t.Helper()
+	b := newOperator(t)
+	a := &slowCounts{JobStore: b.jobs, clock: b.clock, started: make(chan struct{}, 100)}
+	b.op = application.NewOperator(application.OperatorDeps{JobAdmin: a, Jobs: b.jobs, Instances: b.instances, Clock: b.clock})
+	return b, a
+}
+
+// within fails the test when ch yields nothing in 10 s: a call that should
+// not wait, waiting.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: nothing after 10 s", what)
+		panic("unreachable")
+	}
+}
+
+func queueAsync(op *application.Operator) <-chan application.QueueStats {
+	ch := make(chan application.QueueStats, 1)
+	go func() {
+		s, _ := op.Queue(context.Background())
+		ch <- s
+	}()
+	return ch
+}
+
+// queuedEventually asks until the view shows want queued jobs.
+func queuedEventually(t *testing.T, op *application.Operator, want int) application.QueueStats {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := op.Queue(context.Background())
+		if err == nil && s.ByState[domain.JobQueued] == want {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the view never showed %d queued (last %v, %v)", want, s.ByState, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestQueueViewReadsAfreshWhereReadingsAreFast(t *testing.T) {
+	t.Parallel()
+	b := newOperator(t)
+	for i := range 3 {
+		s, err := b.op.Queue(context.Background())
+		if err != nil || s.ByState[domain.JobQueued] != i || !s.At.Equal(b.clock.Now()) {
+			t.Fatalf("reading %d: %v at %v, %v", i, s.ByState, s.At, err)
+		}
+		b.enqueue(t, "https://a.example/inbox")
+	}
+}
+
+func TestQueueViewAnswersFromTheLatestReadingWhereReadingsAreSlow(t *testing.T) {
+	t.Parallel()
+	b, a := newSlowQueue(t)
+	b.enqueue(t, "https://a.example/inbox")
+	first, err := b.op.Queue(context.Background())
+	if err != nil || first.ByState[domain.JobQueued] != 1 {
+		t.Fatalf("first reading %v, %v", first.ByState, err)
+	}
+	within(t, a.started, "the first reading")
+
+	// A reading took 300 ms: the next requests answer from it without
+	// waiting for the store, and one reading runs behind them.
+	b.enqueue(t, "https://a.example/inbox")
+	gate := make(chan struct{})
+	a.set(gate, nil)
+	var answers []<-chan application.QueueStats
+	for range 20 {
+		answers = append(answers, queueAsync(b.op))
+	}
+	for i, ch := range answers {
+		s := within(t, ch, "a request while the store is slow")
+		if s.ByState[domain.JobQueued] != 1 || !s.At.Equal(first.At) {
+			t.Fatalf("answer %d: %v at %v, want the first reading's (1 queued at %v)", i, s.ByState, s.At, first.At)
+		}
+	}
+	within(t, a.started, "the reading behind the requests")
+	select {
+	case <-a.started:
+		t.Fatal("a second reading ran beside the first: twenty requests, one reading at a time")
+	case <-time.After(200 * time.Millisecond):
+	}
+
+	// The reading done, the view shows what it read.
+	close(gate)
+	s := queuedEventually(t, b.op, 2)
+	if !s.At.After(first.At) {
+		t.Fatalf("the new reading is dated %v, the first %v", s.At, first.At)
+	}
+
+	// A reading older than QueueReadingMaxAge is not shown: the request
+	// reads afresh.
+	b.enqueue(t, "https://a.example/inbox")
+	b.clock.Advance(application.QueueReadingMaxAge)
+	for len(a.started) > 0 {
+		<-a.started
+	}
+	now := b.clock.Now()
+	s, err = b.op.Queue(context.Background())
+	if err != nil || s.ByState[domain.JobQueued] != 3 || s.At.Before(now) {
+		t.Fatalf("after %v: %v at %v (now %v), %v", application.QueueReadingMaxAge, s.ByState, s.At, now, err)
+	}
+}
+
+func TestQueueViewReportsAFailedReading(t *testing.T) {
+	t.Parallel()
+	b, a := newSlowQueue(t)
+	b.enqueue(t, "https://a.example/inbox")
+	if _, err := b.op.Queue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	down := errors.New("store down")
+	a.set(nil, down)
+	// The kept reading answers once; the reading behind it fails, and the
+	// next request reads afresh and says so.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := b.op.Queue(context.Background())
+		if errors.Is(err, down) {
+			return
+		}
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("want the store's error, got %v", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestQueueViewShowsAnOperatorsRetryAtOnce(t *testing.T) {
+	t.Parallel()
+	b, a := newSlowQueue(t)
+	b.kill(t, "https://c.example/inbox", "410 gone")
+	ctx := context.Background()
+	if s, err := b.op.Queue(ctx); err != nil || s.ByState[domain.JobDead] != 1 {
+		t.Fatalf("first reading %v, %v", s.ByState, err)
+	}
+	// A reading behind the next request, begun before the retry and ended
+	// after it, is not the one shown: it counts the job as dead.
+	gate := make(chan struct{})
+	a.set(gate, nil)
+	if _, err := b.op.Queue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for len(a.started) > 0 {
+		<-a.started
+	}
+	within(t, a.started, "the reading behind the request")
+	if n, err := b.op.RetryHostDead(ctx, "c.example"); err != nil || n != 1 {
+		t.Fatalf("retried %d, %v", n, err)
+	}
+	a.set(nil, nil)
+	close(gate)
+	time.Sleep(200 * time.Millisecond) // for the reading behind to end
+	s, err := b.op.Queue(ctx)
+	if err != nil || s.ByState[domain.JobDead] != 0 || s.ByState[domain.JobQueued] != 1 {
+		t.Fatalf("after the retry: %v, %v", s.ByState, err)
 	}
 }
