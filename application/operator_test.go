@@ -489,15 +489,13 @@ func TestQueueViewAnswersFromTheLatestReadingWhereReadingsAreSlow(t *testing.T) 
 
 	// A reading older than QueueReadingMaxAge is not shown: the request
 	// reads afresh.
+	application.WaitQueueReadings(b.op)
 	b.enqueue(t, "https://a.example/inbox")
+	due := b.clock.Now().Add(application.QueueReadingMaxAge)
 	b.clock.Advance(application.QueueReadingMaxAge)
-	for len(a.started) > 0 {
-		<-a.started
-	}
-	now := b.clock.Now()
 	s, err = b.op.Queue(context.Background())
-	if err != nil || s.ByState[domain.JobQueued] != 3 || s.At.Before(now) {
-		t.Fatalf("after %v: %v at %v (now %v), %v", application.QueueReadingMaxAge, s.ByState, s.At, now, err)
+	if err != nil || s.ByState[domain.JobQueued] != 3 || s.At.Before(due) {
+		t.Fatalf("after %v: %v at %v (due %v), %v", application.QueueReadingMaxAge, s.ByState, s.At, due, err)
 	}
 }
 
@@ -528,11 +526,19 @@ func TestQueueViewReportsAFailedReading(t *testing.T) {
 func TestQueueViewShowsAnOperatorsRetryAtOnce(t *testing.T) {
 	t.Parallel()
 	b, a := newSlowQueue(t)
-	b.kill(t, "https://c.example/inbox", "410 gone")
 	ctx := context.Background()
-	if s, err := b.op.Queue(ctx); err != nil || s.ByState[domain.JobDead] != 1 {
-		t.Fatalf("first reading %v, %v", s.ByState, err)
+	// readDead reads afresh (the kept reading too old) and checks the
+	// dead jobs it counts.
+	readDead := func(want int) {
+		t.Helper()
+		b.clock.Advance(application.QueueReadingMaxAge)
+		if s, err := b.op.Queue(ctx); err != nil || s.ByState[domain.JobDead] != want {
+			t.Fatalf("reading %v, %v; want %d dead", s.ByState, err, want)
+		}
+		within(t, a.started, "the reading")
 	}
+	dead := b.kill(t, "https://c.example/inbox", "410 gone")
+	readDead(1)
 	// A reading behind the next request, begun before the retry and ended
 	// after it, is not the one shown: it counts the job as dead.
 	gate := make(chan struct{})
@@ -540,18 +546,73 @@ func TestQueueViewShowsAnOperatorsRetryAtOnce(t *testing.T) {
 	if _, err := b.op.Queue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for len(a.started) > 0 {
-		<-a.started
-	}
 	within(t, a.started, "the reading behind the request")
-	if n, err := b.op.RetryHostDead(ctx, "c.example"); err != nil || n != 1 {
-		t.Fatalf("retried %d, %v", n, err)
+	if _, err := b.op.RetryJob(ctx, dead.ID); err != nil {
+		t.Fatal(err)
 	}
 	a.set(nil, nil)
 	close(gate)
-	time.Sleep(200 * time.Millisecond) // for the reading behind to end
+	application.WaitQueueReadings(b.op)
 	s, err := b.op.Queue(ctx)
 	if err != nil || s.ByState[domain.JobDead] != 0 || s.ByState[domain.JobQueued] != 1 {
 		t.Fatalf("after the retry: %v, %v", s.ByState, err)
 	}
+	within(t, a.started, "the reading after the retry")
+	// A host's retry as well.
+	b.kill(t, "https://d.example/inbox", "410 gone")
+	readDead(1)
+	if n, err := b.op.RetryHostDead(ctx, "d.example"); err != nil || n != 1 {
+		t.Fatalf("retried %d, %v", n, err)
+	}
+	if s, err := b.op.Queue(ctx); err != nil || s.ByState[domain.JobDead] != 0 {
+		t.Fatalf("after the host's retry: %v, %v", s.ByState, err)
+	}
+}
+
+// steppedClock is the test's clock, set back by back: the wall clock
+// stepped back (the fake clock itself never goes back).
+type steppedClock struct {
+	*fake.Clock
+	mu   sync.Mutex
+	back time.Duration
+}
+
+func (c *steppedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Clock.Now().Add(-c.back)
+}
+
+func TestQueueViewReadsAfreshWhenTheClockStepsBack(t *testing.T) {
+	t.Parallel()
+	b, a := newSlowQueue(t)
+	clock := &steppedClock{Clock: b.clock}
+	b.op = application.NewOperator(application.OperatorDeps{JobAdmin: a, Jobs: b.jobs, Instances: b.instances, Clock: clock})
+	ctx := context.Background()
+	b.enqueue(t, "https://a.example/inbox")
+	if _, err := b.op.Queue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	within(t, a.started, "the first reading")
+	// The wall clock goes back an hour: the kept reading is dated in the
+	// future, and is not shown until the clock catches up.
+	b.enqueue(t, "https://a.example/inbox")
+	clock.mu.Lock()
+	clock.back = time.Hour
+	clock.mu.Unlock()
+	s, err := b.op.Queue(ctx)
+	if err != nil || s.ByState[domain.JobQueued] != 2 {
+		t.Fatalf("after the clock stepped back: %v at %v, %v", s.ByState, s.At, err)
+	}
+	// The reading dated before the first is the one kept: the next request
+	// answers from it, without waiting for the store.
+	within(t, a.started, "the reading after the step")
+	gate := make(chan struct{})
+	a.set(gate, nil)
+	s = within(t, queueAsync(b.op), "a request after the step")
+	if s.ByState[domain.JobQueued] != 2 {
+		t.Fatalf("the answer after the step: %v at %v", s.ByState, s.At)
+	}
+	close(gate)
+	application.WaitQueueReadings(b.op)
 }

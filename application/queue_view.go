@@ -17,13 +17,15 @@ import (
 // on a quiet machine, a few times that on a busy one (BenchmarkQueueView in
 // adapters/mongo). The operator page reloads itself every few seconds and
 // scripts poll the API: each request would wait that long and add a whole
-// reading to the store's load. So, as River UI and Oban Web do with their counts,
-// once a reading has taken SlowQueueReading or more, a request answers from
-// the latest reading while it is younger than QueueReadingMaxAge and starts
-// the next reading in the background: one at a time, however many ask. The
-// answer's At says when its numbers were read. Where readings are fast,
-// every request reads afresh. An operator's retry through the Operator
-// drops the kept reading: the page that follows it shows its effect.
+// reading to the store's load. So, as River UI's counts (riverqueue/riverui
+// pull request 655) and Oban Web's (oban-bg/oban_web issue 52) do, when the
+// latest reading took SlowQueueReading or more, a request answers from it
+// while it is younger than QueueReadingMaxAge and starts the next reading in
+// the background, one at a time however many ask. The answer's At says when
+// its numbers were read. When the latest reading took less, the request
+// reads afresh. A retry through the Operator drops the kept reading, so the
+// page that follows it shows its effect; other changes (the engine's work, a
+// domain suspension, another process) show in the next reading.
 const (
 	SlowQueueReading   = 50 * time.Millisecond
 	QueueReadingMaxAge = 30 * time.Second
@@ -41,18 +43,25 @@ type queueView struct {
 	last    QueueStats
 	took    time.Duration
 	kept    bool   // last is a reading to answer from
+	lastSeq uint64 // the kept reading's place in the order readings began
+	begun   uint64 // readings begun so far
 	reading bool   // a background reading is under way
 	writes  uint64 // the operator's writes so far: a reading begun before one is not kept
+	behind  sync.WaitGroup
 }
 
 // get answers from the latest reading where readings are slow and it is
 // recent, and reads afresh otherwise.
 func (v *queueView) get(ctx context.Context) (QueueStats, error) {
 	v.mu.Lock()
-	if v.kept && v.took >= SlowQueueReading && v.clock.Now().Sub(v.last.At) < QueueReadingMaxAge {
+	// A reading dated after now (the wall clock stepped back) is not
+	// recent: it would be shown until the clock caught up.
+	age := v.clock.Now().Sub(v.last.At)
+	if v.kept && v.took >= SlowQueueReading && age >= 0 && age < QueueReadingMaxAge {
 		s := v.last
 		if !v.reading {
 			v.reading = true
+			v.behind.Add(1)
 			go v.readBehind(context.WithoutCancel(ctx))
 		}
 		v.mu.Unlock()
@@ -62,10 +71,12 @@ func (v *queueView) get(ctx context.Context) (QueueStats, error) {
 	return v.readNow(ctx)
 }
 
-// readNow reads the queue and keeps the reading.
+// readNow reads the queue and keeps the reading, unless one begun after it
+// is kept already or the operator changed jobs while it read.
 func (v *queueView) readNow(ctx context.Context) (QueueStats, error) {
 	v.mu.Lock()
-	writes := v.writes
+	v.begun++
+	seq, writes := v.begun, v.writes
 	v.mu.Unlock()
 	start := v.clock.Now()
 	s, err := v.read(ctx)
@@ -75,16 +86,17 @@ func (v *queueView) readNow(ctx context.Context) (QueueStats, error) {
 	took := v.clock.Now().Sub(start)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	// Readings that ran side by side: the one that started last wins.
-	if writes == v.writes && (!v.kept || !s.At.Before(v.last.At)) {
-		v.last, v.took, v.kept = s, took, true
+	if writes == v.writes && (!v.kept || seq > v.lastSeq) {
+		v.last, v.took, v.kept, v.lastSeq = s, took, true, seq
 	}
 	return s, nil
 }
 
 // readBehind is the background reading. A failed one drops the kept
 // reading, so that the next request reads afresh and reports the error.
+// It outlives its request by queueReadingTimeout at the most.
 func (v *queueView) readBehind(ctx context.Context) {
+	defer v.behind.Done()
 	ctx, cancel := context.WithTimeout(ctx, queueReadingTimeout)
 	defer cancel()
 	_, err := v.readNow(ctx)
