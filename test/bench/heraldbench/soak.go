@@ -61,6 +61,7 @@ type soakSample struct {
 	healthy, slow          int // first deliveries so far
 	published              int // posts published so far
 	admin                  time.Duration
+	adminAge               time.Duration // how old the answer's reading was (its at)
 	adminOK                bool
 	adminErr               string
 	inboundSent, inboundOK int64
@@ -351,8 +352,11 @@ func soakOnce(ctx context.Context, f *soakFediverse, b *heraldBuild, dir, store,
 		}
 		if admin {
 			t0 := time.Now()
-			_, err := queueView(ctx, client, s)
+			q, err := queueView(ctx, client, s)
 			sm.admin, sm.adminOK = time.Since(t0), err == nil
+			if err == nil {
+				sm.adminAge = max(0, t0.Sub(q.At))
+			}
 			if err != nil {
 				sm.adminErr = err.Error()
 			}
@@ -458,6 +462,7 @@ func waitQueueEmpty(ctx context.Context, client *http.Client, s *heraldServer, l
 }
 
 type queueViewJSON struct {
+	At      time.Time      `json:"at"`
 	ByState map[string]int `json:"by_state"`
 }
 

@@ -122,17 +122,18 @@ func (r *soakRun) drainCell() string {
 }
 
 // adminStats is the slowest operator queue view of the load and drain,
-// the median, and how many failed.
-func (r *soakRun) adminStats() (worst, median time.Duration, failed int) {
+// the median, the oldest reading an answer came from, and how many failed.
+func (r *soakRun) adminStats() (worst, median, oldest time.Duration, failed int) {
 	var xs []time.Duration
 	for _, s := range r.samples {
 		if s.adminOK {
 			xs = append(xs, s.admin)
+			oldest = max(oldest, s.adminAge)
 		} else if s.adminErr != "" {
 			failed++
 		}
 	}
-	return percentile(xs, 1), percentile(xs, 0.5), failed
+	return percentile(xs, 1), percentile(xs, 0.5), oldest, failed
 }
 
 func (r *soakRun) label() string { return fmt.Sprintf("%s, %s, %s", r.store, r.variant, r.build) }
@@ -144,7 +145,7 @@ func (r *soakRun) summary() string {
 	if len(mins) > 1 {
 		cpu = fmt.Sprintf("%.0f%% → %.0f%%", mins[0].cpu, mins[len(mins)-1].cpu)
 	}
-	worst, _, _ := r.adminStats()
+	worst, _, _, _ := r.adminStats()
 	return fmt.Sprintf("%s: healthy %.1f → %.1f/s (demand %.1f), missing %d, drain %s, %d duplicates, CPU %s, queue view worst %s, %d inbound not 202",
 		r.label(), rate(r.healthyAt, first), rate(r.healthyAt, last), r.demand(), r.missing(), r.drainCell(), r.dups, cpu, ms(worst), r.inboundBad)
 }
@@ -207,10 +208,10 @@ func soakTables(rep *report, f *soakFediverse, runs []*soakRun, o soakOpts, load
 		title:   "Soak: what the load costs Herald",
 		command: command,
 		intro: "Of the same runs. Herald's CPU: the `herald serve` process's user and system time (/proc/PID/stat) a minute, in % of one core; for PostgreSQL the database server's is not in it. " +
-			"Inbound p99: of every signed POST of the load (Creates and Likes), answered or not, per minute. Operator queue view: `GET /admin/api/queue` every 10 s. " +
+			"Inbound p99: of every signed POST of the load (Creates and Likes), answered or not, per minute. Operator queue view: `GET /admin/api/queue` every 10 s; how old the reading it answered with was (its `at`). " +
 			"Lease: `herald_lease_duration_seconds` (the engine observer's `Leased`), mean per lease in the first and the last minute, with the queued jobs at that minute's end.",
 		header: []string{"store, variant, build", "Herald CPU a minute: first → last (≤ 1.2× on SQLite)", "inbound p99: worst minute (≤ 250 ms)", "inbound not answered 202",
-			"operator queue view: worst (median)", "lease: first → last minute (queued)", "RSS at load end", "goroutines at load end"},
+			"operator queue view: worst (median), oldest reading answered", "lease: first → last minute (queued)", "RSS at load end", "goroutines at load end"},
 	}
 	for _, r := range runs {
 		m := r.minutes()
@@ -222,8 +223,11 @@ func soakTables(rep *report, f *soakFediverse, runs []*soakRun, o soakOpts, load
 		for _, x := range m {
 			worst = max(worst, x.p99)
 		}
-		aw, am, af := r.adminStats()
-		admin := fmt.Sprintf("%s (%s)", ms(aw), ms(am))
+		aw, am, aa, af := r.adminStats()
+		admin := fmt.Sprintf("%s (%s), each read for its request", ms(aw), ms(am))
+		if aa > 0 { // answered from a reading kept from before (application/queue_view.go)
+			admin = fmt.Sprintf("%s (%s), from a reading %s old at most", ms(aw), ms(am), ms(aa))
+		}
 		if af > 0 {
 			admin += fmt.Sprintf(", %d failed", af)
 		}
