@@ -423,17 +423,13 @@ func queueAsync(op *application.Operator) <-chan application.QueueStats {
 // queuedEventually asks until the view shows want queued jobs.
 func queuedEventually(t *testing.T, op *application.Operator, want int) application.QueueStats {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		s, err := op.Queue(context.Background())
-		if err == nil && s.ByState[domain.JobQueued] == want {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the view never showed %d queued (last %v, %v)", want, s.ByState, err)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	var s application.QueueStats
+	waitFor(t, fmt.Sprintf("the view to show %d queued", want), func() bool {
+		var err error
+		s, err = op.Queue(context.Background())
+		return err == nil && s.ByState[domain.JobQueued] == want
+	})
+	return s
 }
 
 func TestQueueViewReadsAfreshWhereReadingsAreFast(t *testing.T) {
@@ -499,6 +495,33 @@ func TestQueueViewAnswersFromTheLatestReadingWhereReadingsAreSlow(t *testing.T) 
 	}
 }
 
+func TestQueueViewKeepsTheReadingBegunLast(t *testing.T) {
+	t.Parallel()
+	b, a := newSlowQueue(t)
+	b.enqueue(t, "https://a.example/inbox")
+	// Two readings side by side: the first counts one job and is held; the
+	// second, begun after a second job came, ends first.
+	gate := make(chan struct{})
+	a.set(gate, nil)
+	first := queueAsync(b.op)
+	within(t, a.started, "the first reading")
+	b.enqueue(t, "https://a.example/inbox")
+	a.set(nil, nil)
+	if s, err := b.op.Queue(context.Background()); err != nil || s.ByState[domain.JobQueued] != 2 {
+		t.Fatalf("the second reading: %v, %v", s.ByState, err)
+	}
+	close(gate)
+	if s := within(t, first, "the first reading's answer"); s.ByState[domain.JobQueued] != 1 {
+		t.Fatalf("the first reading: %v", s.ByState)
+	}
+	// The first ended last, but the second is the one kept.
+	s, err := b.op.Queue(context.Background())
+	if err != nil || s.ByState[domain.JobQueued] != 2 {
+		t.Fatalf("answered with %v, %v; want the reading begun last (2 queued)", s.ByState, err)
+	}
+	application.WaitQueueReadings(b.op)
+}
+
 func TestQueueViewReportsAFailedReading(t *testing.T) {
 	t.Parallel()
 	b, a := newSlowQueue(t)
@@ -510,17 +533,13 @@ func TestQueueViewReportsAFailedReading(t *testing.T) {
 	a.set(nil, down)
 	// The kept reading answers once; the reading behind it fails, and the
 	// next request reads afresh and says so.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitFor(t, "the store's error", func() bool {
 		_, err := b.op.Queue(context.Background())
-		if errors.Is(err, down) {
-			return
-		}
-		if err != nil || time.Now().After(deadline) {
+		if err != nil && !errors.Is(err, down) {
 			t.Fatalf("want the store's error, got %v", err)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return err != nil
+	})
 }
 
 func TestQueueViewShowsAnOperatorsRetryAtOnce(t *testing.T) {

@@ -43,7 +43,7 @@ type queueView struct {
 	last    QueueStats
 	took    time.Duration
 	kept    bool   // last is a reading to answer from
-	lastSeq uint64 // the kept reading's place in the order readings began
+	lastSeq uint64 // the place, in the order readings began, of the last one kept
 	begun   uint64 // readings begun so far
 	reading bool   // a background reading is under way
 	writes  uint64 // the operator's writes so far: a reading begun before one is not kept
@@ -86,7 +86,7 @@ func (v *queueView) readNow(ctx context.Context) (QueueStats, error) {
 	took := v.clock.Now().Sub(start)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if writes == v.writes && (!v.kept || seq > v.lastSeq) {
+	if writes == v.writes && seq > v.lastSeq {
 		v.last, v.took, v.kept, v.lastSeq = s, took, true, seq
 	}
 	return s, nil
