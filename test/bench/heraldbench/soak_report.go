@@ -224,10 +224,11 @@ func soakTables(rep *report, f *soakFediverse, runs []*soakRun, o soakOpts, load
 			worst = max(worst, x.p99)
 		}
 		aw, am, aa, af := r.adminStats()
-		admin := fmt.Sprintf("%s (%s), each read for its request", ms(aw), ms(am))
+		read := "each read for its request"
 		if aa > 0 { // answered from a reading kept from before (application/queue_view.go)
-			admin = fmt.Sprintf("%s (%s), from a reading %s old at most", ms(aw), ms(am), ms(aa))
+			read = fmt.Sprintf("from a reading %s old at most", ms(aa))
 		}
+		admin := fmt.Sprintf("%s (%s), %s", ms(aw), ms(am), read)
 		if af > 0 {
 			admin += fmt.Sprintf(", %d failed", af)
 		}
