@@ -16,12 +16,13 @@ import (
 // stored: lifting the block shows them again. Writes pass through (a
 // refused domain's writes never get past the inbox's gate).
 //
-// Every method is written out (no embedded PostStore), as in
+// Every read is written out (no embedded PostStore), as in
 // sanitizedPosts: a method added to the port must decide here whether it
-// reads what a block hides.
+// reads what a block hides. passingPosts holds the methods that read
+// neither.
 type moderatedPosts struct {
-	posts ports.PostStore
-	m     *Moderation
+	passingPosts
+	m *Moderation
 }
 
 var _ ports.PostStore = moderatedPosts{}
@@ -32,7 +33,7 @@ func moderatePosts(posts ports.PostStore, m *Moderation) ports.PostStore {
 	if _, ok := posts.(moderatedPosts); ok || posts == nil || m == nil {
 		return posts
 	}
-	return moderatedPosts{posts: posts, m: m}
+	return moderatedPosts{passingPosts: passingPosts{posts}, m: m}
 }
 
 // hidden returns a function telling whether an actor's things are hidden
@@ -161,7 +162,8 @@ func (s moderatedPosts) BoostsBy(ctx context.Context, actorURI string, before ti
 	return keep(ctx, s, bs, err, boostActor)
 }
 
-// The rest reads nothing a block hides, and passes through.
+// Writes read nothing a block hides, and pass through; so does what
+// passingPosts holds.
 
 func (s moderatedPosts) CreatePost(ctx context.Context, p domain.Post) (bool, error) {
 	return s.posts.CreatePost(ctx, p)
@@ -173,40 +175,4 @@ func (s moderatedPosts) CreateDm(ctx context.Context, d domain.DmPost) (bool, er
 
 func (s moderatedPosts) UpdateContent(ctx context.Context, objectURI, content string, e domain.Extras, updated time.Time) (bool, error) {
 	return s.posts.UpdateContent(ctx, objectURI, content, e, updated)
-}
-
-func (s moderatedPosts) DeletePost(ctx context.Context, objectURI string) error {
-	return s.posts.DeletePost(ctx, objectURI)
-}
-
-func (s moderatedPosts) AddReaction(ctx context.Context, r domain.Reaction) (bool, error) {
-	return s.posts.AddReaction(ctx, r)
-}
-
-func (s moderatedPosts) RemoveReaction(ctx context.Context, objectURI, actorURI string, kind domain.ReactionKind) error {
-	return s.posts.RemoveReaction(ctx, objectURI, actorURI, kind)
-}
-
-func (s moderatedPosts) ReactedTo(ctx context.Context, actorURI string, objectURIs []string) ([]domain.Reaction, error) {
-	return s.posts.ReactedTo(ctx, actorURI, objectURIs)
-}
-
-func (s moderatedPosts) CountReactions(ctx context.Context, objectURI string) (map[domain.ReactionKind]int, error) {
-	return s.posts.CountReactions(ctx, objectURI)
-}
-
-func (s moderatedPosts) AddBoost(ctx context.Context, b domain.Boost) (bool, error) {
-	return s.posts.AddBoost(ctx, b)
-}
-
-func (s moderatedPosts) RemoveBoost(ctx context.Context, actorURI, uri string) (domain.Boost, error) {
-	return s.posts.RemoveBoost(ctx, actorURI, uri)
-}
-
-func (s moderatedPosts) CountLocalPosts(ctx context.Context) (int, error) {
-	return s.posts.CountLocalPosts(ctx)
-}
-
-func (s moderatedPosts) DeleteActorContent(ctx context.Context, actorURI string) (int, error) {
-	return s.posts.DeleteActorContent(ctx, actorURI)
 }

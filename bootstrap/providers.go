@@ -88,7 +88,7 @@ func applicationDeps(cfg Config, s *Stores, html ports.HTMLSanitizer, mod *appli
 	urls application.URLs, log *slog.Logger) application.Deps {
 	return application.Deps{
 		Users: s.Users, Tokens: s.Tokens, Actors: s.Actors, Names: s.Names, Followers: s.Followers, Foreign: s.Foreign, AccountIDs: s.AccountIDs,
-		Posts: s.Posts, HTML: html, Tombstones: s.Tombstones, Moderation: mod, Reports: s.Reports, Blocks: s.Blocks,
+		Posts: s.Posts, Polls: s.Polls, HTML: html, Tombstones: s.Tombstones, Moderation: mod, Reports: s.Reports, Blocks: s.Blocks,
 		Jobs: s.Jobs, FanOuts: s.FanOuts, JobAdmin: s.JobAdmin, OAuth: s.OAuth, Notifications: s.Notifications,
 		Clock: clock, IDs: ids, Log: log, URLs: urls, InstanceActor: cfg.InstanceActor, Registrations: domain.RegistrationMode(cfg.Registrations),
 	}

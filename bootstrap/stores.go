@@ -24,6 +24,9 @@ type Stores struct {
 	Actors    ports.ActorStore
 	Foreign   ports.ForeignActorStore
 	Posts     ports.PostStore
+	// Polls keeps the votes and counts of the posts' polls (the content
+	// store's, beside Posts).
+	Polls ports.PollStore
 	// Tombstones remember deleted remote objects and actors (SPEC §10).
 	Tombstones ports.TombstoneStore
 	// Moderation keeps the domain blocks and allows, Reports the Flags
@@ -71,9 +74,16 @@ func withFamilies(s *Stores, jobs interface {
 }) *Stores {
 	checkedJobs := checked.NewJobs(jobs)
 	s.Jobs, s.JobAdmin = checkedJobs, checkedJobs
-	s.Users, s.Tokens, s.Actors = accounts, accounts, accounts
-	s.Foreign, s.Posts, s.Tombstones = checked.NewForeign(content), content, content
+	s.Users, s.Tokens, s.Actors = checked.NewUsers(accounts), accounts, accounts
+	s.Foreign, s.Posts, s.Tombstones = checked.NewForeign(content), checked.NewPosts(content), checked.NewTombstones(content)
+	if polls, ok := content.(ports.PollStore); ok {
+		// The checks hide the content store's other ports: its polls are
+		// named here (application.New would look for them behind Posts).
+		s.Polls = polls
+	}
 	s.Moderation, s.Reports = checked.NewModeration(s.Moderation), checked.NewReports(s.Reports)
+	s.Blocks, s.OAuth, s.AccountIDs = checked.NewBlocks(s.Blocks), checked.NewOAuth(s.OAuth), checked.NewAccountIDs(s.AccountIDs)
+	s.Notifications = checked.NewNotifications(s.Notifications)
 	return s
 }
 

@@ -32,9 +32,6 @@ func NewBlockStore() *BlockStore {
 
 // AddBlock implements ports.BlockStore.
 func (s *BlockStore) AddBlock(ctx context.Context, b domain.ActorBlock) (bool, error) {
-	if err := b.Check(); err != nil {
-		return false, err
-	}
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}

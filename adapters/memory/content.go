@@ -86,9 +86,6 @@ func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if f.ActorURI == "" {
-		return fmt.Errorf("%w: foreign actor without URI", domain.ErrInvalidInput)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if owner, held := s.keyOwners[f.PublicKeyID]; held && owner != f.ActorURI {
@@ -222,9 +219,6 @@ func (s *ContentStore) PostByID(ctx context.Context, id string) (domain.Post, er
 
 // ReactedTo implements ports.PostStore.
 func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []string) ([]domain.Reaction, error) {
-	if len(uris) > ports.MaxReactedTo {
-		return nil, fmt.Errorf("%w: %d posts asked about, over %d", domain.ErrInvalidInput, len(uris), ports.MaxReactedTo)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []domain.Reaction
@@ -245,9 +239,6 @@ func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []strin
 
 // PostsByAuthors implements ports.PostStore.
 func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, before time.Time, limit int) ([]domain.Post, error) {
-	if len(authors) > ports.MaxAuthors {
-		return nil, fmt.Errorf("%w: %d authors, over %d", domain.ErrInvalidInput, len(authors), ports.MaxAuthors)
-	}
 	return s.listPosts(func(p domain.Post) bool { return slices.Contains(authors, p.AuthorURI) }, before, limit), nil
 }
 
@@ -282,9 +273,6 @@ func (s *ContentStore) PublicPosts(ctx context.Context, origin ports.Origin, bef
 
 // BoostsByActors implements ports.PostStore.
 func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, before time.Time, limit int) ([]domain.Boost, error) {
-	if len(actors) > ports.MaxAuthors {
-		return nil, fmt.Errorf("%w: %d actors, over %d", domain.ErrInvalidInput, len(actors), ports.MaxAuthors)
-	}
 	var out []domain.Boost
 	for _, a := range slices.Compact(slices.Sorted(slices.Values(actors))) {
 		page, err := s.BoostsBy(ctx, a, before, limit)
@@ -649,9 +637,6 @@ func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (in
 func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
 	if err := ctx.Err(); err != nil {
 		return err
-	}
-	if t.URI == "" {
-		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -24,9 +24,6 @@ func (s *NotificationStore) conversationsOf(persona string) map[string]domain.Co
 
 // AddToConversation implements ports.ConversationStore.
 func (s *NotificationStore) AddToConversation(ctx context.Context, c domain.Conversation) error {
-	if err := c.Check(); err != nil {
-		return err
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -43,9 +40,6 @@ func (s *NotificationStore) AddToConversation(ctx context.Context, c domain.Conv
 
 // Conversations implements ports.ConversationStore.
 func (s *NotificationStore) Conversations(ctx context.Context, persona string, p domain.ConversationPage) ([]domain.Conversation, error) {
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

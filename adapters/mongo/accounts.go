@@ -196,9 +196,6 @@ func deleteByID(ctx context.Context, c *mongodrv.Collection, what, id string) er
 
 // SetUserStatus implements ports.UserStore.
 func (s *AccountStore) SetUserStatus(ctx context.Context, id string, st domain.UserStatus) error {
-	if !st.Valid() {
-		return fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
-	}
 	res, err := s.users.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: string(st)}}}})
 	if err != nil {
 		return fmt.Errorf("status of user %q: %w", id, interpretError(err, nil))
@@ -213,9 +210,6 @@ func (s *AccountStore) SetUserStatus(ctx context.Context, id string, st domain.U
 // The active accounts are those whose status is "active" or absent (null
 // matches an absent field, and the index holds it as null).
 func (s *AccountStore) UsersByStatus(ctx context.Context, st domain.UserStatus, limit int) ([]domain.RootUser, error) {
-	if !st.Valid() {
-		return nil, fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
-	}
 	var status any = string(st)
 	if st == domain.UserActive {
 		status = bson.D{{Key: "$in", Value: bson.A{string(st), nil}}}

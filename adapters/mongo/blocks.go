@@ -43,9 +43,6 @@ func (d actorBlockDoc) block() domain.ActorBlock {
 // AddBlock implements ports.BlockStore: an insert, and the unique index
 // turns a second one (concurrent or not) into created=false.
 func (s *BlockStore) AddBlock(ctx context.Context, b domain.ActorBlock) (bool, error) {
-	if err := b.Check(); err != nil {
-		return false, err
-	}
 	err := insertOne(ctx, s.blocks, actorBlockDoc{Actor: b.ActorURI, Target: b.TargetURI, Kind: string(b.Kind), ActivityID: b.ActivityID, CreatedAt: utc(b.CreatedAt)})
 	if mongodrv.IsDuplicateKeyError(err) {
 		return false, nil

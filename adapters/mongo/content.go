@@ -144,9 +144,6 @@ func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if f.ActorURI == "" {
-		return fmt.Errorf("%w: foreign actor without URI", domain.ErrInvalidInput)
-	}
 	doc := foreignDoc{ActorURI: f.ActorURI, PublicKeyID: f.PublicKeyID, PublicKeyPEM: f.PublicKeyPEM, Inbox: f.Inbox,
 		SharedInbox: f.SharedInbox, PreferredUsername: f.PreferredUsername, Host: f.Host, FetchedAt: utc(f.FetchedAt)}
 	var err error
@@ -304,9 +301,6 @@ func (s *ContentStore) PostByID(ctx context.Context, id string) (domain.Post, er
 // their unique objectUri index, only those holding the actor's) and the
 // actor's boosts (by the boosts' actor index), two finds.
 func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []string) ([]domain.Reaction, error) {
-	if len(uris) > ports.MaxReactedTo {
-		return nil, fmt.Errorf("%w: %d posts asked about, over %d", domain.ErrInvalidInput, len(uris), ports.MaxReactedTo)
-	}
 	if len(uris) == 0 {
 		return nil, nil
 	}
@@ -396,9 +390,6 @@ func (s *ContentStore) listPosts(ctx context.Context, filter bson.D, before time
 
 // PostsByAuthors implements ports.PostStore along posts_author_published.
 func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, before time.Time, limit int) ([]domain.Post, error) {
-	if len(authors) > ports.MaxAuthors {
-		return nil, fmt.Errorf("%w: %d authors, over %d", domain.ErrInvalidInput, len(authors), ports.MaxAuthors)
-	}
 	if len(authors) == 0 {
 		return nil, nil
 	}
@@ -428,9 +419,6 @@ func (s *ContentStore) PublicPosts(ctx context.Context, origin ports.Origin, bef
 
 // BoostsByActors implements ports.PostStore along boosts_actor_created.
 func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, before time.Time, limit int) ([]domain.Boost, error) {
-	if len(actors) > ports.MaxAuthors {
-		return nil, fmt.Errorf("%w: %d actors, over %d", domain.ErrInvalidInput, len(actors), ports.MaxAuthors)
-	}
 	if len(actors) == 0 {
 		return nil, nil
 	}
@@ -768,9 +756,6 @@ type tombstoneDoc struct {
 func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
 	if err := ctx.Err(); err != nil {
 		return err
-	}
-	if t.URI == "" {
-		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
 	}
 	err := insertOne(ctx, s.tombstones, tombstoneDoc{URI: t.URI, ActorURI: t.ActorURI, DeletedAt: utc(t.DeletedAt)})
 	if err != nil && !mongodrv.IsDuplicateKeyError(err) {

@@ -42,9 +42,6 @@ func conversationKey(persona, id string) string { return persona + " " + id }
 // (or the same), the upsert's insert meets the _id already there, and
 // that duplicate means nothing is to change.
 func (s *NotificationStore) AddToConversation(ctx context.Context, c domain.Conversation) error {
-	if err := c.Check(); err != nil {
-		return err
-	}
 	parts := c.Participants
 	if parts == nil {
 		parts = []string{}
@@ -63,9 +60,6 @@ func (s *NotificationStore) AddToConversation(ctx context.Context, c domain.Conv
 // Conversations implements ports.ConversationStore: one find along
 // conversations_persona_last.
 func (s *NotificationStore) Conversations(ctx context.Context, persona string, p domain.ConversationPage) ([]domain.Conversation, error) {
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
 	filter := bson.D{{Key: "persona", Value: persona}}
 	bounds := bson.D{}
 	if p.MaxID != "" {

@@ -54,9 +54,6 @@ type allowDoc struct {
 
 // AddDomainBlock implements ports.ModerationStore.
 func (s *ModerationStore) AddDomainBlock(ctx context.Context, b domain.DomainBlock) error {
-	if err := b.Check(); err != nil {
-		return err
-	}
 	err := insertOne(ctx, s.blocks, blockDoc{Domain: b.Domain, Severity: string(b.Severity), Reason: b.Reason, PublicComment: b.PublicComment,
 		RejectMedia: b.RejectMedia, RejectReports: b.RejectReports, Obfuscate: b.Obfuscate, CreatedAt: b.CreatedAt.UTC()})
 	if err != nil {
@@ -68,9 +65,6 @@ func (s *ModerationStore) AddDomainBlock(ctx context.Context, b domain.DomainBlo
 // UpdateDomainBlock implements ports.ModerationStore: every field but the
 // domain and createdAt, in one UpdateOne.
 func (s *ModerationStore) UpdateDomainBlock(ctx context.Context, b domain.DomainBlock) error {
-	if err := b.Check(); err != nil {
-		return err
-	}
 	res, err := s.blocks.UpdateOne(ctx, bson.D{{Key: "_id", Value: b.Domain}}, bson.D{{Key: "$set", Value: bson.D{
 		{Key: "severity", Value: string(b.Severity)}, {Key: "reason", Value: b.Reason}, {Key: "publicComment", Value: b.PublicComment},
 		{Key: "rejectMedia", Value: b.RejectMedia}, {Key: "rejectReports", Value: b.RejectReports}, {Key: "obfuscate", Value: b.Obfuscate},
@@ -202,9 +196,6 @@ func (s *ReportStore) Reports(ctx context.Context, open bool, limit int) ([]doma
 // so of two resolutions one stands, whole); when it matched nothing, a
 // lookup tells a resolved report (no error) from none.
 func (s *ReportStore) ResolveReport(ctx context.Context, id string, at time.Time, note string) error {
-	if at.IsZero() {
-		return fmt.Errorf("%w: a resolution needs its time", domain.ErrInvalidInput)
-	}
 	res, err := s.reports.UpdateOne(ctx,
 		bson.D{{Key: "_id", Value: id}, {Key: "resolvedAt", Value: bson.D{{Key: "$exists", Value: false}}}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "resolvedAt", Value: at.UTC()}, {Key: "resolution", Value: note}}}})

@@ -52,9 +52,6 @@ func (d notificationDoc) notification() domain.Notification {
 // duplicate is the recipient's key when a notification holds it (then
 // created is false), else the id.
 func (s *NotificationStore) AddNotification(ctx context.Context, n domain.Notification) (bool, error) {
-	if err := n.Check(); err != nil {
-		return false, err
-	}
 	err := insertOne(ctx, s.notes, notificationDoc{ID: n.ID, Recipient: n.Recipient, Kind: string(n.Kind), Actor: n.ActorURI,
 		Post: n.PostURI, Key: n.Key, CreatedAt: utc(n.CreatedAt)})
 	if err == nil {
@@ -85,9 +82,6 @@ func kindStrings(ks []domain.NotificationKind) []string {
 // Notifications implements ports.NotificationStore: one find along
 // notifications_recipient_id.
 func (s *NotificationStore) Notifications(ctx context.Context, recipient string, f domain.NotificationFilter) ([]domain.Notification, error) {
-	if err := f.Check(); err != nil {
-		return nil, err
-	}
 	filter := bson.D{{Key: "recipient", Value: recipient}}
 	idRange := bson.D{}
 	if f.MaxID != "" {

@@ -65,9 +65,6 @@ func (s *AccountStore) user(ctx context.Context, what, where string, arg string)
 
 // SetUserStatus implements ports.UserStore.
 func (s *AccountStore) SetUserStatus(ctx context.Context, id string, st domain.UserStatus) error {
-	if !st.Valid() {
-		return fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
-	}
 	tag, err := s.pool.Exec(ctx, `UPDATE root_users SET status = $2 WHERE id = $1`, id, string(st))
 	if err != nil {
 		return fmt.Errorf("status of user %q: %w", id, interpretError(err))
@@ -81,9 +78,6 @@ func (s *AccountStore) SetUserStatus(ctx context.Context, id string, st domain.U
 // UsersByStatus implements ports.UserStore along
 // root_users_status_created_idx.
 func (s *AccountStore) UsersByStatus(ctx context.Context, st domain.UserStatus, limit int) ([]domain.RootUser, error) {
-	if !st.Valid() {
-		return nil, fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
-	}
 	out, err := query(ctx, s.pool, scanUser, `SELECT `+userColumns+` FROM root_users WHERE status = $1 ORDER BY created_at, id COLLATE "C" LIMIT $2`,
 		string(st), limitArg(limit))
 	if err != nil {

@@ -35,9 +35,6 @@ func scanActorBlock(row pgx.Row) (domain.ActorBlock, error) {
 // AddBlock implements ports.BlockStore: the primary key decides, so of
 // concurrent adds exactly one inserts.
 func (s *BlockStore) AddBlock(ctx context.Context, b domain.ActorBlock) (bool, error) {
-	if err := b.Check(); err != nil {
-		return false, err
-	}
 	tag, err := s.pool.Exec(ctx, `
 INSERT INTO actor_blocks (`+actorBlockColumns+`) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (actor_uri, target_uri, kind) DO NOTHING`,

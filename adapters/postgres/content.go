@@ -45,9 +45,6 @@ func scanForeign(row pgx.Row) (domain.ForeignAvatar, error) {
 // holds fails the statement on foreign_avatars_public_key_id_key (23505,
 // domain.ErrAlreadyExists), the row unchanged.
 func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
-	if f.ActorURI == "" {
-		return fmt.Errorf("%w: foreign actor without URI", domain.ErrInvalidInput)
-	}
 	_, err := s.pool.Exec(ctx, `
 INSERT INTO foreign_avatars (`+foreignColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 ON CONFLICT (actor_uri) DO UPDATE SET
@@ -237,9 +234,6 @@ func (s *ContentStore) PostByID(ctx context.Context, id string) (domain.Post, er
 // ReactedTo implements ports.PostStore: one statement over both tables,
 // each read by its primary key.
 func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []string) ([]domain.Reaction, error) {
-	if len(uris) > ports.MaxReactedTo {
-		return nil, fmt.Errorf("%w: %d posts asked about, over %d", domain.ErrInvalidInput, len(uris), ports.MaxReactedTo)
-	}
 	if len(uris) == 0 {
 		return nil, nil
 	}
@@ -325,9 +319,6 @@ LIMIT $3`, value, before(b), limitArg(limit))
 
 // PostsByAuthors implements ports.PostStore on posts_author_published_idx.
 func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, b time.Time, limit int) ([]domain.Post, error) {
-	if len(authors) > ports.MaxAuthors {
-		return nil, fmt.Errorf("%w: %d authors, over %d", domain.ErrInvalidInput, len(authors), ports.MaxAuthors)
-	}
 	if len(authors) == 0 {
 		return nil, nil
 	}
@@ -369,9 +360,6 @@ func (s *ContentStore) queryPosts(ctx context.Context, what, q string, args ...a
 
 // BoostsByActors implements ports.PostStore on boosts_actor_created_idx.
 func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, b time.Time, limit int) ([]domain.Boost, error) {
-	if len(actors) > ports.MaxAuthors {
-		return nil, fmt.Errorf("%w: %d actors, over %d", domain.ErrInvalidInput, len(actors), ports.MaxAuthors)
-	}
 	if len(actors) == 0 {
 		return nil, nil
 	}
@@ -679,9 +667,6 @@ SELECT count(*) FROM gone`, actor).Scan(&n)
 // AddTombstone implements ports.TombstoneStore: ON CONFLICT (uri) DO
 // NOTHING keeps the first tombstone of a URI.
 func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
-	if t.URI == "" {
-		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
-	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO tombstones (uri, actor_uri, deleted_at) VALUES ($1, $2, $3) ON CONFLICT (uri) DO NOTHING`,
 		t.URI, t.ActorURI, t.DeletedAt.UTC())
 	if err != nil {

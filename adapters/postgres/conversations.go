@@ -25,9 +25,6 @@ func scanConversation(row pgx.Row) (domain.Conversation, error) {
 // AddToConversation implements ports.ConversationStore in one upsert:
 // the row's last status only moves forward.
 func (s *NotificationStore) AddToConversation(ctx context.Context, c domain.Conversation) error {
-	if err := c.Check(); err != nil {
-		return err
-	}
 	parts := c.Participants
 	if parts == nil {
 		parts = []string{}
@@ -45,9 +42,6 @@ WHERE excluded.last_status_id > conversations.last_status_id`,
 
 // Conversations implements ports.ConversationStore in one indexed query.
 func (s *NotificationStore) Conversations(ctx context.Context, persona string, p domain.ConversationPage) ([]domain.Conversation, error) {
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
 	q, args := pageSQL(`SELECT `+conversationColumns+` FROM conversations WHERE persona = $1`, []any{persona},
 		"last_status_id", p.MaxID, p.Above(), p.MinID, p.Limit)
 	out, err := query(ctx, s.pool, scanConversation, q, args...)

@@ -31,9 +31,6 @@ const blockColumns = `domain, severity, reason, public_comment, reject_media, re
 
 // AddDomainBlock implements ports.ModerationStore.
 func (s *ModerationStore) AddDomainBlock(ctx context.Context, b domain.DomainBlock) error {
-	if err := b.Check(); err != nil {
-		return err
-	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO domain_blocks (`+blockColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		b.Domain, string(b.Severity), b.Reason, b.PublicComment, b.RejectMedia, b.RejectReports, b.Obfuscate, b.CreatedAt)
 	if err != nil {
@@ -45,9 +42,6 @@ func (s *ModerationStore) AddDomainBlock(ctx context.Context, b domain.DomainBlo
 // UpdateDomainBlock implements ports.ModerationStore: every column but
 // the domain and created_at.
 func (s *ModerationStore) UpdateDomainBlock(ctx context.Context, b domain.DomainBlock) error {
-	if err := b.Check(); err != nil {
-		return err
-	}
 	tag, err := s.pool.Exec(ctx, `
 UPDATE domain_blocks SET severity = $2, reason = $3, public_comment = $4, reject_media = $5, reject_reports = $6, obfuscate = $7
 WHERE domain = $1`, b.Domain, string(b.Severity), b.Reason, b.PublicComment, b.RejectMedia, b.RejectReports, b.Obfuscate)
@@ -201,9 +195,6 @@ func (s *ReportStore) Reports(ctx context.Context, open bool, limit int) ([]doma
 // for the row and then reads the newest version), and still counts as
 // found.
 func (s *ReportStore) ResolveReport(ctx context.Context, id string, at time.Time, note string) error {
-	if at.IsZero() {
-		return fmt.Errorf("%w: a resolution needs its time", domain.ErrInvalidInput)
-	}
 	tag, err := s.pool.Exec(ctx, `
 UPDATE reports SET resolved_at = COALESCE(resolved_at, $2), resolution = CASE WHEN resolved_at IS NULL THEN $3 ELSE resolution END
 WHERE id = $1`, id, at, note)

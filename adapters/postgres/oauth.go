@@ -61,9 +61,6 @@ const grantColumns = `hash, kind, client_id, user_id, avatar_id, redirect_uri, s
 
 // CreateGrant implements ports.OAuthStore.
 func (s *OAuthStore) CreateGrant(ctx context.Context, g domain.OAuthGrant) error {
-	if err := g.Check(); err != nil {
-		return err
-	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO oauth_grants (`+grantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		g.Hash, string(g.Kind), g.ClientID, g.UserID, g.AvatarID, g.RedirectURI, g.Scopes.String(), g.Challenge, g.ChallengeMethod,
 		g.CreatedAt, g.ExpiresAt, nullTime(g.UsedAt))
@@ -120,9 +117,6 @@ func (s *OAuthStore) DeleteExpiredGrants(ctx context.Context, before time.Time) 
 
 // CreateToken implements ports.OAuthStore.
 func (s *OAuthStore) CreateToken(ctx context.Context, t domain.OAuthToken) error {
-	if err := t.Check(); err != nil {
-		return err
-	}
 	_, err := s.pool.Exec(ctx, `
 INSERT INTO oauth_tokens (hash, client_id, user_id, avatar_id, scopes, grant_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		t.Hash, t.ClientID, t.UserID, t.AvatarID, t.Scopes.String(), t.GrantHash, t.CreatedAt)
@@ -183,9 +177,6 @@ func NewAccountIDStore(pool *pgxpool.Pool) *AccountIDStore { return &AccountIDSt
 // insert whose conflict on the actor (a concurrent first call) does
 // nothing, then a read in a new statement, which sees the winner's row.
 func (s *AccountIDStore) AccountID(ctx context.Context, actorURI, newID string) (string, error) {
-	if actorURI == "" || newID == "" {
-		return "", fmt.Errorf("%w: an account id needs an actor and an id", domain.ErrInvalidInput)
-	}
 	var id string
 	err := s.pool.QueryRow(ctx, `SELECT id FROM account_ids WHERE actor_uri = $1`, actorURI).Scan(&id)
 	if err == nil {

@@ -65,9 +65,6 @@ func (s *AccountStore) user(ctx context.Context, what, column, arg string) (doma
 
 // SetUserStatus implements ports.UserStore.
 func (s *AccountStore) SetUserStatus(ctx context.Context, id string, st domain.UserStatus) error {
-	if !st.Valid() {
-		return fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
-	}
 	res, err := s.db.w.ExecContext(ctx, `UPDATE root_users SET status = ? WHERE id = ?`, string(st), id)
 	if err != nil {
 		return fmt.Errorf("status of user %q: %w", id, interpretError(err))
@@ -82,9 +79,6 @@ func (s *AccountStore) SetUserStatus(ctx context.Context, id string, st domain.U
 // root_users_status_created_idx (a NULL created_at, the zero time, sorts
 // first, as the oldest).
 func (s *AccountStore) UsersByStatus(ctx context.Context, st domain.UserStatus, limit int) ([]domain.RootUser, error) {
-	if !st.Valid() {
-		return nil, fmt.Errorf("%w: account status %q", domain.ErrInvalidInput, st)
-	}
 	out, err := query(ctx, s.db, scanUser, `SELECT `+userColumns+` FROM root_users WHERE status = ? ORDER BY created_at, id LIMIT ?`,
 		string(st), limitArg(limit))
 	if err != nil {

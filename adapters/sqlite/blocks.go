@@ -35,9 +35,6 @@ func scanBlock(row scanner) (domain.ActorBlock, error) {
 // AddBlock implements ports.BlockStore: the primary key decides, so of
 // concurrent adds exactly one inserts.
 func (s *BlockStore) AddBlock(ctx context.Context, b domain.ActorBlock) (bool, error) {
-	if err := b.Check(); err != nil {
-		return false, err
-	}
 	res, err := s.db.w.ExecContext(ctx, `
 INSERT INTO actor_blocks (`+actorBlockColumns+`) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (actor_uri, target_uri, kind) DO NOTHING`,

@@ -46,9 +46,6 @@ func scanForeign(row scanner) (domain.ForeignAvatar, error) {
 // holds fails the statement on foreign_avatars_public_key_id_key
 // (domain.ErrAlreadyExists), the row unchanged.
 func (s *ContentStore) Upsert(ctx context.Context, f domain.ForeignAvatar) error {
-	if f.ActorURI == "" {
-		return fmt.Errorf("%w: foreign actor without URI", domain.ErrInvalidInput)
-	}
 	_, err := s.db.w.ExecContext(ctx, `
 INSERT INTO foreign_avatars (`+foreignColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (actor_uri) DO UPDATE SET
@@ -240,9 +237,6 @@ func (s *ContentStore) PostByID(ctx context.Context, id string) (domain.Post, er
 // ReactedTo implements ports.PostStore: one statement over both tables,
 // each read by its primary key.
 func (s *ContentStore) ReactedTo(ctx context.Context, actor string, uris []string) ([]domain.Reaction, error) {
-	if len(uris) > ports.MaxReactedTo {
-		return nil, fmt.Errorf("%w: %d posts asked about, over %d", domain.ErrInvalidInput, len(uris), ports.MaxReactedTo)
-	}
 	if len(uris) == 0 {
 		return nil, nil
 	}
@@ -346,9 +340,6 @@ LIMIT ?`, value, before(b), limitArg(limit))
 // PostsByAuthors implements ports.PostStore on posts_author_published_idx
 // (one range per author, merged).
 func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, b time.Time, limit int) ([]domain.Post, error) {
-	if len(authors) > ports.MaxAuthors {
-		return nil, fmt.Errorf("%w: %d authors, over %d", domain.ErrInvalidInput, len(authors), ports.MaxAuthors)
-	}
 	if len(authors) == 0 {
 		return nil, nil
 	}
@@ -399,9 +390,6 @@ LIMIT ?`, before(b), string(origin), string(origin), limitArg(limit))
 
 // BoostsByActors implements ports.PostStore on boosts_actor_created_idx.
 func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, b time.Time, limit int) ([]domain.Boost, error) {
-	if len(actors) > ports.MaxAuthors {
-		return nil, fmt.Errorf("%w: %d actors, over %d", domain.ErrInvalidInput, len(actors), ports.MaxAuthors)
-	}
 	if len(actors) == 0 {
 		return nil, nil
 	}
@@ -769,9 +757,6 @@ func (s *ContentStore) DeleteActorContent(ctx context.Context, actor string) (in
 // AddTombstone implements ports.TombstoneStore: ON CONFLICT (uri) DO
 // NOTHING keeps the first tombstone of a URI.
 func (s *ContentStore) AddTombstone(ctx context.Context, t domain.Tombstone) error {
-	if t.URI == "" {
-		return fmt.Errorf("%w: tombstone without URI", domain.ErrInvalidInput)
-	}
 	_, err := s.db.w.ExecContext(ctx, `INSERT INTO tombstones (uri, actor_uri, deleted_at) VALUES (?, ?, ?) ON CONFLICT (uri) DO NOTHING`,
 		t.URI, t.ActorURI, stamp(t.DeletedAt))
 	if err != nil {

@@ -28,9 +28,6 @@ func scanConversation(row scanner) (domain.Conversation, error) {
 // AddToConversation implements ports.ConversationStore in one upsert:
 // the row's last status only moves forward.
 func (s *NotificationStore) AddToConversation(ctx context.Context, c domain.Conversation) error {
-	if err := c.Check(); err != nil {
-		return err
-	}
 	parts, err := json.Marshal(c.Participants)
 	if err != nil {
 		return fmt.Errorf("conversation %s: %w", c.ID, err)
@@ -48,9 +45,6 @@ WHERE excluded.last_status_id > conversations.last_status_id`,
 
 // Conversations implements ports.ConversationStore in one indexed query.
 func (s *NotificationStore) Conversations(ctx context.Context, persona string, p domain.ConversationPage) ([]domain.Conversation, error) {
-	if err := p.Check(); err != nil {
-		return nil, err
-	}
 	q, args := pageSQL(`SELECT `+conversationColumns+` FROM conversations WHERE persona = ?`, []any{persona},
 		"last_status_id", p.MaxID, p.Above(), p.MinID, p.Limit)
 	out, err := query(ctx, s.db, scanConversation, q, args...)

@@ -28,9 +28,6 @@ const blockColumns = `domain, severity, reason, public_comment, reject_media, re
 
 // AddDomainBlock implements ports.ModerationStore.
 func (s *ModerationStore) AddDomainBlock(ctx context.Context, b domain.DomainBlock) error {
-	if err := b.Check(); err != nil {
-		return err
-	}
 	_, err := s.db.w.ExecContext(ctx, `INSERT INTO domain_blocks (`+blockColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		b.Domain, string(b.Severity), b.Reason, b.PublicComment, b.RejectMedia, b.RejectReports, b.Obfuscate, stamp(b.CreatedAt))
 	if err != nil {
@@ -42,9 +39,6 @@ func (s *ModerationStore) AddDomainBlock(ctx context.Context, b domain.DomainBlo
 // UpdateDomainBlock implements ports.ModerationStore: every column but
 // the domain and created_at.
 func (s *ModerationStore) UpdateDomainBlock(ctx context.Context, b domain.DomainBlock) error {
-	if err := b.Check(); err != nil {
-		return err
-	}
 	res, err := s.db.w.ExecContext(ctx, `
 UPDATE domain_blocks SET severity = ?2, reason = ?3, public_comment = ?4, reject_media = ?5, reject_reports = ?6, obfuscate = ?7
 WHERE domain = ?1`, b.Domain, string(b.Severity), b.Reason, b.PublicComment, b.RejectMedia, b.RejectReports, b.Obfuscate)
@@ -207,9 +201,6 @@ func (s *ReportStore) Reports(ctx context.Context, open bool, limit int) ([]doma
 // resolved already keeps its resolution, and still counts as found (SQLite
 // counts the rows a WHERE matched, changed or not).
 func (s *ReportStore) ResolveReport(ctx context.Context, id string, at time.Time, note string) error {
-	if at.IsZero() {
-		return fmt.Errorf("%w: a resolution needs its time", domain.ErrInvalidInput)
-	}
 	res, err := s.db.w.ExecContext(ctx, `
 UPDATE reports SET resolved_at = coalesce(resolved_at, ?2), resolution = CASE WHEN resolved_at IS NULL THEN ?3 ELSE resolution END
 WHERE id = ?1`, id, stamp(at), note)

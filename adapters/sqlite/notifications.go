@@ -38,9 +38,6 @@ func scanNotification(row scanner) (domain.Notification, error) {
 // (recipient, dedupe_key) decides, so of concurrent adds of one key
 // exactly one inserts; a taken id is a primary key violation.
 func (s *NotificationStore) AddNotification(ctx context.Context, n domain.Notification) (bool, error) {
-	if err := n.Check(); err != nil {
-		return false, err
-	}
 	res, err := s.db.w.ExecContext(ctx, `
 INSERT INTO notifications (`+notificationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (recipient, dedupe_key) DO NOTHING`,
@@ -54,9 +51,6 @@ ON CONFLICT (recipient, dedupe_key) DO NOTHING`,
 // Notifications implements ports.NotificationStore in one indexed
 // query; the kinds and the actor filter the recipient's range.
 func (s *NotificationStore) Notifications(ctx context.Context, recipient string, f domain.NotificationFilter) ([]domain.Notification, error) {
-	if err := f.Check(); err != nil {
-		return nil, err
-	}
 	q := `SELECT ` + notificationColumns + ` FROM notifications WHERE recipient = ?`
 	args := []any{recipient}
 	for _, set := range []struct {

@@ -73,9 +73,6 @@ func scanGrant(row scanner) (domain.OAuthGrant, error) {
 
 // CreateGrant implements ports.OAuthStore.
 func (s *OAuthStore) CreateGrant(ctx context.Context, g domain.OAuthGrant) error {
-	if err := g.Check(); err != nil {
-		return err
-	}
 	_, err := s.db.w.ExecContext(ctx, `INSERT INTO oauth_grants (`+grantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		g.Hash, string(g.Kind), g.ClientID, g.UserID, g.AvatarID, g.RedirectURI, g.Scopes.String(), g.Challenge, g.ChallengeMethod,
 		nanos(g.CreatedAt), stamp(g.ExpiresAt), nanos(g.UsedAt))
@@ -111,9 +108,6 @@ func (s *OAuthStore) DeleteExpiredGrants(ctx context.Context, before time.Time) 
 
 // CreateToken implements ports.OAuthStore.
 func (s *OAuthStore) CreateToken(ctx context.Context, t domain.OAuthToken) error {
-	if err := t.Check(); err != nil {
-		return err
-	}
 	_, err := s.db.w.ExecContext(ctx, `
 INSERT INTO oauth_tokens (hash, client_id, user_id, avatar_id, scopes, grant_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		t.Hash, t.ClientID, t.UserID, t.AvatarID, t.Scopes.String(), t.GrantHash, nanos(t.CreatedAt))
@@ -175,9 +169,6 @@ func NewAccountIDStore(db *DB) *AccountIDStore { return &AccountIDStore{db: db} 
 // insert that leaves an existing row alone, then the row read on the
 // writer (SQLite's one writer orders concurrent first calls).
 func (s *AccountIDStore) AccountID(ctx context.Context, actorURI, newID string) (string, error) {
-	if actorURI == "" || newID == "" {
-		return "", fmt.Errorf("%w: an account id needs an actor and an id", domain.ErrInvalidInput)
-	}
 	var id string
 	err := s.db.r.QueryRowContext(ctx, `SELECT id FROM account_ids WHERE actor_uri = ?`, actorURI).Scan(&id)
 	if err == nil {

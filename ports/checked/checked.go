@@ -5,7 +5,11 @@
 // every store it tests (its invalid-input cases then check this package
 // once per store). A store behind it may rely on what it checked: job ids
 // that are UUIDs, dedupe keys as domain.DedupeKey makes them, settlements
-// to succeeded, dead or queued, normalized domains, complete reports.
+// to succeeded, dead or queued, normalized domains, complete reports,
+// domain blocks, actor blocks, notifications, conversations, OAuth grants
+// and tokens that pass their Check, known account statuses, lists within
+// ports.MaxAuthors and ports.MaxReactedTo, URIs present where a row is
+// keyed by them (stores.go).
 //
 // What a store does with a valid request stays the store's: the defaults
 // of a lease request (ports.NormalizeLease) and counts with every state
@@ -72,40 +76,4 @@ func (c jobs) List(ctx context.Context, f ports.JobFilter) ([]domain.Job, error)
 		return nil, err
 	}
 	return c.Jobs.List(ctx, f)
-}
-
-// NewModeration returns s behind the check of the domains it allows.
-func NewModeration(s ports.ModerationStore) ports.ModerationStore { return moderation{s} }
-
-type moderation struct{ ports.ModerationStore }
-
-func (c moderation) AddDomainAllow(ctx context.Context, a domain.DomainAllow) error {
-	if err := ports.CheckDomain(a.Domain); err != nil {
-		return err
-	}
-	return c.ModerationStore.AddDomainAllow(ctx, a)
-}
-
-// NewReports returns s behind the check of the reports it stores.
-func NewReports(s ports.ReportStore) ports.ReportStore { return reports{s} }
-
-type reports struct{ ports.ReportStore }
-
-func (c reports) AddReport(ctx context.Context, r domain.Report) (bool, error) {
-	if err := ports.CheckReport(r); err != nil {
-		return false, err
-	}
-	return c.ReportStore.AddReport(ctx, r)
-}
-
-// NewForeign returns s behind the check of the domain OnDomain reads.
-func NewForeign(s ports.ForeignActorStore) ports.ForeignActorStore { return foreign{s} }
-
-type foreign struct{ ports.ForeignActorStore }
-
-func (c foreign) OnDomain(ctx context.Context, d, afterURI string, limit int) ([]string, error) {
-	if err := ports.CheckDomain(d); err != nil {
-		return nil, err
-	}
-	return c.ForeignActorStore.OnDomain(ctx, d, afterURI, limit)
 }

@@ -8,10 +8,12 @@ import (
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // AccountIDStore runs the contract of ports.AccountIDStore.
 func AccountIDStore(t *testing.T, newStore func(t *testing.T) ports.AccountIDStore, opts ...Option) {
+	newStore = behindChecks(newStore, checked.NewAccountIDs)
 	const bob, carl = "https://r.example/users/bob", "https://s.example/users/carl"
 	runCases(t, newStore, opts, []testCase[ports.AccountIDStore]{
 		{"FirstIDStays", func(t *testing.T, s ports.AccountIDStore) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // Keys is a syntactically valid key pair for stores that do not parse keys.
@@ -17,6 +18,7 @@ var Keys = domain.KeyPair{
 
 // UserStore runs the contract of ports.UserStore.
 func UserStore(t *testing.T, newStore func(t *testing.T) ports.UserStore, opts ...Option) {
+	newStore = behindChecks(newStore, checked.NewUsers)
 	runCases(t, newStore, opts, []testCase[ports.UserStore]{
 		{"CreateFindDelete", func(t *testing.T, s ports.UserStore) {
 			u := domain.RootUser{ID: "u1", UserName: "alice", PasswordHash: "$2a$hash", CreatedAt: base}

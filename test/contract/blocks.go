@@ -9,10 +9,12 @@ import (
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // BlockStore runs the contract of ports.BlockStore.
 func BlockStore(t *testing.T, newStore func(t *testing.T) ports.BlockStore, opts ...Option) {
+	newStore = behindChecks(newStore, checked.NewBlocks)
 	const (
 		alice = "https://local.example/users/alice"
 		bob   = "https://r.example/u/bob"

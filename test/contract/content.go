@@ -25,6 +25,9 @@ func ForeignActorStore(t *testing.T, newStore func(t *testing.T) ports.ForeignAc
 	runCases(t, newStore, opts, []testCase[ports.ForeignActorStore]{
 		{"UpsertAndFind", func(t *testing.T, s ports.ForeignActorStore) {
 			mustNil(t, s.Upsert(ctx(t), bob), "upsert")
+			nameless := bob
+			nameless.ActorURI = ""
+			mustIs(t, s.Upsert(ctx(t), nameless), domain.ErrInvalidInput, "an actor without URI")
 			byURI, err := s.ByActorURI(ctx(t), bob.ActorURI)
 			mustNil(t, err, "by uri")
 			byKey, err := s.ByKeyID(ctx(t), bob.PublicKeyID)
@@ -322,6 +325,7 @@ func post(t *testing.T, n int, author, group string, published time.Time) domain
 
 // PostStore runs the contract of ports.PostStore.
 func PostStore(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts ...Option) {
+	newStore = behindChecks(newStore, checked.NewPosts)
 	const alice, bob, club = "https://h.example/users/alice", "https://h.example/users/bob", "https://h.example/groups/club"
 	runCases(t, newStore, opts, []testCase[ports.PostStore]{
 		{"CountLocalPosts", func(t *testing.T, s ports.PostStore) {

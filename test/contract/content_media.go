@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // PostsAndPolls is a post store that keeps polls too, as every store does
@@ -65,6 +66,7 @@ func sameExtras(t *testing.T, got, want domain.Extras, what string) {
 // PostExtras runs the part of the contract of ports.PostStore about what a
 // post carries beside its text (SPEC §12) and the hashtag listing.
 func PostExtras(t *testing.T, newStore func(t *testing.T) ports.PostStore, opts ...Option) {
+	newStore = behindChecks(newStore, checked.NewPosts)
 	const bob = "https://r.example/users/bob"
 	runCases(t, newStore, opts, []testCase[ports.PostStore]{
 		{"ExtrasAreKeptAndRead", func(t *testing.T, s ports.PostStore) {

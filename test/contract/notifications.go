@@ -10,10 +10,12 @@ import (
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // NotificationStore runs the contract of ports.NotificationStore.
 func NotificationStore(t *testing.T, newStore func(t *testing.T) ports.NotificationStore, opts ...Option) {
+	newStore = behindChecks(newStore, checked.NewNotifications)
 	const (
 		vera = "https://herald.example/users/vera"
 		walt = "https://herald.example/users/walt"

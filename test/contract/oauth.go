@@ -10,10 +10,12 @@ import (
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // OAuthStore runs the contract of ports.OAuthStore.
 func OAuthStore(t *testing.T, newStore func(t *testing.T) ports.OAuthStore, opts ...Option) {
+	newStore = behindChecks(newStore, checked.NewOAuth)
 	app := func(t *testing.T, clientID string) domain.OAuthApp {
 		t.Helper()
 		scopes, err := domain.ParseScopes("read write:statuses follow", "")

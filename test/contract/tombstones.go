@@ -8,10 +8,12 @@ import (
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/ports/checked"
 )
 
 // TombstoneStore runs the contract of ports.TombstoneStore.
 func TombstoneStore(t *testing.T, newStore func(t *testing.T) ports.TombstoneStore, opts ...Option) {
+	newStore = behindChecks(newStore, checked.NewTombstones)
 	const note, mal, ann = "https://r.example/notes/1", "https://r.example/users/mal", "https://r.example/users/ann"
 	tomb := func(t *testing.T, uri, actor string, at time.Time) domain.Tombstone {
 		t.Helper()
