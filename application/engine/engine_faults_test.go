@@ -128,33 +128,79 @@ func TestEngineHostThatAnsweredKeepsItsSlot(t *testing.T) {
 	}
 }
 
-// A host that answers, but slowly, is not trusted with a slot: its next
-// delivery gives its slot back after ParkAfter and waits beside the slots,
-// so a prompt host's job runs meanwhile (issue 36: five slow
-// servers held every slot under sustained load).
-func TestEngineSlowHostGivesItsSlotBack(t *testing.T) {
+// A host that answers, but slower than ParkAfter, is not trusted with a
+// slot (issue 36: five slow servers held every slot under sustained load):
+// its next delivery waits beside the slots from its start, even with every
+// slot taken; with the waits taken it holds a slot only until a wait
+// frees. The clock stands still from the first answer on: nothing here
+// waits for ParkAfter.
+func TestEngineSlowHostWaitsBesideTheSlots(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{}, 4)
-	b := setup(t, engine.Config{Workers: 1}, acceptSlowOnRelease(release, func() bool { return true }))
+	var mu sync.Mutex
+	gates := map[string]chan struct{}{}
+	gate := func(id string) chan struct{} {
+		mu.Lock()
+		defer mu.Unlock()
+		if gates[id] == nil {
+			gates[id] = make(chan struct{})
+		}
+		return gates[id]
+	}
+	// Workers 1: one slot and one wait. A delivery to slow.example, or of
+	// a job whose id begins "held", ends when its gate is closed.
+	b := setup(t, engine.Config{Workers: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
+		id := strings.Split(d.Inbox, "/")[3]
+		if strings.Contains(d.Inbox, "slow.example") || strings.HasPrefix(id, "held") {
+			select {
+			case <-gate(id):
+			case <-ctx.Done():
+			}
+		}
+		return domain.Classify(202, "", time.Time{})
+	})
+	job := func(id, host string) domain.Job {
+		j, err := domain.NewJob(contract.JobID(id), "https://local.example/activities/"+id, "https://"+host+"/"+id+"/inbox", "sender-1",
+			"https://local.example/users/alice#main-key", []byte(`{"type":"Create"}`), b.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
 	b.start()
-	// First contact: it answers after 3 s.
-	b.enqueue(b.job("slow-1", "slow.example"))
+	// First contact with slow.example: it answers after 3 s.
+	b.enqueue(job("slow-1", "slow.example"))
 	b.eventually("the first slow delivery started", func() bool { return b.deliverer.InFlight() == 1 })
 	b.advance(3 * time.Second)
-	release <- struct{}{}
+	close(gate("slow-1"))
 	b.waitState("slow-1", domain.JobSucceeded)
-	// Its next delivery parks after ParkAfter, and a prompt host's job
-	// takes the slot while it waits.
-	b.enqueue(b.job("slow-2", "slow.example"))
-	b.eventually("the second slow delivery started", func() bool { return b.deliverer.InFlight() == 1 })
-	b.enqueue(b.job("prompt", "prompt.example"))
-	b.advance(time.Second)
-	b.waitState("prompt", domain.JobSucceeded)
-	if st := b.get("slow-2").State; st == domain.JobSucceeded {
-		t.Fatal("the slow delivery finished early: the test did not hold it")
+	// prompt.example answers at once, then holds the slot.
+	b.enqueue(job("prompt-1", "prompt.example"))
+	b.waitState("prompt-1", domain.JobSucceeded)
+	// held-1 first (an older RunAt): the lease for the one slot comes
+	// back full, so slow-2 is leased ahead, and starts in the wait.
+	held := job("held-1", "prompt.example")
+	held.RunAt = held.RunAt.Add(-time.Second)
+	b.enqueue(held, job("slow-2", "slow.example"))
+	b.eventually("the slow delivery started in the wait beside the taken slot", func() bool { return b.deliverer.InFlight() == 2 })
+	close(gate("held-1"))
+	b.waitState("held-1", domain.JobSucceeded)
+
+	// The wait is slow-2's: slow-3 takes the slot, and prompt-2 waits for
+	// it until slow-2 ends and slow-3 moves to the wait.
+	b.enqueue(job("slow-3", "slow.example"))
+	b.eventually("the third slow delivery started", func() bool { return b.deliverer.InFlight() == 2 })
+	b.enqueue(job("prompt-2", "prompt.example"))
+	b.settleIdle()
+	if st := b.get("prompt-2").State; st == domain.JobSucceeded {
+		t.Fatal("prompt-2 ran while slow-2 held the wait and slow-3 the slot")
 	}
-	release <- struct{}{}
-	b.waitState("slow-2", domain.JobSucceeded)
+	close(gate("slow-2"))
+	b.waitState("prompt-2", domain.JobSucceeded)
+	if st := b.get("slow-3").State; st == domain.JobSucceeded {
+		t.Fatal("slow-3 finished early: the test did not hold it")
+	}
+	close(gate("slow-3"))
+	b.waitState("slow-3", domain.JobSucceeded)
 }
 
 // After a host failure the host's other jobs are held, unattempted, until

@@ -21,7 +21,8 @@ import (
 //     breakerCacheTTL;
 //   - the holds: a host whose attempt just failed, or that asked for time
 //     with Retry-After, has its other jobs wait, unattempted (hold);
-//   - the answers: when each host last answered promptly, for ParkAfter.
+//   - the answers: when each host last answered, promptly or slower than
+//     ParkAfter, for where its next delivery runs.
 //
 // The dispatcher asks it about each job it admits (verdict) and each lease
 // (skipHosts); a delivery tells it whether its host answered (heard); the
@@ -41,8 +42,10 @@ type hostPolicy struct {
 	lateSuccesses map[string]time.Time
 	lateWrittenAt time.Time
 	// answers is when each host last answered an attempt here within
-	// ParkAfter (any HTTP status that is not a host failure).
-	answers map[string]time.Time
+	// ParkAfter (any HTTP status that is not a host failure); slowAnswers
+	// when each host last answered one slower than that. A host is in one
+	// of them at most: its last answer's.
+	answers, slowAnswers map[string]time.Time
 	// held is the hosts whose jobs wait, unattempted, until the time given.
 	held map[string]time.Time
 }
@@ -73,7 +76,8 @@ const maxSkipHeld = 256
 func newHostPolicy(deps hostDeps, cfg Config) *hostPolicy {
 	return &hostPolicy{hostDeps: deps, parkAfter: cfg.ParkAfter, noHold: cfg.NoHold,
 		states: map[string]breakerEntry{}, failing: map[string]struct{}{}, quarantined: map[string]time.Time{},
-		lateSuccesses: map[string]time.Time{}, answers: map[string]time.Time{}, held: map[string]time.Time{}}
+		lateSuccesses: map[string]time.Time{}, answers: map[string]time.Time{}, slowAnswers: map[string]time.Time{},
+		held: map[string]time.Time{}}
 }
 
 // hostVerdict is what the host policy says of a job's host at admission.
@@ -82,6 +86,7 @@ type hostVerdict struct {
 	heldUntil time.Time //
 	failing   bool      // its last attempt failed: the delivery waits in the waits
 	answered  bool      // it answered promptly lately: the delivery keeps its slot
+	slow      bool      // its last answer, lately, took longer than ParkAfter: the delivery waits in the waits
 }
 
 // verdict is what the host policy says of host at now.
@@ -91,8 +96,11 @@ func (p *hostPolicy) verdict(host string, now time.Time) hostVerdict {
 	var v hostVerdict
 	v.heldUntil, v.held = p.heldUntil(host, now)
 	_, v.failing = p.failing[host]
-	t, ok := p.answers[host]
-	v.answered = ok && !t.Before(now.Add(-answeredFor))
+	recent := func(answers map[string]time.Time) bool {
+		t, ok := answers[host]
+		return ok && !t.Before(now.Add(-answeredFor))
+	}
+	v.answered, v.slow = recent(p.answers), recent(p.slowAnswers)
 	return v
 }
 
@@ -112,22 +120,23 @@ func (p *hostPolicy) skipHosts(now time.Time, failingFull bool) []string {
 }
 
 // heard takes an attempt's answer: a host that answered within ParkAfter
-// keeps its slots for its next deliveries; one that answered slowly gives
-// them back after ParkAfter as a silent host's do, so that however many
-// servers are slow, the ones that answer promptly keep the slots and the
-// slow ones go on in the waits, within their per-host cap.
+// keeps its slots for its next deliveries; one that answered slower has
+// its next deliveries wait in the waits, so that however many servers are
+// slow, the ones that answer promptly keep the slots and the slow ones go
+// on in the waits, within their per-host cap.
 func (p *hostPolicy) heard(r result) {
 	if r.outcome == nil || !r.outcome.Answered() {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	keep, drop := p.answers, p.slowAnswers
 	if r.took > p.parkAfter {
-		delete(p.answers, r.job.Host)
-		return
+		keep, drop = drop, keep
 	}
-	trim(p.answers, func(_ string, t time.Time) bool { return r.at.Sub(t) >= answeredFor })
-	p.answers[r.job.Host] = r.at
+	delete(drop, r.job.Host)
+	trim(keep, func(_ string, t time.Time) bool { return r.at.Sub(t) >= answeredFor })
+	keep[r.job.Host] = r.at
 }
 
 // record takes a batch of results before the completer settles it: the

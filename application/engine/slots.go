@@ -14,9 +14,12 @@ import (
 // in the waits beside them:
 //   - one to a host whose last attempt failed waits there from its start,
 //     at most failingSlots of them at a time;
-//   - one to a host that has not answered promptly lately parks there
-//     after ParkAfter without an answer (park), if there is room, giving
-//     its slot back: a dead server's timeout costs a slot ParkAfter at most,
+//   - one to a host whose last answer took longer than ParkAfter waits
+//     there from its start when there is room, else as soon as there is:
+//     it would give its slot back after ParkAfter anyway;
+//   - one to a host that has not answered lately parks there after
+//     ParkAfter without an answer (park), if there is room, giving its
+//     slot back: a dead server's timeout costs a slot ParkAfter at most,
 //     and at most Workers deliveries at a time go to hosts that answer.
 type slots struct {
 	workers, waits, failingMax int
@@ -100,10 +103,16 @@ func (s *slots) take(v hostVerdict, now time.Time) (*flight, admission) {
 		f.inWaits = true
 		s.failing++
 		s.waiting++
+	case v.slow && s.waiting < s.waits:
+		f.inWaits = true
+		s.waiting++
 	case s.inSlots >= s.workers:
 		return nil, noSlot
 	default:
-		if !v.answered {
+		switch {
+		case v.slow:
+			f.parkAt = now // to the waits as soon as one frees
+		case !v.answered:
 			f.parkAt = now.Add(s.parkAfter)
 		}
 		s.inSlots++
@@ -166,8 +175,11 @@ func (s *slots) park(now time.Time) (next time.Time, moved bool) {
 //     at most failingSlots of them at a time: the failing-host jobs beyond
 //     that go straight back (a release through the completer: no attempt
 //     spent, their place in the queue kept);
+//   - a job of a host whose last answer took longer than ParkAfter starts
+//     in the waits when one is free, even with every slot taken;
 //   - any other job takes one of the Workers slots, and may park after
-//     ParkAfter when its host has not answered lately;
+//     ParkAfter when its host has not answered lately (at once, when its
+//     host answers slowly and a wait frees);
 //   - no job starts while the deliveries running and the results not yet
 //     written reach Workers + waits + flushMax: what a kill -9 may
 //     re-deliver stays within that however far the store falls behind;

@@ -6,7 +6,7 @@
 //	                   worker delivering one job after another (the design
 //	                   Herald replaces), measured on a sample and scaled
 //	fan-out makespan   one post to 10,000 inboxes on 1,000 loopback hosts,
-//	                   against max(total_work/8, max_host_work/2), one row
+//	                   against what 8 slots and 8 waits allow, one row
 //	                   per fault (dead, refused, 503/429 with Retry-After,
 //	                   all at once, a second post while retries come due)
 //	lease throughput   jobs leased and completed per second, 1/8/32 workers,

@@ -74,8 +74,7 @@ func benchSerial(ctx context.Context, r *report, f *fakeFediverse, made map[stri
 	if err != nil {
 		return err
 	}
-	healthy, inSlots, inWaits, _, _ := f.inboxesSplit(hostProfile.answers)
-	work := inSlots + inWaits
+	healthy, work, _, _ := f.inboxes(hostProfile.answers)
 	serial := work + time.Duration(len(healthy))*run.overhead
 	hosts := len(f.hosts)
 	t := &table{
@@ -102,7 +101,7 @@ func benchSerial(ctx context.Context, r *report, f *fakeFediverse, made map[stri
 		values = append(values, deadRun.makespan.Seconds(), serialDead.Seconds())
 		t.notes = append(t.notes, fmt.Sprintf("With dead hosts the serial worker also waits out the %s delivery timeout once for each of their inboxes, one after another.", timeout))
 	}
-	t.notes = append(t.notes, fmt.Sprintf("The serial worker's makespan is the servers' answer time of every healthy inbox (%s, the slot_work and wait_work of the fan-out bound) plus its own cost per delivery, %s: a sample of %d inboxes (every %dth) delivered one after another with Herald's signed client took %s for %s of answer time. "+
+	t.notes = append(t.notes, fmt.Sprintf("The serial worker's makespan is the servers' answer time of every healthy inbox (%s, the prompt_work and slow_work of the fan-out bound) plus its own cost per delivery, %s: a sample of %d inboxes (every %dth) delivered one after another with Herald's signed client took %s for %s of answer time. "+
 		"It keeps no queue, so it is the serial design at its fastest: a store write per job would only add to it.",
 		ms(work), ms(run.overhead), run.sample, serialEvery, ms(run.took), ms(run.work)))
 	t.plot = r.svg("serial-headline.svg", barChart("Fan-out makespan (s): Herald against one serial worker", "s", labels, values))
