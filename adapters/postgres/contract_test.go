@@ -13,21 +13,21 @@ import (
 // Every case of every suite runs on a schema of its own, migrated and
 // indexed as bootstrap does it.
 
-func TestJobStore(t *testing.T) {
-	t.Parallel()
-	jobStoreContract(t, postgres.NewJobStore)
-}
-
 // The suite again with every batch tried by COPY first (Enqueue does so
 // from 64 jobs up, which few of the suite's batches reach): a batch with a
 // stored key or id falls back to the INSERT, and the store behaves the
 // same either way.
 func TestJobStoreByCopy(t *testing.T) {
 	t.Parallel()
-	jobStoreContract(t, func(p *pgxpool.Pool) *postgres.JobStore { return postgres.WithCopyMin(postgres.NewJobStore(p), 1) })
+	open, opts := jobStores(func(p *pgxpool.Pool) *postgres.JobStore { return postgres.WithCopyMin(postgres.NewJobStore(p), 1) })
+	contract.JobStore(t, open, opts...)
+	contract.JobStoreReadyHosts(t, open, opts...)
 }
 
-func jobStoreContract(t *testing.T, newStore func(*pgxpool.Pool) *postgres.JobStore) {
+// jobStores opens job stores of newStore for the job store's suites, and
+// gives them a second handle (another process) and the check of the kept
+// counts.
+func jobStores(newStore func(*pgxpool.Pool) *postgres.JobStore) (func(t *testing.T) contract.Jobs, []contract.Option) {
 	var pools contract.Opened[*pgxpool.Pool]
 	open := func(t *testing.T) contract.Jobs {
 		p := migrated(t)
@@ -50,87 +50,32 @@ func jobStoreContract(t *testing.T, newStore func(*pgxpool.Pool) *postgres.JobSt
 			mustFoldedCounts(t, p, after)
 		}
 	})
-	contract.JobStore(t, open, second, kept)
-	contract.JobStoreReadyHosts(t, open, second)
+	return open, []contract.Option{second, kept}
 }
 
-func TestNameRegistry(t *testing.T) {
+func TestContract(t *testing.T) {
 	t.Parallel()
-	contract.NameRegistry(t, func(t *testing.T) ports.NameRegistry {
-		p := migrated(t)
-		// 001 seeds the system names; the suite wants an empty registry.
-		mustExec(t, p, `DELETE FROM reserved_names`)
-		return postgres.NewNameRegistry(p)
+	jobs, jobOpts := jobStores(postgres.NewJobStore)
+	contract.Every(t, contract.Stores{
+		Jobs:       jobs,
+		JobOptions: jobOpts,
+		Names: func(t *testing.T) ports.NameRegistry {
+			p := migrated(t)
+			// 001 seeds the system names; the suite wants an empty registry.
+			mustExec(t, p, `DELETE FROM reserved_names`)
+			return postgres.NewNameRegistry(p)
+		},
+		Instances:     func(t *testing.T) ports.InstanceStore { return postgres.NewInstanceStore(migrated(t)) },
+		Followers:     func(t *testing.T) ports.FollowerStore { return postgres.NewFollowerStore(migrated(t)) },
+		FanOuts:       func(t *testing.T) ports.FanOutStore { return postgres.NewFanOutStore(migrated(t)) },
+		Accounts:      func(t *testing.T) contract.Accounts { return postgres.NewAccountStore(migrated(t)) },
+		Content:       func(t *testing.T) contract.Content { return postgres.NewContentStore(migrated(t)) },
+		Moderation:    func(t *testing.T) ports.ModerationStore { return postgres.NewModerationStore(migrated(t)) },
+		Reports:       func(t *testing.T) ports.ReportStore { return postgres.NewReportStore(migrated(t)) },
+		Blocks:        func(t *testing.T) ports.BlockStore { return postgres.NewBlockStore(migrated(t)) },
+		OAuth:         func(t *testing.T) ports.OAuthStore { return postgres.NewOAuthStore(migrated(t)) },
+		AccountIDs:    func(t *testing.T) ports.AccountIDStore { return postgres.NewAccountIDStore(migrated(t)) },
+		Notifications: func(t *testing.T) ports.NotificationStore { return postgres.NewNotificationStore(migrated(t)) },
+		Parallel:      true,
 	})
-}
-
-func TestInstanceStore(t *testing.T) {
-	t.Parallel()
-	contract.InstanceStore(t, func(t *testing.T) ports.InstanceStore { return postgres.NewInstanceStore(migrated(t)) })
-}
-
-func TestFollowerStore(t *testing.T) {
-	t.Parallel()
-	contract.FollowerStore(t, func(t *testing.T) ports.FollowerStore { return postgres.NewFollowerStore(migrated(t)) })
-}
-
-func TestFanOutStore(t *testing.T) {
-	t.Parallel()
-	contract.FanOutStore(t, func(t *testing.T) ports.FanOutStore { return postgres.NewFanOutStore(migrated(t)) })
-}
-
-func TestUserStore(t *testing.T) {
-	t.Parallel()
-	contract.UserStore(t, func(t *testing.T) ports.UserStore { return postgres.NewAccountStore(migrated(t)) })
-}
-
-func TestTokenStore(t *testing.T) {
-	t.Parallel()
-	contract.TokenStore(t, func(t *testing.T) ports.TokenStore { return postgres.NewAccountStore(migrated(t)) })
-}
-
-func TestActorStore(t *testing.T) {
-	t.Parallel()
-	contract.ActorStore(t, func(t *testing.T) ports.ActorStore { return postgres.NewAccountStore(migrated(t)) })
-	contract.ActorSettings(t, func(t *testing.T) ports.ActorStore { return postgres.NewAccountStore(migrated(t)) })
-}
-
-func TestForeignActorStore(t *testing.T) {
-	t.Parallel()
-	contract.ForeignActorStore(t, func(t *testing.T) ports.ForeignActorStore { return postgres.NewContentStore(migrated(t)) })
-}
-
-func TestPostStore(t *testing.T) {
-	t.Parallel()
-	contract.PostStore(t, func(t *testing.T) ports.PostStore { return postgres.NewContentStore(migrated(t)) })
-}
-
-func TestPostExtras(t *testing.T) {
-	t.Parallel()
-	contract.PostExtras(t, func(t *testing.T) ports.PostStore { return postgres.NewContentStore(migrated(t)) })
-}
-
-func TestPollStore(t *testing.T) {
-	t.Parallel()
-	contract.PollStore(t, func(t *testing.T) contract.PostsAndPolls { return postgres.NewContentStore(migrated(t)) })
-}
-
-func TestTombstoneStore(t *testing.T) {
-	t.Parallel()
-	contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return postgres.NewContentStore(migrated(t)) })
-}
-
-func TestModerationStore(t *testing.T) {
-	t.Parallel()
-	contract.ModerationStore(t, func(t *testing.T) ports.ModerationStore { return postgres.NewModerationStore(migrated(t)) })
-}
-
-func TestReportStore(t *testing.T) {
-	t.Parallel()
-	contract.ReportStore(t, func(t *testing.T) ports.ReportStore { return postgres.NewReportStore(migrated(t)) })
-}
-
-func TestBlockStore(t *testing.T) {
-	t.Parallel()
-	contract.BlockStore(t, func(t *testing.T) ports.BlockStore { return postgres.NewBlockStore(migrated(t)) })
 }

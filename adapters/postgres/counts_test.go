@@ -74,7 +74,7 @@ func mustFoldedCounts(t *testing.T, p *pgxpool.Pool, when string) {
 // The triggers count the statements that change jobs by hand too (an
 // operator's, beside the store): a change of host, of other columns, two
 // updates of jobs in one statement, a delete, a truncate. The store's own
-// writes are the contract's counts case, which TestJobStore runs with
+// writes are the contract's counts case, which TestContract runs with
 // mustNoCountDrift after each and mustFoldedCounts after each Reap.
 func TestJobCountsFollowStatementsByHand(t *testing.T) {
 	t.Parallel()

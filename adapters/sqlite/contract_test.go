@@ -12,8 +12,10 @@ import (
 // Every case of every suite runs on a database file of its own (in the
 // test's temporary directory), migrated and indexed as bootstrap does it.
 
-func TestJobStore(t *testing.T) {
-	t.Parallel()
+// jobStores opens job stores for the job store's suites, and gives them a
+// second handle (an operator's command beside the server) and the check of
+// the kept counts.
+func jobStores() (func(t *testing.T) contract.Jobs, []contract.Option) {
 	var dbs contract.Opened[*sqlite.DB]
 	newStore := func(t *testing.T) contract.Jobs {
 		db := migrated(t)
@@ -37,87 +39,32 @@ func TestJobStore(t *testing.T) {
 		db, _ := dbs.Of(s)
 		mustNoCountDrift(t, db, after)
 	})
-	contract.JobStore(t, newStore, second, kept)
-	contract.JobStoreReadyHosts(t, newStore, second)
+	return newStore, []contract.Option{second, kept}
 }
 
-func TestNameRegistry(t *testing.T) {
+func TestContract(t *testing.T) {
 	t.Parallel()
-	contract.NameRegistry(t, func(t *testing.T) ports.NameRegistry {
-		p := migrated(t)
-		// 001 seeds the system names; the suite wants an empty registry.
-		mustExec(t, p, `DELETE FROM reserved_names`)
-		return sqlite.NewNameRegistry(p)
+	jobs, jobOpts := jobStores()
+	contract.Every(t, contract.Stores{
+		Jobs:       jobs,
+		JobOptions: jobOpts,
+		Names: func(t *testing.T) ports.NameRegistry {
+			db := migrated(t)
+			// 001 seeds the system names; the suite wants an empty registry.
+			mustExec(t, db, `DELETE FROM reserved_names`)
+			return sqlite.NewNameRegistry(db)
+		},
+		Instances:     func(t *testing.T) ports.InstanceStore { return sqlite.NewInstanceStore(migrated(t)) },
+		Followers:     func(t *testing.T) ports.FollowerStore { return sqlite.NewFollowerStore(migrated(t)) },
+		FanOuts:       func(t *testing.T) ports.FanOutStore { return sqlite.NewFanOutStore(migrated(t)) },
+		Accounts:      func(t *testing.T) contract.Accounts { return sqlite.NewAccountStore(migrated(t)) },
+		Content:       func(t *testing.T) contract.Content { return sqlite.NewContentStore(migrated(t)) },
+		Moderation:    func(t *testing.T) ports.ModerationStore { return sqlite.NewModerationStore(migrated(t)) },
+		Reports:       func(t *testing.T) ports.ReportStore { return sqlite.NewReportStore(migrated(t)) },
+		Blocks:        func(t *testing.T) ports.BlockStore { return sqlite.NewBlockStore(migrated(t)) },
+		OAuth:         func(t *testing.T) ports.OAuthStore { return sqlite.NewOAuthStore(migrated(t)) },
+		AccountIDs:    func(t *testing.T) ports.AccountIDStore { return sqlite.NewAccountIDStore(migrated(t)) },
+		Notifications: func(t *testing.T) ports.NotificationStore { return sqlite.NewNotificationStore(migrated(t)) },
+		Parallel:      true,
 	})
-}
-
-func TestInstanceStore(t *testing.T) {
-	t.Parallel()
-	contract.InstanceStore(t, func(t *testing.T) ports.InstanceStore { return sqlite.NewInstanceStore(migrated(t)) })
-}
-
-func TestFollowerStore(t *testing.T) {
-	t.Parallel()
-	contract.FollowerStore(t, func(t *testing.T) ports.FollowerStore { return sqlite.NewFollowerStore(migrated(t)) })
-}
-
-func TestFanOutStore(t *testing.T) {
-	t.Parallel()
-	contract.FanOutStore(t, func(t *testing.T) ports.FanOutStore { return sqlite.NewFanOutStore(migrated(t)) })
-}
-
-func TestUserStore(t *testing.T) {
-	t.Parallel()
-	contract.UserStore(t, func(t *testing.T) ports.UserStore { return sqlite.NewAccountStore(migrated(t)) })
-}
-
-func TestTokenStore(t *testing.T) {
-	t.Parallel()
-	contract.TokenStore(t, func(t *testing.T) ports.TokenStore { return sqlite.NewAccountStore(migrated(t)) })
-}
-
-func TestActorStore(t *testing.T) {
-	t.Parallel()
-	contract.ActorStore(t, func(t *testing.T) ports.ActorStore { return sqlite.NewAccountStore(migrated(t)) })
-	contract.ActorSettings(t, func(t *testing.T) ports.ActorStore { return sqlite.NewAccountStore(migrated(t)) })
-}
-
-func TestForeignActorStore(t *testing.T) {
-	t.Parallel()
-	contract.ForeignActorStore(t, func(t *testing.T) ports.ForeignActorStore { return sqlite.NewContentStore(migrated(t)) })
-}
-
-func TestPostStore(t *testing.T) {
-	t.Parallel()
-	contract.PostStore(t, func(t *testing.T) ports.PostStore { return sqlite.NewContentStore(migrated(t)) })
-}
-
-func TestPostExtras(t *testing.T) {
-	t.Parallel()
-	contract.PostExtras(t, func(t *testing.T) ports.PostStore { return sqlite.NewContentStore(migrated(t)) })
-}
-
-func TestPollStore(t *testing.T) {
-	t.Parallel()
-	contract.PollStore(t, func(t *testing.T) contract.PostsAndPolls { return sqlite.NewContentStore(migrated(t)) })
-}
-
-func TestTombstoneStore(t *testing.T) {
-	t.Parallel()
-	contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return sqlite.NewContentStore(migrated(t)) })
-}
-
-func TestModerationStore(t *testing.T) {
-	t.Parallel()
-	contract.ModerationStore(t, func(t *testing.T) ports.ModerationStore { return sqlite.NewModerationStore(migrated(t)) })
-}
-
-func TestReportStore(t *testing.T) {
-	t.Parallel()
-	contract.ReportStore(t, func(t *testing.T) ports.ReportStore { return sqlite.NewReportStore(migrated(t)) })
-}
-
-func TestBlockStore(t *testing.T) {
-	t.Parallel()
-	contract.BlockStore(t, func(t *testing.T) ports.BlockStore { return sqlite.NewBlockStore(migrated(t)) })
 }

@@ -58,7 +58,7 @@ func TestJobCountsMatchJobsUnderChaos(t *testing.T) {
 // The triggers count the statements that change jobs by hand too (an
 // operator's, beside the store): a change of host, of other columns, a
 // delete. The store's own writes are the contract's counts case, which
-// TestJobStore runs with mustNoCountDrift after each.
+// TestContract runs with mustNoCountDrift after each.
 func TestJobCountsFollowStatementsByHand(t *testing.T) {
 	t.Parallel()
 	db := migrated(t)

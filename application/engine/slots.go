@@ -19,8 +19,11 @@ import (
 //     it would give its slot back after ParkAfter anyway;
 //   - one to a host that has not answered lately parks there after
 //     ParkAfter without an answer (park), if there is room, giving its
-//     slot back: a dead server's timeout costs a slot ParkAfter at most,
-//     and at most Workers deliveries at a time go to hosts that answer.
+//     slot back: a dead server's timeout costs a slot ParkAfter at most.
+//
+// However many servers are slow or dead, their deliveries hold slots only
+// for ParkAfter (until they have answered once) or while the waits are
+// taken: the slots stay the prompt hosts'.
 type slots struct {
 	workers, waits, failingMax int
 	parkAfter                  time.Duration

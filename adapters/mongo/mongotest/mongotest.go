@@ -96,78 +96,32 @@ func keepFinishedJobs(t *testing.T, db *mongodrv.Database) {
 // they share client. skip names cases (by their subtest name) this server
 // cannot prove.
 func Contracts(t *testing.T, client, second *mongodrv.Client, skip ...contract.Option) {
-	t.Run("JobStore", func(t *testing.T) {
-		var dbs contract.Opened[string]
-		opts := append([]contract.Option{contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
+	var dbs contract.Opened[string]
+	on := func(t *testing.T) *mongodrv.Database { return NewDB(t, client) }
+	contract.Every(t, contract.Stores{
+		Jobs: func(t *testing.T) contract.Jobs {
+			db := on(t)
+			return dbs.Add(mongo.NewJobStore(db), db.Name())
+		},
+		JobOptions: []contract.Option{contract.SecondHandle(func(t *testing.T, s contract.Jobs) contract.Jobs {
 			name, ok := dbs.Of(s)
 			if !ok || second == nil {
 				t.Logf("second store: the same client (no second client given)")
 				return s
 			}
 			return mongo.NewJobStore(second.Database(name))
-		})}, skip...)
-		open := func(t *testing.T) contract.Jobs {
-			db := NewDB(t, client)
-			return dbs.Add(mongo.NewJobStore(db), db.Name())
-		}
-		contract.JobStore(t, open, opts...)
-		contract.JobStoreReadyHosts(t, open, opts...)
-	})
-	t.Run("NameRegistry", func(t *testing.T) {
-		contract.NameRegistry(t, func(t *testing.T) ports.NameRegistry { return mongo.NewNameRegistry(NewDB(t, client)) }, skip...)
-	})
-	t.Run("InstanceStore", func(t *testing.T) {
-		contract.InstanceStore(t, func(t *testing.T) ports.InstanceStore { return mongo.NewInstanceStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("FollowerStore", func(t *testing.T) {
-		contract.FollowerStore(t, func(t *testing.T) ports.FollowerStore { return mongo.NewFollowerStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("FanOutStore", func(t *testing.T) {
-		contract.FanOutStore(t, func(t *testing.T) ports.FanOutStore { return mongo.NewFanOutStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("UserStore", func(t *testing.T) {
-		contract.UserStore(t, func(t *testing.T) ports.UserStore { return mongo.NewAccountStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("TokenStore", func(t *testing.T) {
-		contract.TokenStore(t, func(t *testing.T) ports.TokenStore { return mongo.NewAccountStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("ActorStore", func(t *testing.T) {
-		contract.ActorStore(t, func(t *testing.T) ports.ActorStore { return mongo.NewAccountStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("ActorSettings", func(t *testing.T) {
-		contract.ActorSettings(t, func(t *testing.T) ports.ActorStore { return mongo.NewAccountStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("ForeignActorStore", func(t *testing.T) {
-		contract.ForeignActorStore(t, func(t *testing.T) ports.ForeignActorStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("PostStore", func(t *testing.T) {
-		contract.PostStore(t, func(t *testing.T) ports.PostStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("PostExtras", func(t *testing.T) {
-		contract.PostExtras(t, func(t *testing.T) ports.PostStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("PollStore", func(t *testing.T) {
-		contract.PollStore(t, func(t *testing.T) contract.PostsAndPolls { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("TombstoneStore", func(t *testing.T) {
-		contract.TombstoneStore(t, func(t *testing.T) ports.TombstoneStore { return mongo.NewContentStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("ModerationStore", func(t *testing.T) {
-		contract.ModerationStore(t, func(t *testing.T) ports.ModerationStore { return mongo.NewModerationStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("ReportStore", func(t *testing.T) {
-		contract.ReportStore(t, func(t *testing.T) ports.ReportStore { return mongo.NewReportStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("BlockStore", func(t *testing.T) {
-		contract.BlockStore(t, func(t *testing.T) ports.BlockStore { return mongo.NewBlockStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("OAuthStore", func(t *testing.T) {
-		contract.OAuthStore(t, func(t *testing.T) ports.OAuthStore { return mongo.NewOAuthStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("AccountIDStore", func(t *testing.T) {
-		contract.AccountIDStore(t, func(t *testing.T) ports.AccountIDStore { return mongo.NewAccountIDStore(NewDB(t, client)) }, skip...)
-	})
-	t.Run("NotificationStore", func(t *testing.T) {
-		contract.NotificationStore(t, func(t *testing.T) ports.NotificationStore { return mongo.NewNotificationStore(NewDB(t, client)) }, skip...)
-	})
+		})},
+		Names:         func(t *testing.T) ports.NameRegistry { return mongo.NewNameRegistry(on(t)) },
+		Instances:     func(t *testing.T) ports.InstanceStore { return mongo.NewInstanceStore(on(t)) },
+		Followers:     func(t *testing.T) ports.FollowerStore { return mongo.NewFollowerStore(on(t)) },
+		FanOuts:       func(t *testing.T) ports.FanOutStore { return mongo.NewFanOutStore(on(t)) },
+		Accounts:      func(t *testing.T) contract.Accounts { return mongo.NewAccountStore(on(t)) },
+		Content:       func(t *testing.T) contract.Content { return mongo.NewContentStore(on(t)) },
+		Moderation:    func(t *testing.T) ports.ModerationStore { return mongo.NewModerationStore(on(t)) },
+		Reports:       func(t *testing.T) ports.ReportStore { return mongo.NewReportStore(on(t)) },
+		Blocks:        func(t *testing.T) ports.BlockStore { return mongo.NewBlockStore(on(t)) },
+		OAuth:         func(t *testing.T) ports.OAuthStore { return mongo.NewOAuthStore(on(t)) },
+		AccountIDs:    func(t *testing.T) ports.AccountIDStore { return mongo.NewAccountIDStore(on(t)) },
+		Notifications: func(t *testing.T) ports.NotificationStore { return mongo.NewNotificationStore(on(t)) },
+	}, skip...)
 }
