@@ -70,17 +70,15 @@ func withFamilies(s *Stores, jobs interface {
 }, content interface {
 	ports.ForeignActorStore
 	ports.PostStore
+	ports.PollStore
 	ports.TombstoneStore
 }) *Stores {
 	checkedJobs := checked.NewJobs(jobs)
 	s.Jobs, s.JobAdmin = checkedJobs, checkedJobs
 	s.Users, s.Tokens, s.Actors = checked.NewUsers(accounts), accounts, accounts
-	s.Foreign, s.Posts, s.Tombstones = checked.NewForeign(content), checked.NewPosts(content), checked.NewTombstones(content)
-	if polls, ok := content.(ports.PollStore); ok {
-		// The checks hide the content store's other ports: its polls are
-		// named here (application.New would look for them behind Posts).
-		s.Polls = polls
-	}
+	// The checks hide the content store's other ports: its polls are
+	// named beside Posts (application.New would look for them behind it).
+	s.Foreign, s.Posts, s.Polls, s.Tombstones = checked.NewForeign(content), checked.NewPosts(content), content, checked.NewTombstones(content)
 	s.Moderation, s.Reports = checked.NewModeration(s.Moderation), checked.NewReports(s.Reports)
 	s.Blocks, s.OAuth, s.AccountIDs = checked.NewBlocks(s.Blocks), checked.NewOAuth(s.OAuth), checked.NewAccountIDs(s.AccountIDs)
 	s.Notifications = checked.NewNotifications(s.Notifications)

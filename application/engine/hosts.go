@@ -41,11 +41,10 @@ type hostPolicy struct {
 	// by host, at the time of the latest.
 	lateSuccesses map[string]time.Time
 	lateWrittenAt time.Time
-	// answers is when each host last answered an attempt here within
-	// ParkAfter (any HTTP status that is not a host failure); slowAnswers
-	// when each host last answered one slower than that. A host is in one
-	// of them at most: its last answer's.
-	answers, slowAnswers map[string]time.Time
+	// answers is each host's last answer to an attempt here (any HTTP
+	// status that is not a host failure): when, and whether it took longer
+	// than ParkAfter.
+	answers map[string]answer
 	// held is the hosts whose jobs wait, unattempted, until the time given.
 	held map[string]time.Time
 }
@@ -59,6 +58,12 @@ type hostDeps struct {
 	obs       ports.EngineObserver
 	log       *slog.Logger
 	debug     bool
+}
+
+// answer is a host's last answer.
+type answer struct {
+	at   time.Time
+	slow bool // it took longer than ParkAfter
 }
 
 // maxCachedBreakers bounds each of the host policy's maps.
@@ -76,8 +81,7 @@ const maxSkipHeld = 256
 func newHostPolicy(deps hostDeps, cfg Config) *hostPolicy {
 	return &hostPolicy{hostDeps: deps, parkAfter: cfg.ParkAfter, noHold: cfg.NoHold,
 		states: map[string]breakerEntry{}, failing: map[string]struct{}{}, quarantined: map[string]time.Time{},
-		lateSuccesses: map[string]time.Time{}, answers: map[string]time.Time{}, slowAnswers: map[string]time.Time{},
-		held: map[string]time.Time{}}
+		lateSuccesses: map[string]time.Time{}, answers: map[string]answer{}, held: map[string]time.Time{}}
 }
 
 // hostVerdict is what the host policy says of a job's host at admission.
@@ -96,11 +100,9 @@ func (p *hostPolicy) verdict(host string, now time.Time) hostVerdict {
 	var v hostVerdict
 	v.heldUntil, v.held = p.heldUntil(host, now)
 	_, v.failing = p.failing[host]
-	recent := func(answers map[string]time.Time) bool {
-		t, ok := answers[host]
-		return ok && !t.Before(now.Add(-answeredFor))
+	if a, ok := p.answers[host]; ok && !a.at.Before(now.Add(-answeredFor)) {
+		v.answered, v.slow = !a.slow, a.slow
 	}
-	v.answered, v.slow = recent(p.answers), recent(p.slowAnswers)
 	return v
 }
 
@@ -130,13 +132,8 @@ func (p *hostPolicy) heard(r result) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	keep, drop := p.answers, p.slowAnswers
-	if r.took > p.parkAfter {
-		keep, drop = drop, keep
-	}
-	delete(drop, r.job.Host)
-	trim(keep, func(_ string, t time.Time) bool { return r.at.Sub(t) >= answeredFor })
-	keep[r.job.Host] = r.at
+	trim(p.answers, func(_ string, a answer) bool { return r.at.Sub(a.at) >= answeredFor })
+	p.answers[r.job.Host] = answer{at: r.at, slow: r.took > p.parkAfter}
 }
 
 // record takes a batch of results before the completer settles it: the

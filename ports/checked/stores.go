@@ -11,17 +11,11 @@ import (
 
 // The stores beside the queue: each wrapper checks what its port's
 // comments ask of a caller, so the memory, SQLite, PostgreSQL and Mongo
-// stores do not each repeat it. A nil store stays nil: a port a store does
-// not keep stays absent.
+// stores do not each repeat it.
 
 // NewModeration returns s behind the checks of the domain blocks and allows
 // it stores.
-func NewModeration(s ports.ModerationStore) ports.ModerationStore {
-	if s == nil {
-		return nil
-	}
-	return moderation{s}
-}
+func NewModeration(s ports.ModerationStore) ports.ModerationStore { return moderation{s} }
 
 type moderation struct{ ports.ModerationStore }
 
@@ -48,12 +42,7 @@ func (c moderation) AddDomainAllow(ctx context.Context, a domain.DomainAllow) er
 
 // NewReports returns s behind the checks of the reports it stores and
 // resolves.
-func NewReports(s ports.ReportStore) ports.ReportStore {
-	if s == nil {
-		return nil
-	}
-	return reports{s}
-}
+func NewReports(s ports.ReportStore) ports.ReportStore { return reports{s} }
 
 type reports struct{ ports.ReportStore }
 
@@ -73,12 +62,7 @@ func (c reports) ResolveReport(ctx context.Context, id string, at time.Time, not
 
 // NewForeign returns s behind the checks of the actors it caches and the
 // domain OnDomain reads.
-func NewForeign(s ports.ForeignActorStore) ports.ForeignActorStore {
-	if s == nil {
-		return nil
-	}
-	return foreign{s}
-}
+func NewForeign(s ports.ForeignActorStore) ports.ForeignActorStore { return foreign{s} }
 
 type foreign struct{ ports.ForeignActorStore }
 
@@ -98,12 +82,7 @@ func (c foreign) OnDomain(ctx context.Context, d, afterURI string, limit int) ([
 
 // NewPosts returns s behind the bounds of the reads that take a list
 // (ports.MaxAuthors, ports.MaxReactedTo).
-func NewPosts(s ports.PostStore) ports.PostStore {
-	if s == nil {
-		return nil
-	}
-	return posts{s}
-}
+func NewPosts(s ports.PostStore) ports.PostStore { return posts{s} }
 
 type posts struct{ ports.PostStore }
 
@@ -129,12 +108,7 @@ func (c posts) ReactedTo(ctx context.Context, actor string, uris []string) ([]do
 }
 
 // NewTombstones returns s behind the check of the tombstones it keeps.
-func NewTombstones(s ports.TombstoneStore) ports.TombstoneStore {
-	if s == nil {
-		return nil
-	}
-	return tombstones{s}
-}
+func NewTombstones(s ports.TombstoneStore) ports.TombstoneStore { return tombstones{s} }
 
 type tombstones struct{ ports.TombstoneStore }
 
@@ -146,12 +120,7 @@ func (c tombstones) AddTombstone(ctx context.Context, t domain.Tombstone) error 
 }
 
 // NewUsers returns s behind the check of the account statuses it is given.
-func NewUsers(s ports.UserStore) ports.UserStore {
-	if s == nil {
-		return nil
-	}
-	return users{s}
-}
+func NewUsers(s ports.UserStore) ports.UserStore { return users{s} }
 
 type users struct{ ports.UserStore }
 
@@ -170,12 +139,7 @@ func (c users) UsersByStatus(ctx context.Context, st domain.UserStatus, limit in
 }
 
 // NewBlocks returns s behind the check of the blocks it stores.
-func NewBlocks(s ports.BlockStore) ports.BlockStore {
-	if s == nil {
-		return nil
-	}
-	return blocks{s}
-}
+func NewBlocks(s ports.BlockStore) ports.BlockStore { return blocks{s} }
 
 type blocks struct{ ports.BlockStore }
 
@@ -188,12 +152,7 @@ func (c blocks) AddBlock(ctx context.Context, b domain.ActorBlock) (bool, error)
 
 // NewNotifications returns s behind the checks of the notifications and
 // conversations it stores and the filters and pages it reads with.
-func NewNotifications(s ports.NotificationStore) ports.NotificationStore {
-	if s == nil {
-		return nil
-	}
-	return notifications{s}
-}
+func NewNotifications(s ports.NotificationStore) ports.NotificationStore { return notifications{s} }
 
 type notifications struct{ ports.NotificationStore }
 
@@ -226,12 +185,7 @@ func (c notifications) Conversations(ctx context.Context, persona string, p doma
 }
 
 // NewOAuth returns s behind the checks of the grants and tokens it stores.
-func NewOAuth(s ports.OAuthStore) ports.OAuthStore {
-	if s == nil {
-		return nil
-	}
-	return oauth{s}
-}
+func NewOAuth(s ports.OAuthStore) ports.OAuthStore { return oauth{s} }
 
 type oauth struct{ ports.OAuthStore }
 
@@ -250,12 +204,7 @@ func (c oauth) CreateToken(ctx context.Context, t domain.OAuthToken) error {
 }
 
 // NewAccountIDs returns s behind the check of what it is asked for.
-func NewAccountIDs(s ports.AccountIDStore) ports.AccountIDStore {
-	if s == nil {
-		return nil
-	}
-	return accountIDs{s}
-}
+func NewAccountIDs(s ports.AccountIDStore) ports.AccountIDStore { return accountIDs{s} }
 
 type accountIDs struct{ ports.AccountIDStore }
 
