@@ -86,13 +86,11 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 	// Kill once a tenth of the inboxes are queued, preferably (for up to
 	// 5 s more) at the worst moment: a page enqueued whose record is not
 	// yet written (more jobs than the record counts).
-	var queuedAtKill, recordedAtKill int
-	killed := eventually(3*time.Minute, func() bool {
-		queuedAtKill = d.count(t, `SELECT count(*) FROM jobs`)
-		return queuedAtKill >= fanOutFollowers/10
-	})
+	var recordedAtKill int
+	killed, queuedAtKill := progressing(func() int { return d.count(t, `SELECT count(*) FROM jobs`) },
+		func(queued int) bool { return queued >= fanOutFollowers/10 })
 	if !killed {
-		t.Fatalf("only %d jobs queued in 3 min", queuedAtKill)
+		t.Fatalf("only %d jobs queued, none in the last %s", queuedAtKill, stall)
 	}
 	midPage := eventually(5*time.Second, func() bool {
 		return d.count(t, `SELECT (SELECT count(*) FROM jobs) - COALESCE((SELECT queued FROM fan_outs), 0)`) > 0
@@ -114,8 +112,9 @@ SELECT actor_uri, $1, 'accepted', actor_uri || '#follow', now(), now() FROM fore
 
 	second := startProc(t, "herald2", heraldBin, env, "serve")
 	listening(t, second)
-	if !eventually(2*time.Minute, func() bool { return d.count(t, `SELECT count(*) FROM fan_outs WHERE done`) == 1 }) {
-		t.Fatalf("the fan-out was not finished 2 min after the restart: %d jobs", d.count(t, `SELECT count(*) FROM jobs`))
+	if ok, jobs := progressing(func() int { return d.count(t, `SELECT count(*) FROM jobs`) },
+		func(int) bool { return d.count(t, `SELECT count(*) FROM fan_outs WHERE done`) == 1 }); !ok {
+		t.Fatalf("the fan-out was not finished after the restart: %d jobs, none queued in the last %s", jobs, stall)
 	}
 	finishedAfter := time.Since(killedAt)
 

@@ -161,17 +161,20 @@ func (f *fleet) reaped() (requeued, dead, passes int) {
 
 // waitAllDone waits until every one of n jobs is finished and returns the
 // time the last one finished (by the workers' clocks). It fails at once if
-// any job died.
-func waitAllDone(t *testing.T, st proofStore, n int, timeout time.Duration) time.Time {
+// any job died, and when the jobs stop moving (progressing).
+func waitAllDone(t *testing.T, st proofStore, n int) time.Time {
 	t.Helper()
 	var succeeded, dead int
-	ok := eventually(timeout, func() bool {
-		var err error
-		succeeded, dead, err = st.finished(testCtx(t))
-		return err == nil && (succeeded == n || dead > 0)
-	})
+	start := time.Now()
+	ok, _ := progressing(func() int {
+		if s, d, err := st.finished(testCtx(t)); err == nil {
+			succeeded, dead = s, d
+		}
+		return succeeded + dead
+	}, func(int) bool { return succeeded == n || dead > 0 })
 	if dead > 0 || !ok {
-		t.Fatalf("jobs: %d succeeded, %d dead of %d after %s; states: %v", succeeded, dead, n, timeout, st.states(t))
+		t.Fatalf("jobs: %d succeeded, %d dead of %d after %s (none finished in the last %s); states: %v",
+			succeeded, dead, n, time.Since(start).Round(time.Second), stall, st.states(t))
 	}
 	return st.lastFinished(t)
 }

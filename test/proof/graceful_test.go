@@ -41,8 +41,8 @@ func gracefulStop(t *testing.T, st proofStore, n int, lease time.Duration) {
 	victim := f.procs[1]
 
 	enqueueJobs(t, st, sender, s.inboxes, n, hostRun)
-	if !eventually(5*time.Minute, func() bool { return s.received() >= n/4 }) {
-		t.Fatalf("only %d of %d delivered in 5 minutes", s.received(), n)
+	if ok, got := progressing(s.received, func(got int) bool { return got >= n/4 }); !ok {
+		t.Fatalf("only %d of %d delivered, none in the last %s", got, n, stall)
 	}
 	s.hold(victim.name)
 	// On Mongo a process may lease nothing for seconds (a batch lease takes
@@ -90,7 +90,7 @@ func gracefulStop(t *testing.T, st proofStore, n int, lease time.Duration) {
 
 	restarted := f.start(victim.name + "-restarted")
 	restarted.waitFor(t, "ready", 30*time.Second, func() bool { return len(restarted.Events("ready")) > 0 })
-	last := waitAllDone(t, st, n, 5*time.Minute)
+	last := waitAllDone(t, st, n)
 	sums := f.stop()
 
 	tl := checkDelivered(t, s, n, 0)

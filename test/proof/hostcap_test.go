@@ -41,7 +41,7 @@ func hostCap(t *testing.T, st proofStore, jobs int) {
 	f.waitReady()
 	start := time.Now()
 	enqueueJobs(t, st, sender, s.inboxes, jobs, hostRun)
-	waitAllDone(t, st, jobs, 3*time.Minute)
+	waitAllDone(t, st, jobs)
 	took := time.Since(start)
 	sums := f.stop()
 

@@ -357,6 +357,39 @@ func (p *proc) kill9(t *testing.T) {
 	<-p.exited
 }
 
+// A proof checks what the workers do, not how fast (make bench measures
+// that): beside the rest of `make test` on a loaded 2-core machine a run
+// of the same jobs has taken from 40 s to over 5 minutes. So the waits for
+// the jobs give up when the jobs stop moving, not at a deadline: stall is
+// how long no job may finish before a proof calls the run stuck (longer
+// than any lease, so a reaped orphan is not a stall), and proofCap bounds
+// the whole wait all the same.
+const (
+	stall    = 2 * time.Minute
+	proofCap = 20 * time.Minute
+)
+
+// progressing polls count every 20 ms until done(count) holds, and gives
+// up when count has not grown for stall or proofCap has passed. It returns
+// whether done held, and the last count.
+func progressing(count func() int, done func(int) bool) (bool, int) {
+	start := time.Now()
+	last, moved := count(), start
+	for {
+		if done(last) {
+			return true, last
+		}
+		now := time.Now()
+		if now.Sub(moved) > stall || now.Sub(start) > proofCap {
+			return false, last
+		}
+		time.Sleep(20 * time.Millisecond)
+		if c := count(); c != last {
+			last, moved = c, time.Now()
+		}
+	}
+}
+
 // eventually polls cond every 20 ms for at most timeout.
 func eventually(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)

@@ -68,7 +68,7 @@ func TestKeyRotatedByAnotherProcessIsUsedForQueuedDeliveries(t *testing.T) {
 	}
 
 	enqueue(1) // the worker reads and caches the first key
-	waitAllDone(t, st, 1, time.Minute)
+	waitAllDone(t, st, 1)
 	if got := rm.answers(activityID(1)); len(got) != 1 || got[0] != http.StatusAccepted {
 		t.Fatalf("first delivery answered %v, want one 202", got)
 	}
@@ -79,7 +79,7 @@ func TestKeyRotatedByAnotherProcessIsUsedForQueuedDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	enqueue(2)
-	waitAllDone(t, st, 2, time.Minute)
+	waitAllDone(t, st, 2)
 	f.stop()
 	got := rm.answers(activityID(2))
 	if len(got) != 2 || got[0] != http.StatusUnauthorized || got[1] != http.StatusAccepted {

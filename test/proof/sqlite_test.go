@@ -79,17 +79,20 @@ func (s *sqliteStore) list(t *testing.T, state domain.JobState) []domain.Job {
 }
 
 // waitAllDone waits until every one of n jobs succeeded, failing at once if
-// one died, and returns when the last one finished.
-func (s *sqliteStore) waitAllDone(t *testing.T, n int, timeout time.Duration) time.Time {
+// one died or when the jobs stop moving (progressing), and returns when the
+// last one finished.
+func (s *sqliteStore) waitAllDone(t *testing.T, n int) time.Time {
 	t.Helper()
 	var c map[domain.JobState]int
-	ok := eventually(timeout, func() bool {
-		var err error
-		c, err = s.jobs.Counts(testCtx(t))
-		return err == nil && (c[domain.JobSucceeded] == n || c[domain.JobDead] > 0)
-	})
+	start := time.Now()
+	ok, _ := progressing(func() int {
+		if got, err := s.jobs.Counts(testCtx(t)); err == nil {
+			c = got
+		}
+		return c[domain.JobSucceeded] + c[domain.JobDead]
+	}, func(int) bool { return c[domain.JobSucceeded] == n || c[domain.JobDead] > 0 })
 	if !ok || c[domain.JobDead] > 0 {
-		t.Fatalf("jobs after %s: %v, want %d succeeded", timeout, c, n)
+		t.Fatalf("jobs after %s (none finished in the last %s): %v, want %d succeeded", time.Since(start).Round(time.Second), stall, c, n)
 	}
 	var last time.Time
 	for _, j := range s.list(t, domain.JobSucceeded) {
@@ -126,8 +129,8 @@ func TestKillNineOnSQLiteLosesNothingAndRedeliversOnlyInFlight(t *testing.T) {
 	victim := startWorker("w1")
 
 	st.enqueue(t, sender, s.inboxes, crashJobs, hostRun)
-	if !eventually(time.Minute, func() bool { return s.received() >= crashJobs/4 }) {
-		t.Fatalf("only %d of %d delivered in a minute", s.received(), crashJobs)
+	if ok, got := progressing(s.received, func(got int) bool { return got >= crashJobs/4 }); !ok {
+		t.Fatalf("only %d of %d delivered, none in the last %s", got, crashJobs, stall)
 	}
 	s.hold(victim.name)
 	eventually(time.Second, func() bool { return s.heldCount() >= proofWorkers })
@@ -157,7 +160,7 @@ func TestKillNineOnSQLiteLosesNothingAndRedeliversOnlyInFlight(t *testing.T) {
 	}
 
 	restarted := startWorker(victim.name + "-restarted")
-	last := st.waitAllDone(t, crashJobs, time.Minute)
+	last := st.waitAllDone(t, crashJobs)
 	restarted.stop(t)
 
 	// Re-delivered: at most the deliveries whose results died with it,
