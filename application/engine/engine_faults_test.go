@@ -136,42 +136,22 @@ func TestEngineHostThatAnsweredKeepsItsSlot(t *testing.T) {
 // waits for ParkAfter.
 func TestEngineSlowHostWaitsBesideTheSlots(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	gates := map[string]chan struct{}{}
-	gate := func(id string) chan struct{} {
-		mu.Lock()
-		defer mu.Unlock()
-		if gates[id] == nil {
-			gates[id] = make(chan struct{})
-		}
-		return gates[id]
-	}
+	var gate gates
 	// Workers 1: one slot and one wait. A delivery to slow.example, or of
 	// a job whose id begins "held", ends when its gate is closed.
 	b := setup(t, engine.Config{Workers: 1}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
-		id := strings.Split(d.Inbox, "/")[3]
-		if strings.Contains(d.Inbox, "slow.example") || strings.HasPrefix(id, "held") {
-			select {
-			case <-gate(id):
-			case <-ctx.Done():
-			}
+		if id := inboxID(d); strings.Contains(d.Inbox, "slow.example") || strings.HasPrefix(id, "held") {
+			gate.wait(ctx, id)
 		}
 		return domain.Classify(202, "", time.Time{})
 	})
-	job := func(id, host string) domain.Job {
-		j, err := domain.NewJob(contract.JobID(id), "https://local.example/activities/"+id, "https://"+host+"/"+id+"/inbox", "sender-1",
-			"https://local.example/users/alice#main-key", []byte(`{"type":"Create"}`), b.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return j
-	}
+	job := func(id, host string) domain.Job { return inboxJob(t, b, id, host) }
 	b.start()
 	// First contact with slow.example: it answers after 3 s.
 	b.enqueue(job("slow-1", "slow.example"))
 	b.eventually("the first slow delivery started", func() bool { return b.deliverer.InFlight() == 1 })
 	b.advance(3 * time.Second)
-	close(gate("slow-1"))
+	close(gate.of("slow-1"))
 	b.waitState("slow-1", domain.JobSucceeded)
 	// prompt.example answers at once, then holds the slot.
 	b.enqueue(job("prompt-1", "prompt.example"))
@@ -182,7 +162,7 @@ func TestEngineSlowHostWaitsBesideTheSlots(t *testing.T) {
 	held.RunAt = held.RunAt.Add(-time.Second)
 	b.enqueue(held, job("slow-2", "slow.example"))
 	b.eventually("the slow delivery started in the wait beside the taken slot", func() bool { return b.deliverer.InFlight() == 2 })
-	close(gate("held-1"))
+	close(gate.of("held-1"))
 	b.waitState("held-1", domain.JobSucceeded)
 
 	// The wait is slow-2's: slow-3 takes the slot, and prompt-2 waits for
@@ -194,12 +174,12 @@ func TestEngineSlowHostWaitsBesideTheSlots(t *testing.T) {
 	if st := b.get("prompt-2").State; st == domain.JobSucceeded {
 		t.Fatal("prompt-2 ran while slow-2 held the wait and slow-3 the slot")
 	}
-	close(gate("slow-2"))
+	close(gate.of("slow-2"))
 	b.waitState("prompt-2", domain.JobSucceeded)
 	if st := b.get("slow-3").State; st == domain.JobSucceeded {
 		t.Fatal("slow-3 finished early: the test did not hold it")
 	}
-	close(gate("slow-3"))
+	close(gate.of("slow-3"))
 	b.waitState("slow-3", domain.JobSucceeded)
 }
 
@@ -208,23 +188,12 @@ func TestEngineSlowHostWaitsBesideTheSlots(t *testing.T) {
 // answered they go at its per-host cap. After a failure it is probed again.
 func TestEngineProbesAHostNotHeardFrom(t *testing.T) {
 	t.Parallel()
+	var gate gates
 	var mu sync.Mutex
-	gates := map[string]chan struct{}{}
-	gate := func(id string) chan struct{} {
-		mu.Lock()
-		defer mu.Unlock()
-		if gates[id] == nil {
-			gates[id] = make(chan struct{})
-		}
-		return gates[id]
-	}
 	fail := map[string]bool{"p2": true}
 	b := setup(t, engine.Config{PerHost: 2}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
-		id := strings.Split(d.Inbox, "/")[3]
-		select {
-		case <-gate(id):
-		case <-ctx.Done():
-		}
+		id := inboxID(d)
+		gate.wait(ctx, id)
 		mu.Lock()
 		defer mu.Unlock()
 		if fail[id] {
@@ -233,14 +202,7 @@ func TestEngineProbesAHostNotHeardFrom(t *testing.T) {
 		}
 		return domain.Classify(202, "", time.Time{})
 	})
-	job := func(id string) domain.Job {
-		j, err := domain.NewJob(contract.JobID(id), "https://local.example/activities/"+id, "https://new.example/"+id+"/inbox", "sender-1",
-			"https://local.example/users/alice#main-key", []byte(`{"type":"Create"}`), b.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return j
-	}
+	job := func(id string) domain.Job { return inboxJob(t, b, id, "new.example") }
 	b.start()
 	b.enqueue(job("p1"), job("a1"), job("a2"))
 	b.eventually("the probe started", func() bool { return b.deliverer.InFlight() == 1 })
@@ -254,18 +216,18 @@ func TestEngineProbesAHostNotHeardFrom(t *testing.T) {
 			return j.State == domain.JobQueued && j.Attempts == 0
 		})
 	}
-	close(gate("p1"))
+	close(gate.of("p1"))
 	b.waitState("p1", domain.JobSucceeded)
 	b.eventually("the host's jobs at its cap once it answered", func() bool { return b.deliverer.InFlight() == 2 })
-	close(gate("a1"))
-	close(gate("a2"))
+	close(gate.of("a1"))
+	close(gate.of("a2"))
 	b.waitState("a1", domain.JobSucceeded)
 	b.waitState("a2", domain.JobSucceeded)
 
 	// p2 fails: the host is probed again after its hold, one at a time.
 	b.enqueue(job("p2"))
 	b.eventually("p2 started", func() bool { return b.deliverer.InFlight() == 1 })
-	close(gate("p2"))
+	close(gate.of("p2"))
 	b.eventually("p2 failed", func() bool { return b.get("p2").Attempts == 1 && b.get("p2").State == domain.JobQueued })
 	b.enqueue(job("b1"), job("b2"))
 	b.advance(domain.RetryDelay(1, 0))
@@ -345,3 +307,44 @@ func TestEngineNoHoldDoesNotHold(t *testing.T) {
 	b.enqueue(b.onHost("sick.example", 5)...)
 	b.eventually("every job attempted once, no clock moved", func() bool { return len(b.deliverer.Calls()) == 5 })
 }
+
+// gates are channels, one a job id, that a test's deliverer waits on until
+// the test closes them.
+type gates struct {
+	mu sync.Mutex
+	by map[string]chan struct{}
+}
+
+func (g *gates) of(id string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.by == nil {
+		g.by = map[string]chan struct{}{}
+	}
+	if g.by[id] == nil {
+		g.by[id] = make(chan struct{})
+	}
+	return g.by[id]
+}
+
+// wait blocks until id's gate is closed or ctx ends.
+func (g *gates) wait(ctx context.Context, id string) {
+	select {
+	case <-g.of(id):
+	case <-ctx.Done():
+	}
+}
+
+// inboxJob is a job to host whose inbox path begins with its id, which the
+// deliverer reads back with inboxID.
+func inboxJob(t *testing.T, b *bundle, id, host string) domain.Job {
+	t.Helper()
+	j, err := domain.NewJob(contract.JobID(id), "https://local.example/activities/"+id, "https://"+host+"/"+id+"/inbox", "sender-1",
+		"https://local.example/users/alice#main-key", []byte(`{"type":"Create"}`), b.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func inboxID(d ports.Delivery) string { return strings.Split(d.Inbox, "/")[3] }
