@@ -183,61 +183,6 @@ func TestEngineSlowHostWaitsBesideTheSlots(t *testing.T) {
 	b.waitState("slow-3", domain.JobSucceeded)
 }
 
-// A host that has not answered has one delivery at a time, its probe:
-// its other jobs go back unattempted while the probe runs, and once it has
-// answered they go at its per-host cap. After a failure it is probed again.
-func TestEngineProbesAHostNotHeardFrom(t *testing.T) {
-	t.Parallel()
-	var gate gates
-	var mu sync.Mutex
-	fail := map[string]bool{"p2": true}
-	b := setup(t, engine.Config{PerHost: 2}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
-		id := inboxID(d)
-		gate.wait(ctx, id)
-		mu.Lock()
-		defer mu.Unlock()
-		if fail[id] {
-			delete(fail, id) // its retry succeeds
-			return domain.Classify(503, "", time.Time{})
-		}
-		return domain.Classify(202, "", time.Time{})
-	})
-	job := func(id string) domain.Job { return inboxJob(t, b, id, "new.example") }
-	b.start()
-	b.enqueue(job("p1"), job("a1"), job("a2"))
-	b.eventually("the probe started", func() bool { return b.deliverer.InFlight() == 1 })
-	b.settleIdle()
-	if n := b.deliverer.InFlight(); n != 1 {
-		t.Fatalf("%d deliveries at once to a host that has not answered, want 1", n)
-	}
-	for _, id := range []string{"a1", "a2"} {
-		b.eventually(id+" back in the queue, unattempted", func() bool {
-			j := b.get(id)
-			return j.State == domain.JobQueued && j.Attempts == 0
-		})
-	}
-	close(gate.of("p1"))
-	b.waitState("p1", domain.JobSucceeded)
-	b.eventually("the host's jobs at its cap once it answered", func() bool { return b.deliverer.InFlight() == 2 })
-	close(gate.of("a1"))
-	close(gate.of("a2"))
-	b.waitState("a1", domain.JobSucceeded)
-	b.waitState("a2", domain.JobSucceeded)
-
-	// p2 fails: the host is probed again after its hold, one at a time.
-	b.enqueue(job("p2"))
-	b.eventually("p2 started", func() bool { return b.deliverer.InFlight() == 1 })
-	close(gate.of("p2"))
-	b.eventually("p2 failed", func() bool { return b.get("p2").Attempts == 1 && b.get("p2").State == domain.JobQueued })
-	b.enqueue(job("b1"), job("b2"))
-	b.advance(domain.RetryDelay(1, 0))
-	b.eventually("the host probed again", func() bool { return b.deliverer.InFlight() == 1 })
-	b.settleIdle()
-	if n := b.deliverer.InFlight(); n != 1 {
-		t.Fatalf("%d deliveries at once to a host whose last attempt failed, want 1", n)
-	}
-}
-
 // After a host failure the host's other jobs are held, unattempted, until
 // the first step of the curve; then they run. A 429's Retry-After holds
 // them as long.

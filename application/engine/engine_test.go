@@ -334,11 +334,8 @@ func TestEngineRunsEightAtATimeTwoPerHost(t *testing.T) {
 	}
 }
 
-// A dead host with many jobs holds one delivery, its probe, though its
-// per-host cap is 2: the host has not answered, so its other jobs go back
-// and the leases pass it over while the probe runs. Every other host's jobs
-// flow.
-func TestEngineDeadHostHoldsOneDeliveryOnly(t *testing.T) {
+// A dead host with many jobs holds two slots; every other host's jobs flow.
+func TestEngineDeadHostHoldsTwoSlotsOnly(t *testing.T) {
 	t.Parallel()
 	b := setup(t, engine.Config{}, func(ctx context.Context, d ports.Delivery) domain.Outcome {
 		if d.Inbox == "https://dead.example/inbox" {
@@ -361,11 +358,11 @@ func TestEngineDeadHostHoldsOneDeliveryOnly(t *testing.T) {
 	b.start()
 	b.waitCount("every healthy job delivered", domain.JobSucceeded, 300)
 	_, perHost := b.deliverer.MaxInFlight()
-	if perHost["dead.example"] != 1 {
-		t.Fatalf("dead host had %d deliveries at once at most, want exactly 1", perHost["dead.example"])
+	if perHost["dead.example"] != 2 {
+		t.Fatalf("dead host held %d slots at most, want exactly 2", perHost["dead.example"])
 	}
-	if n := b.deliverer.CallsTo("https://dead.example/inbox"); n != 1 {
-		t.Fatalf("%d dead-host deliveries started, want 1 (still hanging)", n)
+	if n := b.deliverer.CallsTo("https://dead.example/inbox"); n != 2 {
+		t.Fatalf("%d dead-host deliveries started, want 2 (both still hanging)", n)
 	}
 }
 
@@ -606,16 +603,14 @@ func TestEngineQuarantinedHostJobsKeepAttempts(t *testing.T) {
 	}
 }
 
-// The per-host cap lets a second attempt be in flight, to a host that has
-// answered, when the first one's failure opens the breaker: when that
-// second attempt fails too, its retry waits for the end of the quarantine,
-// not for the curve's first step, which falls inside the quarantine where
-// nothing would move it.
+// The per-host cap lets a second attempt be in flight when the first one's
+// failure opens the breaker: when that second attempt fails too, its retry
+// waits for the end of the quarantine, not for the curve's first step,
+// which falls inside the quarantine where nothing would move it.
 func TestEngineRetryOfAnAttemptInFlightWaitsForTheQuarantine(t *testing.T) {
 	t.Parallel()
-	// The host answers j0; then both attempts are in flight before the
-	// first one fails: the first waits for the second to start, the second
-	// for the test.
+	// Both attempts are in flight before the first one fails: the first
+	// waits for the second to start, the second for the test.
 	secondStarted, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	calls := 0
@@ -627,10 +622,8 @@ func TestEngineRetryOfAnAttemptInFlightWaitsForTheQuarantine(t *testing.T) {
 		wait := release
 		switch n {
 		case 1:
-			return domain.Classify(202, "", time.Time{})
-		case 2:
 			wait = secondStarted
-		case 3:
+		case 2:
 			close(secondStarted)
 		}
 		select {
@@ -639,14 +632,12 @@ func TestEngineRetryOfAnAttemptInFlightWaitsForTheQuarantine(t *testing.T) {
 		}
 		return domain.Classify(503, "", time.Time{})
 	})
-	b.start()
-	b.enqueue(b.job("j0", "sick.example"))
-	b.waitState("j0", domain.JobSucceeded)
 	if _, err := b.instances.Update(context.Background(), "sick.example", func(r *domain.RemoteInstance) {
 		r.ConsecutiveFailures = domain.BreakerThreshold - 1
 	}); err != nil {
 		t.Fatal(err)
 	}
+	b.start()
 	b.enqueue(b.job("j1", "sick.example"), b.job("j2", "sick.example"))
 	var r domain.RemoteInstance
 	b.eventually("the first failure quarantines the host", func() bool {

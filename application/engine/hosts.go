@@ -93,10 +93,6 @@ type hostVerdict struct {
 	slow      bool      // its last answer, lately, took longer than ParkAfter: the delivery waits in the waits
 }
 
-// unheard reports whether the host has not answered lately, or failed
-// since: its deliveries go one at a time until it answers (slots.take).
-func (v hostVerdict) unheard() bool { return v.failing || (!v.answered && !v.slow) }
-
 // verdict is what the host policy says of host at now.
 func (p *hostPolicy) verdict(host string, now time.Time) hostVerdict {
 	p.mu.Lock()

@@ -103,9 +103,8 @@ func (d *dispatcher) gather(ctx context.Context) {
 }
 
 // leaseRequest builds the store request for up to limit jobs, naming the
-// hosts to skip: the held ones, every failing host when their share of the
-// waits is taken (hostPolicy.skipHosts), and the hosts being probed
-// (slots.probing), whose other jobs would only go back.
+// hosts to skip (hostPolicy.skipHosts): the held ones, and every failing
+// host when their share of the waits is taken.
 //
 // The per-host cap is the store's to keep (LeaseRequest.PerHost): it counts
 // every process's leases, the ones leased ahead included, so this process
@@ -113,7 +112,7 @@ func (d *dispatcher) gather(ctx context.Context) {
 func (d *dispatcher) leaseRequest(now time.Time, limit int) ports.LeaseRequest {
 	return ports.LeaseRequest{
 		Owner: d.cfg.Owner, Token: d.ids.NewID(), Now: now, Until: now.Add(d.cfg.LeaseFor),
-		Limit: limit, PerHost: d.cfg.PerHost, SkipHosts: append(d.hosts.skipHosts(now, d.slots.failingFull()), d.slots.probing()...),
+		Limit: limit, PerHost: d.cfg.PerHost, SkipHosts: d.hosts.skipHosts(now, d.slots.failingFull()),
 	}
 }
 

@@ -21,11 +21,6 @@ import (
 //     ParkAfter without an answer (park), if there is room, giving its
 //     slot back: a dead server's timeout costs a slot ParkAfter at most.
 //
-// A host that has not answered lately, or whose last attempt failed, has
-// one delivery at a time here (its probe) until it answers: its other jobs
-// go back unattempted and the leases pass it over, so a dead server costs
-// one timeout, not one for each of its per-host places.
-//
 // However many servers are slow or dead, their deliveries hold slots only
 // for ParkAfter (until they have answered once) or while the waits are
 // taken: the slots stay the prompt hosts'.
@@ -41,7 +36,6 @@ type slots struct {
 	waiting int // deliveries in the waits
 	failing int // deliveries to hosts whose last attempt failed (in the waits)
 	flights map[*flight]struct{}
-	probes  map[string]struct{} // hosts with a probe running
 }
 
 // flight is one running delivery, guarded by slots.mu.
@@ -49,13 +43,12 @@ type flight struct {
 	parkAt  time.Time // when it moves to the waits; zero: never (its host answers)
 	inWaits bool      // it holds a place in the waits, not a slot
 	failing bool      // its host's last attempt failed (it counts in failing)
-	probe   string    // the host it probes (its host has not answered lately); "": none
 }
 
 func newSlots(cfg Config) *slots {
 	return &slots{
 		workers: cfg.Workers, waits: cfg.waits, failingMax: cfg.failingSlots, parkAfter: cfg.ParkAfter,
-		bound: cfg.Workers + cfg.waits + cfg.flushMax, flights: map[*flight]struct{}{}, probes: map[string]struct{}{},
+		bound: cfg.Workers + cfg.waits + cfg.flushMax, flights: map[*flight]struct{}{},
 	}
 }
 
@@ -98,32 +91,14 @@ const (
 	admitted    admission = iota
 	noSlot                // no slot free: this job and the rest wait
 	failingFull           // its host is failing and their share of the waits is taken: it goes back
-	probing               // its host has not answered lately and has a delivery running here: it goes back
 )
 
-// probing is the hosts with a probe running, which a lease passes over.
-func (s *slots) probing() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	hosts := make([]string, 0, len(s.probes))
-	for h := range s.probes {
-		hosts = append(hosts, h)
-	}
-	return hosts
-}
-
-// take gives a job to host a place, by what the host policy says of the
-// host (v), and counts it.
-func (s *slots) take(host string, v hostVerdict, now time.Time) (*flight, admission) {
+// take gives a job a place, by what the host policy says of its host (v),
+// and counts it.
+func (s *slots) take(v hostVerdict, now time.Time) (*flight, admission) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f := &flight{failing: v.failing}
-	if v.unheard() {
-		if _, ok := s.probes[host]; ok {
-			return nil, probing
-		}
-		f.probe = host
-	}
 	switch {
 	case v.failing && s.failingFullLocked():
 		return nil, failingFull
@@ -146,9 +121,6 @@ func (s *slots) take(host string, v hostVerdict, now time.Time) (*flight, admiss
 		s.inSlots++
 	}
 	s.flights[f] = struct{}{}
-	if f.probe != "" {
-		s.probes[f.probe] = struct{}{}
-	}
 	return f, admitted
 }
 
@@ -157,9 +129,6 @@ func (s *slots) free(f *flight) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.flights, f)
-	if f.probe != "" {
-		delete(s.probes, f.probe)
-	}
 	if f.inWaits {
 		s.waiting--
 	} else {
@@ -211,9 +180,6 @@ func (s *slots) park(now time.Time) (next time.Time, moved bool) {
 //     spent, their place in the queue kept);
 //   - a job of a host whose last answer took longer than ParkAfter starts
 //     in the waits when one is free, even with every slot taken;
-//   - a job of a host that has not answered lately (or whose last attempt
-//     failed) goes back while another of its deliveries runs here: one
-//     probe at a time until the host answers;
 //   - any other job takes one of the Workers slots, and may park after
 //     ParkAfter when its host has not answered lately (at once, when its
 //     host answers slowly and a wait frees);
@@ -256,13 +222,10 @@ jobs:
 			d.sendBack(release(j, j.RunAt, "leased ahead and waited too long for a slot"), &sentBack)
 			continue
 		}
-		f, a := d.slots.take(j.Host, v, now)
+		f, a := d.slots.take(v, now)
 		switch a {
 		case failingFull:
 			d.sendBack(release(j, j.RunAt, "failing hosts' slots taken"), &sentBack)
-			continue
-		case probing:
-			d.sendBack(release(j, j.RunAt, "host not heard from lately; its probe is running"), &sentBack)
 			continue
 		case noSlot:
 			break jobs // this job and the rest wait

@@ -396,18 +396,6 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 	defer f.close()
 	healthyOnly, prompt, slow, maxHost, _ := f.inboxesSplit(hostProfile.answers)
 	bound := max(prompt/8, (prompt+slow)/16, maxHost/2)
-	// rowBound adds what the row's dead hosts cost at the least: one
-	// attempt each, holding a slot or a wait for the timeout (an engine
-	// cannot tell a host that never answers from a slow one sooner).
-	rowBound := func(keep func(hostProfile) bool) (time.Duration, int) {
-		dead := 0
-		for _, p := range f.hosts {
-			if keep(p) && p.kind == kindDead {
-				dead++
-			}
-		}
-		return max(bound, (prompt+slow+time.Duration(dead)*timeout)/16), dead
-	}
 	with := func(kinds ...hostKind) func(hostProfile) bool {
 		return func(p hostProfile) bool { return p.answers() || slices.Contains(kinds, p.kind) }
 	}
@@ -438,10 +426,9 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 		command: "go run ./test/bench/heraldbench -only fanout [-fanout-rows clean,dead,...]",
 		intro: fmt.Sprintf("One `Publish` to followers on loopback hosts (%d inboxes each; hosts answer in 5–50 ms and %d%% take %s), 8 slots and 2 per host, real signed HTTP deliveries, the engine in its own process with the default engine and client settings (delivery timeout %s, connect timeout 3 s). "+
 			"Each row adds one kind of faulty host (the same hosts in every row). Makespan: from the start of `Publish` to the last delivery to a host that answers. "+
-			"Bound: max(prompt_work/8, (prompt_work+slow_work+dead_hosts×timeout)/16, max_host_work/2), where work is the servers' answer time: a delivery to a host that answers within 1 s (ParkAfter) runs in one of the 8 slots, one to a slower host in one of the 8 waits beside them, or in a slot while the waits are taken, and each dead host takes one attempt that holds a slot or a wait for the timeout (no engine can tell a host that never answers from a slow one sooner). "+
-			"Without dead hosts it is max(%s/8, %s/16, %s/2) = %s, the same for every such row since the hosts that answer are the same; the dead hosts' rows add their %s each (not the second post's: the first found them dead). "+
+			"Bound, the same for every row since the hosts that answer are the same: max(prompt_work/8, (prompt_work+slow_work)/16, max_host_work/2) = max(%s/8, %s/16, %s/2) = %s, where work is the servers' answer time: a delivery to a host that answers within 1 s (ParkAfter) runs in one of the 8 slots, one to a slower host in one of the 8 waits beside them, or in a slot while the waits are taken. "+
 			"Faulty requests: requests that reached a faulty host during the run (a refused connection reaches none).",
-			inboxesPerHost, int(slowShare*100), slowLatency, timeout, ms(prompt), ms(prompt+slow), ms(maxHost), ms(bound), timeout),
+			inboxesPerHost, int(slowShare*100), slowLatency, timeout, ms(prompt), ms(prompt+slow), ms(maxHost), ms(bound)),
 		header: []string{"row", "inboxes", "healthy deliveries", "makespan", "bound", "ratio to bound", "faulty requests", "duplicates"},
 	}
 	var labels []string
@@ -467,22 +454,18 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 			}
 			continue
 		}
-		rb, _ := rowBound(row.keep)
-		if row.posts > 1 {
-			rb = bound // the first post found the dead hosts: the last one's deliveries there wait for its retries
-		}
 		fmt.Fprintf(os.Stderr, "   row %s: makespan %s, bound %s, ratio %s, %d faulty requests, %d duplicates, RSS %s at 25%% and %s at the end (%s)\n",
-			row.name, ms(run.makespan), ms(rb), ratio(run.makespan.Seconds(), rb.Seconds()), run.faulty, run.dups,
+			row.name, ms(run.makespan), ms(bound), ratio(run.makespan.Seconds(), bound.Seconds()), run.faulty, run.dups,
 			mib(run.rssAtShare(0.25)), mib(run.rssAtShare(1)), ratio(float64(run.rssAtShare(1)), float64(run.rssAtShare(0.25))))
 		label := row.label
 		if row.posts > 1 {
 			label += fmt.Sprintf(" (the first published %s earlier)", ms(run.first))
 		}
-		// Every row's hosts that answer are the same; the second-post row's
-		// bound is the second post's, whose dead hosts are known failing.
-		t.rows = append(t.rows, []string{label, strconv.Itoa(len(targets)), strconv.Itoa(run.healthy), ms(run.makespan), ms(rb),
-			ratio(run.makespan.Seconds(), rb.Seconds()), strconv.Itoa(run.faulty), strconv.Itoa(run.dups)})
-		labels = append(labels, fmt.Sprintf("%s (%s)", row.name, ratio(run.makespan.Seconds(), rb.Seconds())))
+		// Every row's hosts that answer are the same, so is its bound; the
+		// second-post row's is the second post's, the same again.
+		t.rows = append(t.rows, []string{label, strconv.Itoa(len(targets)), strconv.Itoa(run.healthy), ms(run.makespan), ms(bound),
+			ratio(run.makespan.Seconds(), bound.Seconds()), strconv.Itoa(run.faulty), strconv.Itoa(run.dups)})
+		labels = append(labels, fmt.Sprintf("%s (%s)", row.name, ratio(run.makespan.Seconds(), bound.Seconds())))
 		values = append(values, run.makespan.Seconds())
 		rss = append(rss, rssRow{row, run})
 	}
@@ -498,11 +481,11 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 	if !asked {
 		return nil // -fanout-rows serial alone: the tables below keep their sections
 	}
-	t.rows = append(t.rows, []string{"bound without dead hosts: max(prompt_work/8, (prompt_work+slow_work)/16, max_host_work/2)", strconv.Itoa(len(healthyOnly)), "–", ms(bound), ms(bound), "1.00×", "–", "–"})
+	t.rows = append(t.rows, []string{"bound: max(prompt_work/8, (prompt_work+slow_work)/16, max_host_work/2)", strconv.Itoa(len(healthyOnly)), "–", ms(bound), ms(bound), "1.00×", "–", "–"})
 	labels = append(labels, "bound")
 	values = append(values, bound.Seconds())
 	t.notes = append(t.notes,
-		"What keeps a faulty or slow host's cost small ([the life of a delivery](delivery.md)): a delivery to a host that has not answered lately gives its slot back after 1 s (engine.Config.ParkAfter) without an answer and waits out its answer or timeout in a separate budget of 8 waits, so a dead host costs 1 s of a slot, not the 10 s timeout; once a host has answered slower than 1 s (the 2 s hosts), its deliveries run in those waits from their start while one is free, and hold a slot only while all are taken; deliveries to hosts whose last attempt failed run in that budget from the start, at most 2 at a time; a host that has not answered lately, or whose last attempt failed, has one delivery at a time (its probe) until it answers, though its cap is 2; and a host failure or a Retry-After holds the host's other jobs, unattempted, until the first step of the retry curve (16 s) or the Retry-After, so a dead host's 10 jobs cost it 1 attempt per hold, not 10. The dead-no-park, dead-no-hold and dead-neither rows show what the first and the last rule are worth.",
+		"What keeps a faulty or slow host's cost small ([the life of a delivery](delivery.md)): a delivery to a host that has not answered lately gives its slot back after 1 s (engine.Config.ParkAfter) without an answer and waits out its answer or timeout in a separate budget of 8 waits, so a dead host costs 1 s of a slot, not the 10 s timeout; once a host has answered slower than 1 s (the 2 s hosts), its deliveries run in those waits from their start while one is free, and hold a slot only while all are taken; deliveries to hosts whose last attempt failed run in that budget from the start, at most 2 at a time; and a host failure or a Retry-After holds the host's other jobs, unattempted, until the first step of the retry curve (16 s) or the Retry-After, so a dead host's 10 jobs cost it 2 attempts (its 2 per-host slots) per hold, not 10. The dead-no-park, dead-no-hold and dead-neither rows show what the first and the last rule are worth.",
 		"Faulty requests per faulty job show the hold: without it every job of a faulty host is attempted when leased.",
 	)
 	t.plot = r.svg("fanout-makespan.svg", barChart("Fan-out makespan (s) by fault row, against the bound", "s", labels, values))
