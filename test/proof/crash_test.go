@@ -68,9 +68,7 @@ func killNine(t *testing.T, st proofStore, n int, lease time.Duration) {
 	victim := f.procs[1]
 
 	enqueueJobs(t, st, sender, s.inboxes, n, hostRun)
-	if ok, got := progressing(s.received, func(got int) bool { return got >= n/4 }); !ok {
-		t.Fatalf("only %d of %d delivered, none in the last %s", got, n, stall)
-	}
+	s.waitReceived(t, n/4, n)
 	// Hold the victim's requests until all its slots are taken (or a
 	// fifth of the lease has passed, 1 s on PostgreSQL: well inside the
 	// lease, so no lease of a live process expires while held).

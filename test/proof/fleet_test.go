@@ -164,18 +164,7 @@ func (f *fleet) reaped() (requeued, dead, passes int) {
 // any job died, and when the jobs stop moving (progressing).
 func waitAllDone(t *testing.T, st proofStore, n int) time.Time {
 	t.Helper()
-	var succeeded, dead int
-	start := time.Now()
-	ok, _ := progressing(func() int {
-		if s, d, err := st.finished(testCtx(t)); err == nil {
-			succeeded, dead = s, d
-		}
-		return succeeded + dead
-	}, func(int) bool { return succeeded == n || dead > 0 })
-	if dead > 0 || !ok {
-		t.Fatalf("jobs: %d succeeded, %d dead of %d after %s (none finished in the last %s); states: %v",
-			succeeded, dead, n, time.Since(start).Round(time.Second), stall, st.states(t))
-	}
+	waitFinished(t, n, st.finished, func() any { return st.states(t) })
 	return st.lastFinished(t)
 }
 

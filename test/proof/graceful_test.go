@@ -41,9 +41,7 @@ func gracefulStop(t *testing.T, st proofStore, n int, lease time.Duration) {
 	victim := f.procs[1]
 
 	enqueueJobs(t, st, sender, s.inboxes, n, hostRun)
-	if ok, got := progressing(s.received, func(got int) bool { return got >= n/4 }); !ok {
-		t.Fatalf("only %d of %d delivered, none in the last %s", got, n, stall)
-	}
+	s.waitReceived(t, n/4, n)
 	s.hold(victim.name)
 	// On Mongo a process may lease nothing for seconds (a batch lease takes
 	// seconds, and between the 2 s of busy polling and the 5 s poll it

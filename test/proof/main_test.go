@@ -390,6 +390,30 @@ func progressing(count func() int, done func(int) bool) (bool, int) {
 	}
 }
 
+// waitFinished waits until n jobs succeeded, by finished's counts of the
+// succeeded and the dead: it fails at once if a job died, and when the jobs
+// stop moving (progressing). states says what the store holds, for the
+// failure.
+func waitFinished(t *testing.T, n int, finished func(context.Context) (succeeded, dead int, err error), states func() any) {
+	t.Helper()
+	var succeeded, dead int
+	start := time.Now()
+	ok, _ := progressing(func() int {
+		if s, d, err := finished(testCtx(t)); err == nil {
+			succeeded, dead = s, d
+		}
+		return succeeded + dead
+	}, func(int) bool { return succeeded == n || dead > 0 })
+	took := time.Since(start).Round(time.Second)
+	switch {
+	case dead > 0:
+		t.Fatalf("jobs: %d dead, %d succeeded of %d after %s; states: %v", dead, succeeded, n, took, states())
+	case !ok:
+		t.Fatalf("jobs: %d succeeded of %d after %s, none finished in the last %s (or %s in all); states: %v",
+			succeeded, n, took, stall, proofCap, states())
+	}
+}
+
 // eventually polls cond every 20 ms for at most timeout.
 func eventually(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)

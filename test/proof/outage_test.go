@@ -134,9 +134,7 @@ func runOutage(t *testing.T, lease, outage time.Duration) outageRun {
 	f.waitReady()
 
 	enqueueJobs(t, pg, sender, s.inboxes, crashJobs, hostRun)
-	if ok, got := progressing(s.received, func(got int) bool { return got >= crashJobs/3 }); !ok {
-		t.Fatalf("only %d of %d delivered, none in the last %s", got, crashJobs, stall)
-	}
+	s.waitReceived(t, crashJobs/3, crashJobs)
 	r := outageRun{sink: s, fleet: f, proxy: px, lease: lease, outage: outage}
 	r.beforeCut = s.received()
 	r.cutAt = time.Now()

@@ -177,6 +177,15 @@ func (s *sink) received() int {
 	return s.total
 }
 
+// waitReceived waits until the inboxes have received want of the n jobs,
+// failing when the deliveries stop (progressing).
+func (s *sink) waitReceived(t *testing.T, want, n int) {
+	t.Helper()
+	if ok, got := progressing(s.received, func(got int) bool { return got >= want }); !ok {
+		t.Fatalf("only %d of %d delivered, none in the last %s (or %s in all)", got, n, stall, proofCap)
+	}
+}
+
 // tally is what the sink saw, for the checks.
 type tally struct {
 	total, distinct int

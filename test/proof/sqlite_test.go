@@ -1,6 +1,7 @@
 package proof_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -83,17 +84,11 @@ func (s *sqliteStore) list(t *testing.T, state domain.JobState) []domain.Job {
 // last one finished.
 func (s *sqliteStore) waitAllDone(t *testing.T, n int) time.Time {
 	t.Helper()
-	var c map[domain.JobState]int
-	start := time.Now()
-	ok, _ := progressing(func() int {
-		if got, err := s.jobs.Counts(testCtx(t)); err == nil {
-			c = got
-		}
-		return c[domain.JobSucceeded] + c[domain.JobDead]
-	}, func(int) bool { return c[domain.JobSucceeded] == n || c[domain.JobDead] > 0 })
-	if !ok || c[domain.JobDead] > 0 {
-		t.Fatalf("jobs after %s (none finished in the last %s): %v, want %d succeeded", time.Since(start).Round(time.Second), stall, c, n)
+	finished := func(ctx context.Context) (succeeded, dead int, err error) {
+		c, err := s.jobs.Counts(ctx)
+		return c[domain.JobSucceeded], c[domain.JobDead], err
 	}
+	waitFinished(t, n, finished, func() any { c, _ := s.jobs.Counts(testCtx(t)); return c })
 	var last time.Time
 	for _, j := range s.list(t, domain.JobSucceeded) {
 		if j.FinishedAt.After(last) {
@@ -129,9 +124,7 @@ func TestKillNineOnSQLiteLosesNothingAndRedeliversOnlyInFlight(t *testing.T) {
 	victim := startWorker("w1")
 
 	st.enqueue(t, sender, s.inboxes, crashJobs, hostRun)
-	if ok, got := progressing(s.received, func(got int) bool { return got >= crashJobs/4 }); !ok {
-		t.Fatalf("only %d of %d delivered, none in the last %s", got, crashJobs, stall)
-	}
+	s.waitReceived(t, crashJobs/4, crashJobs)
 	s.hold(victim.name)
 	eventually(time.Second, func() bool { return s.heldCount() >= proofWorkers })
 	victim.kill9(t)
