@@ -140,7 +140,11 @@ const (
 	// flush) and a round trip; two of them overlap in the server and in
 	// the network, so the slots do not stand idle while one is in flight.
 	leaseDepth = 2
-	// aheadWaitShare: a job leased ahead starts only within LeaseFor/8 of
-	// its lease (admit), or goes back.
+	// aheadWaitShare: a job leased ahead starts within LeaseFor/8 of its
+	// lease's answer (admit), or goes back.
 	aheadWaitShare = 8
+	// minLeaseLeft: a job starts only with minLeaseLeft/aheadWaitShare
+	// (5/8) of LeaseFor left: a delivery's timeout (at most half of it,
+	// bootstrap checks) and an eighth to write its result.
+	minLeaseLeft = 5
 )

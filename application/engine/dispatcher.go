@@ -26,8 +26,8 @@ type dispatcher struct {
 	wake  chan struct{} // enqueues (Engine.Wake); buffered 1, coalescing
 	freed chan struct{} // a delivery ended or parked; buffered 1, coalescing
 
-	ahead []domain.Job // leased, not yet started, in queue order
-	pipe  leasePipe    // the lease round trips (lease.go)
+	ahead []aheadJob // leased, not yet started, in queue order
+	pipe  leasePipe  // the lease round trips (lease.go)
 	// leaseNow says something happened that a lease may answer.
 	leaseNow bool
 
@@ -156,10 +156,12 @@ func (d *dispatcher) wait(ctx context.Context) {
 func (d *dispatcher) stop() {
 	for ; d.pipe.inFlight > 0; d.pipe.inFlight-- {
 		r := <-d.pipe.replies
-		d.ahead = append(d.ahead, r.jobs...)
+		for _, j := range r.jobs {
+			d.ahead = append(d.ahead, aheadJob{job: j})
+		}
 	}
-	for _, j := range d.ahead {
-		d.done.add(release(j, j.RunAt, "leased ahead; the engine is stopping"))
+	for _, a := range d.ahead {
+		d.done.add(release(a.job, a.job.RunAt, "leased ahead; the engine is stopping"))
 	}
 	d.ahead = nil
 }

@@ -401,3 +401,64 @@ func TestEngineJobLeasedAheadTooLongGoesBack(t *testing.T) {
 		t.Fatalf("%d deliveries of 16 jobs", n)
 	}
 }
+
+// slowFirstLease is a job store whose first lease round trip takes took on
+// the engine's clock: the store grants the lease from the request's now,
+// and the jobs reach the engine took later.
+type slowFirstLease struct {
+	*countingJobs
+	clock interface{ Advance(time.Duration) }
+	took  time.Duration
+	once  sync.Once
+}
+
+func (s *slowFirstLease) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
+	jobs, err := s.countingJobs.LeaseBatch(ctx, req)
+	s.once.Do(func() { s.clock.Advance(s.took) })
+	return jobs, err
+}
+
+// A slow lease round trip is not a wait for a slot: the jobs of a lease
+// that took 20 s of its 2 min start when they arrive (the wait in ahead
+// counts from the answer), not go back and be leased again as if they had
+// waited. Only a round trip that left less than 5/8 of the lease (50 s of
+// 2 min: 70 s left, less than 75 s) sends its jobs back unattempted, to
+// be leased afresh and delivered once each.
+func TestEngineSlowLeaseRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		took   time.Duration
+		leased int // jobs leased in all, for 8 delivered
+	}{
+		{took: 20 * time.Second, leased: 8},
+		{took: 50 * time.Second, leased: 16},
+	} {
+		t.Run(tc.took.String(), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, engine.Config{}, status(202))
+			counting := &countingJobs{JobStore: b.jobs}
+			slow := &slowFirstLease{countingJobs: counting, clock: b.clock, took: tc.took}
+			b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Jobs = slow })
+			all := b.spread(8)
+			b.enqueueSilently(all...)
+			b.start()
+			b.waitCount("all 8 succeeded", domain.JobSucceeded, 8)
+			leases, _ := counting.calls()
+			got := 0
+			for _, c := range leases {
+				got += c.got
+			}
+			if got != tc.leased {
+				t.Errorf("%d jobs leased in %d round trips, want %d", got, len(leases), tc.leased)
+			}
+			if n := len(b.deliverer.Calls()); n != 8 {
+				t.Errorf("%d deliveries of 8 jobs", n)
+			}
+			for _, j := range all {
+				if got := b.get(j.ID); got.Attempts != 1 {
+					t.Errorf("%s took %d attempts, want 1: going back spends none", j.ID, got.Attempts)
+				}
+			}
+		})
+	}
+}

@@ -31,6 +31,14 @@ type leasePipe struct {
 	backoff  time.Duration
 }
 
+// aheadJob is a leased job waiting in ahead, and when its lease came back:
+// its wait for a slot counts from then, not from the lease's start, so a
+// slow round trip is not taken for a wait (admit).
+type aheadJob struct {
+	job     domain.Job
+	arrived time.Time
+}
+
 // leaseReply is one lease round trip's answer, sent to the dispatcher.
 type leaseReply struct {
 	jobs  []domain.Job
@@ -159,7 +167,10 @@ func (d *dispatcher) leased(ctx context.Context, r leaseReply) {
 	if len(r.jobs) > 0 {
 		d.busySince = d.clock.Now()
 	}
-	d.ahead = append(d.ahead, r.jobs...)
+	arrived := d.clock.Now()
+	for _, j := range r.jobs {
+		d.ahead = append(d.ahead, aheadJob{job: j, arrived: arrived})
+	}
 	p.more = len(r.jobs) == r.asked
 	p.short = !p.more
 	d.leaseNow = d.leaseNow || p.more

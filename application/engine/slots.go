@@ -187,10 +187,15 @@ func (s *slots) park(now time.Time) (next time.Time, moved bool) {
 //     written reach Workers + waits + flushMax: what a kill -9 may
 //     re-deliver stays within that however far the store falls behind;
 //   - a job that waited here for more than an eighth of its lease goes
-//     back, unattempted, rather than start late: every delivery starts
-//     with at least 7/8 of its lease to deliver and write its result in,
-//     as one leased for a free slot does (rare: jobs are leased ahead only
-//     while the results keep up, leaseRoom).
+//     back, unattempted, rather than start late (rare: jobs are leased
+//     ahead only while the results keep up, leaseRoom); the wait counts
+//     from the lease round trip's answer, so a store that answers slowly
+//     (seconds, on a loaded server) does not send back every job it leased;
+//   - a job whose lease has less than 5/8 of LeaseFor left goes back
+//     too: a delivery may take HERALD_DELIVERY_TIMEOUT, at most half the
+//     lease, and its result needs an eighth more to be written before
+//     the lease ends. Only a lease round trip that took 3/8 of the lease
+//     (45 s of the 2 min default) leaves that little.
 //
 // The first job that needs a slot when none is free stops admission: the
 // rest wait, in order, for the next freed slot.
@@ -206,7 +211,7 @@ func (d *dispatcher) admit(deliverCtx context.Context, now time.Time, deliveries
 	i := 0
 jobs:
 	for ; i < len(d.ahead); i++ {
-		j := d.ahead[i]
+		j, arrived := d.ahead[i].job, d.ahead[i].arrived
 		if d.slots.behind(unwritten) {
 			break // the results are behind: this job and the rest wait
 		}
@@ -215,11 +220,14 @@ jobs:
 			d.sendBack(release(j, v.heldUntil, "host held after a failure"), &sentBack)
 			continue
 		}
-		if j.LeaseUntil.Sub(now) < d.cfg.LeaseFor-d.cfg.LeaseFor/aheadWaitShare {
+		if now.Sub(arrived) > d.cfg.LeaseFor/aheadWaitShare {
 			// Leased ahead and kept waiting (slow deliveries, results
-			// behind): its lease has run too far for a delivery whose
-			// result must be written before it ends.
+			// behind): it held its host's place long enough.
 			d.sendBack(release(j, j.RunAt, "leased ahead and waited too long for a slot"), &sentBack)
+			continue
+		}
+		if j.LeaseUntil.Sub(now) < d.cfg.LeaseFor*minLeaseLeft/aheadWaitShare {
+			d.sendBack(release(j, j.RunAt, "too little of its lease left for a delivery and its result"), &sentBack)
 			continue
 		}
 		f, a := d.slots.take(v, now)
