@@ -90,6 +90,9 @@ type JobStore interface {
 	// leased with req.Token and LeaseUntil = req.Until. Jobs other callers
 	// are leasing at the same instant are passed over, never waited for
 	// nor leased twice. Nothing runnable is an empty result, not an error.
+	// A store that leases in several steps and fails part way returns,
+	// beside its error, the jobs it had leased by then (leased with
+	// req.Token): the caller settles or releases them.
 	LeaseBatch(ctx context.Context, req LeaseRequest) ([]domain.Job, error)
 	// Settle applies many settlements in one call. lost[i] is
 	// domain.ErrLeaseLost (wrapped) when batch[i]'s token no longer holds

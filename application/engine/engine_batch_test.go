@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -460,5 +461,47 @@ func TestEngineSlowLeaseRoundTrip(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// partFailedLease is a job store whose first lease leases its jobs and
+// then fails, handing them back beside its error, as a store that leases
+// in rounds does when a later round fails.
+type partFailedLease struct {
+	*memory.JobStore
+	once sync.Once
+}
+
+func (s *partFailedLease) LeaseBatch(ctx context.Context, req ports.LeaseRequest) ([]domain.Job, error) {
+	jobs, err := s.JobStore.LeaseBatch(ctx, req)
+	failed := false
+	s.once.Do(func() { failed = true })
+	if failed && err == nil {
+		return jobs, errors.New("the second round of the lease failed")
+	}
+	return jobs, err
+}
+
+// The jobs a failed lease handed back go back to the queue at once,
+// unattempted, and are leased again after the lease's backoff (100 ms):
+// not left leased for the reaper a whole lease later, which would spend an
+// attempt on each.
+func TestEngineJobsOfAFailedLeaseGoBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t, engine.Config{}, status(202))
+	b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Jobs = &partFailedLease{JobStore: b.jobs} })
+	all := b.spread(8)
+	b.enqueueSilently(all...)
+	b.start()
+	b.eventually("the failed lease's jobs queued again", func() bool {
+		c, _ := b.jobs.Counts(context.Background())
+		return c[domain.JobQueued] == 8
+	})
+	b.clock.Advance(100 * time.Millisecond) // the lease's backoff, far short of the lease (2 min)
+	b.waitCount("all 8 succeeded", domain.JobSucceeded, 8)
+	for _, j := range all {
+		if got := b.get(j.ID); got.Attempts != 1 {
+			t.Errorf("%s took %d attempts, want 1", j.ID, got.Attempts)
+		}
 	}
 }

@@ -139,12 +139,20 @@ func (d *dispatcher) lease(ctx context.Context, req ports.LeaseRequest) {
 }
 
 // leased takes a lease's reply: its jobs wait in ahead for a slot; a
-// failed lease is tried again after a backoff that doubles up to the poll.
+// failed lease is tried again after a backoff that doubles up to the poll,
+// and what it leased before it failed goes back.
 func (d *dispatcher) leased(ctx context.Context, r leaseReply) {
 	p := &d.pipe
 	p.inFlight--
 	p.reserved -= r.asked
 	if r.err != nil {
+		// A lease that failed part way may hand back jobs it leased before
+		// the failure (a store that leases in rounds, or that could not
+		// read their bodies): they are this process's, and go back
+		// unattempted now rather than wait a whole lease for the reaper.
+		for _, j := range r.jobs {
+			d.done.add(release(j, j.RunAt, "leased by a lease round trip that then failed"))
+		}
 		p.more, p.short = false, false
 		if ctx.Err() != nil {
 			return
