@@ -40,18 +40,18 @@ func TestKillNineLosesNothingAndRedeliversOnlyInFlight(t *testing.T) {
 }
 
 // The same proof on the Mongo store (MONGODB_URI; in CI FerretDB v2), on
-// mongoCrashJobs jobs, with a 30 s lease as the other Mongo proofs: the
-// lease's LeaseUntil is fixed before its round trip, and on FerretDB v2
-// beside the rest of `make test` on 2 cores a round trip and the write of
-// its results have taken over 15 s together, so a live worker's release
-// came after its lease had ended (the reaper then counts an attempt
+// mongoCrashJobs jobs, with a lease of mongoCrashLease (1 min): the lease's
+// LeaseUntil is fixed before its round trip, and on FerretDB v2 beside the
+// rest of `make test` on 2 cores a round trip, the delivery and the write
+// of its result have taken over 30 s together, so a live worker's results
+// could come after its lease had ended (the reaper then counts an attempt
 // against a job that was never orphaned). The restarted process finds the
 // queue at its start; the others within the Mongo waker's 1 s read of the
 // enqueue signal (no change streams here).
 func TestKillNineLosesNothingAndRedeliversOnlyInFlightOnMongo(t *testing.T) {
 	requireMongo(t, "recovery of a kill -9'd worker's leases by the reaper, and the bound on re-deliveries")
 	// No t.Parallel: the Mongo proofs run one at a time (store_test.go).
-	killNine(t, newMongoStore(t), jobsToRun(t, "HERALD_PROOF_MONGO_CRASH_JOBS", mongoCrashJobs), 30*time.Second)
+	killNine(t, newMongoStore(t), jobsToRun(t, "HERALD_PROOF_MONGO_CRASH_JOBS", mongoCrashJobs), mongoCrashLease)
 }
 
 // killNine is the kill -9 proof on st with n jobs and the given lease

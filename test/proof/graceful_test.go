@@ -21,12 +21,11 @@ func TestGracefulStopOfOneProcessDeliversEveryJobExactlyOnce(t *testing.T) {
 }
 
 // The same proof on the Mongo store (MONGODB_URI; in CI FerretDB v2), on
-// mongoCrashJobs jobs with a 30 s lease (see mongoProofJobs for why leases
-// are long there).
+// mongoCrashJobs jobs with SPEC §2's lease (mongoLease says why).
 func TestGracefulStopOfOneProcessDeliversEveryJobExactlyOnceOnMongo(t *testing.T) {
 	requireMongo(t, "the graceful stop of one of 4 worker processes mid-run (no lease left, nothing sent twice)")
 	// No t.Parallel: the Mongo proofs run one at a time (store_test.go).
-	gracefulStop(t, newMongoStore(t), jobsToRun(t, "HERALD_PROOF_MONGO_CRASH_JOBS", mongoCrashJobs), 30*time.Second)
+	gracefulStop(t, newMongoStore(t), jobsToRun(t, "HERALD_PROOF_MONGO_CRASH_JOBS", mongoCrashJobs), mongoLease)
 }
 
 func gracefulStop(t *testing.T, st proofStore, n int, lease time.Duration) {

@@ -17,24 +17,26 @@ import (
 func TestPerHostCapHoldsAcrossProcesses(t *testing.T) {
 	requirePG(t, "the per-host cap of 2 held by 4 processes together on PostgreSQL (host_slots), measured by the receiving servers")
 	t.Parallel()
-	hostCap(t, newPGStore(t), 1200)
+	hostCap(t, newPGStore(t), 1200, 15*time.Second)
 }
 
 // The same proof on the Mongo store (MONGODB_URI; in CI FerretDB v2),
 // where the cap is a per-host lock document and a count of the host's
-// leased jobs (adapters/mongo/jobs_batch.go).
+// leased jobs (adapters/mongo/jobs_batch.go), with SPEC §2's lease
+// (mongoLease says why).
 func TestPerHostCapHoldsAcrossProcessesOnMongo(t *testing.T) {
 	requireMongo(t, "the per-host cap of 2 held by 4 processes together (host lock and count), measured by the receiving servers")
 	// No t.Parallel: the Mongo proofs run one at a time (store_test.go).
-	hostCap(t, newMongoStore(t), 300)
+	hostCap(t, newMongoStore(t), 300, mongoLease)
 }
 
-// hostCap is the per-host cap proof on st with the given number of jobs.
-func hostCap(t *testing.T, st proofStore, jobs int) {
+// hostCap is the per-host cap proof on st with the given number of jobs
+// and lease.
+func hostCap(t *testing.T, st proofStore, jobs int, lease time.Duration) {
 	const hosts, delay = 4, 20 * time.Millisecond
 	s := newSink(t, hosts, delay)
 	sender := createSender(t, st)
-	f := newFleet(t, st.workerFlags(), workerArgs(15*time.Second, time.Second)...)
+	f := newFleet(t, st.workerFlags(), workerArgs(lease, time.Second)...)
 	for i := range proofProcs {
 		f.start(fmt.Sprintf("w%d", i+1))
 	}
