@@ -39,7 +39,7 @@ const (
 	// for it before the reaper, so it is shorter than mongoLease, twice
 	// the 30 s that proved too short for the exactly-once proof.
 	mongoCrashLease = time.Minute
-	inboxDelay     = 5 * time.Millisecond
+	inboxDelay      = 5 * time.Millisecond
 	// The engine's budgets at proofWorkers (application/engine/config.go,
 	// tuning): they are not configurable, and a change to them shows here
 	// as a proof that fails.
