@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,20 +211,22 @@ func TestFlagIsKeptAsAReport(t *testing.T) {
 	}
 }
 
-// slowBlocks holds a read of the blocks until release is closed, having
-// read them already: a read that began before a change.
+// slowBlocks holds the first read of the blocks after armed is set until
+// release is closed, having read them already: a read that began before a
+// change. It says so on reading, which the test waits for (a blocking
+// send: the reader may get there before the test waits).
 type slowBlocks struct {
 	ports.ModerationStore
+	armed   *atomic.Bool
 	reading chan struct{}
 	release chan struct{}
 }
 
 func (s slowBlocks) DomainBlocks(ctx context.Context) ([]domain.DomainBlock, error) {
 	bs, err := s.ModerationStore.DomainBlocks(ctx)
-	select {
-	case s.reading <- struct{}{}:
+	if s.armed.CompareAndSwap(true, false) {
+		s.reading <- struct{}{}
 		<-s.release
-	default:
 	}
 	return bs, err
 }
@@ -236,13 +239,14 @@ func TestModerationKeepsNoReadOlderThanAChange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setupFed(t)
-	store := slowBlocks{ModerationStore: b.modStore, reading: make(chan struct{}), release: make(chan struct{})}
+	store := slowBlocks{ModerationStore: b.modStore, armed: new(atomic.Bool), reading: make(chan struct{}), release: make(chan struct{})}
 	mod := application.NewModeration(application.ModerationDeps{Store: store, JobAdmin: b.jobs, Foreign: b.content, Followers: b.follows, Clock: b.clock})
 	bl, _ := domain.NewDomainBlock("remote.example", domain.SeveritySilence, "", b.clock.Now())
 	if _, err := mod.Block(ctx, bl); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
+	store.armed.Store(true)
 	go func() {
 		defer close(done)
 		_, _ = mod.Verdict(ctx, "remote.example") // reads the block, then waits
