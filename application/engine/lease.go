@@ -172,10 +172,10 @@ func (d *dispatcher) leased(ctx context.Context, r leaseReply) {
 		p.failures = 0
 	}
 	p.backoff = 0
-	if len(r.jobs) > 0 {
-		d.busySince = d.clock.Now()
-	}
 	arrived := d.clock.Now()
+	if len(r.jobs) > 0 {
+		d.busySince = arrived
+	}
 	for _, j := range r.jobs {
 		d.ahead = append(d.ahead, aheadJob{job: j, arrived: arrived})
 	}
