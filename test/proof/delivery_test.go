@@ -27,7 +27,7 @@ const (
 	mongoProofJobs = 1000
 	hostRun        = 10 // consecutive jobs per host in the queue
 	// mongoLease is the lease of the Mongo proofs that need no reaper
-	// (exactly once, SIGTERM): SPEC §2's 2 minutes, not the PostgreSQL
+	// (exactly once, SIGTERM, the per-host cap): SPEC §2's 2 minutes, not the PostgreSQL
 	// proofs' 15 s. A lease's LeaseUntil is fixed when its round trip
 	// starts, and on FerretDB v2 beside the rest of `make test` on 2 cores
 	// a lease round trip took 6–7 s on average and a delivery's lease, its

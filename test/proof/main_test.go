@@ -362,8 +362,10 @@ func (p *proc) kill9(t *testing.T) {
 // of the same jobs has taken from 40 s to over 5 minutes. So the waits for
 // the jobs give up when the jobs stop moving, not at a deadline: stall is
 // how long no job may finish before a proof calls the run stuck (longer
-// than any lease, so a reaped orphan is not a stall), and proofCap bounds
-// the whole wait all the same.
+// than the lease of every proof that expects orphans, so a reaped orphan
+// is not a stall: at most mongoCrashLease; the proofs that run with
+// mongoLease, as long, expect none), and proofCap bounds the whole wait
+// all the same.
 const (
 	stall    = 2 * time.Minute
 	proofCap = 20 * time.Minute
