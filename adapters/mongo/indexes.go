@@ -245,6 +245,14 @@ func EnsureIndexes(ctx context.Context, db *mongodrv.Database, log *slog.Logger)
 		log = slog.New(slog.DiscardHandler)
 	}
 	ttl = true
+	// noteTTL records a server that refused the TTL option of spec.
+	noteTTL := func(supported bool, spec indexSpec) {
+		if !supported {
+			ttl = false
+			log.Warn("mongo: the server has no TTL indexes; finished jobs are purged by the purge loop instead",
+				slog.String("index", spec.coll+"."+spec.name))
+		}
+	}
 	if err := dropRetired(ctx, db); err != nil {
 		return false, err
 	}
@@ -282,11 +290,7 @@ func EnsureIndexes(ctx context.Context, db *mongodrv.Database, log *slog.Logger)
 			if err != nil {
 				return false, err
 			}
-			if !supported {
-				ttl = false
-				log.Warn("mongo: the server has no TTL indexes; finished jobs are purged by the purge loop instead",
-					slog.String("index", spec.coll+"."+spec.name))
-			}
+			noteTTL(supported, spec)
 			continue
 		}
 		if spec.sparse && !got.Sparse && got.Unique == spec.unique && isFerretDB(ctx, db) {
@@ -306,11 +310,7 @@ func EnsureIndexes(ctx context.Context, db *mongodrv.Database, log *slog.Logger)
 				if err != nil {
 					return false, err
 				}
-				if !supported {
-					ttl = false
-					log.Warn("mongo: the server has no TTL indexes; finished jobs are purged by the purge loop instead",
-						slog.String("index", spec.coll+"."+spec.name))
-				}
+				noteTTL(supported, spec)
 				continue
 			}
 			return false, optionsDiffer(spec, diff)

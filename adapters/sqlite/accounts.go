@@ -225,11 +225,7 @@ func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.T
 	if len(ids) == 0 {
 		return nil
 	}
-	args := make([]any, 0, len(ids)+2)
-	args = append(args, stamp(at), stamp(at))
-	for _, id := range ids {
-		args = append(args, id)
-	}
+	args := append([]any{stamp(at), stamp(at)}, anys(ids)...)
 	// SQLite's two-argument max() is NULL if either is: hence coalesce.
 	q := `UPDATE avatars SET last_active_at = max(coalesce(last_active_at, ?), ?) WHERE deleted_at IS NULL AND id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
 	if _, err := s.db.w.ExecContext(ctx, q, args...); err != nil {

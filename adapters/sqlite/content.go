@@ -343,11 +343,7 @@ func (s *ContentStore) PostsByAuthors(ctx context.Context, authors []string, b t
 	if len(authors) == 0 {
 		return nil, nil
 	}
-	args := make([]any, 0, len(authors)+2)
-	for _, a := range authors {
-		args = append(args, a)
-	}
-	args = append(args, before(b), limitArg(limit))
+	args := append(anys(authors), before(b), limitArg(limit))
 	out, err := query(ctx, s.db, scanPost, `
 SELECT `+postSelect+` FROM posts
 WHERE author_uri IN (`+placeholders(len(authors))+`) AND published < ?
@@ -393,11 +389,7 @@ func (s *ContentStore) BoostsByActors(ctx context.Context, actors []string, b ti
 	if len(actors) == 0 {
 		return nil, nil
 	}
-	args := make([]any, 0, len(actors)+2)
-	for _, a := range actors {
-		args = append(args, a)
-	}
-	args = append(args, before(b), limitArg(limit))
+	args := append(anys(actors), before(b), limitArg(limit))
 	out, err := query(ctx, s.db, scanBoost, `
 SELECT `+boostColumns+` FROM boosts
 WHERE actor_uri IN (`+placeholders(len(actors))+`) AND created_at < ?
@@ -411,6 +403,15 @@ LIMIT ?`, args...)
 
 // placeholders is n comma-separated "?".
 func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+
+// anys returns vs as query arguments, with room for two more.
+func anys(vs []string) []any {
+	args := make([]any, len(vs), len(vs)+2)
+	for i, v := range vs {
+		args[i] = v
+	}
+	return args
+}
 
 // DeletePost implements ports.PostStore: both tables, in one transaction.
 func (s *ContentStore) DeletePost(ctx context.Context, uri string) error {
