@@ -72,6 +72,18 @@ FROM g`, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 	}
 }
 
+// EndDomainJobs reads the queued range of the queue's index, not every
+// job a week of deliveries left finished.
+func TestEndDomainJobsPlanReadsTheQueue(t *testing.T) {
+	t.Parallel()
+	db := migrated(t)
+	plan, err := sqlite.Plan(testCtx(t), db, sqlite.EndDomainJobsSQL, "example.com", "suspended", int64(1))
+	all := strings.Join(plan, "\n")
+	if err != nil || len(plan) != 1 || !strings.HasPrefix(plan[0], "SEARCH jobs USING INDEX jobs_state_run_at_idx (state=?)") {
+		t.Fatalf("EndDomainJobs' plan:\n%s (%v)", all, err)
+	}
+}
+
 // A batch with another job's id inserts nothing; an invalid job is refused
 // before anything is written.
 func TestEnqueueRefusesTakenIDAndInvalidJobs(t *testing.T) {

@@ -1,15 +1,11 @@
 package sqlite_test
 
 import (
-	"database/sql"
-	"errors"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/domain"
-	"github.com/heraldfed/herald/migrations/migrationtest"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
 )
@@ -113,114 +109,5 @@ func TestHostSlotsFollowEveryWriteOfALeasedJob(t *testing.T) {
 			}
 		}
 		mustNoDrift(t, db, st.name)
-	}
-}
-
-// Migration 004 counts the jobs leased before it ran.
-func TestMigration004CountsLeasedJobs(t *testing.T) {
-	t.Parallel()
-	db := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, db, 3)
-	if v, _, err := sqlite.MigrationVersion(ctx, db); v != 3 || err != nil {
-		t.Fatalf("version %d after two steps down (%v); this test is about 004", v, err)
-	}
-	s := sqlite.NewJobStore(db)
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	var jobs []domain.Job
-	for i, host := range []string{"a.example", "a.example", "b.example", "c.example"} {
-		j := newJob(t, fmt.Sprintf("j%d", i), host, now)
-		if host != "c.example" {
-			j.State, j.LeaseToken, j.LeaseUntil = domain.JobLeased, "tok", now.Add(time.Minute)
-		}
-		jobs = append(jobs, j)
-	}
-	// Written as the schema of version 3 has them (a payload per job):
-	// today's store writes bodies, which 3 has not got.
-	for _, j := range jobs {
-		var until any
-		if !j.LeaseUntil.IsZero() {
-			until = j.LeaseUntil.UnixNano()
-		}
-		mustExec(t, db, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state,
-			run_at, lease_token, lease_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			j.ID, j.DedupeKey, j.ActivityID, j.Inbox, j.Host, j.SenderID, j.KeyID, j.Payload, string(j.State),
-			j.RunAt.UnixNano(), j.LeaseToken, until, j.CreatedAt.UnixNano())
-	}
-	mustMigrate(t, db)
-	for host, want := range map[string]int{"a.example": 2, "b.example": 1, "c.example": 0} {
-		if got := inFlight(t, db, host); got != want {
-			t.Errorf("%s: %d in flight after 004, want %d", host, got, want)
-		}
-	}
-	mustNoDrift(t, db, "after 004")
-	// And the cap reads them: a.example is full, b.example has one slot.
-	c := newJob(t, "more-a", "a.example", now)
-	d := newJob(t, "more-b", "b.example", now)
-	if _, err := s.Enqueue(ctx, []domain.Job{c, d}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t2", Now: now, Until: now.Add(time.Minute), Limit: 10, PerHost: 2})
-	var ids []string
-	for _, j := range got {
-		ids = append(ids, j.ID)
-	}
-	if err != nil || len(got) != 2 || got[0].Host == "a.example" || got[1].Host == "a.example" {
-		t.Fatalf("leased %v, %v: want c.example's job and more-b, none of the full a.example", ids, err)
-	}
-}
-
-// downTo steps the schema down to version v (migrationtest.DownTo).
-func downTo(t *testing.T, db *sqlite.DB, v uint) {
-	t.Helper()
-	ctx := testCtx(t)
-	migrationtest.DownTo(t, v, func() (uint, error) {
-		got, _, err := sqlite.MigrationVersion(ctx, db)
-		return got, err
-	}, func() error { return sqlite.MigrateDown(ctx, db, 1, testLog(t)) })
-}
-
-// Migration 017 fills each host's ready_at from the queued jobs already
-// there (their oldest run_at; none for a host without queued jobs), so a
-// lease finds them after the upgrade; its down step drops the column.
-func TestMigration017ReadyHosts(t *testing.T) {
-	t.Parallel()
-	db := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, db, 15)
-	s := sqlite.NewJobStore(db)
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	leased := newJob(t, "a-leased", "a.example", now)
-	leased.State, leased.LeaseToken, leased.LeaseUntil = domain.JobLeased, "tok", now.Add(time.Minute)
-	dead := newJob(t, "b-dead", "b.example", now)
-	dead.State, dead.FinishedAt = domain.JobDead, now
-	if _, err := s.Enqueue(ctx, []domain.Job{newJob(t, "a2", "a.example", now.Add(2*time.Second)), newJob(t, "a1", "a.example", now.Add(time.Second)),
-		leased, dead, newJob(t, "c1", "c.example", now)}); err != nil {
-		t.Fatal(err)
-	}
-	mustMigrate(t, db)
-	ready := func(host string) (at sql.NullInt64) {
-		t.Helper()
-		if err := sqlite.QueryRow(ctx, db, `SELECT ready_at FROM host_slots WHERE host = ?`, host).Scan(&at); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			t.Fatal(err)
-		}
-		return at
-	}
-	for host, want := range map[string]time.Time{"a.example": now.Add(time.Second), "c.example": now} {
-		if got := ready(host); !got.Valid || got.Int64 != want.UnixNano() {
-			t.Fatalf("%s ready_at after 017: %v, want %v", host, got, want)
-		}
-	}
-	if got := ready("b.example"); got.Valid {
-		t.Fatalf("b.example, without queued jobs, ready at %v", got)
-	}
-	got, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t", Now: now.Add(time.Minute), Until: now.Add(2 * time.Minute), Limit: 10, PerHost: 2})
-	if err != nil || len(got) != 2 || contract.JobName(got[0].ID) != "c1" || contract.JobName(got[1].ID) != "a1" {
-		t.Fatalf("leased after 017: %v, %v; want c1 and a1 (a.example has one slot left)", got, err)
-	}
-	downTo(t, db, 15)
-	var n int
-	if err := sqlite.QueryRow(ctx, db, `SELECT count(*) FROM pragma_table_info('host_slots') WHERE name = 'ready_at'`).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("host_slots.ready_at after 017's down: %d (%v)", n, err)
 	}
 }

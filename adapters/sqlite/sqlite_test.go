@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,103 +165,5 @@ func TestTimesRoundTripAndClamp(t *testing.T) {
 	}
 	if got[0].Published.Year() != 2262 || got[2].Published.Year() != 1677 {
 		t.Fatalf("clamped to %v and %v", got[0].Published, got[2].Published)
-	}
-}
-
-// Migrations go down to nothing and up again; the system names come back.
-func TestMigrateDownToZeroAndUpAgain(t *testing.T) {
-	t.Parallel()
-	db := migrated(t)
-	ctx := testCtx(t)
-	latest, err := sqlite.LatestMigration()
-	if err != nil || latest < 3 {
-		t.Fatalf("latest %d, %v", latest, err)
-	}
-	if v, dirty, err := sqlite.MigrationVersion(ctx, db); v != latest || dirty || err != nil {
-		t.Fatalf("after up: version %d dirty %v err %v", v, dirty, err)
-	}
-	if err := sqlite.MigrateDown(ctx, db, 0, testLog(t)); err == nil {
-		t.Fatal("zero steps accepted")
-	}
-	if err := sqlite.MigrateDown(ctx, db, 100, testLog(t)); err != nil {
-		t.Fatalf("down: %v", err)
-	}
-	if v, dirty, err := sqlite.MigrationVersion(ctx, db); v != 0 || dirty || err != nil {
-		t.Fatalf("after down: version %d dirty %v err %v", v, dirty, err)
-	}
-	tables, err := sqlite.QueryStrings(ctx, db, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
-	if err != nil || !slices.Equal(tables, []string{"schema_migrations"}) {
-		t.Fatalf("tables after down: %v, %v", tables, err)
-	}
-	mustMigrate(t, db)
-	if err := sqlite.NewNameRegistry(db).Reserve(ctx, domain.ReservedName{Name: "admin", Kind: domain.NameKindPersona, OwnerID: "x"}); !errors.Is(err, domain.ErrNameTaken) {
-		t.Fatalf("system names not seeded again: %v", err)
-	}
-	names, err := sqlite.QueryStrings(ctx, db, `SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' AND tbl_name <> 'schema_migrations' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := sqlite.IndexNames()
-	slices.Sort(want)
-	if !slices.Equal(names, want) {
-		t.Fatalf("indexes\n got %v\nwant %v", names, want)
-	}
-}
-
-// 001 seeds the valid names of domain.FixedReservedNames(), all of them
-// and nothing else, as kind system.
-func TestSystemNamesMatchTheDomain(t *testing.T) {
-	t.Parallel()
-	db := migrated(t)
-	got, err := sqlite.NewNameRegistry(db).List(testCtx(t), domain.NameKindSystem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, n := range got {
-		names = append(names, n.Name)
-		if n.OwnerID != "" || n.CreatedAt.IsZero() {
-			t.Errorf("system name %+v", n)
-		}
-	}
-	var want []string
-	for _, n := range domain.FixedReservedNames() {
-		if _, err := domain.NormalizeName(n); err == nil {
-			want = append(want, n)
-		}
-	}
-	slices.Sort(want)
-	if !slices.Equal(names, want) {
-		t.Fatalf("seeded\n got %v\nwant %v", names, want)
-	}
-}
-
-// 009 adds the boosts table; its down drops it and keeps the posts.
-func TestMigration009Boosts(t *testing.T) {
-	t.Parallel()
-	db := migrated(t)
-	ctx := testCtx(t)
-	s := sqlite.NewContentStore(db)
-	post := domain.Post{ID: "p1", ObjectURI: "https://r.example/n/1", AuthorURI: "https://r.example/u/a", Content: "x", Visibility: "public", Published: time.Now()}
-	if _, err := s.CreatePost(ctx, post); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := domain.NewBoost("https://r.example/a/1", "https://r.example/u/b", post.ObjectURI, time.Now())
-	if created, err := s.AddBoost(ctx, b); err != nil || !created {
-		t.Fatalf("boost after 009: %v %v", created, err)
-	}
-	// Down one step at a time to below 009, whatever came after it.
-	for v, _, _ := sqlite.MigrationVersion(ctx, db); v >= 9; v, _, _ = sqlite.MigrationVersion(ctx, db) {
-		if err := sqlite.MigrateDown(ctx, db, 1, testLog(t)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tables, err := sqlite.QueryStrings(ctx, db, `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('boosts', 'posts') ORDER BY name`)
-	if err != nil || !slices.Equal(tables, []string{"posts"}) {
-		t.Fatalf("tables after 009 down: %v %v", tables, err)
-	}
-	mustMigrate(t, db)
-	if created, err := s.AddBoost(ctx, b); err != nil || !created {
-		t.Fatalf("boost after 009 again: %v %v", created, err)
 	}
 }
