@@ -21,8 +21,7 @@ import (
 func TestBackupWhileWriting(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	db := open(t, dir)
-	mustMigrate(t, db)
+	db := migratedIn(t, dir)
 	ctx := testCtx(t)
 	jobs := sqlite.NewJobStore(db)
 	now := time.Now()
@@ -74,8 +73,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		t.Fatalf("partial copy left behind: %v", err)
 	}
 
-	restored := open(t, dest)
-	mustMigrate(t, restored)
+	restored := migratedIn(t, dest)
 	c, err := sqlite.NewJobStore(restored).Counts(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -109,15 +107,7 @@ func TestBackupWhileWriting(t *testing.T) {
 // too.
 func TestBackupOfStoppedInstance(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db, err := sqlite.Open(testCtx(t), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustMigrate(t, db)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := stopped(t)
 	dest := t.TempDir()
 	if _, err := sqlite.Backup(testCtx(t), dir, dest); err != nil {
 		t.Fatal(err)

@@ -20,8 +20,7 @@ import (
 func TestInterpretError(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	db := open(t, dir)
-	mustMigrate(t, db)
+	db := migratedIn(t, dir)
 	ctx := testCtx(t)
 	now := time.Now().UnixNano()
 	mustExec(t, db, `INSERT INTO root_users (id, user_name, password_hash) VALUES ('u1', 'alice', 'x')`)
@@ -105,14 +104,7 @@ func TestInterpretError(t *testing.T) {
 // unavailable, to the stores and to /readyz.
 func TestClosedDatabaseIsUnavailable(t *testing.T) {
 	t.Parallel()
-	db, err := sqlite.Open(testCtx(t), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustMigrate(t, db)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	_, db := stopped(t)
 	ctx := testCtx(t)
 	if _, err := sqlite.NewAccountStore(db).UserByName(ctx, "alice"); !errors.Is(err, domain.ErrUnavailable) {
 		t.Fatalf("read on a closed database: %v", err)

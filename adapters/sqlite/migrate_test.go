@@ -532,6 +532,52 @@ func TestMigration017ReadyHosts(t *testing.T) {
 	}
 }
 
+// Migration 019 counts the jobs stored before it ran, and its down step
+// leaves them alone.
+func TestMigration019CountsExistingJobs(t *testing.T) {
+	t.Parallel()
+	db := migrated(t)
+	ctx := testCtx(t)
+	stepDownFrom019(t, db)
+	s := sqlite.NewJobStore(db)
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	var jobs []domain.Job
+	for i, host := range []string{"a.example", "a.example", "b.example"} {
+		jobs = append(jobs, newJob(t, fmt.Sprintf("j%d", i), host, now))
+	}
+	if _, err := s.Enqueue(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LeaseBatch(ctx, ports.LeaseRequest{Owner: "w", Token: "t", Now: now, Until: now.Add(time.Minute), Limit: 1}); err != nil {
+		t.Fatal(err)
+	}
+	mustMigrate(t, db)
+	mustNoCountDrift(t, db, "after 019")
+	counts, err := s.Counts(ctx)
+	if err != nil || counts[domain.JobQueued] != 2 || counts[domain.JobLeased] != 1 {
+		t.Fatalf("counts after 019: %v, %v; want 2 queued, 1 leased", counts, err)
+	}
+	stepDownFrom019(t, db)
+	var n int
+	if err := sqlite.QueryRow(ctx, db, `SELECT count(*) FROM jobs`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d jobs after 019 down (%v), want the 3", n, err)
+	}
+}
+
+// stepDownFrom019 takes the schema one step down from 019, the latest
+// here, to the one before it, whatever its number.
+func stepDownFrom019(t *testing.T, db *sqlite.DB) {
+	t.Helper()
+	ctx := testCtx(t)
+	downTo(t, db, 19) // below the migrations after it
+	if err := sqlite.MigrateDown(ctx, db, 1, testLog(t)); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := sqlite.MigrationVersion(ctx, db); v >= 19 || err != nil {
+		t.Fatalf("version %d after a step down from 019 (%v)", v, err)
+	}
+}
+
 // Migration 020 keeps the notifications, one per recipient and key; a
 // persona's page is read along notifications_recipient_idx, never by
 // sorting. Its down step drops them (an older build has none), and up

@@ -34,9 +34,33 @@ func open(t testing.TB, dir string) *sqlite.DB {
 // then indexes, on a fresh file.
 func migrated(t testing.TB) *sqlite.DB {
 	t.Helper()
-	db := open(t, t.TempDir())
+	return migratedIn(t, t.TempDir())
+}
+
+// migratedIn is migrated on the data directory dir, for a test that goes on
+// using the directory itself.
+func migratedIn(t testing.TB, dir string) *sqlite.DB {
+	t.Helper()
+	db := open(t, dir)
 	mustMigrate(t, db)
 	return db
+}
+
+// stopped is a data directory of the test's own as a stopped instance
+// leaves it: a migrated database, closed. It returns the directory and the
+// closed handle.
+func stopped(t testing.TB) (dir string, db *sqlite.DB) {
+	t.Helper()
+	dir = t.TempDir()
+	db, err := sqlite.Open(testCtx(t), dir)
+	if err != nil {
+		t.Fatalf("open %s: %v", dir, err)
+	}
+	mustMigrate(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	return dir, db
 }
 
 func mustMigrate(t testing.TB, db *sqlite.DB) {

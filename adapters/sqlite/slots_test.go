@@ -52,8 +52,7 @@ func TestHostSlotsMatchLeasedRowsUnderChaos(t *testing.T) {
 func leaseChaos(t *testing.T, read func(owner *sqlite.DB) (contract.SlotReading, error)) *sqlite.DB {
 	t.Helper()
 	dir := t.TempDir()
-	owner := open(t, dir)
-	mustMigrate(t, owner)
+	owner := migratedIn(t, dir)
 	other, err := sqlite.OpenShared(testCtx(t), dir)
 	if err != nil {
 		t.Fatal(err)
