@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
@@ -223,11 +224,11 @@ func TestMigrationsOnLegacyData(t *testing.T) {
 	})
 	t.Run("the unique indexes hold", func(t *testing.T) {
 		_, err := p.Exec(ctx, `INSERT INTO posts (id, object_uri, author_uri, content, visibility, published) VALUES ('p-new', 'https://r.example/notes/1', 'a', 'x', 'public', now())`)
-		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.ConstraintName != "posts_object_uri_key" {
+		if !violates(err, "posts_object_uri_key") {
 			t.Fatalf("duplicate object URI: %v", err)
 		}
 		_, err = p.Exec(ctx, `INSERT INTO followers (follower_uri, followed_uri, state) VALUES ($1, $2, 'pending')`, follower1, localAlice)
-		if pgErr := (*pgconn.PgError)(nil); !errors.As(err, &pgErr) || pgErr.ConstraintName != "followers_pair_key" {
+		if !violates(err, "followers_pair_key") {
 			t.Fatalf("duplicate follow: %v", err)
 		}
 		have := column(t, p, `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()`)
@@ -549,6 +550,79 @@ func column(t *testing.T, p *pgxpool.Pool, sql string, args ...any) []string {
 	return out
 }
 
+// downTo steps the schema down to version v (migrationtest.DownTo), and
+// fails the test where it is then not at the last migration at or below v
+// (versions may have gaps): a test of the migration after v starts there,
+// not further down.
+func downTo(t *testing.T, p *pgxpool.Pool, v uint) {
+	t.Helper()
+	ctx := testCtx(t)
+	version := func() (uint, error) {
+		got, _, err := postgres.MigrationVersion(ctx, p)
+		return got, err
+	}
+	migrationtest.DownTo(t, v, version, func() error { return postgres.MigrateDown(ctx, p, 1, testLog(t)) })
+	var want uint
+	for _, m := range migrationVersions(t) {
+		if m <= v {
+			want = m
+		}
+	}
+	if got, err := version(); got != want || err != nil {
+		t.Fatalf("version %d (%v) after stepping down to %d, want %d", got, err, v, want)
+	}
+}
+
+// migratedDownTo is where a test of the migrations after version v starts:
+// a schema migrated up and stepped down to v, and the test's context.
+func migratedDownTo(t *testing.T, v uint) (*pgxpool.Pool, context.Context) {
+	t.Helper()
+	p := migrated(t)
+	downTo(t, p, v)
+	return p, testCtx(t)
+}
+
+// hasTable, hasColumn, hasIndex and hasFunction say whether the test's
+// schema has the table, table's column, the index, the function: what a
+// migration made, or its down step failed to drop.
+func hasTable(t *testing.T, p *pgxpool.Pool, table string) bool {
+	t.Helper()
+	return count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1`, table) != 0
+}
+
+func hasColumn(t *testing.T, p *pgxpool.Pool, table, col string) bool {
+	t.Helper()
+	return count(t, p, `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2`, table, col) != 0
+}
+
+func hasIndex(t *testing.T, p *pgxpool.Pool, index string) bool {
+	t.Helper()
+	return count(t, p, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1`, index) != 0
+}
+
+func hasFunction(t *testing.T, p *pgxpool.Pool, name string) bool {
+	t.Helper()
+	return count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = $1 AND pronamespace = current_schema()::regnamespace`, name) != 0
+}
+
+// violates says whether err is PostgreSQL's refusal of a write that breaks
+// the constraint named constraint.
+func violates(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.ConstraintName == constraint
+}
+
+// insertActivity writes a job_activities row (since 015) of activity act
+// by hand, and returns its id, for jobs written by hand to refer to.
+func insertActivity(t *testing.T, p *pgxpool.Pool, act string) int64 {
+	t.Helper()
+	var id int64
+	if err := p.QueryRow(testCtx(t), `INSERT INTO job_activities (key, activity_id, sender_id, key_id) VALUES ('\x01', $1, 's', 'k') RETURNING id`, act).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 // A migration that fails changes nothing (it is one transaction); the
 // error says how to go on, and after the fix MigrateUp finishes.
 func TestFailedMigrationIsRolledBackAndExplained(t *testing.T) {
@@ -581,9 +655,7 @@ func TestFailedMigrationIsRolledBackAndExplained(t *testing.T) {
 // give back what they took.
 func TestMigration005CountsLeasedJobs(t *testing.T) {
 	t.Parallel()
-	p := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, p, 4)
+	p, ctx := migratedDownTo(t, 4)
 	mustExec(t, p, `
 INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at, lease_token, lease_until)
 VALUES ($1, 'k1', 'a1', 'https://a.example/inbox', 'a.example', 's', 'k', '\x7b7d', 'leased', now(), now(), 't1', now() + interval '1 minute'),
@@ -603,7 +675,7 @@ VALUES ($1, 'k1', 'a1', 'https://a.example/inbox', 'a.example', 's', 'k', '\x7b7
 		t.Fatalf("after a settlement: %v", got)
 	}
 	downTo(t, p, 4)
-	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'host_slots'`); n != 0 {
+	if hasTable(t, p, "host_slots") {
 		t.Fatal("005 down left host_slots")
 	}
 }
@@ -639,9 +711,7 @@ func lastMigrationFile(t *testing.T) uint {
 // and its down step puts every payload back.
 func TestMigration009StoresEachBodyOnce(t *testing.T) {
 	t.Parallel()
-	p := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, p, 8)
+	p, ctx := migratedDownTo(t, 8)
 	shared, own := `{"id":"https://l.example/a/1","type":"Create"}`, `{"id":"https://l.example/a/2","type":"Follow"}`
 	for _, r := range [][2]string{{"j1", shared}, {"j2", shared}, {"j3", own}} {
 		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity_id, inbox, host, sender_id, key_id, payload, state, run_at, created_at)
@@ -664,7 +734,7 @@ func TestMigration009StoresEachBodyOnce(t *testing.T) {
 	if got := column(t, p, `SELECT `+sqlJobName("id::uuid")+` || '=' || convert_from(payload, 'UTF8') FROM jobs ORDER BY id`); !slices.Equal(got, []string{"j1=" + shared, "j2=" + shared, "j3=" + own}) {
 		t.Fatalf("payloads after 009 down: %v", got)
 	}
-	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'bodies'`); n != 0 {
+	if hasTable(t, p, "bodies") {
 		t.Fatal("009 down left bodies")
 	}
 }
@@ -686,7 +756,7 @@ func TestMigration010FanOuts(t *testing.T) {
 		VALUES ($1, encode(substr(sha256('k1'), 1, 16), 'hex')::uuid, 0, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`,
 		contract.JobID("j1"))
 	downTo(t, p, 9)
-	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'fan_outs'`); n != 0 {
+	if hasTable(t, p, "fan_outs") {
 		t.Fatal("010 down left fan_outs")
 	}
 	if n := count(t, p, `SELECT count(*) FROM jobs`); n != 1 {
@@ -705,9 +775,7 @@ func TestMigration010FanOuts(t *testing.T) {
 // not hex as the hash of its text). Its down step puts every field back.
 func TestMigration015NarrowsJobs(t *testing.T) {
 	t.Parallel()
-	p := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, p, 14)
+	p, ctx := migratedDownTo(t, 14)
 	body := []byte(`{"id":"https://l.example/a/é1","type":"Create"}`)
 	bodyID := domain.BodyOf(body)
 	mustExec(t, p, `INSERT INTO bodies (id, body) VALUES ($1, $2)`, bodyID, body)
@@ -768,7 +836,7 @@ func TestMigration015NarrowsJobs(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("jobs after 015 down:\n%v\nwant\n%v", got, want)
 	}
-	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'job_activities'`); n != 0 {
+	if hasTable(t, p, "job_activities") {
 		t.Fatal("015 down left job_activities")
 	}
 }
@@ -781,14 +849,9 @@ func TestMigration015NarrowsJobs(t *testing.T) {
 // and the down step puts the 32 bytes back.
 func TestMigration016ShortensDedupeKeys(t *testing.T) {
 	t.Parallel()
-	p := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, p, 15)
+	p, ctx := migratedDownTo(t, 15)
 	act := "https://l.example/a/é1"
-	var actID int64
-	if err := p.QueryRow(ctx, `INSERT INTO job_activities (key, activity_id, sender_id, key_id) VALUES ('\x01', $1, 's', 'k') RETURNING id`, act).Scan(&actID); err != nil {
-		t.Fatal(err)
-	}
+	actID := insertActivity(t, p, act)
 	inbox := func(i int) string { return fmt.Sprintf("https://h.example/%d/inbox", i) }
 	rows := []struct {
 		id       string
@@ -817,8 +880,7 @@ func TestMigration016ShortensDedupeKeys(t *testing.T) {
 	// A process of an older version writes 32-byte keys: refused.
 	_, err := p.Exec(ctx, `INSERT INTO jobs (id, dedupe_key, activity, inbox, host, state, run_at, created_at)
 		VALUES ($3, $1, $2, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`, make([]byte, 32), actID, contract.JobID("long"))
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "jobs_dedupe_key_length" {
+	if !violates(err, "jobs_dedupe_key_length") {
 		t.Fatalf("a 32-byte key after 016: %v, want a violation of jobs_dedupe_key_length", err)
 	}
 	mustMigrate(t, p)
@@ -856,9 +918,7 @@ func TestMigration016ShortensDedupeKeys(t *testing.T) {
 // the same way.
 func TestMigration017InboxRefs(t *testing.T) {
 	t.Parallel()
-	p := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, p, 16)
+	p, ctx := migratedDownTo(t, 16)
 	rows := []struct{ id, inbox, host, ref string }{
 		{"path", "https://h.example/users/a/inbox", "h.example", "/users/a/inbox"},
 		{"port", "https://h.example:8443/inbox", "h.example:8443", "/inbox"},
@@ -912,16 +972,6 @@ func TestMigration017InboxRefs(t *testing.T) {
 	}
 }
 
-// downTo steps the schema down to version v (migrationtest.DownTo).
-func downTo(t *testing.T, p *pgxpool.Pool, v uint) {
-	t.Helper()
-	ctx := testCtx(t)
-	migrationtest.DownTo(t, v, func() (uint, error) {
-		got, _, err := postgres.MigrationVersion(ctx, p)
-		return got, err
-	}, func() error { return postgres.MigrateDown(ctx, p, 1, testLog(t)) })
-}
-
 // 011 adds the boosts table; its down drops it and keeps the posts.
 func TestMigration011Boosts(t *testing.T) {
 	t.Parallel()
@@ -937,7 +987,7 @@ func TestMigration011Boosts(t *testing.T) {
 		t.Fatalf("boost after 011: %v %v", created, err)
 	}
 	downTo(t, p, 10)
-	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'boosts'`); n != 0 {
+	if hasTable(t, p, "boosts") {
 		t.Fatal("011 down left boosts")
 	}
 	if n := count(t, p, `SELECT count(*) FROM posts`); n != 1 {
@@ -959,14 +1009,9 @@ func TestMigration011Boosts(t *testing.T) {
 // text ids goes. The down step gives text ids and bytea keys back.
 func TestMigration018UUIDJobIDs(t *testing.T) {
 	t.Parallel()
-	p := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, p, 17)
+	p, ctx := migratedDownTo(t, 17)
 	act := "https://l.example/a/1"
-	var actID int64
-	if err := p.QueryRow(ctx, `INSERT INTO job_activities (key, activity_id, sender_id, key_id) VALUES ('\x01', $1, 's', 'k') RETURNING id`, act).Scan(&actID); err != nil {
-		t.Fatal(err)
-	}
+	actID := insertActivity(t, p, act)
 	inbox := func(i int) string { return fmt.Sprintf("https://h.example/%d/inbox", i) }
 	rows := []struct{ id, after string }{
 		{"0190f2a4-7b1c-7d2e-8f3a-4b5c6d7e8f90", "0190f2a4-7b1c-7d2e-8f3a-4b5c6d7e8f90"},
@@ -990,7 +1035,7 @@ func TestMigration018UUIDJobIDs(t *testing.T) {
 	if got := column(t, p, `SELECT pg_typeof(id)::text || ' ' || pg_typeof(dedupe_key)::text FROM jobs LIMIT 1`); !slices.Equal(got, []string{"uuid uuid"}) {
 		t.Fatalf("column types after 018: %v", got)
 	}
-	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v5' AND pronamespace = current_schema()::regnamespace`); n != 0 {
+	if hasFunction(t, p, "herald_lease_v5") {
 		t.Fatal("018 left the lease function of text ids")
 	}
 	s := postgres.NewJobStore(p)
@@ -1024,8 +1069,7 @@ func TestMigration018UUIDJobIDs(t *testing.T) {
 	}
 	_, err := p.Exec(ctx, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
 		VALUES ('x', $1, $2, '/inbox', 'h.example', 'queued', now(), now())`, make([]byte, 32), actID)
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "jobs_dedupe_key_length" {
+	if !violates(err, "jobs_dedupe_key_length") {
 		t.Fatalf("a 32-byte key after 018 down: %v, want a violation of jobs_dedupe_key_length", err)
 	}
 }
@@ -1037,14 +1081,9 @@ func TestMigration018UUIDJobIDs(t *testing.T) {
 // seq again, in their physical order, and gives ” back.
 func TestMigration019LeanQueue(t *testing.T) {
 	t.Parallel()
-	p := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, p, 18)
+	p, ctx := migratedDownTo(t, 18)
 	act := "https://l.example/a/1"
-	var actID int64
-	if err := p.QueryRow(ctx, `INSERT INTO job_activities (key, activity_id, sender_id, key_id) VALUES ('\x01', $1, 's', 'k') RETURNING id`, act).Scan(&actID); err != nil {
-		t.Fatal(err)
-	}
+	actID := insertActivity(t, p, act)
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	rows := []struct {
 		name, state, owner, token, lastError string
@@ -1064,10 +1103,10 @@ func TestMigration019LeanQueue(t *testing.T) {
 	mustExec(t, p, `CREATE FUNCTION herald_lease_v6(text, text, timestamptz, timestamptz, text[], integer, integer, integer)
 		RETURNS integer LANGUAGE sql AS 'SELECT 1'`) // as EnsureIndexes of 018's version made it
 	mustMigrate(t, p)
-	if n := count(t, p, `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'jobs' AND column_name = 'seq'`); n != 0 {
+	if hasColumn(t, p, "jobs", "seq") {
 		t.Fatal("jobs.seq after 019")
 	}
-	if n := count(t, p, `SELECT count(*) FROM pg_proc WHERE proname = 'herald_lease_v6' AND pronamespace = current_schema()::regnamespace`); n != 0 {
+	if hasFunction(t, p, "herald_lease_v6") {
 		t.Fatal("019 left the lease function that returned seq")
 	}
 	if n := count(t, p, `SELECT count(*) FROM jobs WHERE lease_owner = '' OR lease_token = '' OR last_error = ''`); n != 0 {
@@ -1085,12 +1124,11 @@ func TestMigration019LeanQueue(t *testing.T) {
 		t.Fatalf("settle of the leased job after 019: %v %v", lost, err)
 	}
 	_, err = p.Exec(ctx, `UPDATE jobs SET last_error = '' WHERE id = $1`, contract.JobID("queued"))
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "jobs_empty_check" {
+	if !violates(err, "jobs_empty_check") {
 		t.Fatalf("'' as a last error after 019: %v, want a violation of jobs_empty_check", err)
 	}
 	_, err = p.Exec(ctx, `UPDATE jobs SET state = 'leased', lease_until = now() WHERE id = $1`, contract.JobID("queued"))
-	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "jobs_lease_check" {
+	if !violates(err, "jobs_lease_check") {
 		t.Fatalf("a leased job without a token after 019: %v, want a violation of jobs_lease_check", err)
 	}
 
@@ -1118,9 +1156,7 @@ func TestMigration019LeanQueue(t *testing.T) {
 // and drops the tombstones.
 func TestMigration020OneOwnerPerKeyIDAndTombstones(t *testing.T) {
 	t.Parallel()
-	p := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, p, 19)
+	p, ctx := migratedDownTo(t, 19)
 	for _, a := range migrationtest.KeyOwnerCache {
 		mustExec(t, p, `INSERT INTO foreign_avatars (actor_uri, public_key_id, inbox, fetched_at) VALUES ($1, $2, $1 || '/inbox', $3)`,
 			a.ActorURI, a.KeyID, t0.Add(a.FetchedAt))
@@ -1178,7 +1214,7 @@ func TestMigration020OneOwnerPerKeyIDAndTombstones(t *testing.T) {
 	if got := keyIndexes(); !slices.Equal(got, []string{"foreign_avatars_public_key_id_idx"}) {
 		t.Fatalf("key id indexes after 020 down: %v", got)
 	}
-	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'tombstones'`); n != 0 {
+	if hasTable(t, p, "tombstones") {
 		t.Fatal("020 down left tombstones")
 	}
 	mustExec(t, p, `INSERT INTO foreign_avatars (actor_uri, public_key_id, fetched_at) VALUES ('https://r.example/users/bob2', 'https://r.example/users/bob#main-key', $1)`, t0.Add(time.Hour))
@@ -1203,15 +1239,135 @@ func TestMigration020OneOwnerPerKeyIDAndTombstones(t *testing.T) {
 	}
 }
 
+// Migration 021 gives every account a status: the accounts stored before
+// are active, a status that is not one is refused. It makes the tables of
+// the domain blocks and allows and of the reports. Its down step drops the
+// columns and the index EnsureIndexes made, and the tables: an account is
+// then only an account, and active again when 021 runs once more.
+func TestMigration021Moderation(t *testing.T) {
+	t.Parallel()
+	p, ctx := migratedDownTo(t, 20)
+	mustExec(t, p, `INSERT INTO root_users (id, user_name, password_hash, created_at) VALUES ('u1', 'old', '$2a$h', $1)`, t0)
+	mustMigrate(t, p)
+	s := postgres.NewAccountStore(p)
+	if u, err := s.UserByID(ctx, "u1"); err != nil || u.Status != domain.UserActive || u.Reason != "" {
+		t.Fatalf("an account stored before 021: %+v %v, want active", u, err)
+	}
+	if us, err := s.UsersByStatus(ctx, domain.UserActive, 0); err != nil || len(us) != 1 || us[0].ID != "u1" {
+		t.Fatalf("active accounts after 021: %+v %v", us, err)
+	}
+	if _, err := p.Exec(ctx, `UPDATE root_users SET status = 'banned' WHERE id = 'u1'`); err == nil {
+		t.Fatal("a status that is not one was stored")
+	}
+	if err := s.CreateUser(ctx, domain.RootUser{ID: "u2", UserName: "new", PasswordHash: "$2a$h", CreatedAt: t0, Status: domain.UserPending, Reason: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := domain.NewDomainBlock("spam.example", domain.SeveritySuspend, "spam", t0)
+	if err := postgres.NewModerationStore(p).AddDomainBlock(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := domain.NewReport("r1", "https://r.example/flags/1", "https://r.example/actor", []string{"https://h.example/users/a"}, nil, "", t0)
+	if _, err := postgres.NewReportStore(p).AddReport(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+
+	downTo(t, p, 20)
+	for _, table := range []string{"domain_blocks", "domain_allows", "reports"} {
+		if hasTable(t, p, table) {
+			t.Fatalf("021 down left %s", table)
+		}
+	}
+	cols := column(t, p, `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'root_users' ORDER BY ordinal_position`)
+	if !slices.Equal(cols, []string{"id", "user_name", "password_hash", "created_at"}) {
+		t.Fatalf("root_users after 021 down: %v", cols)
+	}
+	if hasIndex(t, p, "root_users_status_created_idx") {
+		t.Fatal("021 down left root_users_status_created_idx")
+	}
+	mustMigrate(t, p)
+	if u, err := s.UserByID(ctx, "u2"); err != nil || u.Status != domain.UserActive || u.Reason != "" {
+		t.Fatalf("a pending sign-up after 021 down and up: %+v %v (down cannot keep what the older build does not know)", u, err)
+	}
+	if got, err := postgres.NewModerationStore(p).DomainBlocks(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("blocks after 021 down and up: %+v %v", got, err)
+	}
+}
+
+// Migration 022 marks deleted personas (avatars_retired_idx lists the
+// deletions still to finish). Its down step drops the marks and the
+// index: a persona still being deleted comes back live (an older build
+// knows no deletion).
+func TestMigration022DeletedPersonas(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	actors, names := postgres.NewAccountStore(p), postgres.NewNameRegistry(p)
+	if err := actors.CreateAvatar(ctx, domain.Avatar{ID: "a1", RootUserID: "u1", Name: "vera", Keys: contract.Keys, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	rn, _ := domain.NewReservedName("vera", domain.NameKindPersona, "a1", t0)
+	if err := names.Reserve(ctx, rn); err != nil {
+		t.Fatal(err)
+	}
+	if err := actors.RetireAvatar(ctx, "a1", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := names.MarkDeleted(ctx, "vera", "a1", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if !hasIndex(t, p, "avatars_retired_idx") {
+		t.Fatal("no avatars_retired_idx after 022")
+	}
+
+	downTo(t, p, 21)
+	for _, table := range []string{"avatars", "reserved_names"} {
+		if hasColumn(t, p, table, "deleted_at") {
+			t.Fatalf("022 down left %s.deleted_at", table)
+		}
+	}
+	if hasIndex(t, p, "avatars_retired_idx") {
+		t.Fatal("022 down left avatars_retired_idx")
+	}
+	mustMigrate(t, p)
+	if a, err := actors.AvatarByName(ctx, "vera"); err != nil || !a.DeletedAt.IsZero() {
+		t.Fatalf("vera after 022 down and up: %+v %v", a, err)
+	}
+	if r, err := names.Get(ctx, "vera"); err != nil || r.Deleted() {
+		t.Fatalf("vera's name after 022 down and up: %+v %v", r, err)
+	}
+}
+
+// Migration 023 makes actor_blocks, unique by (actor, target, kind); its
+// down step drops it, and an up again makes it empty.
+func TestMigration023ActorBlocks(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	s := postgres.NewBlockStore(p)
+	b, _ := domain.NewActorBlock("https://h.example/users/a", "https://r.example/u/b", domain.BlockKindBlock, "https://h.example/users/a/activities/1", t0)
+	if _, err := s.AddBlock(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, `INSERT INTO actor_blocks (actor_uri, target_uri, kind, created_at) VALUES ('a', 'b', 'ignore', now())`); err == nil {
+		t.Fatal("a kind that is not one was stored")
+	}
+	downTo(t, p, 22)
+	if hasTable(t, p, "actor_blocks") {
+		t.Fatal("023 down left actor_blocks")
+	}
+	mustMigrate(t, p)
+	if got, err := s.Between(ctx, b.ActorURI, b.TargetURI); err != nil || len(got) != 0 {
+		t.Fatalf("blocks after 023 down and up: %+v %v", got, err)
+	}
+}
+
 // 026 fills each host's ready_at from the queued jobs already there (their
 // oldest run_at; none for a host without queued jobs; a host's first row
 // counts its leased jobs, as 005 did), so a lease finds them after the
 // upgrade; its down step drops the column.
 func TestMigration026ReadyHosts(t *testing.T) {
 	t.Parallel()
-	p := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, p, 24)
+	p, ctx := migratedDownTo(t, 24)
 	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	rows := []struct {
 		name, host, state string
@@ -1240,7 +1396,7 @@ func TestMigration026ReadyHosts(t *testing.T) {
 		t.Fatalf("leased after 026: %v, %v; want c1 and a1 (a.example has one slot left)", leased, err)
 	}
 	downTo(t, p, 24)
-	if n := count(t, p, `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'host_slots' AND column_name = 'ready_at'`); n != 0 {
+	if hasColumn(t, p, "host_slots", "ready_at") {
 		t.Fatal("host_slots.ready_at after 026's down")
 	}
 }
@@ -1251,9 +1407,7 @@ func TestMigration026ReadyHosts(t *testing.T) {
 // alone.
 func TestMigration028JobCounts(t *testing.T) {
 	t.Parallel()
-	p := migrated(t)
-	ctx := testCtx(t)
-	downTo(t, p, 27)
+	p, ctx := migratedDownTo(t, 27)
 	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	rows := []struct{ name, host, state string }{
 		{"a1", "a.example", "queued"},
@@ -1296,7 +1450,7 @@ func TestMigration028JobCounts(t *testing.T) {
 	}
 
 	downTo(t, p, 27)
-	if n := count(t, p, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'job_counts'`); n != 0 {
+	if hasTable(t, p, "job_counts") {
 		t.Fatal("job_counts after 028's down")
 	}
 	if n := count(t, p, `SELECT count(*) FROM pg_trigger WHERE tgrelid = 'jobs'::regclass AND NOT tgisinternal`); n != 0 {
@@ -1311,5 +1465,102 @@ func TestMigration028JobCounts(t *testing.T) {
 	mustMigrate(t, p)
 	if got := byStateAndHost(); !slices.Equal(got, want) {
 		t.Fatalf("job_counts after 028 again: %v, want %v", got, want)
+	}
+}
+
+// Migration 029 keeps the notifications, one per recipient and key, read
+// along notifications_recipient_idx; its down step drops them (an older
+// build has none), and up again starts empty.
+func TestMigration029Notifications(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	store := postgres.NewNotificationStore(p)
+	n, err := domain.NewNotification("01", "https://herald.example/users/vera", domain.NotifyFollow, "https://r.example/users/bob", "", "https://r.example/follows/1", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created, err := store.AddNotification(ctx, n); err != nil || !created {
+		t.Fatalf("add after 029: %v %v", created, err)
+	}
+	for _, ix := range []string{"notifications_recipient_idx", "notifications_actor_idx", "notifications_recipient_key_key"} {
+		if !hasIndex(t, p, ix) {
+			t.Fatalf("no %s after 029", ix)
+		}
+	}
+
+	downTo(t, p, 28)
+	if hasTable(t, p, "notifications") {
+		t.Fatal("029 down left the notifications table")
+	}
+	mustMigrate(t, p)
+	got, err := store.Notifications(ctx, n.Recipient, domain.NotificationFilter{Limit: 10})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("after 029 down and up: %v %v", got, err)
+	}
+	if _, err := store.Notification(ctx, n.Recipient, "01"); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("notification after 029 down and up: %v", err)
+	}
+}
+
+// Migration 030 keeps a persona's bio (note); a persona stored before it
+// has none. Its down step drops the column (an older build keeps no bio)
+// and leaves the display name, and up again starts every bio empty.
+func TestMigration030PersonaBio(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	actors := postgres.NewAccountStore(p)
+	if err := actors.CreateAvatar(ctx, domain.Avatar{ID: "a1", RootUserID: "u1", Name: "vera", Keys: contract.Keys, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := actors.AvatarByID(ctx, "a1"); err != nil || a.Note != "" {
+		t.Fatalf("a new persona's bio: %q %v", a.Note, err)
+	}
+	if err := actors.SetAvatarProfile(ctx, "a1", "Vera", "hello"); err != nil {
+		t.Fatal(err)
+	}
+
+	downTo(t, p, 29)
+	if hasColumn(t, p, "avatars", "note") {
+		t.Fatal("030 down left avatars.note")
+	}
+	if c := count(t, p, `SELECT count(*) FROM avatars WHERE id = 'a1' AND display_name = 'Vera'`); c != 1 {
+		t.Fatal("030 down lost the display name")
+	}
+	mustMigrate(t, p)
+	if a, err := actors.AvatarByID(ctx, "a1"); err != nil || a.Note != "" || a.DisplayName != "Vera" {
+		t.Fatalf("vera after 030 down and up: %q %q %v", a.DisplayName, a.Note, err)
+	}
+}
+
+// Migration 031 keeps each persona's conversations, one per (persona,
+// thread), read along conversations_persona_last_idx; its down step
+// drops them, and up again starts empty.
+func TestMigration031Conversations(t *testing.T) {
+	t.Parallel()
+	p := migrated(t)
+	ctx := testCtx(t)
+	store := postgres.NewNotificationStore(p)
+	c := domain.Conversation{ID: "k1", Persona: "https://herald.example/users/vera", LastStatusID: "01", Unread: true,
+		Participants: []string{"https://herald.example/users/vera", "https://r.example/users/bob"}}
+	if err := store.AddToConversation(ctx, c); err != nil {
+		t.Fatalf("add after 031: %v", err)
+	}
+	if !hasIndex(t, p, "conversations_persona_last_idx") {
+		t.Fatal("no conversations_persona_last_idx after 031")
+	}
+
+	downTo(t, p, 29)
+	if hasTable(t, p, "conversations") {
+		t.Fatal("031 down left the conversations table")
+	}
+	mustMigrate(t, p)
+	got, err := store.Conversations(ctx, c.Persona, domain.ConversationPage{Limit: 10})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("after 031 down and up: %v %v", got, err)
+	}
+	if _, err := store.Conversation(ctx, c.Persona, c.ID); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("conversation after 031 down and up: %v", err)
 	}
 }
