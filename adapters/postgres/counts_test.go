@@ -38,9 +38,8 @@ func mustNoCountDrift(t *testing.T, p *pgxpool.Pool, when string) {
 // host, and after it too, while a second process folds them too.
 func TestJobCountsMatchJobsUnderChaos(t *testing.T) {
 	t.Parallel()
-	s := newSchema(t)
-	first, second := s.pool(t), s.pool(t)
-	mustMigrate(t, first)
+	s, first := migratedSchema(t)
+	second := s.pool(t)
 	contract.LeaseChaos(t, contract.Chaos{
 		Stores: []ports.JobStore{postgres.NewJobStore(first), postgres.NewJobStore(second), postgres.NewJobStore(s.pool(t))},
 		Read: func() (r contract.SlotReading, err error) {

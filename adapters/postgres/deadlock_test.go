@@ -19,9 +19,8 @@ import (
 // once.
 func TestConcurrentEnqueueOfOneFanOut(t *testing.T) {
 	t.Parallel()
-	s := newSchema(t)
-	a, b := s.pool(t), s.pool(t)
-	mustMigrate(t, a)
+	s, a := migratedSchema(t)
+	b := s.pool(t)
 	now := time.Now()
 	for round := range 2 {
 		jobs := make([]domain.Job, 3000)

@@ -20,7 +20,6 @@ import (
 	pgx "github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/heraldfed/herald/adapters/internal/storetest"
 	"github.com/heraldfed/herald/adapters/postgres"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -47,12 +46,6 @@ func settleOne(ctx context.Context, s *postgres.JobStore, st ports.Settlement) e
 		return err
 	}
 	return lost[0]
-}
-
-// newJob is storetest's job, as the SQLite tests enqueue it too.
-func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
-	t.Helper()
-	return storetest.NewJob(t, id, host, runAt)
 }
 
 // The lease reads the ready hosts' index, then each host's own queued jobs:
@@ -452,9 +445,8 @@ func TestEnqueueRefusesTakenIDAndInvalidJobs(t *testing.T) {
 // coalesces, so each silence is checked on its own.)
 func TestEnqueueWakesOtherProcesses(t *testing.T) {
 	t.Parallel()
-	s := newSchema(t)
-	producer, consumer := s.pool(t), s.pool(t)
-	mustMigrate(t, producer)
+	s, producer := migratedSchema(t)
+	consumer := s.pool(t)
 	other := migrated(t) // another deployment on the same database
 	ctx := testCtx(t)
 	wakeups := postgres.NewWaker(consumer, testLog(t)).Wakeups(ctx)
@@ -532,9 +524,7 @@ func (r *recorder) warned(msgPart string, keys ...string) bool {
 // workers (jobs may have come meanwhile) and hears enqueues again.
 func TestWakerReconnects(t *testing.T) {
 	t.Parallel()
-	s := newSchema(t)
-	p := s.pool(t)
-	mustMigrate(t, p)
+	s, p := migratedSchema(t)
 	ctx := testCtx(t)
 	rec := &recorder{}
 	wakeups := postgres.NewWaker(p, slog.New(rec)).Wakeups(ctx)
@@ -574,9 +564,7 @@ func waitFor(t *testing.T, f func() []string) []string {
 // job is leased twice and every job is done.
 func TestLeaseFromSeveralProcesses(t *testing.T) {
 	t.Parallel()
-	s := newSchema(t)
-	p := s.pool(t)
-	mustMigrate(t, p)
+	s, p := migratedSchema(t)
 	base := time.Now().Add(-time.Minute)
 	jobs := make([]domain.Job, 300)
 	for i := range jobs {

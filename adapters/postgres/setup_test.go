@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldfed/herald/adapters/internal/storetest"
 	"github.com/heraldfed/herald/adapters/postgres"
+	"github.com/heraldfed/herald/domain"
 )
 
 const defaultURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
@@ -96,9 +97,18 @@ func (s schema) pool(t testing.TB) *pgxpool.Pool {
 // indexes, on a fresh schema.
 func migrated(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	p := newSchema(t).pool(t)
-	mustMigrate(t, p)
+	_, p := migratedSchema(t)
 	return p
+}
+
+// migratedSchema is migrated with its schema, for a test that opens more
+// pools on it (more processes) or names it.
+func migratedSchema(t testing.TB) (schema, *pgxpool.Pool) {
+	t.Helper()
+	s := newSchema(t)
+	p := s.pool(t)
+	mustMigrate(t, p)
+	return s, p
 }
 
 func mustMigrate(t testing.TB, p *pgxpool.Pool) {
@@ -117,6 +127,12 @@ func mustExec(t testing.TB, p *pgxpool.Pool, sql string, args ...any) {
 	if _, err := p.Exec(testCtx(t), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
+}
+
+// newJob is storetest's job, as the SQLite tests enqueue it too.
+func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
+	t.Helper()
+	return storetest.NewJob(t, id, host, runAt)
 }
 
 // sqlJobID is SQL for the job id contract.JobID makes of the name the SQL

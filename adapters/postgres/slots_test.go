@@ -19,9 +19,7 @@ import (
 // end.
 func TestHostSlotsMatchLeasedRowsUnderChaos(t *testing.T) {
 	t.Parallel()
-	s := newSchema(t)
-	first := s.pool(t)
-	mustMigrate(t, first)
+	s, first := migratedSchema(t)
 	contract.LeaseChaos(t, contract.Chaos{
 		Stores: []ports.JobStore{postgres.NewJobStore(first), postgres.NewJobStore(s.pool(t)), postgres.NewJobStore(s.pool(t))},
 		Read: func() (r contract.SlotReading, err error) {
