@@ -32,9 +32,8 @@ func TestConcurrentEnqueueOfOneFanOut(t *testing.T) {
 		var wg sync.WaitGroup
 		var na, nb int
 		var ea, eb error
-		wg.Add(2)
-		go func() { defer wg.Done(); na, ea = postgres.NewJobStore(a).Enqueue(testCtx(t), jobs) }()
-		go func() { defer wg.Done(); nb, eb = postgres.NewJobStore(b).Enqueue(testCtx(t), reversed) }()
+		wg.Go(func() { na, ea = postgres.NewJobStore(a).Enqueue(testCtx(t), jobs) })
+		wg.Go(func() { nb, eb = postgres.NewJobStore(b).Enqueue(testCtx(t), reversed) })
 		wg.Wait()
 		if ea != nil || eb != nil {
 			t.Fatalf("round %d: %v / %v", round, ea, eb)

@@ -615,15 +615,13 @@ func runHelpers(t *testing.T, s schema, role string, n int) [][]byte {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1", "-test.v")
 			cmd.Env = append(os.Environ(), "HERALD_PG_HELPER="+role, "HERALD_PG_SCHEMA="+s.name, "DATABASE_URL="+databaseURL())
 			outs[i], errs[i] = cmd.CombinedOutput()
-		}()
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -664,10 +662,8 @@ func TestHelperProcess(t *testing.T) {
 		store := postgres.NewJobStore(p)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		for w := 0; w < 4; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+		for w := range 4 {
+			wg.Go(func() {
 				for i := 0; ; i++ {
 					tok := fmt.Sprintf("%d-%d-%d", os.Getpid(), w, i)
 					now := time.Now()
@@ -687,7 +683,7 @@ func TestHelperProcess(t *testing.T) {
 						return
 					}
 				}
-			}()
+			})
 		}
 		wg.Wait()
 	default:

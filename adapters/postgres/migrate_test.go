@@ -464,15 +464,13 @@ func TestMigrateUpConcurrently(t *testing.T) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			<-start
 			ctx := testCtx(t)
 			if errs[i] = postgres.MigrateUp(ctx, pools[i], testLog(t)); errs[i] == nil {
 				errs[i] = postgres.EnsureIndexes(ctx, pools[i])
 			}
-		}()
+		})
 	}
 	close(start)
 	wg.Wait()
