@@ -57,8 +57,7 @@ func TestEnqueueSkipsAKeyCommittedWhileItWaits(t *testing.T) {
 	store := postgres.NewJobStore(p)
 	tx := begin(t, p)
 	key, _ := postgres.DedupeColumns(first)
-	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
-		VALUES ($3, $1, 0, $2, 'a.example', 'queued', now(), now())`, key, first.Inbox, contract.JobID("other"))
+	insertJobRow(t, tx, jobRow{id: contract.JobID("other"), key: key, inboxRef: first.Inbox, host: "a.example", state: "queued", at: now})
 	second := newJob(t, "second", "b.example", now)
 	var n int
 	err := behind(t, p, tx, func() error {

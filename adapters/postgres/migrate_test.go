@@ -750,9 +750,7 @@ func TestMigration010FanOuts(t *testing.T) {
 	if err := postgres.NewFanOutStore(p).Create(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
-		VALUES ($1, encode(substr(sha256('k1'), 1, 16), 'hex')::uuid, 0, 'https://h.example/inbox', 'h.example', 'queued', now(), now())`,
-		contract.JobID("j1"))
+	insertJobRow(t, p, jobRow{id: contract.JobID("j1"), key: contract.JobID("k1"), inboxRef: "https://h.example/inbox", host: "h.example", state: "queued", at: time.Now()})
 	downTo(t, p, 9)
 	if hasTable(t, p, "fan_outs") {
 		t.Fatal("010 down left fan_outs")
@@ -1378,10 +1376,8 @@ func TestMigration026ReadyHosts(t *testing.T) {
 		{"c1", "c.example", "queued", at},
 	}
 	for i, r := range rows {
-		mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at, lease_token, lease_until, finished_at)
-			VALUES ($1, $2, 1, '/inbox', $3, $4::text, $5::timestamptz, $5, CASE WHEN $4 = 'leased' THEN 'tok' END,
-				CASE WHEN $4 = 'leased' THEN $5 + interval '1 minute' END, CASE WHEN $4 = 'dead' THEN $5 END)`,
-			contract.JobID(r.name), contract.JobID(fmt.Sprint("k", i)), r.host, r.state, r.runAt)
+		insertJobRow(t, p, jobRow{id: contract.JobID(r.name), key: contract.JobID(fmt.Sprint("k", i)), activity: 1, inboxRef: "/inbox",
+			host: r.host, state: r.state, at: r.runAt})
 	}
 	mustMigrate(t, p)
 	got := column(t, p, `SELECT host || ' ' || in_flight || ' ' || COALESCE(to_char(ready_at AT TIME ZONE 'UTC', 'HH24:MI:SS'), '-') FROM host_slots ORDER BY host`)
@@ -1418,10 +1414,8 @@ func TestMigration028JobCounts(t *testing.T) {
 	insert := func() {
 		t.Helper()
 		for i, r := range rows {
-			mustExec(t, p, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at, lease_token, lease_until, finished_at)
-			VALUES ($1, $2, 1, '/inbox', $3, $4::text, $5::timestamptz, $5, CASE WHEN $4 = 'leased' THEN 'tok' END,
-				CASE WHEN $4 = 'leased' THEN $5 + interval '1 minute' END, CASE WHEN $4 IN ('dead', 'succeeded') THEN $5 END)`,
-				contract.JobID(r.name), contract.JobID(fmt.Sprint("k", i)), r.host, r.state, at)
+			insertJobRow(t, p, jobRow{id: contract.JobID(r.name), key: contract.JobID(fmt.Sprint("k", i)), activity: 1, inboxRef: "/inbox",
+				host: r.host, state: r.state, at: at})
 		}
 	}
 	insert()

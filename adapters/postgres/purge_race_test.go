@@ -54,8 +54,7 @@ func purgeWaitsForAnEnqueue(t *testing.T, lock string) {
 	mustExecTx(t, tx, `SELECT 1 FROM job_activities WHERE id = $1 `+lock, act)
 	key, _ := postgres.DedupeColumns(domain.Job{ActivityID: old.ActivityID, Inbox: "https://b.example/inbox",
 		DedupeKey: domain.DedupeKey(old.ActivityID, "https://b.example/inbox")})
-	mustExecTx(t, tx, `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at)
-		VALUES ($3, $1, $2, 'https://b.example/inbox', 'b.example', 'queued', now(), now())`, key, act, contract.JobID("new"))
+	insertJobRow(t, tx, jobRow{id: contract.JobID("new"), key: key, activity: act, inboxRef: "https://b.example/inbox", host: "b.example", state: "queued", at: now})
 	if err := behind(t, p, tx, func() error { _, err := s.Purge(ctx, now); return err }); err != nil {
 		t.Fatal(err)
 	}

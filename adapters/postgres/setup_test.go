@@ -10,6 +10,7 @@ import (
 	"time"
 
 	pgx "github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/heraldfed/herald/adapters/internal/storetest"
@@ -133,6 +134,34 @@ func mustExec(t testing.TB, p *pgxpool.Pool, sql string, args ...any) {
 func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
 	t.Helper()
 	return storetest.NewJob(t, id, host, runAt)
+}
+
+// execer runs a statement: a pool, or the open transaction of a test
+// playing another process.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// jobRow is a row of jobs as a test writes it by hand, past the store, in
+// the schema of migration 019 on (NULL for no lease token).
+type jobRow struct {
+	id, host, state string
+	key             any    // dedupe_key: a uuid's text or its 16 bytes
+	activity        int64  // the job_activities row's id
+	inboxRef        string // the inbox, or its path on the job's host (migration 017)
+	// at is the job's run_at and created_at; a leased job holds the token
+	// "tok" until a minute after it, a dead or succeeded one finished at it.
+	at time.Time
+}
+
+func insertJobRow(t *testing.T, db execer, r jobRow) {
+	t.Helper()
+	if _, err := db.Exec(testCtx(t), `INSERT INTO jobs (id, dedupe_key, activity, inbox_ref, host, state, run_at, created_at, lease_token, lease_until, finished_at)
+		VALUES ($1, $2, $3, $4, $5, $6::text, $7::timestamptz, $7, CASE WHEN $6 = 'leased' THEN 'tok' END,
+			CASE WHEN $6 = 'leased' THEN $7 + interval '1 minute' END, CASE WHEN $6 IN ('dead', 'succeeded') THEN $7 END)`,
+		r.id, r.key, r.activity, r.inboxRef, r.host, r.state, r.at); err != nil {
+		t.Fatalf("insert job %s: %v", r.id, err)
+	}
 }
 
 // sqlJobID is SQL for the job id contract.JobID makes of the name the SQL
