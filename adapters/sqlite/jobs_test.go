@@ -6,11 +6,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldfed/herald/adapters/internal/storetest"
 	"github.com/heraldfed/herald/adapters/sqlite"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/contract"
 )
+
+// newJob is storetest's job, as the PostgreSQL tests enqueue it too.
+func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
+	t.Helper()
+	return storetest.NewJob(t, id, host, runAt)
+}
 
 // The lease reads the ready hosts' index, then each host's own queued jobs:
 // no scan of the table and no sort of the queue, whatever the backlog of

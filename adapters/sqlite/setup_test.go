@@ -4,11 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/heraldfed/herald/adapters/internal/storetest"
 	"github.com/heraldfed/herald/adapters/sqlite"
-	"github.com/heraldfed/herald/domain"
 )
 
 // testCtx and testLog are the test's context and log, as every SQL store's
@@ -81,10 +79,4 @@ func mustExec(t testing.TB, db *sqlite.DB, q string, args ...any) {
 	if err := sqlite.Exec(testCtx(t), db, q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-}
-
-// newJob is storetest's job, as the PostgreSQL tests enqueue it too.
-func newJob(t *testing.T, id, host string, runAt time.Time) domain.Job {
-	t.Helper()
-	return storetest.NewJob(t, id, host, runAt)
 }
