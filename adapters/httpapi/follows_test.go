@@ -87,11 +87,35 @@ func (s *followServer) call(t *testing.T, method, path, token, body string) (int
 }
 
 func (s *followServer) jobCount(t *testing.T) int {
+	t.Helper()
 	js, err := s.jobs.List(context.Background(), ports.JobFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return len(js)
+}
+
+// refusal is a POST the client API refuses with status.
+type refusal struct {
+	name, token, body string
+	status            int
+}
+
+// refuses posts each refusal to path, one subtest each, and checks that
+// none of them queued a job.
+func (s *followServer) refuses(t *testing.T, path string, refusals []refusal) {
+	t.Helper()
+	queued := s.jobCount(t)
+	for _, tt := range refusals {
+		t.Run(tt.name, func(t *testing.T) {
+			if status, body := s.call(t, http.MethodPost, path, tt.token, tt.body); status != tt.status {
+				t.Fatalf("%d %v, want %d", status, body, tt.status)
+			}
+		})
+	}
+	if n := s.jobCount(t); n != queued {
+		t.Fatalf("refused POSTs to %s queued jobs: %d, want %d", path, n, queued)
+	}
 }
 
 func TestFollowEndpoint(t *testing.T) {
@@ -108,27 +132,14 @@ func TestFollowEndpoint(t *testing.T) {
 	if n := s.jobCount(t); n != 1 {
 		t.Fatalf("%d Follows queued, want 1", n)
 	}
-	tests := []struct {
-		name, token, body string
-		status            int
-	}{
+	s.refuses(t, "/api/v1/follows", []refusal{
 		{"no token", "", `{"as":"alice","target":"bob@remote.example"}`, 401},
 		{"someone else's persona", s.other, `{"as":"alice","target":"bob@remote.example"}`, 403},
 		{"malformed JSON", s.token, `{"as":`, 400},
 		{"not a target", s.token, `{"as":"alice","target":"bob"}`, 422},
 		{"unknown remote account", s.token, `{"as":"alice","target":"nobody@remote.example"}`, 404},
 		{"unknown local account", s.token, `{"as":"alice","target":"nobody@local.example"}`, 404},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if status, body := s.call(t, http.MethodPost, "/api/v1/follows", tt.token, tt.body); status != tt.status {
-				t.Fatalf("%d %v, want %d", status, body, tt.status)
-			}
-		})
-	}
-	if n := s.jobCount(t); n != 1 {
-		t.Fatalf("refused follows queued jobs: %d", n)
-	}
+	})
 }
 
 func TestListFollowersEndpoint(t *testing.T) {
@@ -336,10 +347,7 @@ func TestReportEndpoint(t *testing.T) {
 		fmt.Sprint(flag["object"]) != fmt.Sprint([]string{remoteBob, remoteBob + "/statuses/1"}) {
 		t.Fatalf("flag %s", js[0].Payload)
 	}
-	tests := []struct {
-		name, token, body string
-		status            int
-	}{
+	s.refuses(t, "/api/v1/reports", []refusal{
 		{"no token", "", `{"as":"alice","target":"bob@remote.example"}`, 401},
 		{"someone else's persona", s.other, `{"as":"alice","target":"bob@remote.example"}`, 403},
 		{"malformed JSON", s.token, `{"as":`, 400},
@@ -347,15 +355,5 @@ func TestReportEndpoint(t *testing.T) {
 		{"a local actor", s.token, `{"as":"alice","target":"mallory@local.example"}`, 422},
 		{"a post of another host", s.token, `{"as":"alice","target":"bob@remote.example","objects":["https://other.example/s/1"]}`, 422},
 		{"unknown remote account", s.token, `{"as":"alice","target":"nobody@remote.example"}`, 404},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if status, body := s.call(t, http.MethodPost, "/api/v1/reports", tt.token, tt.body); status != tt.status {
-				t.Fatalf("%d %v, want %d", status, body, tt.status)
-			}
-		})
-	}
-	if n := s.jobCount(t); n != 1 {
-		t.Fatalf("refused reports queued jobs: %d", n)
-	}
+	})
 }

@@ -130,6 +130,18 @@ func (s *server) post(t *testing.T, path, token, body string) (int, map[string]a
 	return s.do(t, http.MethodPost, path, token, "application/json", strings.NewReader(body))
 }
 
+// signUp signs name up (password "correct horse") and returns the
+// session's token.
+func (s *server) signUp(t *testing.T, name string) string {
+	t.Helper()
+	code, body := s.post(t, "/api/v1/accounts", "", `{"username":"`+name+`","password":"correct horse"}`)
+	token, _ := body["token"].(string)
+	if code != 201 || token == "" {
+		t.Fatalf("sign-up of %s: %d %v", name, code, body)
+	}
+	return token
+}
+
 func TestProbes(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, nil)
@@ -186,9 +198,8 @@ func TestSignUpAndUse(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, nil)
-	_, body := s.post(t, "/api/v1/accounts", "", `{"username":"alice","password":"correct horse"}`)
-	token := body["token"].(string)
-	_, other := s.post(t, "/api/v1/accounts", "", `{"username":"mallory","password":"correct horse"}`)
+	token := s.signUp(t, "alice")
+	other := s.signUp(t, "mallory")
 	big := `{"username":"` + strings.Repeat("a", httpapi.MaxBodyBytes) + `","password":"x"}`
 	tests := []struct {
 		name        string
@@ -213,7 +224,7 @@ func TestBadInput(t *testing.T) {
 		{"wrong password", "POST", "/api/v1/sessions", "", "application/json", `{"username":"alice","password":"wrong horse"}`, 401},
 		{"persona without token", "POST", "/api/v1/personas", "", "application/json", `{"name":"x"}`, 401},
 		{"persona with bad token", "POST", "/api/v1/personas", "forged", "application/json", `{"name":"x"}`, 401},
-		{"post as someone else", "POST", "/api/v1/posts", other["token"].(string), "application/json", `{"as":"alice","content":"hi"}`, 403},
+		{"post as someone else", "POST", "/api/v1/posts", other, "application/json", `{"as":"alice","content":"hi"}`, 403},
 		{"post with bad visibility", "POST", "/api/v1/posts", token, "application/json", `{"as":"alice","content":"hi","visibility":"secret"}`, 422},
 		{"unknown endpoint", "GET", "/api/v1/nope", "", "", ``, 404},
 		{"wrong method", "GET", "/api/v1/accounts", "", "", ``, 405},
@@ -242,7 +253,7 @@ func TestBadInput(t *testing.T) {
 func TestStoreErrorTextStaysServerSide(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, nil)
-	s.post(t, "/api/v1/accounts", "", `{"username":"alice","password":"correct horse"}`)
+	s.signUp(t, "alice")
 	// The memory store's message names the store's internals as a driver's would.
 	code, body := s.post(t, "/api/v1/accounts", "", `{"username":"alice","password":"correct horse"}`)
 	if code != 409 || body["error"] != "name taken" {

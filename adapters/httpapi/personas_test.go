@@ -12,10 +12,8 @@ import (
 func TestDeletePersona(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, nil)
-	_, body := s.post(t, "/api/v1/accounts", "", `{"username":"alice","password":"correct horse"}`)
-	alice := body["token"].(string)
-	_, body = s.post(t, "/api/v1/accounts", "", `{"username":"bob","password":"correct horse"}`)
-	bob := body["token"].(string)
+	alice := s.signUp(t, "alice")
+	bob := s.signUp(t, "bob")
 	if code, _ := s.post(t, "/api/v1/personas", alice, `{"name":"carol"}`); code != 201 {
 		t.Fatalf("persona %d", code)
 	}
