@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -8,16 +9,25 @@ import (
 	"github.com/heraldfed/herald/domain"
 )
 
-// authed resolves the bearer token before next runs; 401 otherwise.
-func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, domain.RootUser)) http.Handler {
+// userHandler serves a request of the account its bearer token names.
+type userHandler func(http.ResponseWriter, *http.Request, domain.RootUser)
+
+// authenticated resolves the bearer token with app before next runs; 401
+// otherwise. It is the authed of Handler, PostRoutes and FollowRoutes.
+func authenticated(app *application.Application, log *slog.Logger, next userHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, err := h.app.Authenticate.Handle(r.Context(), bearer(r))
+		u, err := app.Authenticate.Handle(r.Context(), bearer(r))
 		if err != nil {
-			writeError(w, r, h.log, err)
+			writeError(w, r, log, err)
 			return
 		}
 		next(w, r, u)
 	})
+}
+
+// authed resolves the bearer token before next runs; 401 otherwise.
+func (h *Handler) authed(next userHandler) http.Handler {
+	return authenticated(h.app, h.log, next)
 }
 
 type credentials struct {

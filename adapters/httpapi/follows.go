@@ -42,15 +42,9 @@ func (f *FollowRoutes) Register(r *mux.Router) {
 	f.registerRelations(r)
 }
 
-func (f *FollowRoutes) authed(next func(http.ResponseWriter, *http.Request, domain.RootUser)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, err := f.app.Authenticate.Handle(r.Context(), bearer(r))
-		if err != nil {
-			writeError(w, r, f.log, err)
-			return
-		}
-		next(w, r, u)
-	})
+// authed resolves the bearer token before next runs; 401 otherwise.
+func (f *FollowRoutes) authed(next userHandler) http.Handler {
+	return authenticated(f.app, f.log, next)
 }
 
 type followJSON struct {

@@ -48,15 +48,9 @@ func (p *PostRoutes) Register(r *mux.Router) {
 	r.Handle("/api/v1/mentions", p.authed(p.mentions)).Methods(http.MethodGet)
 }
 
-func (p *PostRoutes) authed(next func(http.ResponseWriter, *http.Request, domain.RootUser)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, err := p.app.Authenticate.Handle(r.Context(), bearer(r))
-		if err != nil {
-			writeError(w, r, p.log, err)
-			return
-		}
-		next(w, r, u)
-	})
+// authed resolves the bearer token before next runs; 401 otherwise.
+func (p *PostRoutes) authed(next userHandler) http.Handler {
+	return authenticated(p.app, p.log, next)
 }
 
 // postJSON is a post to publish. spoiler_text (Mastodon's name) and
