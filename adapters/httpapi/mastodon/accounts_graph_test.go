@@ -58,6 +58,15 @@ func (s *server) relationshipOf(t *testing.T, token, id string) map[string]any {
 	return l[0]
 }
 
+// listsOnly checks that the account list at path, read with token, is
+// the account id alone.
+func (s *server) listsOnly(t *testing.T, token, path, id string) {
+	t.Helper()
+	if l := s.do(t, http.MethodGet, path, token, nil).list(t); len(l) != 1 || l[0]["id"] != id {
+		t.Fatalf("%s: %v, want %s alone", path, l, id)
+	}
+}
+
 // holds reports whether every key of want has that value in rel.
 func holds(rel map[string]any, want map[string]bool) bool {
 	for k, v := range want {
@@ -137,12 +146,8 @@ func TestGraphOfARemoteAccount(t *testing.T) {
 	if rel := s.relationshipOf(t, tok, gus); !holds(rel, map[string]bool{"following": true, "requested": false}) {
 		t.Fatalf("after the Accept: %v", rel)
 	}
-	if l := s.do(t, http.MethodGet, "/api/v1/accounts/"+alice+"/following", "", nil).list(t); len(l) != 1 || l[0]["id"] != gus {
-		t.Fatalf("alice follows %v", l)
-	}
-	if l := s.do(t, http.MethodGet, "/api/v1/accounts/"+gus+"/followers", "", nil).list(t); len(l) != 1 || l[0]["id"] != alice {
-		t.Fatalf("gus's followers here: %v", l)
-	}
+	s.listsOnly(t, "", "/api/v1/accounts/"+alice+"/following", gus)
+	s.listsOnly(t, "", "/api/v1/accounts/"+gus+"/followers", alice)
 
 	// gus blocks alice: blocked_by.
 	b, err := domain.NewActorBlock(rm.actorURI(), aliceURI, domain.BlockKindBlock, rm.srv.URL+"/blocks/1", s.clock.Now())
@@ -160,9 +165,7 @@ func TestGraphOfARemoteAccount(t *testing.T) {
 	s.relation(t, tok, gus, "block")
 	s.relation(t, tok, gus, "mute")
 	for _, path := range []string{"/api/v1/blocks", "/api/v1/mutes"} {
-		if l := s.do(t, http.MethodGet, path, tok, nil).list(t); len(l) != 1 || l[0]["id"] != gus {
-			t.Fatalf("%s: %v", path, l)
-		}
+		s.listsOnly(t, tok, path, gus)
 		if r := s.do(t, http.MethodGet, path+"?as=alice", tok, nil); r.status != http.StatusUnauthorized {
 			t.Fatalf("%s?as= is Herald's own API, which takes no OAuth token: %d %s", path, r.status, r.body)
 		}
@@ -188,12 +191,8 @@ func TestGraphOfLocalAccountsAndFollowRequests(t *testing.T) {
 	if rel := s.relationshipOf(t, bob, aliceID); !holds(rel, map[string]bool{"followed_by": true, "following": false}) {
 		t.Fatalf("bob's side: %v", rel)
 	}
-	if l := s.do(t, http.MethodGet, "/api/v1/accounts/"+bobID+"/followers", "", nil).list(t); len(l) != 1 || l[0]["id"] != aliceID {
-		t.Fatalf("bob's followers: %v", l)
-	}
-	if l := s.do(t, http.MethodGet, "/api/v1/accounts/"+aliceID+"/following", "", nil).list(t); len(l) != 1 || l[0]["id"] != bobID {
-		t.Fatalf("alice's following: %v", l)
-	}
+	s.listsOnly(t, "", "/api/v1/accounts/"+bobID+"/followers", aliceID)
+	s.listsOnly(t, "", "/api/v1/accounts/"+aliceID+"/following", bobID)
 	// The other persona of the same account is another account.
 	if rel := s.relationshipOf(t, work, bobID); rel["following"] != false {
 		t.Fatalf("alice_work does not follow bob: %v", rel)

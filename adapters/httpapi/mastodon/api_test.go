@@ -1,7 +1,6 @@
 package mastodon_test
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -57,17 +56,8 @@ func TestAccountsAndStatusesActAsTheTokensPersona(t *testing.T) {
 	}
 	post := func(key string) map[string]any {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/api/v1/statuses", strings.NewReader(`{"status":"hello <b>fediverse</b>","visibility":"public"}`))
-		req.Header.Set("Authorization", "Bearer "+work)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", key)
-		resp, err := s.client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		r := response{status: resp.StatusCode, body: b}
+		r := s.doWith(t, http.MethodPost, "/api/v1/statuses", work, `{"status":"hello <b>fediverse</b>","visibility":"public"}`,
+			http.Header{"Idempotency-Key": {key}})
 		if r.status != http.StatusOK {
 			t.Fatalf("post: %d %s", r.status, r.body)
 		}
@@ -100,9 +90,7 @@ func TestAccountsAndStatusesActAsTheTokensPersona(t *testing.T) {
 		t.Fatalf("account statuses %v", list)
 	}
 	// Followers-only: its author sees it, the public does not.
-	if r := s.do(t, http.MethodPost, "/api/v1/statuses", work, url.Values{"status": {"for followers"}, "visibility": {"private"}}); r.status != 200 {
-		t.Fatalf("private post: %d %s", r.status, r.body)
-	}
+	s.postStatus(t, work, url.Values{"status": {"for followers"}, "visibility": {"private"}})
 	if n := len(s.do(t, http.MethodGet, "/api/v1/accounts/"+me["id"].(string)+"/statuses", "", nil).list(t)); n != 1 {
 		t.Fatalf("the public sees %d statuses, want 1", n)
 	}

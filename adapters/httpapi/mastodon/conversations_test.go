@@ -26,7 +26,7 @@ func TestDirectStatusReadByItsParticipantsOnly(t *testing.T) {
 	a := s.registerApp(t, "read")
 	appTok := s.do(t, http.MethodPost, "/oauth/token", "", url.Values{"grant_type": {"client_credentials"}, "client_id": {a.id}, "client_secret": {a.secret}}).object(t)["access_token"].(string)
 
-	local := s.stPost(t, alice, url.Values{"status": {"@bob psst"}, "visibility": {"direct"}})["id"].(string)
+	local := s.postStatus(t, alice, url.Values{"status": {"@bob psst"}, "visibility": {"direct"}})["id"].(string)
 	const noteURI = remoteBob + "/statuses/dm"
 	s.deliver(t, remoteBob, directNote(noteURI, remoteBob, "https://local.example/users/alice", "hush"))
 	convs := s.do(t, http.MethodGet, "/api/v1/conversations", alice, nil).list(t)
@@ -75,7 +75,7 @@ func TestConversations(t *testing.T) {
 	readOnly := s.login(t, "alice", "alice", "read")
 	const aliceURI = "https://local.example/users/alice"
 
-	local := s.stPost(t, alice, url.Values{"status": {"@bob psst"}, "visibility": {"direct"}})
+	local := s.postStatus(t, alice, url.Values{"status": {"@bob psst"}, "visibility": {"direct"}})
 	s.deliver(t, remoteBob, directNote(remoteBob+"/statuses/dm1", remoteBob, aliceURI, "hush"))
 
 	l := s.do(t, http.MethodGet, "/api/v1/conversations", alice, nil).list(t)

@@ -59,11 +59,7 @@ func TestNotificationsOfThePersona(t *testing.T) {
 	s := setup(t)
 	alice := s.login(t, "alice", "alice", "read write follow")
 	work := s.login(t, "alice", "alice_work", "read write")
-	st := s.do(t, http.MethodPost, "/api/v1/statuses", alice, url.Values{"status": {"hello"}})
-	if st.status != http.StatusOK {
-		t.Fatalf("post: %d %s", st.status, st.body)
-	}
-	status := st.object(t)
+	status := s.postStatus(t, alice, url.Values{"status": {"hello"}})
 	const aliceURI = "https://local.example/users/alice"
 	const noteURI = remoteBob + "/statuses/1"
 	s.deliver(t, remoteBob, mentioning(noteURI, remoteBob, aliceURI))
@@ -210,8 +206,7 @@ func TestNotificationOfADirectNote(t *testing.T) {
 	alice := s.login(t, "alice", "alice", "read")
 	const aliceURI = "https://local.example/users/alice"
 	const noteURI = remoteBob + "/statuses/dm"
-	s.deliver(t, remoteBob, fmt.Sprintf(`{"id":"%s/activity","type":"Create","actor":%q,"to":[%q],"object":{"id":%q,"type":"Note","attributedTo":%q,
-"content":"<p>psst</p>","to":[%q],"tag":[{"type":"Mention","href":%q}],"published":"2026-01-01T00:00:00Z"}}`, noteURI, remoteBob, aliceURI, noteURI, remoteBob, aliceURI, aliceURI))
+	s.deliver(t, remoteBob, directNote(noteURI, remoteBob, aliceURI, "psst"))
 	l := s.do(t, http.MethodGet, "/api/v1/notifications", alice, nil).list(t)
 	if len(l) != 1 || l[0]["type"] != "mention" {
 		t.Fatalf("notifications %v", l)

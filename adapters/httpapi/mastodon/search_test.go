@@ -34,11 +34,7 @@ func TestSearchResolvesRemoteAccountsAndPosts(t *testing.T) {
 	s := setup(t, withFetcher(newHTTPFetcher(true)))
 	tok := s.login(t, "alice", "alice", "read write follow")
 	bob := s.login(t, "bob", "bob", "write")
-	posted := s.do(t, http.MethodPost, "/api/v1/statuses", bob, url.Values{"status": {"hello #Herald"}})
-	if posted.status != http.StatusOK {
-		t.Fatalf("post: %d %s", posted.status, posted.body)
-	}
-	bobPost := posted.object(t)
+	bobPost := s.postStatus(t, bob, url.Values{"status": {"hello #Herald"}})
 
 	q := func(kv ...string) url.Values {
 		v := url.Values{}

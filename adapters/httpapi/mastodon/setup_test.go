@@ -156,6 +156,12 @@ func (r response) list(t *testing.T) []map[string]any {
 // do sends a request; body is a url.Values (a form), a string (JSON) or nil.
 func (s *server) do(t *testing.T, method, path, token string, body any) response {
 	t.Helper()
+	return s.doWith(t, method, path, token, body, nil)
+}
+
+// doWith is do with header's fields set on the request besides.
+func (s *server) doWith(t *testing.T, method, path, token string, body any, header http.Header) response {
+	t.Helper()
 	var rd io.Reader
 	ct := ""
 	switch b := body.(type) {
@@ -173,6 +179,9 @@ func (s *server) do(t *testing.T, method, path, token string, body any) response
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, vs := range header {
+		req.Header[http.CanonicalHeaderKey(k)] = vs
 	}
 	resp, err := s.client().Do(req)
 	if err != nil {
@@ -257,4 +266,17 @@ func (s *server) login(t *testing.T, user, persona, scope string) string {
 		t.Fatalf("token: %d %s", r.status, r.body)
 	}
 	return r.object(t)["access_token"].(string)
+}
+
+// postStatus posts a status as token's persona (form is a url.Values or
+// JSON, as do takes it), fails the test unless it was accepted, and moves
+// the clock a minute on, so that each post is later than the one before.
+func (s *server) postStatus(t *testing.T, token string, form any) map[string]any {
+	t.Helper()
+	r := s.do(t, http.MethodPost, "/api/v1/statuses", token, form)
+	if r.status != http.StatusOK {
+		t.Fatalf("post %v: %d %s", form, r.status, r.body)
+	}
+	s.clock.Advance(time.Minute)
+	return r.object(t)
 }

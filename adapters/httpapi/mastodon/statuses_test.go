@@ -47,23 +47,13 @@ func (s *server) stFollow(t *testing.T, follower, followed string) {
 	}
 }
 
-func (s *server) stPost(t *testing.T, token string, form url.Values) map[string]any {
-	t.Helper()
-	r := s.do(t, http.MethodPost, "/api/v1/statuses", token, form)
-	if r.status != http.StatusOK {
-		t.Fatalf("post %v: %d %s", form, r.status, r.body)
-	}
-	s.clock.Advance(time.Minute)
-	return r.object(t)
-}
-
 // A status carries its content warning, language, sensitivity and poll
 // as a client sent them; what Herald cannot express is refused with 422.
 func TestCreateStatusContent(t *testing.T) {
 	t.Parallel()
 	s := setup(t)
 	tok := s.login(t, "alice", "alice", "read write")
-	st := s.stPost(t, tok, url.Values{"status": {"Which #Tea?"}, "spoiler_text": {"drinks"}, "sensitive": {"true"}, "language": {"en"},
+	st := s.postStatus(t, tok, url.Values{"status": {"Which #Tea?"}, "spoiler_text": {"drinks"}, "sensitive": {"true"}, "language": {"en"},
 		"poll[options][]": {"green", "black"}, "poll[expires_in]": {"3600"}, "poll[multiple]": {"true"}})
 	if st["spoiler_text"] != "drinks" || st["sensitive"] != true || st["language"] != "en" || st["visibility"] != "public" {
 		t.Fatalf("status %v", st)
@@ -86,7 +76,7 @@ func TestCreateStatusContent(t *testing.T) {
 		t.Fatalf("JSON status: %d %s", r.status, r.body)
 	}
 	// Direct: to the accounts the text mentions, read back by its author.
-	dm := s.stPost(t, tok, url.Values{"status": {"@bob psst"}, "visibility": {"direct"}})
+	dm := s.postStatus(t, tok, url.Values{"status": {"@bob psst"}, "visibility": {"direct"}})
 	if dm["visibility"] != "direct" || len(dm["mentions"].([]any)) != 1 || dm["mentions"].([]any)[0].(map[string]any)["acct"] != "bob" {
 		t.Fatalf("direct %v", dm)
 	}
@@ -97,7 +87,7 @@ func TestCreateStatusContent(t *testing.T) {
 		t.Fatalf("the direct status, read without a token: %d %s", r.status, r.body)
 	}
 	// A public status addresses whom it mentions.
-	if st := s.stPost(t, tok, url.Values{"status": {"hello @bob"}}); len(st["mentions"].([]any)) != 1 {
+	if st := s.postStatus(t, tok, url.Values{"status": {"hello @bob"}}); len(st["mentions"].([]any)) != 1 {
 		t.Fatalf("mentions %v", st["mentions"])
 	}
 	for _, c := range []struct {
@@ -124,8 +114,8 @@ func TestStatusVisibility(t *testing.T) {
 	t.Parallel()
 	s := setup(t)
 	alice, bob := s.login(t, "alice", "alice", "read write"), s.login(t, "bob", "bob", "read write")
-	private := s.stPost(t, alice, url.Values{"status": {"followers only"}, "visibility": {"private"}})["id"].(string)
-	public := s.stPost(t, alice, url.Values{"status": {"for all"}})["id"].(string)
+	private := s.postStatus(t, alice, url.Values{"status": {"followers only"}, "visibility": {"private"}})["id"].(string)
+	public := s.postStatus(t, alice, url.Values{"status": {"for all"}})["id"].(string)
 	carolsPrivate := s.stRemote(t, "01", domain.VisibilityFollowers, domain.Extras{}).ID
 	check := func(name, token, id string, want int) {
 		t.Helper()
@@ -195,7 +185,7 @@ func TestRemoteStatus(t *testing.T) {
 	if poll["expired"] != true || poll["votes_count"] != float64(4) || poll["voters_count"] != float64(4) {
 		t.Fatalf("poll %v", poll)
 	}
-	reply := s.stPost(t, bob, url.Values{"status": {"@carol@remote.example agreed"}, "in_reply_to_id": {p.ID}})
+	reply := s.postStatus(t, bob, url.Values{"status": {"@carol@remote.example agreed"}, "in_reply_to_id": {p.ID}})
 	if reply["in_reply_to_id"] != p.ID || reply["in_reply_to_account_id"] != acct["id"] {
 		t.Fatalf("reply %v", reply)
 	}
@@ -283,9 +273,9 @@ func TestTimelines(t *testing.T) {
 	t.Parallel()
 	s := setup(t)
 	bob, alice := s.login(t, "bob", "bob", "read write"), s.login(t, "alice", "alice", "read write")
-	own := s.stPost(t, bob, url.Values{"status": {"mine #news"}})["id"].(string)
+	own := s.postStatus(t, bob, url.Values{"status": {"mine #news"}})["id"].(string)
 	c1 := s.stRemote(t, "05", domain.VisibilityPublic, domain.Extras{Hashtags: []string{"news"}}).ID
-	hidden := s.stPost(t, alice, url.Values{"status": {"alice, not followed"}})["id"].(string)
+	hidden := s.postStatus(t, alice, url.Values{"status": {"alice, not followed"}})["id"].(string)
 	c2 := s.stRemote(t, "06", domain.VisibilityFollowers, domain.Extras{}).ID
 	s.stFollow(t, stBobURI, stCarolURI)
 	boost := s.do(t, http.MethodPost, "/api/v1/statuses/"+hidden+"/reblog", bob, nil).object(t)["id"].(string)
@@ -378,10 +368,10 @@ func TestContextEditPollsMedia(t *testing.T) {
 	s := setup(t)
 	bob, alice := s.login(t, "bob", "bob", "read write"), s.login(t, "alice", "alice", "read write")
 	root := s.stRemote(t, "07", domain.VisibilityPublic, domain.Extras{})
-	first := s.stPost(t, bob, url.Values{"status": {"first"}, "in_reply_to_id": {root.ID}})["id"].(string)
-	second := s.stPost(t, alice, url.Values{"status": {"second"}, "in_reply_to_id": {first}})["id"].(string)
-	private := s.stPost(t, alice, url.Values{"status": {"private"}, "in_reply_to_id": {first}, "visibility": {"private"}})["id"].(string)
-	third := s.stPost(t, bob, url.Values{"status": {"third"}, "in_reply_to_id": {root.ID}})["id"].(string)
+	first := s.postStatus(t, bob, url.Values{"status": {"first"}, "in_reply_to_id": {root.ID}})["id"].(string)
+	second := s.postStatus(t, alice, url.Values{"status": {"second"}, "in_reply_to_id": {first}})["id"].(string)
+	private := s.postStatus(t, alice, url.Values{"status": {"private"}, "in_reply_to_id": {first}, "visibility": {"private"}})["id"].(string)
+	third := s.postStatus(t, bob, url.Values{"status": {"third"}, "in_reply_to_id": {root.ID}})["id"].(string)
 	ids := func(l []any) (out []string) {
 		for _, st := range l {
 			out = append(out, st.(map[string]any)["id"].(string))
@@ -428,7 +418,7 @@ func TestContextEditPollsMedia(t *testing.T) {
 	}
 
 	// Polls.
-	poll := s.stPost(t, alice, url.Values{"status": {"tea?"}, "poll[options][]": {"yes", "no"}, "poll[expires_in]": {"600"}})["id"].(string)
+	poll := s.postStatus(t, alice, url.Values{"status": {"tea?"}, "poll[options][]": {"yes", "no"}, "poll[expires_in]": {"600"}})["id"].(string)
 	if r := s.do(t, http.MethodGet, "/api/v1/polls/"+poll, "", nil); r.status != http.StatusOK || r.object(t)["voted"] != nil {
 		t.Fatalf("poll, no token: %d %s", r.status, r.body)
 	}

@@ -52,7 +52,7 @@ func TestStreamingOutlivesServerTimeouts(t *testing.T) {
 	s2.Server = timed
 	st := s2.openStream(t, url.Values{"stream": {"user"}, "access_token": {alice}}, "")
 	time.Sleep(300 * time.Millisecond)
-	post := s.stPost(t, alice, url.Values{"status": {"still there"}})
+	post := s.postStatus(t, alice, url.Values{"status": {"still there"}})
 	f := st.await(t, "update after the timeouts", func(f frame) bool { return f.Event == "update" })
 	if payload(t, f)["id"] != post["id"] {
 		t.Fatalf("update %+v", f)
@@ -151,7 +151,7 @@ func TestStreamingUser(t *testing.T) {
 	st := s.openStream(t, url.Values{"stream": {"user"}, "access_token": {alice}}, "")
 	other := s.openStream(t, url.Values{"stream": {"user"}, "access_token": {work}}, "")
 
-	post := s.stPost(t, alice, url.Values{"status": {"hello stream"}})
+	post := s.postStatus(t, alice, url.Values{"status": {"hello stream"}})
 	f := st.await(t, "home update", func(f frame) bool { return f.Event == "update" })
 	if p := payload(t, f); !isStream(f, "user") || p["id"] != post["id"] || !strings.Contains(p["content"].(string), "hello stream") {
 		t.Fatalf("update %+v", f)
@@ -252,7 +252,7 @@ func TestStreamingSubscribe(t *testing.T) {
 		t.Fatalf("error frame %+v", f)
 	}
 	// The subscriptions are read in order: both are in place now.
-	post := s.stPost(t, alice, url.Values{"status": {"about #fedi"}})
+	post := s.postStatus(t, alice, url.Values{"status": {"about #fedi"}})
 	got := map[string]bool{}
 	for len(got) < 2 {
 		f := st.await(t, "updates", func(f frame) bool { return f.Event == "update" })
@@ -285,7 +285,7 @@ func TestStreamingSubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused()
-	second := s.stPost(t, alice, url.Values{"status": {"#fedi again"}})
+	second := s.postStatus(t, alice, url.Values{"status": {"#fedi again"}})
 	st.await(t, "hashtag update", func(f frame) bool {
 		if isStream(f, "public:local") {
 			t.Fatalf("unsubscribed stream sent %+v", f)
@@ -365,7 +365,7 @@ func TestStreamingDeleteInFullPage(t *testing.T) {
 	alice := s.login(t, "alice", "alice", "read write")
 	var ids []string
 	for i := range 21 {
-		ids = append(ids, s.stPost(t, alice, url.Values{"status": {fmt.Sprint("post ", i)}})["id"].(string))
+		ids = append(ids, s.postStatus(t, alice, url.Values{"status": {fmt.Sprint("post ", i)}})["id"].(string))
 	}
 	st := s.openStream(t, url.Values{"stream": {"public:local"}, "access_token": {alice}}, "")
 	newest := ids[len(ids)-1]
