@@ -35,6 +35,20 @@ var signatureSeeds = []string{
 	`keyId="",signature=""`, "keyId=\"\x00\",signature=\"\xff\"", strings.Repeat(`a="b",`, 200),
 }
 
+// inboxPost is a POST of body to alice's inbox with the Date (now) and
+// the SHA-256 Digest of body that a signature covers, and no signature.
+func inboxPost(t *testing.T, body []byte, now time.Time) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, "https://local.example/users/alice/inbox", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(body)
+	req.Header.Set("Date", now.Format(http.TimeFormat))
+	req.Header.Set("Digest", "SHA-256="+base64.StdEncoding.EncodeToString(sum[:]))
+	return req
+}
+
 // The parameter splitter never panics, refuses with a 401, reads names
 // exactly as given (case and all, as go-fed/httpsig does) and values
 // without their quotes, refuses a name given twice, and reads back what
@@ -87,13 +101,7 @@ func FuzzParseSignature(f *testing.F) {
 	}
 	f.Add(signatureSeeds[0], []byte{}, true)
 	f.Fuzz(func(t *testing.T, header string, body []byte, authorization bool) {
-		req, err := http.NewRequest(http.MethodPost, "https://local.example/users/alice/inbox", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(body)
-		req.Header.Set("Date", now.Format(http.TimeFormat))
-		req.Header.Set("Digest", "SHA-256="+base64.StdEncoding.EncodeToString(sum[:]))
+		req := inboxPost(t, body, now)
 		req.Header.Set("Content-Type", "application/activity+json")
 		if authorization {
 			req.Header.Set("Authorization", "Signature "+header)
@@ -164,13 +172,7 @@ func FuzzSignatureOverTheDateAloneNeverPasses(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, template string) {
-		req, err := http.NewRequest(http.MethodPost, "https://local.example/users/alice/inbox", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		digest := sha256.Sum256(body)
-		req.Header.Set("Date", now.Format(http.TimeFormat))
-		req.Header.Set("Digest", "SHA-256="+base64.StdEncoding.EncodeToString(digest[:]))
+		req := inboxPost(t, body, now)
 		header := strings.NewReplacer("KEY", "https://r.example/users/bob#main-key", "SIG", base64.StdEncoding.EncodeToString(sig)).Replace(template)
 		req.Header.Set("Signature", header)
 		_, verify, err := activitypub.ParseSignature(req, body, now, time.Hour)
