@@ -142,14 +142,10 @@ func toInstanceJSON(v application.InstanceView) instanceJSON {
 }
 
 func (h *Handler) instances(w http.ResponseWriter, r *http.Request) {
-	only := false
-	if v := r.URL.Query().Get("quarantined"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			h.writeError(w, r, fmt.Errorf("%w: quarantined=%q: want true or false", domain.ErrInvalidInput, v))
-			return
-		}
-		only = b
+	only, err := boolParam(r, "quarantined", "true or false")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
 	}
 	vs, err := h.op.Instances(r.Context(), only)
 	h.reply(w, r, err, http.StatusOK, map[string][]instanceJSON{"instances": each(vs, toInstanceJSON)})

@@ -189,14 +189,10 @@ func toImportJSON(res application.ImportResult) importJSON {
 // default are taken too) and
 // answers what it changed, or with ?dry_run=1 what it would change.
 func (h *Handler) importBlocks(w http.ResponseWriter, r *http.Request) {
-	dry := false
-	if v := r.URL.Query().Get("dry_run"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			h.writeError(w, r, fmt.Errorf("%w: dry_run=%q: want 1 or 0", domain.ErrInvalidInput, v))
-			return
-		}
-		dry = b
+	dry, err := boolParam(r, "dry_run", "1 or 0")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -304,6 +300,20 @@ func limitParam(r *http.Request) (int, error) {
 		return 0, fmt.Errorf("%w: limit %q: want 1 to %d", domain.ErrInvalidInput, v, application.MaxModerationPage)
 	}
 	return n, nil
+}
+
+// boolParam reads the query parameter name as strconv.ParseBool does
+// (false when absent); want is what the refusal says it takes.
+func boolParam(r *http.Request, name, want string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s=%q: want %s", domain.ErrInvalidInput, name, v, want)
+	}
+	return b, nil
 }
 
 // listRegistrations lists the sign-ups awaiting approval, oldest first.
