@@ -227,25 +227,25 @@ func (m *Routes) answerRequest(accept bool) handler {
 // followers Herald holds (of a remote account, the local personas that
 // follow it).
 func (m *Routes) followers(w http.ResponseWriter, r *http.Request, _ application.Principal, in params) {
-	uri, err := m.api.Accounts.URIOf(r.Context(), mux.Vars(r)["id"])
-	if err != nil {
-		writeError(w, r, m.log, err)
-		return
-	}
-	m.writeAccountPage(w, r, in, func(ctx context.Context, after string, limit int) ([]string, error) {
-		return m.api.Accounts.FollowersOf(ctx, uri, after, limit)
-	})
+	m.writeGraphOf(w, r, in, m.api.Accounts.FollowersOf)
 }
 
 // following is GET /api/v1/accounts/:id/following: accepted follows only.
 func (m *Routes) following(w http.ResponseWriter, r *http.Request, _ application.Principal, in params) {
+	m.writeGraphOf(w, r, in, m.api.Accounts.FollowingOf)
+}
+
+// writeGraphOf writes the page of accounts that list reads of the
+// account :id (its followers or its following).
+func (m *Routes) writeGraphOf(w http.ResponseWriter, r *http.Request, in params,
+	list func(ctx context.Context, actorURI, after string, limit int) ([]string, error)) {
 	uri, err := m.api.Accounts.URIOf(r.Context(), mux.Vars(r)["id"])
 	if err != nil {
 		writeError(w, r, m.log, err)
 		return
 	}
 	m.writeAccountPage(w, r, in, func(ctx context.Context, after string, limit int) ([]string, error) {
-		return m.api.Accounts.FollowingOf(ctx, uri, after, limit)
+		return list(ctx, uri, after, limit)
 	})
 }
 
