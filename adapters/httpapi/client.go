@@ -12,22 +12,24 @@ import (
 // userHandler serves a request of the account its bearer token names.
 type userHandler func(http.ResponseWriter, *http.Request, domain.RootUser)
 
-// authenticated resolves the bearer token with app before next runs; 401
-// otherwise. It is the authed of Handler, PostRoutes and FollowRoutes.
-func authenticated(app *application.Application, log *slog.Logger, next userHandler) http.Handler {
+// authenticator is what the client API's handler types (Handler,
+// PostRoutes, FollowRoutes) embed: the application that resolves bearer
+// tokens, and the log errors are written to.
+type authenticator struct {
+	app *application.Application
+	log *slog.Logger
+}
+
+// authed resolves the bearer token before next runs; 401 otherwise.
+func (a authenticator) authed(next userHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, err := app.Authenticate.Handle(r.Context(), bearer(r))
+		u, err := a.app.Authenticate.Handle(r.Context(), bearer(r))
 		if err != nil {
-			writeError(w, r, log, err)
+			writeError(w, r, a.log, err)
 			return
 		}
 		next(w, r, u)
 	})
-}
-
-// authed resolves the bearer token before next runs; 401 otherwise.
-func (h *Handler) authed(next userHandler) http.Handler {
-	return authenticated(h.app, h.log, next)
 }
 
 type credentials struct {

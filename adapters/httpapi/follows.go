@@ -19,15 +19,14 @@ import (
 // settings; it registers the posts API beside it (PostRoutes). It is one
 // of New's extra Routes.
 type FollowRoutes struct {
-	app *application.Application
+	authenticator
 	fed *application.Federation // app's, which acts
-	log *slog.Logger
 }
 
 // NewFollowRoutes builds the routes; app authenticates, its Federation
 // acts.
 func NewFollowRoutes(app *application.Application, log *slog.Logger) *FollowRoutes {
-	return &FollowRoutes{app: app, fed: &app.Federation, log: log.With("component", "http")}
+	return &FollowRoutes{authenticator: authenticator{app: app, log: log.With("component", "http")}, fed: &app.Federation}
 }
 
 // Register implements Routes.
@@ -40,11 +39,6 @@ func (f *FollowRoutes) Register(r *mux.Router) {
 	NewPostRoutes(f.app, f.log).Register(r)
 	f.registerActorSettings(r)
 	f.registerRelations(r)
-}
-
-// authed resolves the bearer token before next runs; 401 otherwise.
-func (f *FollowRoutes) authed(next userHandler) http.Handler {
-	return authenticated(f.app, f.log, next)
 }
 
 type followJSON struct {

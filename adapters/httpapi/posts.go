@@ -19,15 +19,14 @@ import (
 // publishing; NewFollowRoutes registers the rest, which call the
 // federation's use cases.
 type PostRoutes struct {
-	app *application.Application
+	authenticator
 	fed *application.Federation // app's
-	log *slog.Logger
 }
 
 // NewPostRoutes builds the routes; app authenticates and publishes, its
 // Federation does the rest.
 func NewPostRoutes(app *application.Application, log *slog.Logger) *PostRoutes {
-	return &PostRoutes{app: app, fed: &app.Federation, log: log.With("component", "http")}
+	return &PostRoutes{authenticator: authenticator{app: app, log: log.With("component", "http")}, fed: &app.Federation}
 }
 
 // registerPublish registers POST /api/v1/posts.
@@ -46,11 +45,6 @@ func (p *PostRoutes) Register(r *mux.Router) {
 	r.Handle("/api/v1/boosts", p.authed(p.unboost)).Methods(http.MethodDelete)
 	r.Handle("/api/v1/direct", p.authed(p.directThread)).Methods(http.MethodGet)
 	r.Handle("/api/v1/mentions", p.authed(p.mentions)).Methods(http.MethodGet)
-}
-
-// authed resolves the bearer token before next runs; 401 otherwise.
-func (p *PostRoutes) authed(next userHandler) http.Handler {
-	return authenticated(p.app, p.log, next)
 }
 
 // postJSON is a post to publish. spoiler_text (Mastodon's name) and
