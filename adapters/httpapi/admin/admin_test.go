@@ -157,6 +157,28 @@ func (b *bundle) send(t *testing.T, method, path, auth, contentType string, body
 	return resp.StatusCode, out, resp.Header
 }
 
+// apiCall is a call of the operator API, made with the admin token, and
+// the status it answers.
+type apiCall struct {
+	name, method, path, body string
+	want                     int
+}
+
+// expect makes the calls in order and checks each one's status; a
+// refusal (but the router's 405) must say why in "error".
+func (b *bundle) expect(t *testing.T, calls []apiCall) {
+	t.Helper()
+	for _, c := range calls {
+		code, body, _ := b.call(t, c.method, c.path, "Bearer "+token, c.body)
+		if code != c.want {
+			t.Errorf("%s: %d %v, want %d", c.name, code, body, c.want)
+		}
+		if code >= 400 && code != 405 && (body["error"] == nil || body["error"] == "") {
+			t.Errorf("%s: no error message: %v", c.name, body)
+		}
+	}
+}
+
 var endpoints = []struct{ method, path, body string }{
 	{"GET", "/admin/api/queue", ""},
 	{"GET", "/admin/api/jobs?state=dead", ""},
@@ -281,12 +303,7 @@ func TestBadInput(t *testing.T) {
 	b := setup(t, token)
 	q := b.enqueue(t, "https://a.example/inbox")
 	b.quarantine(t, "q.example")
-	tests := []struct {
-		name         string
-		method, path string
-		body         string
-		want         int
-	}{
+	b.expect(t, []apiCall{
 		{"unknown state", "GET", "/admin/api/jobs?state=zombie", "", 422},
 		{"limit not a number", "GET", "/admin/api/jobs?limit=ten", "", 422},
 		{"limit zero", "GET", "/admin/api/jobs?limit=0", "", 422},
@@ -308,16 +325,7 @@ func TestBadInput(t *testing.T) {
 		{"release unknown", "DELETE", "/admin/api/names/carol", "", 404},
 		{"release invalid", "DELETE", "/admin/api/names/a%20b", "", 422},
 		{"wrong method", "PUT", "/admin/api/queue", "", 405},
-	}
-	for _, tt := range tests {
-		code, body, _ := b.call(t, tt.method, tt.path, "Bearer "+token, tt.body)
-		if code != tt.want {
-			t.Errorf("%s: %d %v, want %d", tt.name, code, body, tt.want)
-		}
-		if code >= 400 && code != 405 && (body["error"] == nil || body["error"] == "") {
-			t.Errorf("%s: no error message: %v", tt.name, body)
-		}
-	}
+	})
 	if code, body, _ := b.call(t, "DELETE", "/admin/api/names/root", "Bearer "+token, ""); !strings.Contains(fmt.Sprint(body["error"]), "fixed list") {
 		t.Errorf("refusal does not say why: %d %v", code, body)
 	}

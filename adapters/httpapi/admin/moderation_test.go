@@ -28,10 +28,7 @@ func TestDomainBlocksAPI(t *testing.T) {
 	b.enqueue(t, "https://a.spam.example/inbox")
 	b.enqueue(t, "https://fine.example/inbox")
 
-	tests := []struct {
-		name, method, path, body string
-		want                     int
-	}{
+	b.expect(t, []apiCall{
 		{"malformed domain", "POST", "/admin/api/domain-blocks", `{"domain":"https://spam.example/x","severity":"suspend"}`, 422},
 		{"malformed severity", "POST", "/admin/api/domain-blocks", `{"domain":"spam.example","severity":"noop"}`, 422},
 		{"no severity", "POST", "/admin/api/domain-blocks", `{"domain":"spam.example"}`, 422},
@@ -41,13 +38,7 @@ func TestDomainBlocksAPI(t *testing.T) {
 		{"update of an unblocked domain", "PUT", "/admin/api/domain-blocks/spam.example", `{"severity":"suspend"}`, 404},
 		{"lift of an unblocked domain", "DELETE", "/admin/api/domain-blocks/spam.example", ``, 404},
 		{"lift of a malformed domain", "DELETE", "/admin/api/domain-blocks/a%20b", ``, 422},
-	}
-	for _, tt := range tests {
-		code, body, _ := b.call(t, tt.method, tt.path, auth, tt.body)
-		if code != tt.want || body["error"] == nil {
-			t.Errorf("%s: %d %v, want %d", tt.name, code, body, tt.want)
-		}
-	}
+	})
 
 	code, body, _ := b.call(t, "POST", "/admin/api/domain-blocks", auth,
 		`{"domain":"Spam.Example","severity":"suspend","reason":"spam wave","public_comment":"spam"}`)
@@ -151,19 +142,12 @@ func TestDomainAllowsAPI(t *testing.T) {
 	if code != 201 || body["domain"] != "friends.example" {
 		t.Fatalf("allow %d %v", code, body)
 	}
-	for _, tt := range []struct {
-		name, method, path, body string
-		want                     int
-	}{
+	b.expect(t, []apiCall{
 		{"twice", "POST", "/admin/api/domain-allows", `{"domain":"friends.example"}`, 409},
 		{"malformed", "POST", "/admin/api/domain-allows", `{"domain":"*.friends.example"}`, 422},
 		{"unknown", "DELETE", "/admin/api/domain-allows/other.example", "", 404},
 		{"no PUT", "PUT", "/admin/api/domain-allows/friends.example", `{}`, 405},
-	} {
-		if code, body, _ := b.call(t, tt.method, tt.path, auth, tt.body); code != tt.want {
-			t.Errorf("%s: %d %v, want %d", tt.name, code, body, tt.want)
-		}
-	}
+	})
 	code, body, _ = b.call(t, "GET", "/admin/api/domain-allows", auth, "")
 	if list, _ := body["domain_allows"].([]any); code != 200 || body["mode"] != "allowlist" || len(list) != 1 {
 		t.Fatalf("list %d %v", code, body)
@@ -208,19 +192,12 @@ func TestRegistrationsAPI(t *testing.T) {
 	if _, err := b.names.Get(ctx, "mallory"); err == nil {
 		t.Fatal("the rejected name is still held")
 	}
-	for _, tt := range []struct {
-		name, path string
-		want       int
-	}{
-		{"approve twice", "/admin/api/registrations/" + ids[0] + "/approve", 422},
-		{"reject an active account", "/admin/api/registrations/" + ids[0] + "/reject", 422},
-		{"reject twice", "/admin/api/registrations/" + ids[1] + "/reject", 404},
-		{"unknown", "/admin/api/registrations/nobody/approve", 404},
-	} {
-		if code, body, _ := b.call(t, "POST", tt.path, auth, ""); code != tt.want {
-			t.Errorf("%s: %d %v, want %d", tt.name, code, body, tt.want)
-		}
-	}
+	b.expect(t, []apiCall{
+		{"approve twice", "POST", "/admin/api/registrations/" + ids[0] + "/approve", "", 422},
+		{"reject an active account", "POST", "/admin/api/registrations/" + ids[0] + "/reject", "", 422},
+		{"reject twice", "POST", "/admin/api/registrations/" + ids[1] + "/reject", "", 404},
+		{"unknown", "POST", "/admin/api/registrations/nobody/approve", "", 404},
+	})
 	if code, body, _ := b.call(t, "GET", "/admin/api/registrations?limit=0", auth, ""); code != 422 {
 		t.Fatalf("limit=0: %d %v", code, body)
 	}
@@ -275,19 +252,12 @@ func TestReportsAPI(t *testing.T) {
 		fmt.Sprint(body["targets"]) != "[https://local.example/users/alice]" || body["open"] != true {
 		t.Fatalf("get %d %v", code, body)
 	}
-	for _, tt := range []struct {
-		name, method, path, body string
-		want                     int
-	}{
+	b.expect(t, []apiCall{
 		{"bad state", "GET", "/admin/api/reports?state=closed", "", 422},
 		{"bad limit", "GET", "/admin/api/reports?limit=x", "", 422},
 		{"unknown", "GET", "/admin/api/reports/nope", "", 404},
 		{"resolve unknown", "POST", "/admin/api/reports/nope/resolve", `{"note":"x"}`, 404},
 		{"note too long", "POST", "/admin/api/reports/r1/resolve", `{"note":"` + strings.Repeat("n", domain.MaxReasonLength+1) + `"}`, 422},
 		{"note not a string", "POST", "/admin/api/reports/r1/resolve", `{"note":1}`, 400},
-	} {
-		if code, body, _ := b.call(t, tt.method, tt.path, auth, tt.body); code != tt.want {
-			t.Errorf("%s: %d %v, want %d", tt.name, code, body, tt.want)
-		}
-	}
+	})
 }
