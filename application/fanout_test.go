@@ -15,6 +15,7 @@ import (
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
+	"github.com/heraldfed/herald/test/contract"
 	"github.com/heraldfed/herald/test/fake"
 )
 
@@ -272,5 +273,73 @@ func TestFanOutGivesIDsInDedupeKeyOrder(t *testing.T) {
 	}
 	if n != len(want) {
 		t.Fatalf("%d jobs enqueued, want %d", n, len(want))
+	}
+}
+
+// SPEC §9: a fan-out to tens of thousands of inboxes enqueues in batches,
+// for a persona's post and for a group's announce alike.
+func TestFanOutToTenThousandFollowersEnqueuesInBatches(t *testing.T) {
+	t.Parallel()
+	const n = 10_000
+	tests := []struct {
+		name     string
+		followed string
+		publish  application.Publish
+	}{
+		{"persona's followers", alice, application.Publish{As: "alice", Content: "to everyone"}},
+		{"group's followers", club, application.Publish{As: "alice", Content: "to the club", To: []string{club}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupFed(t)
+			ctx := context.Background()
+			for i := range n {
+				uri := fmt.Sprintf("https://r%05d.example/users/u", i)
+				f, _ := domain.NewFollower(uri, tt.followed, "", domain.FollowAccepted, t0)
+				if _, err := b.follows.Add(ctx, f); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.content.Upsert(ctx, domain.ForeignAvatar{ActorURI: uri, Inbox: uri + "/inbox", Host: "x", FetchedAt: t0}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tt.publish.UserID = b.userID
+			if _, err := b.app.Publish.Handle(ctx, tt.publish); err != nil {
+				t.Fatal(err)
+			}
+			if jobs := b.allJobs(); len(jobs) != n {
+				t.Fatalf("%d jobs, want %d", len(jobs), n)
+			}
+			b.enqueue.mu.Lock()
+			batches := append([]int(nil), b.enqueue.batches...)
+			b.enqueue.mu.Unlock()
+			big := 0
+			for _, size := range batches {
+				if size > application.EnqueueBatch {
+					t.Fatalf("a batch of %d jobs", size)
+				}
+				if size == application.EnqueueBatch {
+					big++
+				}
+			}
+			if big != n/application.EnqueueBatch {
+				t.Fatalf("batches %v: want %d full batches of %d", batches, n/application.EnqueueBatch, application.EnqueueBatch)
+			}
+		})
+	}
+}
+
+func TestEnqueueReportsAlreadyQueued(t *testing.T) {
+	t.Parallel()
+	jobs := memory.NewJobStore()
+	h := application.NewEnqueueHandler(jobs, nil)
+	j, _ := domain.NewJob(contract.JobID("j1"), "https://l/a/1", "https://r/inbox", "s", "k", []byte("{}"), t0)
+	if r, err := h.Handle(context.Background(), []domain.Job{j}); err != nil || r.Queued != 1 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	j.ID = contract.JobID("j2")
+	if r, err := h.Handle(context.Background(), []domain.Job{j}); err != nil || r.Queued != 0 || r.AlreadyQueued != 1 {
+		t.Fatalf("%+v %v", r, err)
 	}
 }

@@ -2,9 +2,7 @@ package application_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
-	"github.com/heraldfed/herald/test/contract"
 	"github.com/heraldfed/herald/test/fake"
 )
 
@@ -69,16 +66,6 @@ func signUp(t *testing.T, h application.SignUpHandler, name string) application.
 		t.Fatalf("sign up %s: %v", name, err)
 	}
 	return s
-}
-
-// publish publishes cmd; it must succeed.
-func publish(t *testing.T, h application.PublishHandler, cmd application.Publish) application.Published {
-	t.Helper()
-	res, err := h.Handle(context.Background(), cmd)
-	if err != nil {
-		t.Fatalf("publish as %s: %v", cmd.As, err)
-	}
-	return res
 }
 
 func TestSignUp(t *testing.T) {
@@ -219,6 +206,75 @@ func TestFailedSaveReleasesTheName(t *testing.T) {
 	}
 }
 
+// registrations sets the instance's registration mode.
+func registrations(m domain.RegistrationMode) func(*application.Deps) {
+	return func(d *application.Deps) { d.Registrations = m }
+}
+
+func TestSignUpRegistrationModes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("closed: refused, nothing taken", func(t *testing.T) {
+		t.Parallel()
+		b := newApp(t, registrations(domain.RegistrationsClosed))
+		_, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"})
+		if !errors.Is(err, application.ErrRegistrationsClosed) || !errors.Is(err, domain.ErrForbidden) {
+			t.Fatalf("sign-up: %v", err)
+		}
+		if _, err := b.names.Get(ctx, "alice"); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatal("a refused sign-up took the name")
+		}
+		if b.keys.Calls() != 0 {
+			t.Fatal("a key pair was made for a refused sign-up")
+		}
+	})
+
+	for _, m := range []domain.RegistrationMode{"", domain.RegistrationsOpen} {
+		t.Run("open ("+string(m)+"): active with a token", func(t *testing.T) {
+			t.Parallel()
+			b := newApp(t, registrations(m))
+			s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse", Reason: "hi"})
+			if err != nil || s.Token == "" || !s.User.Active() || s.User.Reason != "" {
+				t.Fatalf("%+v %v", s, err)
+			}
+		})
+	}
+
+	t.Run("approval: pending, no token, no sign-in", func(t *testing.T) {
+		t.Parallel()
+		b := newApp(t, registrations(domain.RegistrationsApproval))
+		if _, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse",
+			Reason: strings.Repeat("r", domain.MaxSignUpReason+1)}); !errors.Is(err, domain.ErrInvalidInput) {
+			t.Fatalf("long reason: %v", err)
+		}
+		s, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse", Reason: " I run the club "})
+		if err != nil || s.Token != "" || s.User.Status != domain.UserPending || s.User.Reason != "I run the club" || s.Avatar.Name != "alice" {
+			t.Fatalf("pending sign-up: %+v %v", s, err)
+		}
+		if stored, err := b.accounts.UserByID(ctx, s.User.ID); err != nil || stored.Status != domain.UserPending || stored.Reason != "I run the club" {
+			t.Fatalf("stored %+v %v", stored, err)
+		}
+		if rn, err := b.names.Get(ctx, "alice"); err != nil || rn.OwnerID != s.Avatar.ID {
+			t.Fatalf("the name is not held while pending: %+v %v", rn, err)
+		}
+		if _, err := b.app.Login.Handle(ctx, application.Login{UserName: "alice", Password: "wrong password"}); !errors.Is(err, domain.ErrUnauthorized) {
+			t.Fatalf("wrong password of a pending account: %v", err)
+		}
+		if _, err := b.app.Login.Handle(ctx, application.Login{UserName: "alice", Password: "correct horse"}); !errors.Is(err, application.ErrAwaitingApproval) {
+			t.Fatalf("login while pending: %v", err)
+		}
+		// Even holding a token, a pending account does nothing.
+		tok := "planted-token"
+		if err := b.accounts.CreateToken(ctx, domain.Token{Hash: domain.HashToken(tok), UserID: s.User.ID, CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.app.Authenticate.Handle(ctx, tok); !errors.Is(err, application.ErrAwaitingApproval) {
+			t.Fatalf("a pending account's token authenticated: %v", err)
+		}
+	})
+}
+
 func TestLogin(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
@@ -237,6 +293,31 @@ func TestLogin(t *testing.T) {
 	}
 	if _, err := b.app.Authenticate.Handle(ctx, "forged"); !errors.Is(err, domain.ErrUnauthorized) {
 		t.Fatalf("forged token: %v", err)
+	}
+}
+
+func TestRevokeSession(t *testing.T) {
+	t.Parallel()
+	b := newApp(t)
+	ctx := context.Background()
+	s := signUp(t, b.app.SignUp, "alice")
+	other, err := b.app.Login.Handle(ctx, application.Login{UserName: "alice", Password: "correct horse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.app.Authenticate.Revoke(ctx, s.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.app.Authenticate.Handle(ctx, s.Token); !errors.Is(err, domain.ErrUnauthorized) {
+		t.Fatalf("revoked token still works: %v", err)
+	}
+	if _, err := b.app.Authenticate.Handle(ctx, other.Token); err != nil {
+		t.Fatalf("the account's other session was revoked too: %v", err)
+	}
+	for _, tok := range []string{s.Token, "", "forged"} {
+		if err := b.app.Authenticate.Revoke(ctx, tok); !errors.Is(err, domain.ErrUnauthorized) {
+			t.Errorf("revoke %q: %v, want ErrUnauthorized", tok, err)
+		}
 	}
 }
 
@@ -264,141 +345,6 @@ func TestInstanceActorAndSystemNames(t *testing.T) {
 		if r, err := b.names.Get(ctx, n); err != nil || r.Kind != domain.NameKindSystem {
 			t.Errorf("%s: %+v %v", n, r, err)
 		}
-	}
-}
-
-func TestPublishFansOutToFollowerInboxes(t *testing.T) {
-	t.Parallel()
-	b := newApp(t)
-	ctx := context.Background()
-	s := signUp(t, b.app.SignUp, "alice")
-	alice := b.app.URLs.Persona("alice")
-	// 2,500 followers on 90 servers, a third of them with a shared inbox.
-	want := seedFollowers(t, b, alice, 2500)
-	pending, _ := domain.NewFollower("https://p.example/users/p", alice, "", domain.FollowPending, t0)
-	_, _ = b.follows.Add(ctx, pending)
-
-	res := publish(t, b.app.Publish, application.Publish{UserID: s.User.ID, As: "alice", Content: "hello fediverse", Visibility: domain.VisibilityPublic})
-	wantInboxes := len(want) // one shared inbox per sharing server (30), one per actor elsewhere (1,660)
-	if res.Inboxes != wantInboxes || res.Queued != wantInboxes || res.AlreadyQueued != 0 {
-		t.Fatalf("published %+v, want %d inboxes", res, wantInboxes)
-	}
-	c, _ := b.jobs.Counts(ctx)
-	if c[domain.JobQueued] != wantInboxes {
-		t.Fatalf("queued %d", c[domain.JobQueued])
-	}
-	p, err := b.content.PostByObjectURI(ctx, res.ObjectURI)
-	if err != nil || p.AuthorURI != alice || !p.Local {
-		t.Fatalf("post %+v %v", p, err)
-	}
-	jobs, _ := b.jobs.List(ctx, ports.JobFilter{Host: "r000.example"})
-	if len(jobs) != 1 || jobs[0].Inbox != "https://r000.example/inbox" || jobs[0].ActivityID != res.ActivityID ||
-		jobs[0].SenderID != s.Avatar.ID || jobs[0].KeyID != alice+"#main-key" || !strings.Contains(string(jobs[0].Payload), `"type":"Create"`) {
-		t.Fatalf("shared-inbox job %+v", jobs)
-	}
-}
-
-func TestPublishChecksOwnershipAndInput(t *testing.T) {
-	t.Parallel()
-	b := newApp(t)
-	ctx := context.Background()
-	a := signUp(t, b.app.SignUp, "alice")
-	m := signUp(t, b.app.SignUp, "mallory")
-	tests := []struct {
-		name string
-		cmd  application.Publish
-		want error
-	}{
-		{"someone else's persona", application.Publish{UserID: m.User.ID, As: "alice", Content: "x"}, domain.ErrForbidden},
-		{"unknown persona", application.Publish{UserID: a.User.ID, As: "nobody", Content: "x"}, domain.ErrInvalidInput},
-		{"empty content", application.Publish{UserID: a.User.ID, As: "alice", Content: " "}, domain.ErrInvalidInput},
-		{"bad visibility", application.Publish{UserID: a.User.ID, As: "alice", Content: "x", Visibility: "secret"}, domain.ErrInvalidInput},
-		{"direct without recipients", application.Publish{UserID: a.User.ID, As: "alice", Content: "x", Visibility: domain.VisibilityDirect}, domain.ErrInvalidInput},
-		{"direct to an unknown actor", application.Publish{UserID: a.User.ID, As: "alice", Content: "x", Visibility: domain.VisibilityDirect, To: []string{"https://r.example/users/ghost"}}, domain.ErrInvalidInput},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := b.app.Publish.Handle(ctx, tt.cmd); !errors.Is(err, tt.want) {
-				t.Fatalf("err = %v, want %v", err, tt.want)
-			}
-		})
-	}
-	if posts, _ := b.content.PostsByAuthor(ctx, b.app.URLs.Persona("alice"), t0.AddDate(1, 0, 0), 10); len(posts) != 0 {
-		t.Fatalf("a refused publish stored %d posts", len(posts))
-	}
-}
-
-func TestPublishDirect(t *testing.T) {
-	t.Parallel()
-	b := newApp(t)
-	ctx := context.Background()
-	a := signUp(t, b.app.SignUp, "alice")
-	bob := domain.ForeignAvatar{ActorURI: "https://r.example/users/bob", Inbox: "https://r.example/users/bob/inbox", SharedInbox: "https://r.example/inbox"}
-	_ = b.content.Upsert(ctx, bob)
-	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: a.User.ID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{bob.ActorURI}})
-	if err != nil || res.Queued != 1 {
-		t.Fatalf("%+v %v", res, err)
-	}
-	dm, err := b.content.DmByObjectURI(ctx, res.ObjectURI)
-	if err != nil || dm.ParticipantsKey != domain.ParticipantsKey([]string{bob.ActorURI, b.app.URLs.Persona("alice")}) {
-		t.Fatalf("dm %+v %v", dm, err)
-	}
-	jobs, _ := b.jobs.List(ctx, ports.JobFilter{})
-	if len(jobs) != 1 || jobs[0].Inbox != "https://r.example/inbox" || strings.Contains(string(jobs[0].Payload), "#Public") {
-		t.Fatalf("dm job %+v", jobs)
-	}
-}
-
-// A note carries a Mention per addressed remote actor, direct or public:
-// GoToSocial drops a status that neither comes from someone its account
-// follows nor mentions it, even after answering 202.
-func TestPublishMentionsItsRecipients(t *testing.T) {
-	t.Parallel()
-	for _, vis := range []domain.Visibility{domain.VisibilityDirect, domain.VisibilityPublic} {
-		t.Run(string(vis), func(t *testing.T) {
-			t.Parallel()
-			b := newApp(t)
-			ctx := context.Background()
-			a := signUp(t, b.app.SignUp, "alice")
-			bob := domain.ForeignAvatar{ActorURI: "https://r.example/users/bob", Inbox: "https://r.example/users/bob/inbox", PreferredUsername: "bob", Host: "r.example"}
-			cat := domain.ForeignAvatar{ActorURI: "https://s.example/users/cat", Inbox: "https://s.example/users/cat/inbox", PreferredUsername: "cat", Host: "s.example"}
-			_ = b.content.Upsert(ctx, bob)
-			_ = b.content.Upsert(ctx, cat)
-			res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: a.User.ID, As: "alice", Content: "hi", Visibility: vis,
-				To: []string{bob.ActorURI, cat.ActorURI, bob.ActorURI}})
-			if err != nil || res.Queued != 2 {
-				t.Fatalf("%+v %v", res, err)
-			}
-			jobs, _ := b.jobs.List(ctx, ports.JobFilter{})
-			for _, j := range jobs {
-				var act struct {
-					Object struct {
-						Tag []application.Tag `json:"tag"`
-					} `json:"object"`
-				}
-				if err := json.Unmarshal(j.Payload, &act); err != nil {
-					t.Fatal(err)
-				}
-				want := []application.Tag{{Type: "Mention", Href: bob.ActorURI, Name: "@bob@r.example"}, {Type: "Mention", Href: cat.ActorURI, Name: "@cat@s.example"}}
-				if !slices.Equal(act.Object.Tag, want) {
-					t.Fatalf("tags %+v, want %+v", act.Object.Tag, want)
-				}
-			}
-		})
-	}
-}
-
-func TestEnqueueReportsAlreadyQueued(t *testing.T) {
-	t.Parallel()
-	jobs := memory.NewJobStore()
-	h := application.NewEnqueueHandler(jobs, nil)
-	j, _ := domain.NewJob(contract.JobID("j1"), "https://l/a/1", "https://r/inbox", "s", "k", []byte("{}"), t0)
-	if r, err := h.Handle(context.Background(), []domain.Job{j}); err != nil || r.Queued != 1 {
-		t.Fatalf("%+v %v", r, err)
-	}
-	j.ID = contract.JobID("j2")
-	if r, err := h.Handle(context.Background(), []domain.Job{j}); err != nil || r.Queued != 0 || r.AlreadyQueued != 1 {
-		t.Fatalf("%+v %v", r, err)
 	}
 }
 
