@@ -26,18 +26,27 @@ func mentionNote(id, actor string, whom ...string) string {
 "content":"<p>hi</p>","to":[%q],"cc":[%s],"tag":[%s],"published":"2026-06-01T10:00:00Z"}}`, id, actor, application.ASPublic, cc, id, actor, application.ASPublic, cc, tags)
 }
 
-// notes lists recipient's notifications as "kind actor post", newest first.
+// listed is what a listing read, each item formatted, for wantNotes; the
+// listing's error fails the test.
+func listed[T any](t *testing.T, items []T, err error, format func(T) string) []string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, it := range items {
+		out = append(out, format(it))
+	}
+	return out
+}
+
+// notesOf lists recipient's notifications as "kind actor post", newest first.
 func (b *fedBundle) notesOf(recipient string) []string {
 	b.t.Helper()
 	ns, err := b.notes.Notifications(context.Background(), recipient, domain.NotificationFilter{Limit: 100})
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	out := []string{}
-	for _, n := range ns {
-		out = append(out, fmt.Sprintf("%s %s %s", n.Kind, n.ActorURI, n.PostURI))
-	}
-	return out
+	return listed(b.t, ns, err, func(n domain.Notification) string {
+		return fmt.Sprintf("%s %s %s", n.Kind, n.ActorURI, n.PostURI)
+	})
 }
 
 func wantNotes(t *testing.T, got []string, want ...string) {
