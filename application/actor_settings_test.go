@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -55,7 +54,7 @@ func jobsOf(t *testing.T, b *fedBundle, typ string) map[string]map[string]any {
 
 func (b *fedBundle) lock(name string, kind domain.NameKind, locked bool) application.LockSet {
 	b.t.Helper()
-	res, err := b.fed.SetLocked.Handle(context.Background(), application.SetLocked{UserID: b.userID, Kind: kind, Name: name, Locked: locked})
+	res, err := b.fed.SetLocked.Handle(b.t.Context(), application.SetLocked{UserID: b.userID, Kind: kind, Name: name, Locked: locked})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -69,7 +68,7 @@ func (b *fedBundle) lock(name string, kind domain.NameKind, locked bool) applica
 func TestLockedPersonaFollowsWaitForApproval(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if res := b.lock("alice", domain.NameKindPersona, true); !res.Changed || !res.Actor.Locked || res.Queued != 0 {
 		t.Fatalf("lock without followers: %+v", res)
 	}
@@ -121,7 +120,7 @@ func TestLockedPersonaFollowsWaitForApproval(t *testing.T) {
 func TestGroupsAreLockedByDefault(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	g, err := b.app.CreateGroup.Handle(ctx, application.CreateGroup{UserID: b.userID, Name: "closed"})
 	if err != nil || !g.Locked {
 		t.Fatalf("group without a choice: %+v %v", g, err)
@@ -165,7 +164,7 @@ func TestGroupsAreLockedByDefault(t *testing.T) {
 func TestSetLockedTellsFollowersAndUnlockAcceptsRequests(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	mustDeliver(t, b, bob, follow(bob+"/follow/1", bob, alice))
 	res := b.lock("alice", domain.NameKindPersona, true)
 	if !res.Changed || res.Queued != 1 {
@@ -234,7 +233,7 @@ func TestSetLockedTellsFollowersAndUnlockAcceptsRequests(t *testing.T) {
 func TestRotateKey(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	mustDeliver(t, b, bob, follow(bob+"/follow/1", bob, alice))
 	old, _ := b.accounts.AvatarByName(ctx, "alice")
 	res, err := b.fed.RotateKey.Handle(ctx, application.RotateKey{UserID: b.userID, Kind: domain.NameKindPersona, Name: "alice"})
@@ -306,7 +305,7 @@ func TestRotateKey(t *testing.T) {
 func TestLockedPersonaLocalFollowersWait(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b.lock("alice", domain.NameKindPersona, true)
 	var uris []string
 	for _, name := range []string{"mallory", "dave"} {

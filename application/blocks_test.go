@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -14,7 +13,7 @@ import (
 // returns the id of alice's Follow; the jobs they queued are counted.
 func followBoth(t *testing.T, b *fedBundle) (aliceFollow string, jobs int) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	res, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: b.userID, As: "alice", Target: bob})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +51,7 @@ func sent(t *testing.T, b *fedBundle, n int) map[string]map[string]any {
 func TestBlockEndsTheFollowsAndSendsBlock(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	aliceFollow, n := followBoth(t, b)
 	res, err := b.fed.Block.Handle(ctx, application.BlockActor{UserID: b.userID, As: "alice", Target: bob})
 	if err != nil {
@@ -101,7 +100,7 @@ func TestBlockEndsTheFollowsAndSendsBlock(t *testing.T) {
 func TestABlockedActorIsRefusedAndGetsNothing(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	post := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "mine"})
 	blocked, err := b.fed.Block.Handle(ctx, application.BlockActor{UserID: b.userID, As: "alice", Target: bob})
 	if err != nil {
@@ -179,7 +178,7 @@ func TestABlockedActorIsRefusedAndGetsNothing(t *testing.T) {
 func TestInboxBlockOfOurPersona(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	followBoth(t, b)
 	blockAct := `{"id":"https://remote.example/b/1","type":"Block","actor":"` + bob + `","object":"` + alice + `"}`
 	if r, err := b.deliver(alice, bob, blockAct); err != nil || r.Ignored || r.Duplicate {
@@ -226,7 +225,7 @@ func TestInboxBlockOfOurPersona(t *testing.T) {
 func TestUnfollowSendsUndoOfTheFollow(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	aliceFollow, n := followBoth(t, b)
 	res, err := b.fed.Unfollow.Handle(ctx, application.Unfollow{UserID: b.userID, As: "alice", Target: bob})
 	if err != nil || res.State != domain.FollowAccepted || res.Queued != 1 {
@@ -262,7 +261,7 @@ func TestUnfollowSendsUndoOfTheFollow(t *testing.T) {
 func TestRemoveFollowerSendsReject(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	_, n := followBoth(t, b)
 	if _, err := b.fed.RemoveFollower.Handle(ctx, application.RemoveFollower{UserID: b.userID, As: "alice", Target: bob}); err != nil {
 		t.Fatal(err)
@@ -282,7 +281,7 @@ func TestRemoveFollowerSendsReject(t *testing.T) {
 func TestMuteHidesMentionsAndSendsNothing(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	for i, author := range []string{bob, carol} {
 		id := fmt.Sprintf("https://remote.example/n/%d", i)
 		act := fmt.Sprintf(`{"id":"%s/activity","type":"Create","actor":%q,"object":{"id":%q,"type":"Note","attributedTo":%q,"content":"hi alice",`+

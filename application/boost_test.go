@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +28,7 @@ func (b *fedBundle) accepted(follower, followed string) {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	if _, err := b.follows.Add(context.Background(), f); err != nil {
+	if _, err := b.follows.Add(b.t.Context(), f); err != nil {
 		b.t.Fatal(err)
 	}
 }
@@ -40,7 +39,7 @@ func announce(id, actor, object string) string {
 
 func (b *fedBundle) feed(actor string) []application.FeedItem {
 	b.t.Helper()
-	items, err := b.fed.Collections.PostsAndBoostsBy(context.Background(), actor, time.Time{}, 20)
+	items, err := b.fed.Collections.PostsAndBoostsBy(b.t.Context(), actor, time.Time{}, 20)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -67,7 +66,7 @@ func TestInboxBoostOfARemoteNoteByAFollowedActor(t *testing.T) {
 	if c := b.fetcher.calls[slices.IndexFunc(b.fetcher.calls, func(r application.FetchRequest) bool { return r.URL == daveNote })]; c.KeyID == "" {
 		t.Fatal("the note was fetched unsigned (authorized fetch refuses that)")
 	}
-	p, err := b.content.PostByObjectURI(context.Background(), daveNote)
+	p, err := b.content.PostByObjectURI(t.Context(), daveNote)
 	if err != nil || p.AuthorURI != dave || p.Local || p.Visibility != domain.VisibilityPublic || !strings.Contains(p.Content, "worth a boost") {
 		t.Fatalf("stored note %+v %v", p, err)
 	}
@@ -139,7 +138,7 @@ func TestInboxBoostsThatAreNotKept(t *testing.T) {
 		t.Fatalf("boosts kept: %+v", feed)
 	}
 	for _, uri := range []string{private, forged, foreign, huge, "https://remote.example/users/bob/statuses/3"} {
-		if _, err := b.content.PostByObjectURI(context.Background(), uri); !errors.Is(err, domain.ErrNotFound) {
+		if _, err := b.content.PostByObjectURI(t.Context(), uri); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("%s stored: %v", uri, err)
 		}
 	}
@@ -154,7 +153,7 @@ func TestInboxBoostsThatAreNotKept(t *testing.T) {
 func TestPersonaBoostsAndTakesItBack(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b.accepted(carol, alice)
 	b.signer(carol)
 	b.fetcher.set(daveNote, remoteNoteDoc(daveNote, dave, "hi", application.ASPublic))
@@ -213,7 +212,7 @@ func TestPersonaBoostsAndTakesItBack(t *testing.T) {
 func TestPublishReplyToARemoteNote(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b.signer(dave)
 	b.fetcher.set(daveNote, remoteNoteDoc(daveNote, dave, "hi", application.ASPublic))
 	if _, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: b.userID, As: "alice", Object: daveNote}); err != nil {
@@ -250,7 +249,7 @@ func TestPublishReplyToARemoteNote(t *testing.T) {
 func TestEditAndDeleteOwnPosts(t *testing.T) {
 	t.Parallel()
 	b := setupFollowed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	pub := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "first"})
 	other := signUp(t, b.app.SignUp, "mallory")
 	refusals := []struct {

@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,7 +40,7 @@ const photoAttachment = `[{"type":"Image","mediaType":"image/jpeg","url":"https:
 func TestInboxKeepsWhatANoteCarries(t *testing.T) {
 	t.Parallel()
 	b := setupFollowing(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	const obj = "https://remote.example/users/bob/statuses/photo"
 	if _, err := b.deliver("", bob, gtsPhoto(obj, photoAttachment)); err != nil {
 		t.Fatalf("a photo without text: %v", err)
@@ -89,7 +88,7 @@ func TestInboxKeepsANoteOverTheLimitsWithoutTheExcess(t *testing.T) {
 	if _, err := b.deliver("", bob, gtsPhoto(obj, "["+strings.Join(many, ",")+"]")); err != nil {
 		t.Fatalf("40 attachments: %v", err)
 	}
-	p, err := b.content.PostByObjectURI(context.Background(), obj)
+	p, err := b.content.PostByObjectURI(t.Context(), obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +108,7 @@ func question(id, options string, extra string) string {
 func TestInboxQuestionAndItsUpdates(t *testing.T) {
 	t.Parallel()
 	b := setupFollowing(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	const obj = "https://remote.example/users/bob/statuses/q"
 	opts := func(a, c int) string {
 		return fmt.Sprintf(`[{"type":"Note","name":"tea","replies":{"type":"Collection","totalItems":%d}},{"type":"Note","name":"coffee","replies":{"totalItems":%d}}]`, a, c)
@@ -146,7 +145,7 @@ func TestInboxQuestionAndItsUpdates(t *testing.T) {
 // publishPoll publishes alice's poll and returns its URI.
 func publishPoll(t *testing.T, b *fedBundle, multiple bool) string {
 	t.Helper()
-	res, err := b.app.Publish.Handle(context.Background(), application.Publish{UserID: b.userID, As: "alice", Content: "which? #Drinks",
+	res, err := b.app.Publish.Handle(t.Context(), application.Publish{UserID: b.userID, As: "alice", Content: "which? #Drinks",
 		Poll: &application.NewPoll{Options: []string{"tea", "coffee", "water"}, Multiple: multiple, Duration: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +171,7 @@ func vote(voter, poll string, names ...string) string {
 func TestLocalPollVotesAndUpdates(t *testing.T) {
 	t.Parallel()
 	b := setupFollowed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	uri := publishPoll(t, b, false)
 	created := lastPayload(t, b, "Create")
 	obj := created["object"].(map[string]any)
@@ -247,7 +246,7 @@ func TestMultipleChoiceVoteInOneCreate(t *testing.T) {
 	b := setupFed(t)
 	uri := publishPoll(t, b, true)
 	mustDeliver(t, b, bob, vote(bob, uri, "tea", "water", "tea"))
-	p, _ := b.content.PostByObjectURI(context.Background(), uri)
+	p, _ := b.content.PostByObjectURI(t.Context(), uri)
 	if got := []int{p.Poll.Options[0].Votes, p.Poll.Options[1].Votes, p.Poll.Options[2].Votes}; !slices.Equal(got, []int{1, 0, 1}) || p.Poll.Voters != 1 {
 		t.Fatalf("counts %v voters %d", got, p.Poll.Voters)
 	}
@@ -273,7 +272,7 @@ func lastPayload(t *testing.T, b *fedBundle, typ string) map[string]any {
 func TestPersonaVotesInARemotePoll(t *testing.T) {
 	t.Parallel()
 	b := setupFollowing(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	const obj = "https://remote.example/users/bob/statuses/q"
 	mustDeliver(t, b, bob, question(obj, `[{"type":"Note","name":"tea"},{"type":"Note","name":"coffee"}]`, ""))
 	res, err := b.fed.Vote.Handle(ctx, application.Vote{UserID: b.userID, As: "alice", Poll: obj, Indexes: []int{1}})
@@ -306,7 +305,7 @@ func TestPersonaVotesInARemotePoll(t *testing.T) {
 func TestPublishCarriesExtras(t *testing.T) {
 	t.Parallel()
 	b := setupFollowed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Summary: "food", Sensitive: true, Language: "de",
 		Media: []domain.Attachment{{URL: "https://app.example/m/1.png", MediaType: "image/png", Name: "ein Teller", Focal: &[2]float64{0, 1}}}})
 	if err != nil {
@@ -348,7 +347,7 @@ func TestPublishCarriesExtras(t *testing.T) {
 func TestPublishedHashtags(t *testing.T) {
 	t.Parallel()
 	b := setupFollowed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "#Go and #café, not https://x.example/#frag or #123"})
 	p, err := b.content.PostByObjectURI(ctx, res.ObjectURI)
 	if err != nil || !slices.Equal(p.Hashtags, []string{"go", "café"}) {

@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -13,7 +12,7 @@ import (
 // convsOf lists persona's conversations as "last status id, unread".
 func (b *fedBundle) convsOf(persona string) []string {
 	b.t.Helper()
-	cs, err := b.notes.Conversations(context.Background(), persona, domain.ConversationPage{Limit: 100})
+	cs, err := b.notes.Conversations(b.t.Context(), persona, domain.ConversationPage{Limit: 100})
 	return listed(b.t, cs, err, func(c domain.Conversation) string {
 		return fmt.Sprintf("%s unread=%v", c.LastStatusID, c.Unread)
 	})
@@ -25,7 +24,7 @@ func (b *fedBundle) convsOf(persona string) []string {
 func TestConversationsKeptAsDirectPostsAreStored(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	work, home := b.persona("alice_work"), b.persona("alice_home")
 	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{work}})
 	wantNotes(t, b.convsOf(alice), res.ID+" unread=false")
@@ -59,7 +58,7 @@ func TestConversationsKeptAsDirectPostsAreStored(t *testing.T) {
 func TestDirectThread(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	mine := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "psst, bob", Visibility: domain.VisibilityDirect, To: []string{bob}})
 	// bob's note says it was published at 10:00, before alice's (12:00).
 	mustDeliver(t, b, bob, note("https://remote.example/users/bob/statuses/d1", bob, "<p>psst, alice</p>", alice))

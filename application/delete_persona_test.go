@@ -35,7 +35,7 @@ func newDeletionBundle(t *testing.T, mutate ...func(*application.Deps)) *deletio
 		d.FanOuts, d.Clock = b.fanOuts, b.clock
 		d.JobAdmin = d.Jobs.(ports.JobAdmin)
 	}}, mutate...)...)
-	ctx := context.Background()
+	ctx := t.Context()
 	a := signUp(t, b.app.SignUp, "alice")
 	bo := signUp(t, b.app.SignUp, "bob")
 	c, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: a.User.ID, Name: "carol"})
@@ -49,7 +49,7 @@ func newDeletionBundle(t *testing.T, mutate ...func(*application.Deps)) *deletio
 // activityJobs lists the queued jobs of one activity, by inbox.
 func activityJobs(t *testing.T, b *deletionBundle, activityID string) map[string]domain.Job {
 	t.Helper()
-	all, err := b.jobs.List(context.Background(), ports.JobFilter{})
+	all, err := b.jobs.List(t.Context(), ports.JobFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func deletesTo(t *testing.T, b *deletionBundle, want map[string]bool) map[string
 // settleAll delivers every queued job (succeeded), as the engine would.
 func settleAll(t *testing.T, b *deletionBundle) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	for {
 		now := b.clock.Now().Add(time.Hour)
 		leased, err := b.jobs.LeaseBatch(ctx, ports.LeaseRequest{Owner: "test", Token: fmt.Sprint(now.UnixNano()), Now: now,
@@ -110,7 +110,7 @@ func settleAll(t *testing.T, b *deletionBundle) {
 func TestDeletePersona(t *testing.T) {
 	t.Parallel()
 	b := newDeletionBundle(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	// carol's followers (a shared inbox on r000..r029) and whom she follows:
 	// one on a follower's server (its shared inbox gets one job), one
 	// elsewhere, one local persona (nothing to send).
@@ -263,7 +263,7 @@ func TestPersonaDeletionResumesAfterACrash(t *testing.T) {
 	jobs := &crashingJobs{JobStore: memory.NewJobStore(), okCalls: 2}
 	b := newDeletionBundle(t, func(d *application.Deps) { d.Jobs, d.JobAdmin = jobs, jobs.JobStore })
 	b.jobs = jobs.JobStore
-	ctx := context.Background()
+	ctx := t.Context()
 	want := seedFollowers(t, b.appBundle, b.carol, 4500) // 5 pages
 
 	if _, err := b.app.DeletePersona.Handle(ctx, application.DeletePersona{Name: "carol", ByOperator: true}); err != nil {
@@ -306,7 +306,7 @@ func TestPersonaDeletionResumesAfterACrash(t *testing.T) {
 func TestPersonaDeletionPassFindsAndMarks(t *testing.T) {
 	t.Parallel()
 	b := newDeletionBundle(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := b.accounts.RetireAvatar(ctx, b.carolID, b.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestPersonaDeletionPassPages(t *testing.T) {
 	t.Parallel()
 	b := newDeletionBundle(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := range 101 {
 		name := fmt.Sprintf("p%03d", i)
 		a, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.bob, Name: name})
@@ -394,7 +394,7 @@ func TestPersonaDeletionPassPages(t *testing.T) {
 func TestPersonaDeletionReservesAnUnreservedName(t *testing.T) {
 	t.Parallel()
 	b := newDeletionBundle(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	old := domain.Avatar{ID: "old-1", RootUserID: b.bob, Name: "olden", Keys: domain.KeyPair{PublicPEM: "PUBLIC KEY", PrivatePEM: "PRIVATE KEY"}, CreatedAt: t0}
 	if err := b.accounts.CreateAvatar(ctx, old); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func (c *crashingJobs) Enqueue(ctx context.Context, jobs []domain.Job) (int, err
 // inbox of want, and none for another.
 func oneJobPerInbox(t *testing.T, b *appBundle, want map[string]bool) {
 	t.Helper()
-	all, err := b.jobs.List(context.Background(), ports.JobFilter{})
+	all, err := b.jobs.List(t.Context(), ports.JobFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func oneJobPerInbox(t *testing.T, b *appBundle, want map[string]bool) {
 
 func seedFollowers(t *testing.T, b *appBundle, actor string, n int) map[string]bool {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	want := map[string]bool{}
 	for i := range n {
 		host := fmt.Sprintf("r%03d.example", i%90)
@@ -91,7 +91,7 @@ func TestFanOutResumesAfterACrash(t *testing.T) {
 	clock := fake.NewClock(t0)
 	b := newApp(t, func(d *application.Deps) { d.FanOuts, d.Jobs, d.Clock = fanOuts, jobs, clock })
 	b.jobs = jobs.JobStore
-	ctx := context.Background()
+	ctx := t.Context()
 	s := signUp(t, b.app.SignUp, "alice")
 	alice := b.app.URLs.Persona("alice")
 	want := seedFollowers(t, b, alice, 4500) // 5 pages of 1,000
@@ -141,7 +141,7 @@ func TestFanOutLosesItsClaimToAResumer(t *testing.T) {
 	fanOuts := memory.NewFanOutStore()
 	clock := fake.NewClock(t0)
 	b := newApp(t, func(d *application.Deps) { d.FanOuts, d.Clock = fanOuts, clock })
-	ctx := context.Background()
+	ctx := t.Context()
 	f, err := domain.NewFanOut("https://local.example/a/1", "https://local.example/users/alice", "s", "https://local.example/users/alice#main-key",
 		[]byte(`{"id":"a"}`), 0, "dead-process", t0, t0.Add(application.FanOutLease))
 	if err != nil {
@@ -181,7 +181,7 @@ func TestFanOutPageEnqueuedButNotRecordedIsNotQueuedTwice(t *testing.T) {
 	fanOuts := &failingAdvance{FanOutStore: memory.NewFanOutStore()}
 	clock := fake.NewClock(t0)
 	b := newApp(t, func(d *application.Deps) { d.FanOuts, d.Clock = fanOuts, clock })
-	ctx := context.Background()
+	ctx := t.Context()
 	s := signUp(t, b.app.SignUp, "alice")
 	want := seedFollowers(t, b, b.app.URLs.Persona("alice"), 3500)
 	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "alice", Content: "hi", Visibility: domain.VisibilityPublic}); !errors.Is(err, fake.ErrInjected) {
@@ -210,7 +210,7 @@ func TestFanOutResumerPurgesOldRecords(t *testing.T) {
 	fanOuts := memory.NewFanOutStore()
 	clock := fake.NewClock(t0.Add(application.FanOutRetention + time.Hour))
 	b := newApp(t, func(d *application.Deps) { d.FanOuts, d.Clock = fanOuts, clock })
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	for i, at := range []time.Time{t0, clock.Now()} {
 		f, _ := domain.NewFanOut(fmt.Sprintf("https://local.example/a/%d", i), "https://local.example/users/alice", "s", "k", []byte(`{}`), 0, "p", at, at)
@@ -228,10 +228,10 @@ func TestFanOutResumerPurgesOldRecords(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if _, err := fanOuts.Get(context.Background(), "https://local.example/a/0"); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := fanOuts.Get(t.Context(), "https://local.example/a/0"); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("the old record: %v", err)
 	}
-	if _, err := fanOuts.Get(context.Background(), "https://local.example/a/1"); err != nil {
+	if _, err := fanOuts.Get(t.Context(), "https://local.example/a/1"); err != nil {
 		t.Fatalf("the recent record: %v", err)
 	}
 }
@@ -257,7 +257,7 @@ func TestFanOutGivesIDsInDedupeKeyOrder(t *testing.T) {
 	jobs := &recordingJobs{JobStore: memory.NewJobStore()}
 	b := newApp(t, func(d *application.Deps) { d.Jobs = jobs })
 	b.jobs = jobs.JobStore
-	ctx := context.Background()
+	ctx := t.Context()
 	s := signUp(t, b.app.SignUp, "alice")
 	want := seedFollowers(t, b, b.app.URLs.Persona("alice"), 2500)
 	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "alice", Content: "hi", Visibility: domain.VisibilityPublic}); err != nil {
@@ -293,7 +293,7 @@ func TestFanOutToTenThousandFollowersEnqueuesInBatches(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			for i := range n {
 				uri := fmt.Sprintf("https://r%05d.example/users/u", i)
 				f, _ := domain.NewFollower(uri, tt.followed, "", domain.FollowAccepted, t0)
@@ -335,11 +335,11 @@ func TestEnqueueReportsAlreadyQueued(t *testing.T) {
 	jobs := memory.NewJobStore()
 	h := application.NewEnqueueHandler(jobs, nil)
 	j, _ := domain.NewJob(contract.JobID("j1"), "https://l/a/1", "https://r/inbox", "s", "k", []byte("{}"), t0)
-	if r, err := h.Handle(context.Background(), []domain.Job{j}); err != nil || r.Queued != 1 {
+	if r, err := h.Handle(t.Context(), []domain.Job{j}); err != nil || r.Queued != 1 {
 		t.Fatalf("%+v %v", r, err)
 	}
 	j.ID = contract.JobID("j2")
-	if r, err := h.Handle(context.Background(), []domain.Job{j}); err != nil || r.Queued != 0 || r.AlreadyQueued != 1 {
+	if r, err := h.Handle(t.Context(), []domain.Job{j}); err != nil || r.Queued != 0 || r.AlreadyQueued != 1 {
 		t.Fatalf("%+v %v", r, err)
 	}
 }

@@ -197,7 +197,7 @@ func setupFollowing(t *testing.T) *fedBundle {
 
 func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := &fedBundle{
 		t: t, clock: fake.NewClock(t0), accounts: memory.NewAccountStore(), follows: memory.NewFollowerStore(),
 		content: memory.NewContentStore(), jobs: memory.NewJobStore(),
@@ -240,7 +240,7 @@ func setupFedMode(t *testing.T, mode domain.FederationMode) *fedBundle {
 // verifying its signature.
 func (b *fedBundle) signer(uri string) domain.ForeignAvatar {
 	b.t.Helper()
-	fa, err := b.fed.Resolver.Resolve(context.Background(), uri)
+	fa, err := b.fed.Resolver.Resolve(b.t.Context(), uri)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -251,10 +251,10 @@ func (b *fedBundle) signer(uri string) domain.ForeignAvatar {
 // with nothing cached of actor.
 func (b *fedBundle) wantRefused(uri, actor string) {
 	b.t.Helper()
-	if _, err := b.fed.Resolver.Resolve(context.Background(), uri); !errors.Is(err, domain.ErrForbidden) {
+	if _, err := b.fed.Resolver.Resolve(b.t.Context(), uri); !errors.Is(err, domain.ErrForbidden) {
 		b.t.Fatalf("resolve %s: %v, want ErrForbidden", uri, err)
 	}
-	if _, err := b.content.ByActorURI(context.Background(), actor); err == nil {
+	if _, err := b.content.ByActorURI(b.t.Context(), actor); err == nil {
 		b.t.Fatalf("%s cached from %s", actor, uri)
 	}
 }
@@ -282,12 +282,12 @@ func (b *fedBundle) deliver(recipient, actor string, activity string) (applicati
 	if err != nil {
 		b.t.Fatalf("decode %s: %v", activity, err)
 	}
-	return b.fed.Inbox.Handle(context.Background(), application.InboxRequest{Recipient: recipient, Signer: b.signer(actor), Activity: act})
+	return b.fed.Inbox.Handle(b.t.Context(), application.InboxRequest{Recipient: recipient, Signer: b.signer(actor), Activity: act})
 }
 
 func (b *fedBundle) allJobs() []domain.Job {
 	b.t.Helper()
-	js, err := b.jobs.List(context.Background(), ports.JobFilter{})
+	js, err := b.jobs.List(b.t.Context(), ports.JobFilter{})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func (b *fedBundle) allJobs() []domain.Job {
 }
 
 func (b *fedBundle) follower(follower, followed string) (domain.Follower, bool) {
-	f, err := b.follows.Get(context.Background(), follower, followed)
+	f, err := b.follows.Get(b.t.Context(), follower, followed)
 	return f, err == nil
 }
 
@@ -342,7 +342,7 @@ func TestInboxFollowRacingTheUndoOfAnEarlierOne(t *testing.T) {
 	b := setupFed(t)
 	mustDeliver(t, b, bob, follow("https://remote.example/f/1", bob, alice))
 	b.racing = func() {
-		if err := b.follows.Remove(context.Background(), bob, alice); err != nil {
+		if err := b.follows.Remove(t.Context(), bob, alice); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -385,7 +385,7 @@ func TestInboxFollowIsAcceptedAndAnswered(t *testing.T) {
 				t.Fatalf("%d jobs, want one Accept", len(jobs))
 			}
 			j := jobs[0]
-			local, _ := b.fed.Actors.ByURI(context.Background(), tt.object)
+			local, _ := b.fed.Actors.ByURI(t.Context(), tt.object)
 			if j.Inbox != bob+"/inbox" || j.SenderID != local.ID || j.KeyID != tt.object+"#main-key" {
 				t.Fatalf("job %+v", j)
 			}
@@ -418,24 +418,24 @@ func TestInboxRefusalsLeaveNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
-			before, _ := b.content.ByActorURI(context.Background(), carol)
+			before, _ := b.content.ByActorURI(t.Context(), carol)
 			_, err := b.deliver("", tt.actor, tt.activity)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err %v, want %v", err, tt.want)
 			}
-			if n, _ := b.follows.CountFollowers(context.Background(), alice, domain.FollowAccepted); n != 0 {
+			if n, _ := b.follows.CountFollowers(t.Context(), alice, domain.FollowAccepted); n != 0 {
 				t.Errorf("%d followers stored", n)
 			}
-			if _, err := b.content.PostByObjectURI(context.Background(), "https://remote.example/n/1"); err == nil {
+			if _, err := b.content.PostByObjectURI(t.Context(), "https://remote.example/n/1"); err == nil {
 				t.Error("post stored")
 			}
-			if _, err := b.content.PostByObjectURI(context.Background(), "https://other.example/n/1"); err == nil {
+			if _, err := b.content.PostByObjectURI(t.Context(), "https://other.example/n/1"); err == nil {
 				t.Error("post stored")
 			}
 			if len(b.allJobs()) != 0 {
 				t.Error("jobs queued")
 			}
-			if after, _ := b.content.ByActorURI(context.Background(), carol); after != before {
+			if after, _ := b.content.ByActorURI(t.Context(), carol); after != before {
 				t.Error("foreign actor changed")
 			}
 		})
@@ -493,7 +493,7 @@ func TestFollowRemoteThenAcceptOrReject(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
 			b.webfinger("bob@remote.example", bob)
-			ctx := context.Background()
+			ctx := t.Context()
 			res, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: b.userID, As: "alice", Target: tt.target})
 			if err != nil {
 				t.Fatal(err)
@@ -538,7 +538,7 @@ func TestFollowRemoteThenAcceptOrReject(t *testing.T) {
 func TestFollowRemoteRefusals(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	other := signUp(t, b.app.SignUp, "mallory")
 	tests := []struct {
 		name, user, as, target string
@@ -598,7 +598,7 @@ func note(id, actor, content string, to ...string) string {
 func TestInboxCreateOfALongRemoteNote(t *testing.T) {
 	t.Parallel()
 	b := setupFollowing(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	for i, text := range []string{strings.Repeat("a", 4995), strings.Repeat("é", 2600)} {
 		obj := fmt.Sprintf("https://remote.example/users/bob/statuses/long%d", i)
 		for _, to := range [][]string{{application.ASPublic}, {alice}} {
@@ -625,7 +625,7 @@ func TestInboxDirectNoteByMentionOnly(t *testing.T) {
 	act := `{"id":"` + obj + `/activity","type":"Create","actor":"` + bob + `","object":{"id":"` + obj + `","type":"Note","attributedTo":"` + bob +
 		`","content":"psst","tag":[{"type":"Mention","href":"` + alice + `"}]}}`
 	mustDeliver(t, b, bob, act)
-	dm, err := b.content.DmByObjectURI(context.Background(), obj)
+	dm, err := b.content.DmByObjectURI(t.Context(), obj)
 	if err != nil || dm.ParticipantsKey != domain.ParticipantsKey([]string{bob, alice}) {
 		t.Fatalf("dm %+v %v", dm, err)
 	}
@@ -642,7 +642,7 @@ func TestInboxUpdateOfANote(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFollowing(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			const obj = "https://remote.example/users/bob/statuses/e1"
 			mustDeliver(t, b, bob, note(obj, bob, "<p>first</p>", tt.to...))
 			content := func() string {
@@ -680,7 +680,7 @@ func TestInboxUpdateOfANote(t *testing.T) {
 func TestInboxLikesAndAnnouncesOfOurPosts(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "hello"})
 	obj := res.ObjectURI
 	count := func() map[domain.ReactionKind]int {
@@ -748,7 +748,7 @@ func TestInboxCreateStoresOnce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFollowing(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			const obj = "https://remote.example/users/bob/statuses/1"
 			for i := range 2 {
 				res, err := b.deliver("", bob, note(obj, bob, "<p>hello</p>", tt.to...))
@@ -801,7 +801,7 @@ func TestInboxCreateToGroupIsAnnouncedToItsFollowers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			// Followers of the club: carol (remote.example, shared inbox with
 			// bob) and dave (other.example, no shared inbox).
 			for i, f := range []string{carol, dave} {
@@ -869,7 +869,7 @@ func TestInboxDelete(t *testing.T) {
 	t.Parallel()
 	const obj = "https://remote.example/users/bob/statuses/1"
 	b := setupFollowing(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	mustDeliver(t, b, bob, note(obj, bob, "x", application.ASPublic))
 	if _, err := b.deliver("", carol, `{"type":"Delete","actor":"`+carol+`","object":{"id":"`+obj+`","type":"Tombstone"}}`); !errors.Is(err, domain.ErrForbidden) {
 		t.Fatalf("carol deleting bob's note: %v", err)
@@ -901,7 +901,7 @@ func TestInboxDelete(t *testing.T) {
 func TestInboxUpdateRefreshesTheActor(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b.signer(bob)
 	doc := remoteActorDoc(bob, b.keys[1].PublicPEM, "https://remote.example/new-inbox")
 	mustDeliver(t, b, bob, `{"type":"Update","actor":"`+bob+`","object":`+string(doc)+`}`)
@@ -942,7 +942,7 @@ func TestInboxIgnoresWhatItDoesNotHandle(t *testing.T) {
 
 func TestResolverByKeyID(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	t.Run("fetched once, then cached; stale copies refreshed", func(t *testing.T) {
 		b := setupFed(t)
 		fa, fresh, err := b.fed.Resolver.ByKeyID(ctx, bob+"#main-key")
@@ -1028,7 +1028,7 @@ func samePEM(a, b string) bool { return strings.TrimSpace(a) == strings.TrimSpac
 // again from there.
 func TestDereferencerOrigin(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	const (
 		victimKey = bob + "#main-key"
 		redirect  = "https://remote.example/out?to=evil" // an open redirect on bob's host
@@ -1118,7 +1118,7 @@ func TestDereferencerOrigin(t *testing.T) {
 // keep the host's genuine actors out.
 func TestKeyFetchPause(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setupFed(t)
 	key := func(i int) string { return fmt.Sprintf("https://remote.example/users/ghost%d#main-key", i) }
 	fetches := func() int {
@@ -1188,7 +1188,7 @@ func TestKeyFetchesPerHostAtOnce(t *testing.T) {
 	errs := make(chan error, n)
 	for i := range n {
 		go func() {
-			_, _, err := fed.Resolver.ByKeyID(context.Background(), fmt.Sprintf("https://burst.example/u/%d#k", i))
+			_, _, err := fed.Resolver.ByKeyID(t.Context(), fmt.Sprintf("https://burst.example/u/%d#k", i))
 			errs <- err
 		}()
 	}
@@ -1238,7 +1238,7 @@ func (g *gatedFetcher) peak() int    { g.mu.Lock(); defer g.mu.Unlock(); return 
 func TestListFollowersPages(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := range 5 {
 		f, _ := domain.NewFollower(fmt.Sprintf("https://r%d.example/u", i), alice, "", domain.FollowAccepted, t0)
 		if _, err := b.follows.Add(ctx, f); err != nil {
@@ -1281,7 +1281,7 @@ func TestListFollowersPages(t *testing.T) {
 func TestOutboxShowsPublicPostsOnly(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	var public []string
 	for i := range application.OutboxPageSize + 5 {
 		vis := domain.VisibilityPublic

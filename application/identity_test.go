@@ -61,7 +61,7 @@ func newApp(t *testing.T, mutate ...func(*application.Deps)) *appBundle {
 // signUp signs name up with the password the tests use.
 func signUp(t *testing.T, h application.SignUpHandler, name string) application.Session {
 	t.Helper()
-	s, err := h.Handle(context.Background(), application.SignUp{UserName: name, Password: "correct horse"})
+	s, err := h.Handle(t.Context(), application.SignUp{UserName: name, Password: "correct horse"})
 	if err != nil {
 		t.Fatalf("sign up %s: %v", name, err)
 	}
@@ -88,7 +88,7 @@ func TestSignUp(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := newApp(t)
-			s, err := b.app.SignUp.Handle(context.Background(), application.SignUp{UserName: tt.user, Password: tt.pw})
+			s, err := b.app.SignUp.Handle(t.Context(), application.SignUp{UserName: tt.user, Password: tt.pw})
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -101,11 +101,11 @@ func TestSignUp(t *testing.T) {
 			if s.Token == "" || s.User.UserName != "alice" || s.Avatar.Name != "alice" || s.Avatar.RootUserID != s.User.ID {
 				t.Fatalf("session %+v", s)
 			}
-			rn, err := b.names.Get(context.Background(), "alice")
+			rn, err := b.names.Get(t.Context(), "alice")
 			if err != nil || rn.Kind != domain.NameKindPersona || rn.OwnerID != s.Avatar.ID {
 				t.Fatalf("reservation %+v %v", rn, err)
 			}
-			u, err := b.app.Authenticate.Handle(context.Background(), s.Token)
+			u, err := b.app.Authenticate.Handle(t.Context(), s.Token)
 			if err != nil || u.ID != s.User.ID {
 				t.Fatalf("token does not authenticate: %v", err)
 			}
@@ -116,7 +116,7 @@ func TestSignUp(t *testing.T) {
 func TestSignUpNameTakenByPersonaOrGroup(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	s := signUp(t, b.app.SignUp, "alice")
 	if _, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "ALICE", Password: "correct horse"}); !errors.Is(err, domain.ErrNameTaken) {
 		t.Fatalf("second sign-up: %v", err)
@@ -157,7 +157,7 @@ func TestSignUpRaceHasOneWinner(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, err := b.app.SignUp.Handle(context.Background(), application.SignUp{UserName: "popular", Password: "correct horse"})
+			_, err := b.app.SignUp.Handle(t.Context(), application.SignUp{UserName: "popular", Password: "correct horse"})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -175,7 +175,7 @@ func TestSignUpRaceHasOneWinner(t *testing.T) {
 	if wins != 1 || taken != n-1 {
 		t.Fatalf("%d winners, %d taken", wins, taken)
 	}
-	avatars, _ := b.names.List(context.Background(), domain.NameKindPersona)
+	avatars, _ := b.names.List(t.Context(), domain.NameKindPersona)
 	if len(avatars) != 1 {
 		t.Fatalf("%d reservations", len(avatars))
 	}
@@ -184,7 +184,7 @@ func TestSignUpRaceHasOneWinner(t *testing.T) {
 func TestFailedSaveReleasesTheName(t *testing.T) {
 	t.Parallel()
 	b := newApp(t, func(d *application.Deps) { d.Actors = failingActors{d.Actors} })
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"}); !errors.Is(err, fake.ErrInjected) {
 		t.Fatalf("sign-up: %v", err)
 	}
@@ -213,7 +213,7 @@ func registrations(m domain.RegistrationMode) func(*application.Deps) {
 
 func TestSignUpRegistrationModes(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 
 	t.Run("closed: refused, nothing taken", func(t *testing.T) {
 		t.Parallel()
@@ -278,7 +278,7 @@ func TestSignUpRegistrationModes(t *testing.T) {
 func TestLogin(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "alice", Password: "correct horse"}); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestLogin(t *testing.T) {
 func TestRevokeSession(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	s := signUp(t, b.app.SignUp, "alice")
 	other, err := b.app.Login.Handle(ctx, application.Login{UserName: "alice", Password: "correct horse"})
 	if err != nil {
@@ -324,7 +324,7 @@ func TestRevokeSession(t *testing.T) {
 func TestInstanceActorAndSystemNames(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	a, err := b.app.InstanceActor.Handle(ctx)
 	if err != nil || a.Name != "herald" || a.RootUserID != "" {
 		t.Fatalf("instance actor %+v %v", a, err)
@@ -356,7 +356,7 @@ func reserve(t *testing.T, names ports.NameRegistry, name string, kind domain.Na
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := names.Reserve(context.Background(), rn); err != nil {
+	if err := names.Reserve(t.Context(), rn); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -364,7 +364,7 @@ func reserve(t *testing.T, names ports.NameRegistry, name string, kind domain.Na
 func TestInstanceActorTakesOverASeededSystemName(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	reserve(t, b.names, "herald", domain.NameKindSystem, "")
 	a, err := b.app.InstanceActor.Handle(ctx)
 	if err != nil {
@@ -379,7 +379,7 @@ func TestInstanceActorTakesOverASeededSystemName(t *testing.T) {
 func TestInstanceActorRefusesAPersonasName(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	reserve(t, b.names, "herald", domain.NameKindPersona, "someone")
 	if _, err := b.app.InstanceActor.Handle(ctx); err == nil {
 		t.Fatal("took a persona's name")
@@ -395,7 +395,7 @@ func TestInstanceActorConcurrentStarts(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			a, err := b.app.InstanceActor.Handle(context.Background())
+			a, err := b.app.InstanceActor.Handle(t.Context())
 			if err != nil {
 				t.Error(err)
 			}

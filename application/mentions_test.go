@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -39,7 +38,7 @@ func noteMentioning(id, actor, content string, to []string, mentioned ...string)
 func TestMentionsOfAPersona(t *testing.T) {
 	t.Parallel()
 	b := setupFollowing(t) // bob's note mentioning only carol concerns alice as his follower
-	ctx := context.Background()
+	ctx := t.Context()
 	const (
 		fromDave = "https://other.example/users/dave/statuses/m1"
 		fromBob  = "https://remote.example/users/bob/statuses/m2"
@@ -84,7 +83,7 @@ func TestMentionsOfAPersona(t *testing.T) {
 func TestEditAndDeleteReachTheMentioned(t *testing.T) {
 	t.Parallel()
 	b := setupFollowed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	pub := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "<p>@dave look</p>", To: []string{dave}})
 	if p, err := b.content.PostByObjectURI(ctx, pub.ObjectURI); err != nil || !slices.Equal(p.Mentions, []string{dave}) {
 		t.Fatalf("stored %+v %v", p, err)

@@ -19,7 +19,7 @@ func (b *fedBundle) block(d string, s domain.Severity) application.Blocked {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	res, err := b.mod.Block(context.Background(), bl)
+	res, err := b.mod.Block(b.t.Context(), bl)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func (b *fedBundle) block(d string, s domain.Severity) application.Blocked {
 // followed, and what it left here is hidden until the block is lifted.
 func TestSuspendedDomain(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setupFollowing(t)
 	const note1 = "https://remote.example/users/bob/statuses/s1"
 	mustDeliver(t, b, bob, note(note1, bob, "<p>before</p>", application.ASPublic))
@@ -86,7 +86,7 @@ func TestSuspendedDomain(t *testing.T) {
 // wait for approval.
 func TestSilencedDomain(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setupFed(t)
 	b.block("remote.example", domain.SeveritySilence)
 	if err := b.fed.Admit(ctx, "remote.example"); err != nil {
@@ -147,7 +147,7 @@ func TestSilencedDomain(t *testing.T) {
 // federate; first contact included.
 func TestAllowlistMode(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setupFedMode(t, domain.FederationAllowlist)
 	if err := b.fed.Admit(ctx, "remote.example"); !application.RefusedByPolicy(err) {
 		t.Fatalf("not allowed: %v", err)
@@ -180,7 +180,7 @@ func TestAllowlistMode(t *testing.T) {
 // nothing; a redelivery is one report.
 func TestFlagIsKeptAsAReport(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setupFed(t)
 	p := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "hello", Visibility: domain.VisibilityPublic})
 	flag := func(id, objects, content string) string {
@@ -237,7 +237,7 @@ func (s slowBlocks) DomainBlocks(ctx context.Context) ([]domain.DomainBlock, err
 // Follow refused with a 403 is lost for good).
 func TestModerationKeepsNoReadOlderThanAChange(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setupFed(t)
 	store := slowBlocks{ModerationStore: b.modStore, armed: new(atomic.Bool), reading: make(chan struct{}), release: make(chan struct{})}
 	mod := application.NewModeration(application.ModerationDeps{Store: store, JobAdmin: b.jobs, Foreign: b.content, Followers: b.follows, Clock: b.clock})
@@ -274,7 +274,7 @@ func (brokenBlocks) DomainBlocks(context.Context) ([]domain.DomainBlock, error) 
 // sent for now) when the rules cannot be read.
 func TestModerationRefusesDelivery(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setupFed(t)
 	b.block("evil.example", domain.SeveritySuspend)
 	for _, tc := range []struct {

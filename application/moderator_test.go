@@ -2,7 +2,6 @@ package application_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -60,7 +59,7 @@ func (b *modBundle) queue(t *testing.T, inbox string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.jobs.Enqueue(context.Background(), []domain.Job{j}); err != nil {
+	if _, err := b.jobs.Enqueue(t.Context(), []domain.Job{j}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -68,7 +67,7 @@ func (b *modBundle) queue(t *testing.T, inbox string) {
 // remoteFollower caches a remote actor and makes it follow alice.
 func (b *modBundle) remoteFollower(t *testing.T, actor string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	host := strings.Split(strings.TrimPrefix(actor, "https://"), "/")[0]
 	if err := b.content.Upsert(ctx, domain.ForeignAvatar{ActorURI: actor, Inbox: actor + "/inbox", Host: host, FetchedAt: b.clock.Now()}); err != nil {
 		t.Fatal(err)
@@ -84,7 +83,7 @@ func (b *modBundle) remoteFollower(t *testing.T, actor string) {
 
 func TestModeratorBlocks(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := newModerator(t, "")
 	b.queue(t, "https://spam.example/inbox")
 	b.queue(t, "https://a.spam.example/users/x/inbox")
@@ -152,7 +151,7 @@ func TestModeratorBlocks(t *testing.T) {
 
 func TestModeratorAllows(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := newModerator(t, "")
 	if _, err := b.mod.Allow.Handle(ctx, "not a domain"); !errors.Is(err, domain.ErrInvalidInput) {
 		t.Fatalf("malformed: %v", err)
@@ -200,7 +199,7 @@ func (b *modBundle) seedBlocks(t *testing.T) {
 		d   string
 		sev domain.Severity
 	}{{"kept.example", domain.SeveritySilence}, {"changed.example", domain.SeveritySilence}, {"wide.example", domain.SeveritySuspend}} {
-		if _, err := b.mod.Block.Handle(context.Background(), application.BlockDomain{Domain: s.d, Severity: s.sev, Reason: "by hand"}); err != nil {
+		if _, err := b.mod.Block.Handle(t.Context(), application.BlockDomain{Domain: s.d, Severity: s.sev, Reason: "by hand"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -224,7 +223,7 @@ func skipped(ls []application.ImportLine) string {
 
 func TestImportDomainBlocks(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := newModerator(t, "")
 	b.seedBlocks(t)
 	b.queue(t, "https://changed.example/inbox")
@@ -303,7 +302,7 @@ func TestImportDomainBlocks(t *testing.T) {
 
 func TestImportDomainBlocksColumns(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name, csv string
 		want      domain.DomainBlock
@@ -333,7 +332,7 @@ func TestImportDomainBlocksColumns(t *testing.T) {
 
 func TestImportDomainBlocksRefusesWholeFiles(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct{ name, csv, says string }{
 		{"empty", "", "empty"},
 		{"no header", "spam.example,suspend\n", "#domain"},
@@ -358,7 +357,7 @@ func TestImportDomainBlocksRefusesWholeFiles(t *testing.T) {
 // A list exported here imports into another Herald as it was.
 func TestExportDomainBlocksRoundTrip(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := newModerator(t, "")
 	for _, cmd := range []application.BlockDomain{
 		{Domain: "spam.example", Severity: domain.SeveritySuspend, Reason: "private", PublicComment: "spam, lots", Obfuscate: true},
@@ -396,7 +395,7 @@ func TestExportDomainBlocksRoundTrip(t *testing.T) {
 
 func TestApproveAndRejectRegistrations(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 
 	t.Run("approved", func(t *testing.T) {
 		t.Parallel()
@@ -476,7 +475,7 @@ func TestApproveAndRejectRegistrations(t *testing.T) {
 
 func TestModeratorReports(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := newModerator(t, "")
 	for i := range 3 {
 		r, err := domain.NewReport(fmt.Sprintf("r%d", i), fmt.Sprintf("https://remote.example/flags/%d", i), "https://remote.example/actor",

@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,7 +42,7 @@ func listed[T any](t *testing.T, items []T, err error, format func(T) string) []
 // notesOf lists recipient's notifications as "kind actor post", newest first.
 func (b *fedBundle) notesOf(recipient string) []string {
 	b.t.Helper()
-	ns, err := b.notes.Notifications(context.Background(), recipient, domain.NotificationFilter{Limit: 100})
+	ns, err := b.notes.Notifications(b.t.Context(), recipient, domain.NotificationFilter{Limit: 100})
 	return listed(b.t, ns, err, func(n domain.Notification) string {
 		return fmt.Sprintf("%s %s %s", n.Kind, n.ActorURI, n.PostURI)
 	})
@@ -66,7 +65,7 @@ const vera = local + "/users/vera"
 // actor id.
 func (b *fedBundle) persona(name string) string {
 	b.t.Helper()
-	if _, err := b.app.CreatePersona.Handle(context.Background(), application.CreatePersona{UserID: b.userID, Name: name}); err != nil {
+	if _, err := b.app.CreatePersona.Handle(b.t.Context(), application.CreatePersona{UserID: b.userID, Name: name}); err != nil {
 		b.t.Fatal(err)
 	}
 	return local + "/users/" + name
@@ -148,7 +147,7 @@ func TestNotificationsOfDeliveries(t *testing.T) {
 					if err != nil {
 						b.t.Fatal(err)
 					}
-					if _, err := b.blocks.AddBlock(context.Background(), blk); err != nil {
+					if _, err := b.blocks.AddBlock(t.Context(), blk); err != nil {
 						b.t.Fatal(err)
 					}
 				}
@@ -166,7 +165,7 @@ func TestNotificationsOfDeliveries(t *testing.T) {
 				return map[string][]string{alice: nil, vera: {"mention " + carol + " " + carolsNote, "mention " + bob + " " + bobsNote}}
 			},
 			check: func(t *testing.T, b *fedBundle, post string) {
-				if c, err := b.fed.Collections.Reactions(context.Background(), post); err != nil || c[domain.ReactionLike] != 1 {
+				if c, err := b.fed.Collections.Reactions(t.Context(), post); err != nil || c[domain.ReactionLike] != 1 {
 					t.Fatalf("the muted actor's like was not recorded: %v %v", c, err)
 				}
 			},
@@ -198,7 +197,7 @@ func TestNotificationsOfDeliveries(t *testing.T) {
 			},
 			want: func(string) map[string][]string { return map[string][]string{alice: {"follow " + bob + " "}} },
 			check: func(t *testing.T, b *fedBundle, _ string) {
-				ns, err := b.notes.Notifications(context.Background(), alice, domain.NotificationFilter{Limit: 10})
+				ns, err := b.notes.Notifications(t.Context(), alice, domain.NotificationFilter{Limit: 10})
 				if err != nil || len(ns) != 1 || len(ns[0].Key) > 100 {
 					t.Fatalf("%+v %v", ns, err)
 				}
@@ -228,7 +227,7 @@ func TestNotificationsOfDeliveries(t *testing.T) {
 func TestNotificationsOfPollsThatEnded(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b.persona("vera")
 	uri := publishPoll(t, b, false)
 	if _, err := b.fed.Vote.Handle(ctx, application.Vote{UserID: b.userID, As: "vera", Poll: uri, Indexes: []int{0}}); err != nil {
@@ -271,7 +270,7 @@ func TestNotificationsOfPollsThatEnded(t *testing.T) {
 func TestNotificationsGoWithTheirActorAndPersona(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b.persona("vera")
 	b.deliverAll(
 		inboxed{bob, mentionNote("https://remote.example/users/bob/statuses/1", bob, alice, vera)},
@@ -295,7 +294,7 @@ func TestNotificationsGoWithTheirActorAndPersona(t *testing.T) {
 func TestNotificationsOfEditsOfBoostedPosts(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b.persona("vera")
 	b.accepted(alice, bob)
 	b.accepted(vera, bob)

@@ -34,7 +34,7 @@ func challengeOf(v string) string {
 
 func setupOAuth(t *testing.T) oauthFixture {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	f := oauthFixture{clock: fake.NewClock(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)), store: memory.NewOAuthStore(), accounts: memory.NewAccountStore()}
 	f.api = &application.New(application.Deps{OAuth: f.store, Users: f.accounts, Actors: f.accounts,
 		Passwords: fake.Passwords{}, Clock: f.clock, IDs: fake.NewIDs("id"), URLs: application.NewURLs("herald.example")}).ClientAPI
@@ -69,7 +69,7 @@ func (f oauthFixture) request(scope string) application.AuthorizeRequest {
 // signIn signs alice in, asking for scope.
 func (f oauthFixture) signIn(t *testing.T, scope string) application.SignedIn {
 	t.Helper()
-	in, err := f.api.Authorize.SignIn(context.Background(), f.request(scope), "alice", "password-alice")
+	in, err := f.api.Authorize.SignIn(t.Context(), f.request(scope), "alice", "password-alice")
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
@@ -83,7 +83,7 @@ func (f oauthFixture) code(t *testing.T, persona string) string {
 	if len(in.Personas) != 2 {
 		t.Fatalf("alice's personas: %+v", in.Personas)
 	}
-	got, err := f.api.Authorize.Consent(context.Background(), in.Consent, persona, true)
+	got, err := f.api.Authorize.Consent(t.Context(), in.Consent, persona, true)
 	if err != nil {
 		t.Fatalf("consent: %v", err)
 	}
@@ -105,7 +105,7 @@ func TestOAuthCodeFlowActsAsTheChosenPersona(t *testing.T) {
 	if tok.Scopes.String() != "read write:statuses" {
 		t.Fatalf("scopes %q", tok.Scopes)
 	}
-	p, err := f.api.Authenticate.Handle(context.Background(), tok.Token)
+	p, err := f.api.Authenticate.Handle(t.Context(), tok.Token)
 	if err != nil {
 		t.Fatalf("authenticate: %v", err)
 	}
@@ -119,7 +119,7 @@ func TestOAuthCodeFlowActsAsTheChosenPersona(t *testing.T) {
 		t.Fatalf("write:follows with read write:statuses: %v", err)
 	}
 	// The store holds hashes only.
-	if _, err := f.store.TokenByHash(context.Background(), tok.Token); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := f.store.TokenByHash(t.Context(), tok.Token); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("the token itself found in the store: %v", err)
 	}
 }
@@ -128,7 +128,7 @@ func TestOAuthCodeFlowActsAsTheChosenPersona(t *testing.T) {
 // error, and a replayed code revokes what it gave.
 func TestOAuthHostile(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	t.Run("CodeReuseRevokesTheToken", func(t *testing.T) {
 		t.Parallel()
 		f := setupOAuth(t)
@@ -275,7 +275,7 @@ func TestOAuthHostile(t *testing.T) {
 func TestSignInSweepsOldGrants(t *testing.T) {
 	t.Parallel()
 	f := setupOAuth(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	old := f.code(t, "alice")
 	f.clock.Advance(24*time.Hour + domain.OAuthCodeTTL + time.Second)
 	fresh := f.code(t, "alice") // this sign-in sweeps

@@ -57,7 +57,7 @@ func (b *opBundle) enqueue(t *testing.T, inbox string) domain.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.jobs.Enqueue(context.Background(), []domain.Job{j}); err != nil {
+	if _, err := b.jobs.Enqueue(t.Context(), []domain.Job{j}); err != nil {
 		t.Fatal(err)
 	}
 	return j
@@ -67,7 +67,7 @@ func (b *opBundle) enqueue(t *testing.T, inbox string) domain.Job {
 func (b *opBundle) kill(t *testing.T, inbox, reason string) domain.Job {
 	t.Helper()
 	j := b.enqueue(t, inbox)
-	ctx := context.Background()
+	ctx := t.Context()
 	now := b.clock.Now()
 	settle := func(st ports.Settlement) {
 		t.Helper()
@@ -97,7 +97,7 @@ func TestOperatorQueue(t *testing.T) {
 	b.enqueue(t, "https://a.example/inbox2")
 	b.enqueue(t, "https://b.example/inbox")
 	b.kill(t, "https://c.example/inbox", "410 gone")
-	s, err := b.op.Queue(context.Background())
+	s, err := b.op.Queue(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestOperatorJobsPages(t *testing.T) {
 		dead = append(dead, b.kill(t, fmt.Sprintf("https://h%d.example/inbox", i), "boom").ID)
 	}
 	b.enqueue(t, "https://q.example/inbox")
-	ctx := context.Background()
+	ctx := t.Context()
 	var seen []string
 	after := ""
 	for pages := 0; ; pages++ {
@@ -159,7 +159,7 @@ func TestOperatorJobsBadInput(t *testing.T) {
 		{Limit: -1},
 		{Limit: application.MaxJobPage + 1},
 	} {
-		if _, err := b.op.Jobs(context.Background(), q); !errors.Is(err, domain.ErrInvalidInput) {
+		if _, err := b.op.Jobs(t.Context(), q); !errors.Is(err, domain.ErrInvalidInput) {
 			t.Errorf("%+v: err %v, want ErrInvalidInput", q, err)
 		}
 	}
@@ -168,7 +168,7 @@ func TestOperatorJobsBadInput(t *testing.T) {
 func TestOperatorRetryJob(t *testing.T) {
 	t.Parallel()
 	b := newOperator(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	d := b.kill(t, "https://a.example/inbox", "500")
 	q := b.enqueue(t, "https://a.example/inbox2")
 	b.clock.Advance(time.Hour)
@@ -203,7 +203,7 @@ func TestOperatorRetryJob(t *testing.T) {
 func TestOperatorRetryHostDead(t *testing.T) {
 	t.Parallel()
 	b := newOperator(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b.kill(t, "https://a.example/1", "x")
 	b.kill(t, "https://a.example/2", "x")
 	b.kill(t, "https://b.example/1", "x")
@@ -230,7 +230,7 @@ func TestOperatorRetryHostDead(t *testing.T) {
 
 func quarantine(t *testing.T, b *opBundle, host string, failures int) {
 	t.Helper()
-	_, err := b.instances.Update(context.Background(), host, func(r *domain.RemoteInstance) {
+	_, err := b.instances.Update(t.Context(), host, func(r *domain.RemoteInstance) {
 		for range failures {
 			r.RecordFailure(b.clock.Now(), "503 unavailable")
 		}
@@ -243,7 +243,7 @@ func quarantine(t *testing.T, b *opBundle, host string, failures int) {
 func TestOperatorInstancesAndLift(t *testing.T) {
 	t.Parallel()
 	b := newOperator(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	quarantine(t, b, "dead.example", domain.BreakerThreshold)
 	quarantine(t, b, "flaky.example", 3)
 	quarantine(t, b, "fine.example", 0)
@@ -287,7 +287,7 @@ func TestOperatorInstancesAndLift(t *testing.T) {
 func TestOperatorNames(t *testing.T) {
 	t.Parallel()
 	b := newOperator(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	reserve(t, b.names, "alice", domain.NameKindPersona, "a1")
 	reserve(t, b.names, "herald", domain.NameKindInstance, "i1")
 	if rn, err := b.op.ReserveName(ctx, "Ops_Team"); err != nil || rn.Name != "ops_team" || rn.Kind != domain.NameKindSystem {
@@ -341,7 +341,7 @@ func TestOperatorRecentDead(t *testing.T) {
 	first := b.kill(t, "https://a.example/1", "old")
 	b.clock.Advance(time.Minute)
 	second := b.kill(t, "https://a.example/2", "new")
-	got, err := b.op.RecentDead(context.Background(), 1, 100)
+	got, err := b.op.RecentDead(t.Context(), 1, 100)
 	if err != nil || len(got) != 1 || got[0].ID != second.ID {
 		t.Fatalf("recent %+v %v (first %s)", got, err, first.ID)
 	}
@@ -426,7 +426,7 @@ func queuedEventually(t *testing.T, op *application.Operator, want int) applicat
 	var s application.QueueStats
 	waitFor(t, fmt.Sprintf("the view to show %d queued", want), func() bool {
 		var err error
-		s, err = op.Queue(context.Background())
+		s, err = op.Queue(t.Context())
 		return err == nil && s.ByState[domain.JobQueued] == want
 	})
 	return s
@@ -436,7 +436,7 @@ func TestQueueViewReadsAfreshWhereReadingsAreFast(t *testing.T) {
 	t.Parallel()
 	b := newOperator(t)
 	for i := range 3 {
-		s, err := b.op.Queue(context.Background())
+		s, err := b.op.Queue(t.Context())
 		if err != nil || s.ByState[domain.JobQueued] != i || !s.At.Equal(b.clock.Now()) {
 			t.Fatalf("reading %d: %v at %v, %v", i, s.ByState, s.At, err)
 		}
@@ -448,7 +448,7 @@ func TestQueueViewAnswersFromTheLatestReadingWhereReadingsAreSlow(t *testing.T) 
 	t.Parallel()
 	b, a := newSlowQueue(t)
 	b.enqueue(t, "https://a.example/inbox")
-	first, err := b.op.Queue(context.Background())
+	first, err := b.op.Queue(t.Context())
 	if err != nil || first.ByState[domain.JobQueued] != 1 {
 		t.Fatalf("first reading %v, %v", first.ByState, err)
 	}
@@ -489,7 +489,7 @@ func TestQueueViewAnswersFromTheLatestReadingWhereReadingsAreSlow(t *testing.T) 
 	b.enqueue(t, "https://a.example/inbox")
 	due := b.clock.Now().Add(application.QueueReadingMaxAge)
 	b.clock.Advance(application.QueueReadingMaxAge)
-	s, err = b.op.Queue(context.Background())
+	s, err = b.op.Queue(t.Context())
 	if err != nil || s.ByState[domain.JobQueued] != 3 || s.At.Before(due) {
 		t.Fatalf("after %v: %v at %v (due %v), %v", application.QueueReadingMaxAge, s.ByState, s.At, due, err)
 	}
@@ -507,7 +507,7 @@ func TestQueueViewKeepsTheReadingBegunLast(t *testing.T) {
 	within(t, a.started, "the first reading")
 	b.enqueue(t, "https://a.example/inbox")
 	a.set(nil, nil)
-	if s, err := b.op.Queue(context.Background()); err != nil || s.ByState[domain.JobQueued] != 2 {
+	if s, err := b.op.Queue(t.Context()); err != nil || s.ByState[domain.JobQueued] != 2 {
 		t.Fatalf("the second reading: %v, %v", s.ByState, err)
 	}
 	close(gate)
@@ -515,7 +515,7 @@ func TestQueueViewKeepsTheReadingBegunLast(t *testing.T) {
 		t.Fatalf("the first reading: %v", s.ByState)
 	}
 	// The first ended last, but the second is the one kept.
-	s, err := b.op.Queue(context.Background())
+	s, err := b.op.Queue(t.Context())
 	if err != nil || s.ByState[domain.JobQueued] != 2 {
 		t.Fatalf("answered with %v, %v; want the reading begun last (2 queued)", s.ByState, err)
 	}
@@ -526,7 +526,7 @@ func TestQueueViewReportsAFailedReading(t *testing.T) {
 	t.Parallel()
 	b, a := newSlowQueue(t)
 	b.enqueue(t, "https://a.example/inbox")
-	if _, err := b.op.Queue(context.Background()); err != nil {
+	if _, err := b.op.Queue(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	down := errors.New("store down")
@@ -534,7 +534,7 @@ func TestQueueViewReportsAFailedReading(t *testing.T) {
 	// The kept reading answers once; the reading behind it fails, and the
 	// next request reads afresh and says so.
 	waitFor(t, "the store's error", func() bool {
-		_, err := b.op.Queue(context.Background())
+		_, err := b.op.Queue(t.Context())
 		if err != nil && !errors.Is(err, down) {
 			t.Fatalf("want the store's error, got %v", err)
 		}
@@ -545,7 +545,7 @@ func TestQueueViewReportsAFailedReading(t *testing.T) {
 func TestQueueViewShowsAnOperatorsRetryAtOnce(t *testing.T) {
 	t.Parallel()
 	b, a := newSlowQueue(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	// readDead reads afresh (the kept reading too old) and checks the
 	// dead jobs it counts.
 	readDead := func(want int) {
@@ -607,7 +607,7 @@ func TestQueueViewReadsAfreshWhenTheClockStepsBack(t *testing.T) {
 	b, a := newSlowQueue(t)
 	clock := &steppedClock{Clock: b.clock}
 	b.op = application.NewOperator(application.OperatorDeps{JobAdmin: a, Jobs: b.jobs, Instances: b.instances, Clock: clock})
-	ctx := context.Background()
+	ctx := t.Context()
 	b.enqueue(t, "https://a.example/inbox")
 	if _, err := b.op.Queue(ctx); err != nil {
 		t.Fatal(err)

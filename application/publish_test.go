@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +16,7 @@ import (
 // publish publishes cmd; it must succeed.
 func publish(t *testing.T, h application.PublishHandler, cmd application.Publish) application.Published {
 	t.Helper()
-	res, err := h.Handle(context.Background(), cmd)
+	res, err := h.Handle(t.Context(), cmd)
 	if err != nil {
 		t.Fatalf("publish as %s: %v", cmd.As, err)
 	}
@@ -27,7 +26,7 @@ func publish(t *testing.T, h application.PublishHandler, cmd application.Publish
 func TestPublishFansOutToFollowerInboxes(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	s := signUp(t, b.app.SignUp, "alice")
 	alice := b.app.URLs.Persona("alice")
 	// 2,500 followers on 90 servers, a third of them with a shared inbox.
@@ -58,7 +57,7 @@ func TestPublishFansOutToFollowerInboxes(t *testing.T) {
 func TestPublishChecksOwnershipAndInput(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	a := signUp(t, b.app.SignUp, "alice")
 	m := signUp(t, b.app.SignUp, "mallory")
 	tests := []struct {
@@ -88,7 +87,7 @@ func TestPublishChecksOwnershipAndInput(t *testing.T) {
 func TestPublishDirect(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	a := signUp(t, b.app.SignUp, "alice")
 	bob := domain.ForeignAvatar{ActorURI: "https://r.example/users/bob", Inbox: "https://r.example/users/bob/inbox", SharedInbox: "https://r.example/inbox"}
 	_ = b.content.Upsert(ctx, bob)
@@ -115,7 +114,7 @@ func TestPublishMentionsItsRecipients(t *testing.T) {
 		t.Run(string(vis), func(t *testing.T) {
 			t.Parallel()
 			b := newApp(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			a := signUp(t, b.app.SignUp, "alice")
 			bob := domain.ForeignAvatar{ActorURI: "https://r.example/users/bob", Inbox: "https://r.example/users/bob/inbox", PreferredUsername: "bob", Host: "r.example"}
 			cat := domain.ForeignAvatar{ActorURI: "https://s.example/users/cat", Inbox: "https://s.example/users/cat/inbox", PreferredUsername: "cat", Host: "s.example"}
@@ -165,7 +164,7 @@ func TestPublishWithoutAsTakesTheOnlyPersona(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			for _, n := range tt.personas {
 				b.persona(n)
 			}
@@ -200,7 +199,7 @@ func TestPublishWithoutAsTakesTheOnlyPersona(t *testing.T) {
 func TestPublishWithoutAsNeedsAPersonaOfTheAccount(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	_, err := b.app.Publish.Handle(context.Background(), application.Publish{UserID: "someone-else", Content: "hello"})
+	_, err := b.app.Publish.Handle(t.Context(), application.Publish{UserID: "someone-else", Content: "hello"})
 	if !errors.Is(err, domain.ErrInvalidInput) || !strings.Contains(err.Error(), "no persona") {
 		t.Fatalf("err %v, want invalid input saying the account has no persona", err)
 	}
@@ -212,7 +211,7 @@ func TestPublishWithoutAsNeedsAPersonaOfTheAccount(t *testing.T) {
 func TestPublishRendersPlainText(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	b.signer(bob)
 	zed, err := b.app.CreatePersona.Handle(ctx, application.CreatePersona{UserID: b.userID, Name: "zed"})
 	if err != nil {
@@ -280,7 +279,7 @@ func TestPublishRendersPlainText(t *testing.T) {
 func TestPublishToALocalGroupIsAnnounced(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	for i, f := range []string{carol, dave} {
 		mustDeliver(t, b, f, follow(fmt.Sprintf("%s/f/%d", f, i), f, club))
 	}

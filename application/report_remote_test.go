@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,7 +28,7 @@ func TestReportRemoteSendsAFlag(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
 			b.webfinger("bob@remote.example", bob)
-			res, err := b.fed.Report.Handle(context.Background(), application.ReportRemote{UserID: b.userID, As: "alice",
+			res, err := b.fed.Report.Handle(t.Context(), application.ReportRemote{UserID: b.userID, As: "alice",
 				Target: tt.target, Comment: " spam, again ", Objects: tt.objects})
 			if err != nil {
 				t.Fatal(err)
@@ -54,7 +53,7 @@ func TestReportRemoteSendsAFlag(t *testing.T) {
 func TestReportRemoteRefusals(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	other := signUp(t, b.app.SignUp, "mallory")
 	many := make([]string, domain.MaxReportURIs)
 	for i := range many {

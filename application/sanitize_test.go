@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +30,7 @@ func noHostile(t *testing.T, where, s string) {
 // the store underneath, not through the application.
 func TestRemoteContentIsSanitizedOnArrival(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	stored := func(t *testing.T, b *fedBundle, obj string) string {
 		t.Helper()
 		if p, err := b.content.PostByObjectURI(ctx, obj); err == nil {
@@ -108,7 +107,7 @@ func TestGroupAnnouncesTheSanitizedContent(t *testing.T) {
 func TestOldRowsAreSanitizedWhenRead(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	at := t0.Add(-time.Hour)
 	put := func(p domain.Post, err error) domain.Post {
 		t.Helper()
@@ -193,7 +192,7 @@ func TestOldRowsAreSanitizedWhenRead(t *testing.T) {
 // content at all, rather than serving it raw.
 func TestNoSanitizerFailsClosed(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := newApp(t, func(d *application.Deps) { d.HTML = nil })
 	s := signUp(t, b.app.SignUp, "alice")
 	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: s.User.ID, As: "alice", Content: "hello"}); err == nil {

@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +15,7 @@ import (
 // instance (SPEC §10 "Relevance"); anything else is accepted and dropped.
 func TestInboxRelevance(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	const obj = "https://remote.example/users/bob/statuses/r1"
 	tests := []struct {
 		name     string
@@ -76,7 +75,7 @@ func replyTo(id, actor, inReplyTo string) string {
 // "Tombstones"), while another actor's Delete of it changes nothing.
 func TestInboxTombstones(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	const obj = "https://remote.example/users/bob/statuses/t1"
 	create := note(obj, bob, "<p>regret</p>", application.ASPublic, alice)
 	del := func(actor string) string {
@@ -144,7 +143,7 @@ func TestInboxTombstones(t *testing.T) {
 // longer be verified, removes again.
 func TestInboxDeletePerson(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	b := setupFollowing(t)
 	const own = "https://remote.example/users/bob/statuses/p1"
 	mustDeliver(t, b, bob, note(own, bob, "<p>mine</p>", application.ASPublic))
@@ -206,7 +205,7 @@ func TestInboxDeletePerson(t *testing.T) {
 // key's owner keeps being found by it.
 func TestActorCacheKeyClaims(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	const evil = "https://evil.example/users/mallory"
 	victimKey := bob + "#main-key"
 	claim := func(b *fedBundle, actor, keyID string) []byte {

@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -45,7 +44,7 @@ func TestUpdateProfile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupFed(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			res, err := b.fed.UpdateProfile.Handle(ctx, application.UpdateProfile{UserID: b.userID, Persona: "alice", DisplayName: tc.display, Note: tc.note})
 			stored, _ := b.accounts.AvatarByName(ctx, "alice")
 			if tc.wantErr != "" {
@@ -91,7 +90,7 @@ func TestUpdateProfile(t *testing.T) {
 func TestUpdateProfileTellsFollowers(t *testing.T) {
 	t.Parallel()
 	b := setupFed(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	mustDeliver(t, b, bob, follow(bob+"/follow/1", bob, alice))
 	res, err := b.fed.UpdateProfile.Handle(ctx, application.UpdateProfile{UserID: b.userID, Persona: "alice", DisplayName: ptr("Alice"), Note: ptr("a <b>bio</b>")})
 	if err != nil || !res.Changed || res.Queued != 1 {
