@@ -4,11 +4,9 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/heraldfed/herald/adapters/security"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 )
@@ -144,26 +142,6 @@ func FuzzDecodeActivity(f *testing.F) {
 			_, _ = application.DecodeActor(a.Object.Raw, "")
 		}
 	})
-}
-
-var (
-	pemOnce sync.Once
-	pemKeys [2]domain.KeyPair
-)
-
-// realKeys are two real RSA key pairs, made once per test binary.
-func realKeys(t testing.TB) [2]domain.KeyPair {
-	t.Helper()
-	pemOnce.Do(func() {
-		for i := range pemKeys {
-			kp, err := security.RSAKeys{}.GenerateKeyPair()
-			if err != nil {
-				panic(err)
-			}
-			pemKeys[i] = kp
-		}
-	})
-	return pemKeys
 }
 
 func TestDecodeActor(t *testing.T) {

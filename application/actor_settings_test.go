@@ -2,43 +2,11 @@ package application_test
 
 import (
 	"errors"
-	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 )
-
-// seqKeys makes a distinct key pair at each call, so a rotation shows.
-type seqKeys struct{ n atomic.Int64 }
-
-func (k *seqKeys) GenerateKeyPair() (domain.KeyPair, error) {
-	n := k.n.Add(1)
-	return domain.KeyPair{
-		PublicPEM:  fmt.Sprintf("-----BEGIN PUBLIC KEY-----\nrotated%d\n-----END PUBLIC KEY-----\n", n),
-		PrivatePEM: fmt.Sprintf("-----BEGIN PRIVATE KEY-----\nrotated%d\n-----END PRIVATE KEY-----\n", n),
-	}, nil
-}
-
-// rotations records the actor ids the engine was told of.
-type rotations struct {
-	mu  sync.Mutex
-	ids []string
-}
-
-func (r *rotations) KeyRotated(id string) {
-	r.mu.Lock()
-	r.ids = append(r.ids, id)
-	r.mu.Unlock()
-}
-
-func (r *rotations) list() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.ids...)
-}
 
 // jobsOf returns the jobs whose activity is of that type, by inbox.
 func jobsOf(t *testing.T, b *fedBundle, typ string) map[string]map[string]any {

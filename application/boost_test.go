@@ -1,7 +1,6 @@
 package application_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,28 +13,6 @@ import (
 )
 
 const daveNote = "https://other.example/users/dave/statuses/1"
-
-// remoteNoteDoc is a note as its server serves it.
-func remoteNoteDoc(id, author, content string, to ...string) []byte {
-	b, _ := json.Marshal(map[string]any{"@context": application.ASContext, "id": id, "type": "Note",
-		"attributedTo": author, "content": content, "published": "2026-01-02T03:04:05Z", "to": to})
-	return b
-}
-
-func (b *fedBundle) accepted(follower, followed string) {
-	b.t.Helper()
-	f, err := domain.NewFollower(follower, followed, follower+"/activities/f", domain.FollowAccepted, b.clock.Now())
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	if _, err := b.follows.Add(b.t.Context(), f); err != nil {
-		b.t.Fatal(err)
-	}
-}
-
-func announce(id, actor, object string) string {
-	return fmt.Sprintf(`{"id":%q,"type":"Announce","actor":%q,"object":%q,"to":[%q]}`, id, actor, object, application.ASPublic)
-}
 
 func (b *fedBundle) feed(actor string) []application.FeedItem {
 	b.t.Helper()

@@ -97,12 +97,6 @@ func TestInboxKeepsANoteOverTheLimitsWithoutTheExcess(t *testing.T) {
 	}
 }
 
-func question(id, options string, extra string) string {
-	return `{"id":"` + id + `/activity","type":"Create","actor":"` + bob + `","to":["` + application.ASPublic + `"],
-"object":{"id":"` + id + `","type":"Question","attributedTo":"` + bob + `","to":["` + application.ASPublic + `"],"content":"<p>which?</p>",
- "oneOf":` + options + `,"endTime":"2026-06-02T12:00:00Z"` + extra + `}}`
-}
-
 // A remote Question keeps its options and counts; its author's
 // Update{Question} sets them, and a late one does not reopen it.
 func TestInboxQuestionAndItsUpdates(t *testing.T) {
@@ -151,18 +145,6 @@ func publishPoll(t *testing.T, b *fedBundle, multiple bool) string {
 		t.Fatal(err)
 	}
 	return res.ObjectURI
-}
-
-func vote(voter, poll string, names ...string) string {
-	var objs []string
-	for i, n := range names {
-		objs = append(objs, fmt.Sprintf(`{"id":"%s#votes/%d","type":"Note","name":%q,"attributedTo":%q,"to":%q,"inReplyTo":%q}`, voter, i, n, voter, alice, poll))
-	}
-	obj := objs[0]
-	if len(objs) > 1 {
-		obj = "[" + strings.Join(objs, ",") + "]"
-	}
-	return fmt.Sprintf(`{"id":"%s#vote/%s","type":"Create","actor":%q,"to":%q,"object":%s}`, voter, strings.Join(names, "+"), voter, alice, obj)
 }
 
 // A poll written here goes out as a Question; remote votes count once per

@@ -7,24 +7,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/heraldfed/herald/adapters/memory"
-	"github.com/heraldfed/herald/adapters/sanitizer"
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
 	"github.com/heraldfed/herald/test/fake"
 )
-
-type appBundle struct {
-	app      *application.Application
-	deps     application.Deps
-	accounts *memory.AccountStore
-	names    *memory.NameRegistry
-	jobs     *memory.JobStore
-	follows  *memory.FollowerStore
-	content  *memory.ContentStore
-	keys     *fake.Keys
-}
 
 // failingActors makes CreateAvatar and CreateGroup fail after the name was
 // reserved, to prove the reservation is released.
@@ -34,39 +21,6 @@ type failingActors struct {
 
 func (failingActors) CreateAvatar(context.Context, domain.Avatar) error { return fake.ErrInjected }
 func (failingActors) CreateGroup(context.Context, domain.Group) error   { return fake.ErrInjected }
-
-func newApp(t *testing.T, mutate ...func(*application.Deps)) *appBundle {
-	t.Helper()
-	b := &appBundle{
-		accounts: memory.NewAccountStore(), names: memory.NewNameRegistry(), jobs: memory.NewJobStore(),
-		follows: memory.NewFollowerStore(), content: memory.NewContentStore(), keys: &fake.Keys{},
-	}
-	b.deps = application.Deps{
-		Users: b.accounts, Tokens: b.accounts, Actors: b.accounts, Names: b.names, Followers: b.follows,
-		Foreign: b.content, Posts: b.content, HTML: sanitizer.NewHTMLSanitizer(), Jobs: b.jobs, Passwords: fake.Passwords{}, Keys: b.keys,
-		Clock: fake.NewClock(t0), IDs: fake.NewIDs("id"),
-	}
-	for _, m := range mutate {
-		m(&b.deps)
-	}
-	policy, err := domain.NewNamePolicy("herald", []string{"ops"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.deps.NamePolicy, b.deps.InstanceActor, b.deps.URLs = policy, "herald", application.NewURLs("local.example")
-	b.app = application.New(b.deps)
-	return b
-}
-
-// signUp signs name up with the password the tests use.
-func signUp(t *testing.T, h application.SignUpHandler, name string) application.Session {
-	t.Helper()
-	s, err := h.Handle(t.Context(), application.SignUp{UserName: name, Password: "correct horse"})
-	if err != nil {
-		t.Fatalf("sign up %s: %v", name, err)
-	}
-	return s
-}
 
 func TestSignUp(t *testing.T) {
 	t.Parallel()

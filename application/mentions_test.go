@@ -2,35 +2,12 @@ package application_test
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/heraldfed/herald/application"
 	"github.com/heraldfed/herald/domain"
 )
-
-// noteMentioning is a Create of a note with a Mention tag per actor.
-func noteMentioning(id, actor, content string, to []string, mentioned ...string) string {
-	tags := "["
-	for i, m := range mentioned {
-		if i > 0 {
-			tags += ","
-		}
-		tags += fmt.Sprintf(`{"type":"Mention","href":%q}`, m)
-	}
-	tags += "]"
-	tos := "["
-	for i, a := range to {
-		if i > 0 {
-			tos += ","
-		}
-		tos += fmt.Sprintf("%q", a)
-	}
-	tos += "]"
-	return fmt.Sprintf(`{"id":%q,"type":"Create","actor":%q,"to":%s,"object":{"id":%q,"type":"Note","attributedTo":%q,"content":%q,"to":%s,"tag":%s,"published":"2026-06-01T10:00:00Z"}}`,
-		id+"/activity", actor, tos, id, actor, content, tos, tags)
-}
 
 // A post that mentions a persona is listed among its mentions, from a
 // stranger too and followers-only too; a post that does not is not, and

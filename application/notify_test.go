@@ -11,20 +11,6 @@ import (
 	"github.com/heraldfed/herald/domain"
 )
 
-// mentionNote is actor's public note id mentioning whom.
-func mentionNote(id, actor string, whom ...string) string {
-	tags, cc := "", ""
-	for i, w := range whom {
-		if i > 0 {
-			tags, cc = tags+",", cc+","
-		}
-		tags += fmt.Sprintf(`{"type":"Mention","href":%q,"name":"@someone"}`, w)
-		cc += fmt.Sprintf("%q", w)
-	}
-	return fmt.Sprintf(`{"id":"%s/activity","type":"Create","actor":%q,"to":[%q],"cc":[%s],"object":{"id":%q,"type":"Note","attributedTo":%q,
-"content":"<p>hi</p>","to":[%q],"cc":[%s],"tag":[%s],"published":"2026-06-01T10:00:00Z"}}`, id, actor, application.ASPublic, cc, id, actor, application.ASPublic, cc, tags)
-}
-
 // listed is what a listing read, each item formatted, for wantNotes; the
 // listing's error fails the test.
 func listed[T any](t *testing.T, items []T, err error, format func(T) string) []string {
@@ -61,16 +47,6 @@ func wantNotes(t *testing.T, got []string, want ...string) {
 // vera is the second persona of the bundle's user, made by b.persona.
 const vera = local + "/users/vera"
 
-// persona makes another persona of the bundle's user and returns its
-// actor id.
-func (b *fedBundle) persona(name string) string {
-	b.t.Helper()
-	if _, err := b.app.CreatePersona.Handle(b.t.Context(), application.CreatePersona{UserID: b.userID, Name: name}); err != nil {
-		b.t.Fatal(err)
-	}
-	return local + "/users/" + name
-}
-
 // inboxed is an activity an actor delivers to the shared inbox.
 type inboxed struct{ actor, body string }
 
@@ -82,10 +58,6 @@ func (b *fedBundle) deliverAll(acts ...inboxed) {
 			b.t.Fatalf("activity %d: %v", i, err)
 		}
 	}
-}
-
-func like(id, actor, object string) string {
-	return `{"id":"` + id + `","type":"Like","actor":"` + actor + `","object":"` + object + `"}`
 }
 
 // Which activities notify whom: each kind is recorded once where the

@@ -13,16 +13,6 @@ import (
 	"github.com/heraldfed/herald/ports"
 )
 
-// publish publishes cmd; it must succeed.
-func publish(t *testing.T, h application.PublishHandler, cmd application.Publish) application.Published {
-	t.Helper()
-	res, err := h.Handle(t.Context(), cmd)
-	if err != nil {
-		t.Fatalf("publish as %s: %v", cmd.As, err)
-	}
-	return res
-}
-
 func TestPublishFansOutToFollowerInboxes(t *testing.T) {
 	t.Parallel()
 	b := newApp(t)

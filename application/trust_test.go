@@ -65,11 +65,6 @@ func TestInboxRelevance(t *testing.T) {
 	}
 }
 
-func replyTo(id, actor, inReplyTo string) string {
-	return fmt.Sprintf(`{"id":%q,"type":"Create","actor":%q,"to":[%q],"object":{"id":%q,"type":"Note","attributedTo":%q,"content":"<p>re</p>","inReplyTo":%q,"to":[%q]}}`,
-		id+"/activity", actor, application.ASPublic, id, actor, inReplyTo, application.ASPublic)
-}
-
 // TestInboxTombstones: a Delete leaves a tombstone that a replayed or late
 // Create of the same note by its author cannot get past (SPEC §10
 // "Tombstones"), while another actor's Delete of it changes nothing.
