@@ -129,146 +129,136 @@ func TestOAuthCodeFlowActsAsTheChosenPersona(t *testing.T) {
 func TestOAuthHostile(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	t.Run("CodeReuseRevokesTheToken", func(t *testing.T) {
-		t.Parallel()
-		f := setupOAuth(t)
-		code := f.code(t, "alice")
-		tok, err := f.exchange(code, verifier, redirect)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.exchange(code, verifier, redirect); !errors.Is(err, domain.ErrInvalidGrant) {
-			t.Fatalf("second exchange: %v, want invalid_grant", err)
-		}
-		if _, err := f.api.Authenticate.Handle(ctx, tok.Token); !errors.Is(err, domain.ErrUnauthorized) {
-			t.Fatalf("the first exchange's token after the replay: %v, want revoked", err)
-		}
-	})
-	t.Run("PKCEMismatch", func(t *testing.T) {
-		t.Parallel()
-		f := setupOAuth(t)
-		code := f.code(t, "alice")
-		if _, err := f.exchange(code, verifier+"-wrong", redirect); !errors.Is(err, domain.ErrInvalidGrant) {
-			t.Fatalf("wrong verifier: %v", err)
-		}
-		if _, err := f.exchange(code, verifier, redirect); !errors.Is(err, domain.ErrInvalidGrant) {
-			t.Fatalf("the code after a wrong verifier must be spent: %v", err)
-		}
-		if _, err := f.exchange(f.code(t, "alice"), "", redirect); !errors.Is(err, domain.ErrInvalidGrant) {
-			t.Fatalf("no verifier for a code with a challenge: %v", err)
-		}
-	})
-	t.Run("RedirectURIMismatch", func(t *testing.T) {
-		t.Parallel()
-		f := setupOAuth(t)
-		if _, err := f.exchange(f.code(t, "alice"), verifier, "https://evil.example/callback"); !errors.Is(err, domain.ErrInvalidGrant) {
-			t.Fatalf("other redirect_uri at the token endpoint: %v", err)
-		}
-		req := f.request("read")
-		req.RedirectURI = redirect + "/../evil"
-		if _, err := f.api.Authorize.Check(ctx, req); !errors.Is(err, domain.ErrInvalidRedirectURI) {
-			t.Fatalf("unregistered redirect_uri at authorize: %v", err)
-		}
-	})
-	t.Run("ScopeEscalation", func(t *testing.T) {
-		t.Parallel()
-		f := setupOAuth(t)
-		var ae *application.AuthorizeError
-		for _, scope := range []string{"read write", "follow", "write:follows", "admin:read", "read push"} {
-			if _, err := f.api.Authorize.Check(ctx, f.request(scope)); !errors.As(err, &ae) || ae.Code != "invalid_scope" {
-				t.Errorf("authorize with %q beyond read write:statuses: %v", scope, err)
+	for _, tc := range []struct {
+		name  string
+		check func(t *testing.T, f oauthFixture)
+	}{
+		{"CodeReuseRevokesTheToken", func(t *testing.T, f oauthFixture) {
+			code := f.code(t, "alice")
+			tok, err := f.exchange(code, verifier, redirect)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		_, err := f.api.IssueToken.Handle(ctx, application.IssueToken{GrantType: "client_credentials", ClientID: f.app.App.ClientID,
-			ClientSecret: f.app.Secret, Scope: "write"})
-		if !errors.Is(err, domain.ErrInvalidScope) {
-			t.Fatalf("client credentials with write: %v", err)
-		}
-	})
-	t.Run("PersonaOfAnotherAccount", func(t *testing.T) {
-		t.Parallel()
-		f := setupOAuth(t)
-		in := f.signIn(t, "read")
-		if _, err := f.api.Authorize.Consent(ctx, in.Consent, "bob", true); !errors.Is(err, domain.ErrForbidden) {
-			t.Fatalf("alice choosing bob: %v", err)
-		}
-		if _, err := f.api.Authorize.Consent(ctx, in.Consent, "alice", true); !errors.Is(err, domain.ErrInvalidGrant) {
-			t.Fatalf("the consent after a refused choice must be spent: %v", err)
-		}
-	})
-	t.Run("CodeOfAnotherClient", func(t *testing.T) {
-		t.Parallel()
-		f := setupOAuth(t)
-		other, err := f.api.RegisterApp.Handle(ctx, application.RegisterApp{Name: "Evil", RedirectURIs: []string{redirect}, Scopes: "read write"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = f.api.IssueToken.Handle(ctx, application.IssueToken{GrantType: "authorization_code", ClientID: other.App.ClientID,
-			ClientSecret: other.Secret, Code: f.code(t, "alice"), RedirectURI: redirect, CodeVerifier: verifier})
-		if !errors.Is(err, domain.ErrInvalidGrant) {
-			t.Fatalf("another client's code: %v", err)
-		}
-		_, err = f.api.IssueToken.Handle(ctx, application.IssueToken{GrantType: "authorization_code", ClientID: f.app.App.ClientID,
-			ClientSecret: other.Secret, Code: f.code(t, "alice"), RedirectURI: redirect, CodeVerifier: verifier})
-		if !errors.Is(err, domain.ErrInvalidClient) {
-			t.Fatalf("another client's secret: %v", err)
-		}
-	})
-	t.Run("ExpiredCodeAndConsent", func(t *testing.T) {
-		t.Parallel()
-		f := setupOAuth(t)
-		code := f.code(t, "alice")
-		in := f.signIn(t, "read")
-		f.clock.Advance(domain.OAuthCodeTTL)
-		if _, err := f.exchange(code, verifier, redirect); !errors.Is(err, domain.ErrInvalidGrant) {
-			t.Fatalf("expired code: %v", err)
-		}
-		if _, err := f.api.Authorize.Consent(ctx, in.Consent, "alice", true); !errors.Is(err, domain.ErrInvalidGrant) {
-			t.Fatalf("expired consent: %v", err)
-		}
-	})
-	t.Run("ConsentIsNoCode", func(t *testing.T) {
-		t.Parallel()
-		f := setupOAuth(t)
-		in := f.signIn(t, "read")
-		if _, err := f.exchange(in.Consent, verifier, redirect); !errors.Is(err, domain.ErrInvalidGrant) {
-			t.Fatalf("a consent presented as a code: %v", err)
-		}
-	})
-	t.Run("WrongPassword", func(t *testing.T) {
-		t.Parallel()
-		f := setupOAuth(t)
-		for _, c := range [][2]string{{"alice", "password-bob"}, {"nobody", "x"}, {"Ä", "x"}} {
-			if _, err := f.api.Authorize.SignIn(ctx, f.request("read"), c[0], c[1]); !errors.Is(err, domain.ErrUnauthorized) {
-				t.Errorf("sign in %v: %v", c, err)
+			if _, err := f.exchange(code, verifier, redirect); !errors.Is(err, domain.ErrInvalidGrant) {
+				t.Fatalf("second exchange: %v, want invalid_grant", err)
 			}
-		}
-	})
-	t.Run("RevokeOnlyOwnTokens", func(t *testing.T) {
-		t.Parallel()
-		f := setupOAuth(t)
-		tok, err := f.exchange(f.code(t, "alice"), verifier, redirect)
-		if err != nil {
-			t.Fatal(err)
-		}
-		other, err := f.api.RegisterApp.Handle(ctx, application.RegisterApp{Name: "Evil", RedirectURIs: []string{redirect}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = f.api.RevokeToken.Handle(ctx, application.RevokeToken{ClientID: other.App.ClientID, ClientSecret: other.Secret, Token: tok.Token})
-		if !errors.Is(err, domain.ErrForbidden) {
-			t.Fatalf("another app revoking the token: %v", err)
-		}
-		if _, err := f.api.Authenticate.Handle(ctx, tok.Token); err != nil {
-			t.Fatalf("the token after another app's revoke: %v", err)
-		}
-		if err := f.api.RevokeToken.Handle(ctx, application.RevokeToken{ClientID: f.app.App.ClientID, ClientSecret: f.app.Secret, Token: tok.Token}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.api.Authenticate.Handle(ctx, tok.Token); !errors.Is(err, domain.ErrUnauthorized) {
-			t.Fatalf("the token after its revoke: %v", err)
-		}
-	})
+			if _, err := f.api.Authenticate.Handle(ctx, tok.Token); !errors.Is(err, domain.ErrUnauthorized) {
+				t.Fatalf("the first exchange's token after the replay: %v, want revoked", err)
+			}
+		}},
+		{"PKCEMismatch", func(t *testing.T, f oauthFixture) {
+			code := f.code(t, "alice")
+			if _, err := f.exchange(code, verifier+"-wrong", redirect); !errors.Is(err, domain.ErrInvalidGrant) {
+				t.Fatalf("wrong verifier: %v", err)
+			}
+			if _, err := f.exchange(code, verifier, redirect); !errors.Is(err, domain.ErrInvalidGrant) {
+				t.Fatalf("the code after a wrong verifier must be spent: %v", err)
+			}
+			if _, err := f.exchange(f.code(t, "alice"), "", redirect); !errors.Is(err, domain.ErrInvalidGrant) {
+				t.Fatalf("no verifier for a code with a challenge: %v", err)
+			}
+		}},
+		{"RedirectURIMismatch", func(t *testing.T, f oauthFixture) {
+			if _, err := f.exchange(f.code(t, "alice"), verifier, "https://evil.example/callback"); !errors.Is(err, domain.ErrInvalidGrant) {
+				t.Fatalf("other redirect_uri at the token endpoint: %v", err)
+			}
+			req := f.request("read")
+			req.RedirectURI = redirect + "/../evil"
+			if _, err := f.api.Authorize.Check(ctx, req); !errors.Is(err, domain.ErrInvalidRedirectURI) {
+				t.Fatalf("unregistered redirect_uri at authorize: %v", err)
+			}
+		}},
+		{"ScopeEscalation", func(t *testing.T, f oauthFixture) {
+			var ae *application.AuthorizeError
+			for _, scope := range []string{"read write", "follow", "write:follows", "admin:read", "read push"} {
+				if _, err := f.api.Authorize.Check(ctx, f.request(scope)); !errors.As(err, &ae) || ae.Code != "invalid_scope" {
+					t.Errorf("authorize with %q beyond read write:statuses: %v", scope, err)
+				}
+			}
+			_, err := f.api.IssueToken.Handle(ctx, application.IssueToken{GrantType: "client_credentials", ClientID: f.app.App.ClientID,
+				ClientSecret: f.app.Secret, Scope: "write"})
+			if !errors.Is(err, domain.ErrInvalidScope) {
+				t.Fatalf("client credentials with write: %v", err)
+			}
+		}},
+		{"PersonaOfAnotherAccount", func(t *testing.T, f oauthFixture) {
+			in := f.signIn(t, "read")
+			if _, err := f.api.Authorize.Consent(ctx, in.Consent, "bob", true); !errors.Is(err, domain.ErrForbidden) {
+				t.Fatalf("alice choosing bob: %v", err)
+			}
+			if _, err := f.api.Authorize.Consent(ctx, in.Consent, "alice", true); !errors.Is(err, domain.ErrInvalidGrant) {
+				t.Fatalf("the consent after a refused choice must be spent: %v", err)
+			}
+		}},
+		{"CodeOfAnotherClient", func(t *testing.T, f oauthFixture) {
+			other, err := f.api.RegisterApp.Handle(ctx, application.RegisterApp{Name: "Evil", RedirectURIs: []string{redirect}, Scopes: "read write"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = f.api.IssueToken.Handle(ctx, application.IssueToken{GrantType: "authorization_code", ClientID: other.App.ClientID,
+				ClientSecret: other.Secret, Code: f.code(t, "alice"), RedirectURI: redirect, CodeVerifier: verifier})
+			if !errors.Is(err, domain.ErrInvalidGrant) {
+				t.Fatalf("another client's code: %v", err)
+			}
+			_, err = f.api.IssueToken.Handle(ctx, application.IssueToken{GrantType: "authorization_code", ClientID: f.app.App.ClientID,
+				ClientSecret: other.Secret, Code: f.code(t, "alice"), RedirectURI: redirect, CodeVerifier: verifier})
+			if !errors.Is(err, domain.ErrInvalidClient) {
+				t.Fatalf("another client's secret: %v", err)
+			}
+		}},
+		{"ExpiredCodeAndConsent", func(t *testing.T, f oauthFixture) {
+			code := f.code(t, "alice")
+			in := f.signIn(t, "read")
+			f.clock.Advance(domain.OAuthCodeTTL)
+			if _, err := f.exchange(code, verifier, redirect); !errors.Is(err, domain.ErrInvalidGrant) {
+				t.Fatalf("expired code: %v", err)
+			}
+			if _, err := f.api.Authorize.Consent(ctx, in.Consent, "alice", true); !errors.Is(err, domain.ErrInvalidGrant) {
+				t.Fatalf("expired consent: %v", err)
+			}
+		}},
+		{"ConsentIsNoCode", func(t *testing.T, f oauthFixture) {
+			in := f.signIn(t, "read")
+			if _, err := f.exchange(in.Consent, verifier, redirect); !errors.Is(err, domain.ErrInvalidGrant) {
+				t.Fatalf("a consent presented as a code: %v", err)
+			}
+		}},
+		{"WrongPassword", func(t *testing.T, f oauthFixture) {
+			for _, c := range [][2]string{{"alice", "password-bob"}, {"nobody", "x"}, {"Ä", "x"}} {
+				if _, err := f.api.Authorize.SignIn(ctx, f.request("read"), c[0], c[1]); !errors.Is(err, domain.ErrUnauthorized) {
+					t.Errorf("sign in %v: %v", c, err)
+				}
+			}
+		}},
+		{"RevokeOnlyOwnTokens", func(t *testing.T, f oauthFixture) {
+			tok, err := f.exchange(f.code(t, "alice"), verifier, redirect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := f.api.RegisterApp.Handle(ctx, application.RegisterApp{Name: "Evil", RedirectURIs: []string{redirect}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = f.api.RevokeToken.Handle(ctx, application.RevokeToken{ClientID: other.App.ClientID, ClientSecret: other.Secret, Token: tok.Token})
+			if !errors.Is(err, domain.ErrForbidden) {
+				t.Fatalf("another app revoking the token: %v", err)
+			}
+			if _, err := f.api.Authenticate.Handle(ctx, tok.Token); err != nil {
+				t.Fatalf("the token after another app's revoke: %v", err)
+			}
+			if err := f.api.RevokeToken.Handle(ctx, application.RevokeToken{ClientID: f.app.App.ClientID, ClientSecret: f.app.Secret, Token: tok.Token}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.api.Authenticate.Handle(ctx, tok.Token); !errors.Is(err, domain.ErrUnauthorized) {
+				t.Fatalf("the token after its revoke: %v", err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.check(t, setupOAuth(t))
+		})
+	}
 }
 
 // Signing in sweeps the grants expired for a day, and only those.
