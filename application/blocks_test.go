@@ -9,10 +9,12 @@ import (
 	"github.com/heraldfed/herald/domain"
 )
 
-// followBoth makes alice follow bob (accepted) and bob follow alice, and
-// returns the id of alice's Follow; the jobs they queued are counted.
-func followBoth(t *testing.T, b *fedBundle) (aliceFollow string, jobs int) {
+// setupMutual is setupFed with alice following bob (accepted) and bob
+// following alice; it returns the id of alice's Follow and how many jobs
+// were queued.
+func setupMutual(t *testing.T) (b *fedBundle, aliceFollow string, jobs int) {
 	t.Helper()
+	b = setupFed(t)
 	ctx := t.Context()
 	res, err := b.fed.FollowRemote.Handle(ctx, application.FollowRemote{UserID: b.userID, As: "alice", Target: bob})
 	if err != nil {
@@ -26,7 +28,7 @@ func followBoth(t *testing.T, b *fedBundle) (aliceFollow string, jobs int) {
 	}
 	b.wantFollows(alice, bob, true)
 	b.wantFollows(bob, alice, true)
-	return res.ActivityID, len(b.allJobs())
+	return b, res.ActivityID, len(b.allJobs())
 }
 
 // sent returns the payloads of the jobs queued after the first n, by type.
@@ -50,9 +52,8 @@ func sent(t *testing.T, b *fedBundle, n int) map[string]map[string]any {
 
 func TestBlockEndsTheFollowsAndSendsBlock(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
+	b, aliceFollow, n := setupMutual(t)
 	ctx := t.Context()
-	aliceFollow, n := followBoth(t, b)
 	res, err := b.fed.Block.Handle(ctx, application.BlockActor{UserID: b.userID, As: "alice", Target: bob})
 	if err != nil {
 		t.Fatal(err)
@@ -177,9 +178,8 @@ func TestABlockedActorIsRefusedAndGetsNothing(t *testing.T) {
 
 func TestInboxBlockOfOurPersona(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
+	b, _, _ := setupMutual(t)
 	ctx := t.Context()
-	followBoth(t, b)
 	blockAct := `{"id":"https://remote.example/b/1","type":"Block","actor":"` + bob + `","object":"` + alice + `"}`
 	if r, err := b.deliver(alice, bob, blockAct); err != nil || r.Ignored || r.Duplicate {
 		t.Fatalf("block: %+v %v", r, err)
@@ -224,9 +224,8 @@ func TestInboxBlockOfOurPersona(t *testing.T) {
 
 func TestUnfollowSendsUndoOfTheFollow(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
+	b, aliceFollow, n := setupMutual(t)
 	ctx := t.Context()
-	aliceFollow, n := followBoth(t, b)
 	res, err := b.fed.Unfollow.Handle(ctx, application.Unfollow{UserID: b.userID, As: "alice", Target: bob})
 	if err != nil || res.State != domain.FollowAccepted || res.Queued != 1 {
 		t.Fatalf("unfollowed %+v %v", res, err)
@@ -260,9 +259,8 @@ func TestUnfollowSendsUndoOfTheFollow(t *testing.T) {
 
 func TestRemoveFollowerSendsReject(t *testing.T) {
 	t.Parallel()
-	b := setupFed(t)
+	b, _, n := setupMutual(t)
 	ctx := t.Context()
-	_, n := followBoth(t, b)
 	if _, err := b.fed.RemoveFollower.Handle(ctx, application.RemoveFollower{UserID: b.userID, As: "alice", Target: bob}); err != nil {
 		t.Fatal(err)
 	}
