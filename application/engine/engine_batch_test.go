@@ -106,9 +106,7 @@ func TestEngineLeasesAndSettlesInBatches(t *testing.T) {
 	b := setup(t, engine.Config{}, nil)
 	cfg := engine.WithFlushEvery(engine.Config{}, time.Hour)
 	jobs, _ := withCounters(t, b, cfg)
-	all := b.spread(40)
-	b.enqueueSilently(all...)
-	b.start()
+	b.startWithBacklog(40)
 	b.waitCount("all 40 succeeded", domain.JobSucceeded, 40)
 	leases, settles := jobs.calls()
 	leased, settled := 0, 0
@@ -148,9 +146,7 @@ func TestEngineLeasesTheNextBatchAhead(t *testing.T) {
 	release := make(chan struct{})
 	b := setup(t, engine.Config{}, acceptOnRelease(release))
 	jobs, _ := withCounters(t, b, engine.Config{})
-	all := b.spread(40)
-	b.enqueueSilently(all...)
-	b.start()
+	b.startWithBacklog(40)
 	b.waitInFlight(8)
 	b.waitCount("the jobs leased ahead", domain.JobLeased, 16)
 	b.settleIdle()
@@ -179,9 +175,7 @@ func TestEngineBreakerReadsAreNotPerJob(t *testing.T) {
 	t.Parallel()
 	b := setup(t, engine.Config{}, nil)
 	_, inst := withCounters(t, b, engine.WithFlushEvery(engine.Config{}, time.Hour))
-	all := b.spread(50)
-	b.enqueueSilently(all...)
-	b.start()
+	all := b.startWithBacklog(50)
 	b.waitCount("all 50 succeeded", domain.JobSucceeded, 50)
 	b.stop() // the last flush writes the successes still gathered
 	inst.mu.Lock()
@@ -344,9 +338,7 @@ func TestEngineDeliversNoMoreThanItCanLoseWhileResultsWait(t *testing.T) {
 	cfg := b.engine.Config()
 	waits, flushMax, _ := b.engine.Budgets()
 	bound := cfg.Workers + waits + flushMax
-	all := b.spread(200)
-	b.enqueueSilently(all...)
-	b.start()
+	b.startWithBacklog(200)
 	b.eventually("the bound reached", func() bool { return len(b.deliverer.Calls()) >= bound })
 	// The dispatcher has nothing to wait for but a write: more turns of
 	// its loop (polls, busy polls) start nothing.
@@ -375,9 +367,7 @@ func TestEngineJobLeasedAheadTooLongGoesBack(t *testing.T) {
 	release := make(chan struct{})
 	b := setup(t, engine.Config{}, acceptOnRelease(release))
 	jobs, _ := withCounters(t, b, engine.Config{})
-	all := b.spread(16)
-	b.enqueueSilently(all...)
-	b.start()
+	all := b.startWithBacklog(16)
 	b.eventually("8 running and 8 leased ahead", func() bool {
 		c, _ := b.jobs.Counts(context.Background())
 		return c[domain.JobLeased] == 16 && len(b.deliverer.Calls()) == 8
@@ -440,9 +430,7 @@ func TestEngineSlowLeaseRoundTrip(t *testing.T) {
 			counting := &countingJobs{JobStore: b.jobs}
 			slow := &slowFirstLease{countingJobs: counting, clock: b.clock, took: tc.took}
 			b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Jobs = slow })
-			all := b.spread(8)
-			b.enqueueSilently(all...)
-			b.start()
+			all := b.startWithBacklog(8)
 			b.waitCount("all 8 succeeded", domain.JobSucceeded, 8)
 			leases, _ := counting.calls()
 			got := 0
@@ -490,9 +478,7 @@ func TestEngineJobsOfAFailedLeaseGoBack(t *testing.T) {
 	t.Parallel()
 	b := setup(t, engine.Config{}, status(202))
 	b.rebuild(engine.Config{}, func(d *engine.Deps) { d.Jobs = &partFailedLease{JobStore: b.jobs} })
-	all := b.spread(8)
-	b.enqueueSilently(all...)
-	b.start()
+	all := b.startWithBacklog(8)
 	b.eventually("the failed lease's jobs queued again", func() bool {
 		c, _ := b.jobs.Counts(context.Background())
 		return c[domain.JobQueued] == 8
