@@ -373,6 +373,13 @@ func newApp(t *testing.T, mutate ...func(*application.Deps)) *appBundle {
 	return b
 }
 
+// newAppWithAccount is newApp with name signed up; it returns the session.
+func newAppWithAccount(t *testing.T, name string) (*appBundle, application.Session) {
+	t.Helper()
+	b := newApp(t)
+	return b, signUp(t, b.app.SignUp, name)
+}
+
 // signUp signs name up with the password the tests use.
 func signUp(t *testing.T, h application.SignUpHandler, name string) application.Session {
 	t.Helper()

@@ -69,9 +69,8 @@ func TestSignUp(t *testing.T) {
 
 func TestSignUpNameTakenByPersonaOrGroup(t *testing.T) {
 	t.Parallel()
-	b := newApp(t)
+	b, s := newAppWithAccount(t, "alice")
 	ctx := t.Context()
-	s := signUp(t, b.app.SignUp, "alice")
 	if _, err := b.app.SignUp.Handle(ctx, application.SignUp{UserName: "ALICE", Password: "correct horse"}); !errors.Is(err, domain.ErrNameTaken) {
 		t.Fatalf("second sign-up: %v", err)
 	}
@@ -252,9 +251,8 @@ func TestLogin(t *testing.T) {
 
 func TestRevokeSession(t *testing.T) {
 	t.Parallel()
-	b := newApp(t)
+	b, s := newAppWithAccount(t, "alice")
 	ctx := t.Context()
-	s := signUp(t, b.app.SignUp, "alice")
 	other, err := b.app.Login.Handle(ctx, application.Login{UserName: "alice", Password: "correct horse"})
 	if err != nil {
 		t.Fatal(err)

@@ -15,9 +15,8 @@ import (
 
 func TestPublishFansOutToFollowerInboxes(t *testing.T) {
 	t.Parallel()
-	b := newApp(t)
+	b, s := newAppWithAccount(t, "alice")
 	ctx := t.Context()
-	s := signUp(t, b.app.SignUp, "alice")
 	alice := b.app.URLs.Persona("alice")
 	// 2,500 followers on 90 servers, a third of them with a shared inbox.
 	want := seedFollowers(t, b, alice, 2500)
@@ -46,9 +45,8 @@ func TestPublishFansOutToFollowerInboxes(t *testing.T) {
 
 func TestPublishChecksOwnershipAndInput(t *testing.T) {
 	t.Parallel()
-	b := newApp(t)
+	b, a := newAppWithAccount(t, "alice")
 	ctx := t.Context()
-	a := signUp(t, b.app.SignUp, "alice")
 	m := signUp(t, b.app.SignUp, "mallory")
 	tests := []struct {
 		name string
@@ -76,9 +74,8 @@ func TestPublishChecksOwnershipAndInput(t *testing.T) {
 
 func TestPublishDirect(t *testing.T) {
 	t.Parallel()
-	b := newApp(t)
+	b, a := newAppWithAccount(t, "alice")
 	ctx := t.Context()
-	a := signUp(t, b.app.SignUp, "alice")
 	bob := domain.ForeignAvatar{ActorURI: "https://r.example/users/bob", Inbox: "https://r.example/users/bob/inbox", SharedInbox: "https://r.example/inbox"}
 	_ = b.content.Upsert(ctx, bob)
 	res, err := b.app.Publish.Handle(ctx, application.Publish{UserID: a.User.ID, As: "alice", Content: "psst", Visibility: domain.VisibilityDirect, To: []string{bob.ActorURI}})
@@ -103,9 +100,8 @@ func TestPublishMentionsItsRecipients(t *testing.T) {
 	for _, vis := range []domain.Visibility{domain.VisibilityDirect, domain.VisibilityPublic} {
 		t.Run(string(vis), func(t *testing.T) {
 			t.Parallel()
-			b := newApp(t)
+			b, a := newAppWithAccount(t, "alice")
 			ctx := t.Context()
-			a := signUp(t, b.app.SignUp, "alice")
 			bob := domain.ForeignAvatar{ActorURI: "https://r.example/users/bob", Inbox: "https://r.example/users/bob/inbox", PreferredUsername: "bob", Host: "r.example"}
 			cat := domain.ForeignAvatar{ActorURI: "https://s.example/users/cat", Inbox: "https://s.example/users/cat/inbox", PreferredUsername: "cat", Host: "s.example"}
 			_ = b.content.Upsert(ctx, bob)
