@@ -30,6 +30,9 @@ func remoteNoteDoc(id, author, content string, to ...string) []byte {
 	return b
 }
 
+// daveNote is a note of dave's the tests boost and reply to.
+const daveNote = "https://other.example/users/dave/statuses/1"
+
 // announce is actor's public Announce of object.
 func announce(id, actor, object string) string {
 	return fmt.Sprintf(`{"id":%q,"type":"Announce","actor":%q,"object":%q,"to":[%q]}`, id, actor, object, application.ASPublic)

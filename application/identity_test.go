@@ -313,28 +313,39 @@ func reserve(t *testing.T, names ports.NameRegistry, name string, kind domain.Na
 	}
 }
 
-func TestInstanceActorTakesOverASeededSystemName(t *testing.T) {
+// The instance actor takes its name over from a system reservation seeded
+// before it started, never from a persona.
+func TestInstanceActorAndANameReservedBefore(t *testing.T) {
 	t.Parallel()
-	b := newApp(t)
-	ctx := t.Context()
-	reserve(t, b.names, "herald", domain.NameKindSystem, "")
-	a, err := b.app.InstanceActor.Handle(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rn, _ := b.names.Get(ctx, "herald")
-	if rn.Kind != domain.NameKindInstance || rn.OwnerID != a.ID {
-		t.Fatalf("reservation %+v", rn)
-	}
-}
-
-func TestInstanceActorRefusesAPersonasName(t *testing.T) {
-	t.Parallel()
-	b := newApp(t)
-	ctx := t.Context()
-	reserve(t, b.names, "herald", domain.NameKindPersona, "someone")
-	if _, err := b.app.InstanceActor.Handle(ctx); err == nil {
-		t.Fatal("took a persona's name")
+	for _, tt := range []struct {
+		name  string
+		kind  domain.NameKind
+		owner string
+		taken bool
+	}{
+		{"TakesOverASeededSystemName", domain.NameKindSystem, "", true},
+		{"RefusesAPersonasName", domain.NameKindPersona, "someone", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := newApp(t)
+			ctx := t.Context()
+			reserve(t, b.names, "herald", tt.kind, tt.owner)
+			a, err := b.app.InstanceActor.Handle(ctx)
+			if !tt.taken {
+				if err == nil {
+					t.Fatal("took a persona's name")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rn, _ := b.names.Get(ctx, "herald")
+			if rn.Kind != domain.NameKindInstance || rn.OwnerID != a.ID {
+				t.Fatalf("reservation %+v", rn)
+			}
+		})
 	}
 }
 

@@ -293,3 +293,40 @@ func TestPublishToALocalGroupIsAnnounced(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// A reply to a remote note we hold carries inReplyTo, addresses and
+// mentions the note's author and is delivered to it.
+func TestPublishReplyToARemoteNote(t *testing.T) {
+	t.Parallel()
+	b := setupFed(t)
+	ctx := t.Context()
+	b.signer(dave)
+	b.fetcher.set(daveNote, remoteNoteDoc(daveNote, dave, "hi", application.ASPublic))
+	if _, err := b.fed.Boost.Handle(ctx, application.Boost{UserID: b.userID, As: "alice", Object: daveNote}); err != nil {
+		t.Fatal(err) // holds the note here
+	}
+	res := publish(t, b.app.Publish, application.Publish{UserID: b.userID, As: "alice", Content: "<p>a reply</p>", InReplyTo: daveNote})
+	p, err := b.content.PostByObjectURI(ctx, res.ObjectURI)
+	if err != nil || p.InReplyTo != daveNote {
+		t.Fatalf("stored %+v %v", p, err)
+	}
+	var create map[string]any
+	for _, j := range b.allJobs() {
+		if m := payload(t, j); m["type"] == "Create" {
+			if j.Inbox != dave+"/inbox" {
+				t.Fatalf("create to %s", j.Inbox)
+			}
+			create = m
+		}
+	}
+	n, _ := create["object"].(map[string]any)
+	if n == nil || n["inReplyTo"] != daveNote || !strings.Contains(fmt.Sprint(n["cc"]), dave) || !strings.Contains(fmt.Sprint(n["tag"]), dave) {
+		t.Fatalf("reply sent as %v", create)
+	}
+	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "x", InReplyTo: "not a uri"}); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("reply to a non-URI: %v", err)
+	}
+	if _, err := b.app.Publish.Handle(ctx, application.Publish{UserID: b.userID, As: "alice", Content: "x", Visibility: domain.VisibilityDirect, To: []string{dave}, InReplyTo: daveNote}); !errors.Is(err, domain.ErrInvalidInput) {
+		t.Fatalf("direct reply: %v", err)
+	}
+}
