@@ -60,17 +60,7 @@ func (s *NotificationStore) AddToConversation(ctx context.Context, c domain.Conv
 // Conversations implements ports.ConversationStore: one find along
 // conversations_persona_last.
 func (s *NotificationStore) Conversations(ctx context.Context, persona string, p domain.ConversationPage) ([]domain.Conversation, error) {
-	filter := bson.D{{Key: "persona", Value: persona}}
-	bounds := bson.D{}
-	if p.MaxID != "" {
-		bounds = append(bounds, bson.E{Key: "$lt", Value: p.MaxID})
-	}
-	if above := p.Above(); above != "" {
-		bounds = append(bounds, bson.E{Key: "$gt", Value: above})
-	}
-	if len(bounds) > 0 {
-		filter = append(filter, bson.E{Key: "lastStatusId", Value: bounds})
-	}
+	filter := idRange(bson.D{{Key: "persona", Value: persona}}, "lastStatusId", p.MaxID, p.Above())
 	order := -1
 	if p.MinID != "" {
 		order = 1 // the page just above MinID, reversed below

@@ -82,17 +82,7 @@ func kindStrings(ks []domain.NotificationKind) []string {
 // Notifications implements ports.NotificationStore: one find along
 // notifications_recipient_id.
 func (s *NotificationStore) Notifications(ctx context.Context, recipient string, f domain.NotificationFilter) ([]domain.Notification, error) {
-	filter := bson.D{{Key: "recipient", Value: recipient}}
-	idRange := bson.D{}
-	if f.MaxID != "" {
-		idRange = append(idRange, bson.E{Key: "$lt", Value: f.MaxID})
-	}
-	if above := f.Above(); above != "" {
-		idRange = append(idRange, bson.E{Key: "$gt", Value: above})
-	}
-	if len(idRange) > 0 {
-		filter = append(filter, bson.E{Key: "_id", Value: idRange})
-	}
+	filter := idRange(bson.D{{Key: "recipient", Value: recipient}}, "_id", f.MaxID, f.Above())
 	kinds := bson.D{}
 	if len(f.Kinds) > 0 {
 		kinds = append(kinds, bson.E{Key: "$in", Value: kindStrings(f.Kinds)})
@@ -160,4 +150,20 @@ func (s *NotificationStore) DeleteActorNotifications(ctx context.Context, actorU
 		return 0, fmt.Errorf("notifications by %s: %w", actorURI, interpretError(err, nil))
 	}
 	return int(res.DeletedCount), nil
+}
+
+// idRange adds to filter the bounds of a page of ids on field: below maxID
+// and above above, each left out when "".
+func idRange(filter bson.D, field, maxID, above string) bson.D {
+	r := bson.D{}
+	if maxID != "" {
+		r = append(r, bson.E{Key: "$lt", Value: maxID})
+	}
+	if above != "" {
+		r = append(r, bson.E{Key: "$gt", Value: above})
+	}
+	if len(r) == 0 {
+		return filter
+	}
+	return append(filter, bson.E{Key: field, Value: r})
 }
