@@ -46,6 +46,8 @@ import (
 // row, so every row has the same healthy work and the same bound.
 const (
 	fanHosts       = 1000
+	fanWorkers     = 8 // the engine's slots, and as many waits beside them
+	fanPerHost     = 2
 	inboxesPerHost = 10
 	deadShare      = 0.02
 	refusedShare   = 0.02
@@ -395,14 +397,20 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 	}
 	defer f.close()
 	healthyOnly, prompt, slow, maxHost, _ := f.inboxesSplit(hostProfile.answers)
-	bound := max(prompt/8, (prompt+slow)/16, maxHost/2)
+	// places is the slots and the waits beside them: work that may run in
+	// either (slow hosts', dead hosts') shares them.
+	const places = 2 * fanWorkers
+	boundWith := func(dead time.Duration) time.Duration {
+		return max(prompt/fanWorkers, (prompt+slow+dead)/places, maxHost/fanPerHost)
+	}
+	bound := boundWith(0)
 	// rowBound adds to the healthy work what a row's dead hosts force on
-	// any engine with these 16 places: a host that accepts and never
-	// answers is known dead only once an attempt has waited out the
-	// delivery timeout, so each costs at least one timeout of a place (in
-	// a slot until ParkAfter, then in a wait). The second post's dead
-	// hosts are known already (their first attempts were the first
-	// post's), so its bound is the healthy work's.
+	// any engine with these places: a host that accepts and never answers
+	// is known dead only once an attempt has waited out the delivery
+	// timeout, so each costs at least one timeout of a place (in a slot
+	// until ParkAfter, then in a wait). The second post's dead hosts are
+	// known already (their first attempts were the first post's), so its
+	// bound is the healthy work's.
 	rowBound := func(row fanoutRow) time.Duration {
 		if row.posts > 1 {
 			return bound
@@ -413,7 +421,7 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 				dead += timeout
 			}
 		}
-		return max(prompt/8, (prompt+slow+dead)/16, maxHost/2)
+		return boundWith(dead)
 	}
 	with := func(kinds ...hostKind) func(hostProfile) bool {
 		return func(p hostProfile) bool { return p.answers() || slices.Contains(kinds, p.kind) }
@@ -466,7 +474,7 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 		asked = true
 		targets, _, _, faulty := f.inboxes(row.keep)
 		fmt.Fprintf(os.Stderr, "   fan-out row %s (%d inboxes, %d faulty, %s store)\n", row.name, len(targets), faulty, row.store)
-		run, err := runFanout(ctx, f, row.store, dbURL, targets, 8, 2, row.posts, row.args...)
+		run, err := runFanout(ctx, f, row.store, dbURL, targets, fanWorkers, fanPerHost, row.posts, row.args...)
 		if err != nil {
 			t.notes = append(t.notes, fmt.Sprintf("Row %q not measured: %v", row.name, err))
 			if ctx.Err() != nil {
@@ -506,8 +514,8 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 	t.notes = append(t.notes,
 		"What keeps a faulty or slow host's cost small ([the life of a delivery](delivery.md)): a delivery to a host that has not answered lately gives its slot back after 1 s (engine.Config.ParkAfter) without an answer and waits out its answer or timeout in a separate budget of 8 waits, so a dead host costs 1 s of a slot, not the 10 s timeout; once a host has answered slower than 1 s (the 2 s hosts), its deliveries run in those waits from their start while one is free, and hold a slot only while all are taken; deliveries to hosts whose last attempt failed run in that budget from the start, at most 2 at a time; and a host failure or a Retry-After holds the host's other jobs, unattempted, until the first step of the retry curve (16 s) or the Retry-After, so a dead host's 10 jobs cost it 2 attempts (its 2 per-host slots) per hold, not 10. The dead-no-park, dead-no-hold and dead-neither rows show what the first and the last rule are worth.",
 		"Faulty requests per faulty job show the hold: without it every job of a faulty host is attempted when leased.",
-		fmt.Sprintf("The engine makes two first attempts to a dead host, one for each of its %d per-host places (the dead row's faulty requests), where the bound counts one: (%s + %d × 2 × %s)/16 = %s is what two cost.",
-			2, ms(prompt+slow), count(kindDead), timeout, ms((prompt+slow+time.Duration(2*count(kindDead))*timeout)/16)),
+		fmt.Sprintf("The engine makes two first attempts to a dead host, one for each of its %d per-host places (the dead row's faulty requests), where the bound counts one: (%s + %d × %d × %s)/%d = %s is what two cost.",
+			fanPerHost, ms(prompt+slow), count(kindDead), fanPerHost, timeout, places, ms((prompt+slow+time.Duration(fanPerHost*count(kindDead))*timeout)/places)),
 	)
 	t.plot = r.svg("fanout-makespan.svg", barChart("Fan-out makespan (s) by fault row, against the bound", "s", labels, values))
 	r.add(t)
