@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/heraldfed/herald/domain"
@@ -227,7 +226,7 @@ func (s *AccountStore) TouchAvatars(ctx context.Context, ids []string, at time.T
 	}
 	args := append([]any{stamp(at), stamp(at)}, anys(ids)...)
 	// SQLite's two-argument max() is NULL if either is: hence coalesce.
-	q := `UPDATE avatars SET last_active_at = max(coalesce(last_active_at, ?), ?) WHERE deleted_at IS NULL AND id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
+	q := `UPDATE avatars SET last_active_at = max(coalesce(last_active_at, ?), ?) WHERE deleted_at IS NULL AND id IN (` + placeholders(len(ids)) + `)`
 	if _, err := s.db.w.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("touch %d avatars: %w", len(ids), interpretError(err))
 	}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/heraldfed/herald/domain"
 	"github.com/heraldfed/herald/ports"
@@ -60,7 +59,7 @@ func (s *NotificationStore) Notifications(ctx context.Context, recipient string,
 		if len(set.kinds) == 0 {
 			continue
 		}
-		q += ` AND kind ` + set.op + ` (` + strings.TrimSuffix(strings.Repeat("?, ", len(set.kinds)), ", ") + `)`
+		q += ` AND kind ` + set.op + ` (` + placeholders(len(set.kinds)) + `)`
 		for _, k := range set.kinds {
 			args = append(args, string(k))
 		}
