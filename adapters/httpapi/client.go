@@ -20,6 +20,12 @@ type authenticator struct {
 	log *slog.Logger
 }
 
+// newAuthenticator is the authenticator of app, logging as the HTTP
+// component.
+func newAuthenticator(app *application.Application, log *slog.Logger) authenticator {
+	return authenticator{app: app, log: log.With("component", "http")}
+}
+
 // authed resolves the bearer token before next runs; 401 otherwise.
 func (a authenticator) authed(next userHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -26,7 +26,7 @@ type FollowRoutes struct {
 // NewFollowRoutes builds the routes; app authenticates, its Federation
 // acts.
 func NewFollowRoutes(app *application.Application, log *slog.Logger) *FollowRoutes {
-	return &FollowRoutes{authenticator: authenticator{app: app, log: log.With("component", "http")}, fed: &app.Federation}
+	return &FollowRoutes{authenticator: newAuthenticator(app, log), fed: &app.Federation}
 }
 
 // Register implements Routes.

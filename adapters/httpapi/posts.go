@@ -26,7 +26,7 @@ type PostRoutes struct {
 // NewPostRoutes builds the routes; app authenticates and publishes, its
 // Federation does the rest.
 func NewPostRoutes(app *application.Application, log *slog.Logger) *PostRoutes {
-	return &PostRoutes{authenticator: authenticator{app: app, log: log.With("component", "http")}, fed: &app.Federation}
+	return &PostRoutes{authenticator: newAuthenticator(app, log), fed: &app.Federation}
 }
 
 // registerPublish registers POST /api/v1/posts.

@@ -36,7 +36,7 @@ type Routes interface {
 // New builds the router: the probes and the client API here, then each of
 // the extra surfaces in order.
 func New(app *application.Application, ready Readiness, log *slog.Logger, extra ...Routes) *Handler {
-	h := &Handler{authenticator: authenticator{app: app, log: log.With("component", "http")}, ready: ready, router: mux.NewRouter(), proxies: proxiesOf(extra)}
+	h := &Handler{authenticator: newAuthenticator(app, log), ready: ready, router: mux.NewRouter(), proxies: proxiesOf(extra)}
 	r := h.router
 	r.HandleFunc("/healthz", h.healthz).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/readyz", h.readyz).Methods(http.MethodGet, http.MethodHead)
