@@ -202,7 +202,8 @@ func (h FanOutHandler) run(ctx context.Context, f domain.FanOut, skip []string) 
 const fanOutInFlight = 2
 
 // pageJobs appends to jobs one job per inbox of a page's actors (a shared
-// inbox once per run while seen holds it) and gives them their ids.
+// inbox once per run while seen holds it), spread over the page by host
+// (domain.SpreadHosts), and gives them their ids.
 func (h FanOutHandler) pageJobs(f domain.FanOut, actors []domain.ActorInboxes, seen map[string]struct{}, jobs []domain.Job) []domain.Job {
 	d := h.deps
 	if len(seen) > maxSharedSeen {
@@ -227,6 +228,7 @@ func (h FanOutHandler) pageJobs(f domain.FanOut, actors []domain.ActorInboxes, s
 		}
 		jobs = append(jobs, j)
 	}
+	domain.SpreadHosts(jobs)
 	idsInKeyOrder(jobs, d.IDs)
 	return jobs
 }
@@ -299,8 +301,8 @@ const pendingID = "00000000-0000-0000-0000-000000000000" // the nil UUID: a job 
 // wait for each other instead of deadlocking, then also inserts the ids in
 // order: its primary key's pages fill as an append does (about 90%), not
 // as random inserts do (about 70%: 78 B of index a job at a million
-// followers instead of about 58). The jobs stay in follower order; only
-// their indexes are sorted.
+// followers instead of about 58). The jobs keep the order pageJobs gave
+// them; only their ids are sorted.
 func idsInKeyOrder(jobs []domain.Job, ids ports.IDs) {
 	order := make([]int, len(jobs))
 	for i := range order {

@@ -250,9 +250,12 @@ func (r *recordingJobs) Enqueue(ctx context.Context, jobs []domain.Job) (int, er
 	return r.JobStore.Enqueue(ctx, jobs)
 }
 
-// A page's jobs get their ids in the order of their dedupe keys, so a store
-// that inserts a batch in key order (PostgreSQL) inserts ascending ids.
-func TestFanOutGivesIDsInDedupeKeyOrder(t *testing.T) {
+// A page's jobs reach the queue spread by host (domain.SpreadHosts: the
+// first job of every host, then the second, ...), although the followers
+// come ordered by URI, each host's side by side. And they get their ids in
+// the order of their dedupe keys, so a store that inserts a batch in key
+// order (PostgreSQL) inserts ascending ids.
+func TestFanOutPageOrder(t *testing.T) {
 	t.Parallel()
 	jobs := &recordingJobs{JobStore: memory.NewJobStore()}
 	b := newApp(t, func(d *application.Deps) { d.Jobs = jobs })
@@ -266,6 +269,18 @@ func TestFanOutGivesIDsInDedupeKeyOrder(t *testing.T) {
 	n := 0
 	for _, batch := range jobs.batches {
 		n += len(batch)
+		before, last := map[string]int{}, 0 // jobs of each host so far; the round of the job before
+		for _, j := range batch {
+			round := before[j.Host]
+			before[j.Host]++
+			if round < last {
+				t.Fatalf("a batch of %d jobs: a job of %s in round %d after one of round %d: not spread by host", len(batch), j.Host, round, last)
+			}
+			last = round
+		}
+		if last == 0 {
+			t.Fatalf("a batch of %d jobs, one per host: the seed has hosts with many inboxes", len(batch))
+		}
 		slices.SortFunc(batch, func(a, b domain.Job) int { return strings.Compare(a.DedupeKey, b.DedupeKey) })
 		if !slices.IsSortedFunc(batch, func(a, b domain.Job) int { return strings.Compare(a.ID, b.ID) }) {
 			t.Fatalf("a batch of %d jobs: ids not ascending in dedupe-key order", len(batch))

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -56,4 +57,45 @@ func NewFanOut(activityID, actorURI, senderID, keyID string, payload []byte, tot
 		Payload: payload, BodyID: BodyOf(payload), Total: total,
 		Owner: owner, LeaseUntil: until.UTC(), CreatedAt: now, UpdatedAt: now,
 	}, nil
+}
+
+// SpreadHosts orders one page of a fan-out's jobs round by round: the
+// first job of every host (hosts in the order they first appear), then the
+// second of every host, and so on; one host's jobs keep their order. The
+// queue leases jobs of equal RunAt in the order they were enqueued, and
+// followers ordered by URI put a host's inboxes side by side, so a host
+// with many inboxes would otherwise take its 2 per-host slots for a chain
+// of back-to-back deliveries starting wherever the host falls in the
+// page; spread out, a slow host's chain runs beside the rest of the page
+// instead of after it, and no server gets one post's deliveries as a
+// burst.
+func SpreadHosts(jobs []Job) {
+	if len(jobs) < 3 {
+		return
+	}
+	seen := make(map[string]int, len(jobs))
+	round := make([]int, len(jobs)) // how many jobs of its host come before
+	rounds := 0
+	for i := range jobs {
+		round[i] = seen[jobs[i].Host]
+		seen[jobs[i].Host]++
+		rounds = max(rounds, round[i]+1)
+	}
+	if rounds == 1 || len(seen) == 1 {
+		return // one job a host, or one host: nothing to spread
+	}
+	// A counting sort by round, stable: within a round, the order of the
+	// page.
+	start := make([]int, rounds+1)
+	for _, r := range round {
+		start[r+1]++
+	}
+	for r := 1; r <= rounds; r++ {
+		start[r] += start[r-1]
+	}
+	src := slices.Clone(jobs)
+	for i, r := range round {
+		jobs[start[r]] = src[i]
+		start[r]++
+	}
 }
