@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -80,22 +81,36 @@ func (p hostProfile) answers() bool { return p.kind == kindHealthy || p.kind == 
 // fakeFediverse is one loopback listener per host that answers with each
 // host's latency (or fault) and records every delivery.
 type fakeFediverse struct {
-	hosts    map[string]hostProfile // by host:port
-	order    []string
-	servers  []*http.Server
-	mu       sync.Mutex
-	marker   string         // the post being counted: a delivery whose body lacks it is not
-	got      map[string]int // inbox → deliveries
-	last     time.Time      // of a healthy delivery
-	healthy  int            // distinct healthy inboxes delivered
-	dups     int
-	faulty   int // requests that reached a faulty host (refused ones never do)
+	hosts   map[string]hostProfile // by host:port
+	order   []string
+	servers []*http.Server
+	mu      sync.Mutex
+	marker  string         // the post being counted: a delivery whose body lacks it is not
+	got     map[string]int // inbox → deliveries
+	last    time.Time      // of a healthy delivery
+	healthy int            // distinct healthy inboxes delivered
+	dups    int
+	faulty  int // requests that reached a faulty host (refused ones never do)
+	// The places the engine keeps busy, seen from the servers: requests in
+	// flight, their integral over time (request-seconds) since reset, and
+	// the end of each answering host's last request with the integral then.
+	inFlight int
+	busy     float64
+	changed  time.Time
+	ended    map[string]moment
 	stop     chan struct{}
 	stopOnce sync.Once
 }
 
+// moment is a time of a run with the request-seconds in flight at every
+// host until then.
+type moment struct {
+	at   time.Time
+	busy float64
+}
+
 func newFakeFediverse(seed uint64, hosts int) (*fakeFediverse, error) {
-	f := &fakeFediverse{hosts: map[string]hostProfile{}, got: map[string]int{}, stop: make(chan struct{})}
+	f := &fakeFediverse{hosts: map[string]hostProfile{}, got: map[string]int{}, ended: map[string]moment{}, stop: make(chan struct{})}
 	rng := rand.New(rand.NewPCG(seed, seed))
 	perm := rng.Perm(hosts)
 	share := func(x float64) int { return max(1, int(x*float64(hosts))) }
@@ -146,11 +161,20 @@ func newFakeFediverse(seed uint64, hosts int) (*fakeFediverse, error) {
 func (f *fakeFediverse) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	p := f.hosts[r.Host]
+	f.mu.Lock()
+	f.inFlightBy(1)
 	if !p.answers() {
-		f.mu.Lock()
 		f.faulty++
-		f.mu.Unlock()
 	}
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.inFlightBy(-1)
+		if p.answers() {
+			f.ended[r.Host] = moment{f.changed, f.busy}
+		}
+		f.mu.Unlock()
+	}()
 	switch p.kind {
 	case kindDead:
 		select { // never answers; the client gives up
@@ -190,11 +214,47 @@ func (f *fakeFediverse) serve(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
+// inFlightBy counts requests starting (1) or ending (-1); f.mu is held.
+func (f *fakeFediverse) inFlightBy(d int) {
+	now := time.Now()
+	if !f.changed.IsZero() {
+		f.busy += float64(f.inFlight) * now.Sub(f.changed).Seconds()
+	}
+	f.inFlight += d
+	f.changed = now
+}
+
 // reset starts counting the deliveries of the post whose body has marker.
 func (f *fakeFediverse) reset(marker string) {
 	f.mu.Lock()
 	f.got, f.healthy, f.dups, f.faulty, f.last, f.marker = map[string]int{}, 0, 0, 0, time.Time{}, marker
+	f.inFlightBy(0)
+	f.busy, f.ended = 0, map[string]moment{}
 	f.mu.Unlock()
+}
+
+// tail is when a run's tail began, and the share of the places kept busy
+// until then (the requests in flight at every host on average from start,
+// over the places). The tail begins when fewer answering hosts have
+// deliveries left than the places can hold at the per-host cap: the end
+// of the last request of the (places/perHost)-th host from the end. Until
+// then a place left idle is time the engine lost; from then on what is
+// left is chains of deliveries to hosts at their cap, which no engine
+// keeping the cap can run in fewer places.
+func (f *fakeFediverse) tail(start time.Time, places, perHost int) (from time.Duration, busy float64) {
+	f.mu.Lock()
+	ends := slices.Collect(maps.Values(f.ended))
+	f.mu.Unlock()
+	k := places / perHost
+	if len(ends) < k {
+		return 0, 0
+	}
+	slices.SortFunc(ends, func(a, b moment) int { return b.at.Compare(a.at) })
+	at := ends[k-1]
+	if d := at.at.Sub(start); d > 0 {
+		return d, at.busy / d.Seconds() / float64(places)
+	}
+	return 0, 0
 }
 
 func (f *fakeFediverse) close() {
@@ -248,6 +308,8 @@ type fanRun struct {
 	rssMax   int
 	rssAt    [rssPoints]int // RSS when 5, 10, ... 100% of the healthy deliveries were made
 	first    time.Duration
+	tail     time.Duration // when the tail began (fakeFediverse.tail)
+	busy     float64       // the share of the places busy until then
 }
 
 // rssPoints is how many points of the healthy deliveries RSS is read at
@@ -361,6 +423,7 @@ func runFanout(ctx context.Context, f *fakeFediverse, store, dbURL string, targe
 			}
 			if healthy >= wantHealthy {
 				run.makespan, run.healthy, run.dups, run.faulty = last.Sub(start), healthy, dups, faulty
+				run.tail, run.busy = f.tail(start, 2*workers, perHost)
 				break
 			}
 			if time.Now().After(deadline) {
@@ -457,7 +520,7 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 			"dead_work is one delivery timeout for each dead host of the row: a host that accepts and never answers is known dead only once an attempt has waited the timeout out, in one of the same 16 places (the second post's dead hosts are known from the first post's attempts, so its bound is the healthy work's). "+
 			"Faulty requests: requests that reached a faulty host during the run (a refused connection reaches none).",
 			inboxesPerHost, int(slowShare*100), slowLatency, timeout, ms(prompt), ms(prompt+slow), ms(maxHost), ms(bound)),
-		header: []string{"row", "inboxes", "healthy deliveries", "makespan", "bound", "ratio to bound", "faulty requests", "duplicates"},
+		header: []string{"row", "inboxes", "healthy deliveries", "makespan", "bound", "ratio to bound", "tail from", "places busy before it", "faulty requests", "duplicates"},
 	}
 	var labels []string
 	var values []float64
@@ -483,15 +546,15 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 			continue
 		}
 		b := rowBound(row)
-		fmt.Fprintf(os.Stderr, "   row %s: makespan %s, bound %s, ratio %s, %d faulty requests, %d duplicates, RSS %s at 25%% and %s at the end (%s)\n",
-			row.name, ms(run.makespan), ms(b), ratio(run.makespan.Seconds(), b.Seconds()), run.faulty, run.dups,
+		fmt.Fprintf(os.Stderr, "   row %s: makespan %s, bound %s, ratio %s, tail from %s, %s of the places busy before it, %d faulty requests, %d duplicates, RSS %s at 25%% and %s at the end (%s)\n",
+			row.name, ms(run.makespan), ms(b), ratio(run.makespan.Seconds(), b.Seconds()), ms(run.tail), percent(run.busy), run.faulty, run.dups,
 			mib(run.rssAtShare(0.25)), mib(run.rssAtShare(1)), ratio(float64(run.rssAtShare(1)), float64(run.rssAtShare(0.25))))
 		label := row.label
 		if row.posts > 1 {
 			label += fmt.Sprintf(" (the first published %s earlier)", ms(run.first))
 		}
 		t.rows = append(t.rows, []string{label, strconv.Itoa(len(targets)), strconv.Itoa(run.healthy), ms(run.makespan), ms(b),
-			ratio(run.makespan.Seconds(), b.Seconds()), strconv.Itoa(run.faulty), strconv.Itoa(run.dups)})
+			ratio(run.makespan.Seconds(), b.Seconds()), ms(run.tail), percent(run.busy), strconv.Itoa(run.faulty), strconv.Itoa(run.dups)})
 		labels = append(labels, fmt.Sprintf("%s (%s)", row.name, ratio(run.makespan.Seconds(), b.Seconds())))
 		values = append(values, run.makespan.Seconds())
 		rss = append(rss, rssRow{row, run})
@@ -508,12 +571,14 @@ func benchFanout(ctx context.Context, r *report, dbURL string, rows map[string]b
 	if !asked {
 		return nil // -fanout-rows serial alone: the tables below keep their sections
 	}
-	t.rows = append(t.rows, []string{"bound of the hosts that answer: max(prompt_work/8, (prompt_work+slow_work)/16, max_host_work/2)", strconv.Itoa(len(healthyOnly)), "–", ms(bound), ms(bound), "1.00×", "–", "–"})
+	t.rows = append(t.rows, []string{"bound of the hosts that answer: max(prompt_work/8, (prompt_work+slow_work)/16, max_host_work/2)", strconv.Itoa(len(healthyOnly)), "–", ms(bound), ms(bound), "1.00×", "–", "–", "–", "–"})
 	labels = append(labels, "bound")
 	values = append(values, bound.Seconds())
 	t.notes = append(t.notes,
 		"What keeps a faulty or slow host's cost small ([the life of a delivery](delivery.md)): a delivery to a host that has not answered lately gives its slot back after 1 s (engine.Config.ParkAfter) without an answer and waits out its answer or timeout in a separate budget of 8 waits, so a dead host costs 1 s of a slot, not the 10 s timeout; once a host has answered slower than 1 s (the 2 s hosts), its deliveries run in those waits from their start while one is free, and hold a slot only while all are taken; deliveries to hosts whose last attempt failed run in that budget from the start, at most 2 at a time; and a host failure or a Retry-After holds the host's other jobs, unattempted, until the first step of the retry curve (16 s) or the Retry-After, so a dead host's 10 jobs cost it 2 attempts (its 2 per-host slots) per hold, not 10. The dead-no-park, dead-no-hold and dead-neither rows show what the first and the last rule are worth.",
 		"Faulty requests per faulty job show the hold: without it every job of a faulty host is attempted when leased.",
+		fmt.Sprintf("Tail from: when fewer hosts that answer had deliveries left than the %d places hold at %d per host (the end of the last delivery of the %dth host from the end). Places busy before it: the requests in flight at the servers, on average from the start until then, over the %d places. Before the tail a place left idle is time the engine lost; in the tail the last hosts' deliveries run at most %d at a time whatever the engine does. The queue is leased oldest job first ([rules §2](rules.md#2-delivery-engine)), and a fan-out enqueues its followers a page at a time in URI order (each page spread by host: domain.SpreadHosts), so the slow hosts of the last page are reached only once the pages before it are leased: their chains of %d deliveries of %s, %d at a time, are most of the tail, and what the bound (which lets any delivery start at once) does not count.",
+			places, fanPerHost, places/fanPerHost, places, fanPerHost, inboxesPerHost, slowLatency, fanPerHost),
 		fmt.Sprintf("The engine makes two first attempts to a dead host, one for each of its %d per-host places (the dead row's faulty requests), where the bound counts one: (%s + %d × %d × %s)/%d = %s is what two cost.",
 			fanPerHost, ms(prompt+slow), count(kindDead), fanPerHost, timeout, places, ms((prompt+slow+time.Duration(fanPerHost*count(kindDead))*timeout)/places)),
 	)

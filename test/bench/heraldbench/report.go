@@ -266,6 +266,9 @@ func ratio(x, bound float64) string {
 	return fmt.Sprintf("%.2f×", x/bound)
 }
 
+// percent writes a share (0.97) as a percentage ("97%").
+func percent(share float64) string { return fmt.Sprintf("%.0f%%", 100*share) }
+
 // cpuCell is the machine's busy CPU per job in µs, for a table ("–" where
 // /proc/stat was not read).
 func cpuCell(micros int64, jobs int) string {
