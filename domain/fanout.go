@@ -61,14 +61,14 @@ func NewFanOut(activityID, actorURI, senderID, keyID string, payload []byte, tot
 
 // SpreadHosts orders one page of a fan-out's jobs round by round: the
 // first job of every host (hosts in the order they first appear), then the
-// second of every host, and so on; one host's jobs keep their order. The
-// queue leases jobs of equal RunAt in the order they were enqueued, and
-// followers ordered by URI put a host's inboxes side by side, so a host
-// with many inboxes would otherwise take its 2 per-host slots for a chain
-// of back-to-back deliveries starting wherever the host falls in the
-// page; spread out, a slow host's chain runs beside the rest of the page
-// instead of after it, and no server gets one post's deliveries as a
-// burst.
+// second of every host, and so on; one host's jobs keep their order. A
+// queue may lease jobs of equal RunAt in the order they were enqueued (the
+// memory and SQLite stores do), and followers ordered by URI put a host's
+// inboxes side by side, so a host with many inboxes would otherwise take
+// its per-host places for a chain of back-to-back deliveries starting
+// wherever the host falls in the page; spread out, a slow host's chain
+// runs beside the rest of the page instead of after it, and no server gets
+// one post's deliveries as a burst.
 func SpreadHosts(jobs []Job) {
 	if len(jobs) < 3 {
 		return
