@@ -111,7 +111,7 @@ func (d *dispatcher) armPolls() {
 // parkDue moves the deliveries due to park into the waits (slots.park) and
 // keeps one clock wait armed for the next.
 func (d *dispatcher) parkDue(now time.Time) {
-	next, moved := d.slots.park(now)
+	next, moved := d.slots.park(now, d.hosts.silence)
 	if moved {
 		signal(d.freed)
 	}

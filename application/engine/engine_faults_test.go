@@ -99,6 +99,38 @@ func TestEngineWaitsOnSilentHostsLeaveTheSlots(t *testing.T) {
 	}
 }
 
+// A host not heard from lately whose first delivery has waited ParkAfter
+// without an answer gets no second delivery until that one answers or
+// fails: a dead server in a fan-out costs one delivery timeout, not one
+// for each of its per-host places. The lease passes over its jobs; the
+// other hosts' jobs go on.
+func TestEngineSilentHostGetsOneDeliveryUntilItAnswers(t *testing.T) {
+	t.Parallel()
+	h := newHanging()
+	b := setup(t, engine.Config{Workers: 2, PerHost: 2}, h.respond)
+	b.start()
+	defer h.free()
+	b.enqueue(b.job("hang-1", "hang.example"))
+	b.eventually("first delivery started", func() bool { return b.deliverer.InFlight() == 1 })
+	b.advance(time.Second) // ParkAfter: it waits beside the slots
+	b.enqueue(b.job("hang-2", "hang.example"), b.job("ok-0", "ok.example"))
+	b.waitState("ok-0", domain.JobSucceeded)
+	b.advance(2 * time.Second)
+	if n := b.deliverer.InFlight(); n != 1 {
+		t.Fatalf("%d deliveries to a host that has not answered its first, want 1", n)
+	}
+	if st := b.get("hang-2").State; st != domain.JobQueued {
+		t.Fatalf("the silent host's second job is %s, want it queued", st)
+	}
+	// The first times out: the host is held, its second job not attempted.
+	h.free()
+	b.eventually("first delivery failed", func() bool { return b.get("hang-1").Attempts == 1 && b.get("hang-1").State == domain.JobQueued })
+	b.settleIdle()
+	if j := b.get("hang-2"); j.Attempts != 0 || j.State != domain.JobQueued || !j.RunAt.After(b.clock.Now()) {
+		t.Fatalf("after the first delivery failed, the second job is %+v: want it held, unattempted", j)
+	}
+}
+
 // A host that answered lately is trusted to answer again: its slow delivery
 // keeps its slot however long it takes, so hosts that answer never get more
 // than Workers slots.

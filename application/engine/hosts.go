@@ -47,6 +47,12 @@ type hostPolicy struct {
 	answers map[string]answer
 	// held is the hosts whose jobs wait, unattempted, until the time given.
 	held map[string]time.Time
+	// silent counts, by host, the deliveries that parked on a host not
+	// heard from lately and have not answered or been recorded: a lease
+	// passes over the host meanwhile, so a server that accepts and never
+	// answers gets one delivery timeout, not one for each per-host place,
+	// before its failure holds it.
+	silent map[string]int
 }
 
 // hostDeps are what the host policy uses and does not own.
@@ -81,7 +87,7 @@ const maxSkipHeld = 256
 func newHostPolicy(deps hostDeps, cfg Config) *hostPolicy {
 	return &hostPolicy{hostDeps: deps, parkAfter: cfg.ParkAfter, noHold: cfg.NoHold,
 		states: map[string]breakerEntry{}, failing: map[string]struct{}{}, quarantined: map[string]time.Time{},
-		lateSuccesses: map[string]time.Time{}, answers: map[string]answer{}, held: map[string]time.Time{}}
+		lateSuccesses: map[string]time.Time{}, answers: map[string]answer{}, held: map[string]time.Time{}, silent: map[string]int{}}
 }
 
 // hostVerdict is what the host policy says of a job's host at admission.
@@ -113,12 +119,36 @@ func (p *hostPolicy) skipHosts(now time.Time, failingFull bool) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	skip := p.heldHosts(now, maxSkipHeld)
+	for h := range p.silent {
+		skip = append(skip, h)
+	}
 	if failingFull {
 		for h := range p.failing {
 			skip = append(skip, h)
 		}
 	}
 	return skip
+}
+
+// silence counts a parked delivery to host, not heard from lately
+// (silent). slots.park calls it under its own lock: the host policy's lock
+// is taken inside the slots', never the other way.
+func (p *hostPolicy) silence(host string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.silent[host]++
+}
+
+// unsilence takes back one silent delivery to host: it answered, or its
+// failure is recorded.
+func (p *hostPolicy) unsilence(host string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.silent[host] <= 1 {
+		delete(p.silent, host)
+	} else {
+		p.silent[host]--
+	}
 }
 
 // heard takes an attempt's answer: a host that answered within ParkAfter
@@ -141,6 +171,11 @@ func (p *hostPolicy) heard(r result) {
 func (p *hostPolicy) record(ctx context.Context, batch []result, final bool) {
 	p.recordBreakers(ctx, batch, final)
 	p.holdFailed(ctx, batch)
+	for _, r := range batch {
+		if r.silent {
+			p.unsilence(r.job.Host)
+		}
+	}
 }
 
 // holdFailed holds the hosts of the batch's attempts that failed (a host

@@ -22,6 +22,10 @@ type result struct {
 	to     string // for logs: succeeded, queued, dead, deferred, released
 	why    string // a release's reason, for logs
 	took   time.Duration
+	// silent says the attempt parked on a host not heard from lately and
+	// ended without an answer: its host stays passed over (hostPolicy.
+	// silent) until the completer has recorded it, and so held it.
+	silent bool
 }
 
 // decided is the result of an attempt, by domain.Decide.

@@ -43,6 +43,9 @@ type flight struct {
 	parkAt  time.Time // when it moves to the waits; zero: never (its host answers)
 	inWaits bool      // it holds a place in the waits, not a slot
 	failing bool      // its host's last attempt failed (it counts in failing)
+	host    string
+	unheard bool // its host had not answered lately, nor failed, when it started
+	silent  bool // it parked while unheard: hostPolicy.silent counts it
 }
 
 func newSlots(cfg Config) *slots {
@@ -95,10 +98,10 @@ const (
 
 // take gives a job a place, by what the host policy says of its host (v),
 // and counts it.
-func (s *slots) take(v hostVerdict, now time.Time) (*flight, admission) {
+func (s *slots) take(host string, v hostVerdict, now time.Time) (*flight, admission) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := &flight{failing: v.failing}
+	f := &flight{failing: v.failing, host: host, unheard: !v.failing && !v.answered && !v.slow}
 	switch {
 	case v.failing && s.failingFullLocked():
 		return nil, failingFull
@@ -140,11 +143,22 @@ func (s *slots) free(f *flight) int {
 	return s.inSlots + s.waiting
 }
 
+// ended marks f's attempt over, so that it no longer parks, and says
+// whether it parked on a host not heard from lately (silent).
+func (s *slots) ended(f *flight) (silent bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f.parkAt = time.Time{}
+	return f.silent
+}
+
 // park moves the deliveries that have waited ParkAfter on a host that has
 // not answered lately from their slots into the waits, as far as it
 // has room, and returns the next time one is due (zero: none) and whether
-// any moved.
-func (s *slots) park(now time.Time) (next time.Time, moved bool) {
+// any moved. It calls silence, under its lock (so before the delivery's
+// end can take it back), with the host of each that moves without its
+// host having been heard from lately.
+func (s *slots) park(now time.Time, silence func(host string)) (next time.Time, moved bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for f := range s.flights {
@@ -164,6 +178,10 @@ func (s *slots) park(now time.Time) (next time.Time, moved bool) {
 		s.inSlots--
 		s.waiting++
 		moved = true
+		if f.unheard {
+			f.silent = true
+			silence(f.host)
+		}
 	}
 	return next, moved
 }
@@ -230,7 +248,7 @@ jobs:
 			d.sendBack(release(j, j.RunAt, "too little of its lease left for a delivery and its result"), &sentBack)
 			continue
 		}
-		f, a := d.slots.take(v, now)
+		f, a := d.slots.take(j.Host, v, now)
 		switch a {
 		case failingFull:
 			d.sendBack(release(j, j.RunAt, "failing hosts' slots taken"), &sentBack)
@@ -271,6 +289,13 @@ func (d *dispatcher) sendBack(r result, n *int) {
 func (d *dispatcher) work(ctx context.Context, job domain.Job, f *flight) {
 	r := d.deliver(ctx, job)
 	d.hosts.heard(r)
+	if d.slots.ended(f) {
+		if r.outcome != nil && r.outcome.Answered() {
+			d.hosts.unsilence(job.Host)
+		} else {
+			r.silent = true // unsilenced once recorded, and held
+		}
+	}
 	d.done.add(r)
 	n := d.slots.free(f)
 	d.obs.InFlight(n)
