@@ -140,10 +140,8 @@ func (p *hostPolicy) silence(host string) {
 }
 
 // unsilence takes back one silent delivery to host: it answered, or its
-// failure is recorded.
+// failure is recorded. Called with mu held.
 func (p *hostPolicy) unsilence(host string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.silent[host] <= 1 {
 		delete(p.silent, host)
 	} else {
@@ -155,15 +153,19 @@ func (p *hostPolicy) unsilence(host string) {
 // keeps its slots for its next deliveries; one that answered slower has
 // its next deliveries wait in the waits, so that however many servers are
 // slow, the ones that answer promptly keep the slots and the slow ones go
-// on in the waits, within their per-host cap.
+// on in the waits, within their per-host cap. A silent host that answered
+// is no longer passed over.
 func (p *hostPolicy) heard(r result) {
-	if r.outcome == nil || !r.outcome.Answered() {
+	if !r.answered() {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	trim(p.answers, func(_ string, a answer) bool { return r.at.Sub(a.at) >= answeredFor })
 	p.answers[r.job.Host] = answer{at: r.at, slow: r.took > p.parkAfter}
+	if r.silent {
+		p.unsilence(r.job.Host)
+	}
 }
 
 // record takes a batch of results before the completer settles it: the
@@ -171,8 +173,10 @@ func (p *hostPolicy) heard(r result) {
 func (p *hostPolicy) record(ctx context.Context, batch []result, final bool) {
 	p.recordBreakers(ctx, batch, final)
 	p.holdFailed(ctx, batch)
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, r := range batch {
-		if r.silent {
+		if r.silent && !r.answered() { // an answer took it back already (heard)
 			p.unsilence(r.job.Host)
 		}
 	}

@@ -22,11 +22,15 @@ type result struct {
 	to     string // for logs: succeeded, queued, dead, deferred, released
 	why    string // a release's reason, for logs
 	took   time.Duration
-	// silent says the attempt parked on a host not heard from lately and
-	// ended without an answer: its host stays passed over (hostPolicy.
-	// silent) until the completer has recorded it, and so held it.
+	// silent says the attempt parked on a host not heard from lately
+	// (hostPolicy.silent counts it): the host policy takes it back when
+	// the attempt's answer is heard, or, without one, once the completer
+	// has recorded it, and so held the host.
 	silent bool
 }
+
+// answered says the attempt got an answer from its host.
+func (r result) answered() bool { return r.outcome != nil && r.outcome.Answered() }
 
 // decided is the result of an attempt, by domain.Decide.
 func decided(job domain.Job, o domain.Outcome, d domain.Decision, now time.Time, took time.Duration) result {

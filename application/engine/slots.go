@@ -101,7 +101,7 @@ const (
 func (s *slots) take(host string, v hostVerdict, now time.Time) (*flight, admission) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := &flight{failing: v.failing, host: host, unheard: !v.failing && !v.answered && !v.slow}
+	f := &flight{failing: v.failing, host: host}
 	switch {
 	case v.failing && s.failingFullLocked():
 		return nil, failingFull
@@ -120,6 +120,7 @@ func (s *slots) take(host string, v hostVerdict, now time.Time) (*flight, admiss
 			f.parkAt = now // to the waits as soon as one frees
 		case !v.answered:
 			f.parkAt = now.Add(s.parkAfter)
+			f.unheard = true
 		}
 		s.inSlots++
 	}
@@ -288,14 +289,8 @@ func (d *dispatcher) sendBack(r result, n *int) {
 // has written the result.
 func (d *dispatcher) work(ctx context.Context, job domain.Job, f *flight) {
 	r := d.deliver(ctx, job)
+	r.silent = d.slots.ended(f)
 	d.hosts.heard(r)
-	if d.slots.ended(f) {
-		if r.outcome != nil && r.outcome.Answered() {
-			d.hosts.unsilence(job.Host)
-		} else {
-			r.silent = true // unsilenced once recorded, and held
-		}
-	}
 	d.done.add(r)
 	n := d.slots.free(f)
 	d.obs.InFlight(n)
